@@ -1,0 +1,168 @@
+// xxh64 (XXH64 of the xxHash family, Yann Collet) over bytes in linear memory, and the string
+// hash built on it. A string is hashed through one of two byte views, chosen by its content:
+//   - every code unit <= 0xFF (ASCII and Latin-1 text, most of any transcript): XXH64(seed) of
+//     one byte per unit. For ASCII this is the XXH64 of the UTF-8 bytes, the value every other
+//     xxh64 library gives, and it hashes half the bytes of the UTF-16 view.
+//   - otherwise: XXH64(seed ^ UTF16_DOMAIN) of the UTF-16LE code units, lone surrogates kept.
+// The host copies strings in as UTF-16LE (a memcpy-speed Buffer#write); the Latin-1 view is
+// narrowed on the fly by SIMD inside the hash loop, so it costs no extra pass.
+import { E_BAD_LENGTH, E_BAD_OFFSETS } from "./errors";
+
+const P1: u64 = 0x9E3779B185EBCA87;
+const P2: u64 = 0xC2B2AE3D27D4EB4F;
+const P3: u64 = 0x165667B19E3779F9;
+const P4: u64 = 0x85EBCA77C2B2AE63;
+const P5: u64 = 0x27D4EB2F165667C5;
+
+/** Seed tweak of the UTF-16 view, so the two views never hash the same bytes alike. */
+export const UTF16_DOMAIN: u64 = 0x9E3779B97F4A7C15;
+
+const tail = memory.data(32, 16);
+
+// @ts-ignore: decorator
+@inline function round(acc: u64, input: u64): u64 {
+  acc += input * P2;
+  acc = rotl<u64>(acc, 31);
+  return acc * P1;
+}
+
+// @ts-ignore: decorator
+@inline function mergeRound(acc: u64, val: u64): u64 {
+  acc ^= round(0, val);
+  return acc * P1 + P4;
+}
+
+// @ts-ignore: decorator
+@inline function converge(v1: u64, v2: u64, v3: u64, v4: u64): u64 {
+  let h = rotl<u64>(v1, 1) + rotl<u64>(v2, 7) + rotl<u64>(v3, 12) + rotl<u64>(v4, 18);
+  h = mergeRound(h, v1);
+  h = mergeRound(h, v2);
+  h = mergeRound(h, v3);
+  return mergeRound(h, v4);
+}
+
+/** The tail (< 32 bytes at p..end) and the avalanche, on h that already has the length added. */
+function finish(h: u64, p: usize, end: usize): u64 {
+  while (p + 8 <= end) {
+    h ^= round(0, load<u64>(p));
+    h = rotl<u64>(h, 27) * P1 + P4;
+    p += 8;
+  }
+  if (p + 4 <= end) {
+    h ^= <u64>load<u32>(p) * P1;
+    h = rotl<u64>(h, 23) * P2 + P3;
+    p += 4;
+  }
+  while (p < end) {
+    h ^= <u64>load<u8>(p) * P5;
+    h = rotl<u64>(h, 11) * P1;
+    p++;
+  }
+  h ^= h >> 33;
+  h *= P2;
+  h ^= h >> 29;
+  h *= P3;
+  h ^= h >> 32;
+  return h;
+}
+
+/** XXH64 of `len` bytes at `ptr` with `seed`. */
+export function xxh64(ptr: usize, len: usize, seed: u64): u64 {
+  let p = ptr;
+  const end = ptr + len;
+  let h: u64;
+  if (len >= 32) {
+    const limit = end - 32;
+    let v1 = seed + P1 + P2;
+    let v2 = seed + P2;
+    let v3 = seed;
+    let v4 = seed - P1;
+    do {
+      v1 = round(v1, load<u64>(p));
+      v2 = round(v2, load<u64>(p, 8));
+      v3 = round(v3, load<u64>(p, 16));
+      v4 = round(v4, load<u64>(p, 24));
+      p += 32;
+    } while (p <= limit);
+    h = converge(v1, v2, v3, v4);
+  } else {
+    h = seed + P5;
+  }
+  return finish(h + <u64>len, p, end);
+}
+
+/**
+ * XXH64 of the low bytes of `units` UTF-16 code units at p, or (false, 0) through the return
+ * flag when a unit above 0xFF shows up (the caller then hashes the UTF-16 view).
+ */
+let latin1Ok = true;
+function xxh64Latin1(ptr: usize, units: usize, seed: u64): u64 {
+  latin1Ok = true;
+  let p = ptr;
+  const end = ptr + (units << 1);
+  let h: u64;
+  const high = i16x8.splat(<i16>0xff00);
+  if (units >= 32) {
+    const limit = end - 64;
+    let v1 = seed + P1 + P2;
+    let v2 = seed + P2;
+    let v3 = seed;
+    let v4 = seed - P1;
+    do {
+      const a = v128.load(p);
+      const b = v128.load(p, 16);
+      const c = v128.load(p, 32);
+      const d = v128.load(p, 48);
+      if (v128.any_true(v128.and(v128.or(v128.or(a, b), v128.or(c, d)), high))) {
+        latin1Ok = false;
+        return 0;
+      }
+      const n0 = i8x16.narrow_i16x8_u(a, b);
+      const n1 = i8x16.narrow_i16x8_u(c, d);
+      v1 = round(v1, i64x2.extract_lane(n0, 0));
+      v2 = round(v2, i64x2.extract_lane(n0, 1));
+      v3 = round(v3, i64x2.extract_lane(n1, 0));
+      v4 = round(v4, i64x2.extract_lane(n1, 1));
+      p += 64;
+    } while (p <= limit);
+    h = converge(v1, v2, v3, v4);
+  } else {
+    h = seed + P5;
+  }
+  // Fewer than 32 units left: narrow them into `tail` and finish there.
+  let t = tail;
+  while (p < end) {
+    const u = load<u16>(p);
+    if (u > 0xff) {
+      latin1Ok = false;
+      return 0;
+    }
+    store<u8>(t, <u8>u);
+    t++;
+    p += 2;
+  }
+  return finish(h + <u64>units, tail, t);
+}
+
+/** The string hash of `units` UTF-16 code units at p (see the top of this file). */
+export function hashString(p: usize, units: usize, seed: u64): u64 {
+  const h = xxh64Latin1(p, units, seed);
+  return latin1Ok ? h : xxh64(p, units << 1, seed ^ UTF16_DOMAIN);
+}
+
+/**
+ * Hashes `n` strings laid out in one arena: UTF-16LE code units back to back at `data`,
+ * `offsets` n + 1 u32 byte offsets (item i is bytes [offsets[i], offsets[i + 1])); `out`
+ * receives n u64 hashes.
+ */
+export function hashBatch(data: usize, offsets: usize, n: i32, seed: u64, out: usize): i32 {
+  if (n < 0) return E_BAD_LENGTH;
+  let start = load<u32>(offsets);
+  for (let i = 0; i < n; i++) {
+    const end = load<u32>(offsets + ((<usize>i + 1) << 2));
+    if (end < start || ((end - start) & 1) != 0) return E_BAD_OFFSETS;
+    store<u64>(out + (<usize>i << 3), hashString(data + start, (end - start) >> 1, seed));
+    start = end;
+  }
+  return n;
+}

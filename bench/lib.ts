@@ -1,0 +1,76 @@
+import { Bench } from "tinybench";
+
+/** One contender on one input: `bytes` is the UTF-8 size of what one call of `fn` processes. */
+export interface Case {
+  group: string;
+  name: string;
+  bytes: number;
+  /** Items one call processes (strings in a batch), for per-item costs. */
+  items?: number;
+  fn: () => unknown;
+}
+
+export interface CaseResult {
+  group: string;
+  name: string;
+  bytes: number;
+  items: number;
+  /** Median latency of one call, ns. */
+  medianNs: number;
+  /** UTF-8 MB (10^6 bytes) per second at the median. */
+  mbPerSec: number;
+  /** ns per item at the median. */
+  nsPerItem: number;
+  samples: number;
+}
+
+export interface RunOptions {
+  /** Time budget per case, ms. */
+  time: number;
+}
+
+export async function runCases(cases: Case[], options: RunOptions): Promise<CaseResult[]> {
+  const results: CaseResult[] = [];
+  // One Bench per case keeps each case's warmup next to its measurement.
+  for (const c of cases) {
+    const bench = new Bench({ time: options.time, warmupTime: Math.min(200, options.time / 2) });
+    bench.add(`${c.group} ${c.name}`, c.fn);
+    await bench.run();
+    const r = bench.tasks[0].result;
+    if (r.state !== "completed") throw new Error(`bench case ${c.group} / ${c.name} did not complete: ${r.state}${"error" in r ? `: ${String(r.error)}` : ""}`);
+    const medianNs = r.latency.p50 * 1e6;
+    const items = c.items ?? 1;
+    results.push({
+      group: c.group,
+      name: c.name,
+      bytes: c.bytes,
+      items,
+      medianNs,
+      mbPerSec: c.bytes / (medianNs / 1e9) / 1e6,
+      nsPerItem: medianNs / items,
+      samples: r.latency.samplesCount ?? 0,
+    });
+    process.stderr.write(`  ${c.group.padEnd(22)} ${c.name.padEnd(34)} ${fmt(c.bytes / (medianNs / 1e9) / 1e6)} MB/s\n`);
+  }
+  return results;
+}
+
+export function fmt(x: number): string {
+  if (!Number.isFinite(x)) return String(x);
+  if (x >= 100) return x.toFixed(0);
+  if (x >= 10) return x.toFixed(1);
+  return x.toFixed(2);
+}
+
+export function find(results: CaseResult[], group: string, name: string): CaseResult {
+  const r = results.find((x) => x.group === group && x.name === name);
+  if (!r) throw new Error(`no bench result for ${group} / ${name}`);
+  return r;
+}
+
+/** Ratio of two contenders' throughput measured in the same run (a / b). */
+export function ratio(results: CaseResult[], group: string, a: string, b: string): number {
+  return find(results, group, a).mbPerSec / find(results, group, b).mbPerSec;
+}
+
+export const utf8Bytes = (s: string) => Buffer.byteLength(s, "utf8");

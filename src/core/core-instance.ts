@@ -1,0 +1,335 @@
+import { CtxfoldError, notStringError, tooLargeError } from "../errors.js";
+import {
+  kDefaultBatchBytes,
+  kDefaultHashSeed,
+  kMaxRetainedMemoryBytes,
+  kMaxWasmMemoryBytes,
+  kWasmPageBytes,
+} from "../constants.js";
+import { getCoreModule, kCoreAbiVersion } from "./load-core.js";
+import { ENCODING_COUNT, WEIGHT_TABLE, FEATURE_COUNT } from "./weights-table.js";
+
+/** What core.wasm exports (assembly/index.ts). Pointers and lengths are byte offsets. */
+export interface CoreExports {
+  memory: WebAssembly.Memory;
+  heapBase(): number;
+  abiVersion(): number;
+  hashBytes(ptr: number, len: number, seed: bigint): bigint;
+  hashBatch(data: number, offsets: number, n: number, seed: bigint, out: number): number;
+  estimateBatch(data: number, offsets: number, n: number, weights: number, out: number): number;
+  measureBatch(data: number, offsets: number, n: number, seed: bigint, weights: number, outHash: number, outEst: number): number;
+  featureBatch(data: number, offsets: number, n: number, out: number): number;
+  buildTurnMap(turns: number, n: number, outStart: number, outEnd: number, outTurn: number): number;
+  groupCategories(
+    steps: number, n: number, flags: number,
+    outStart: number, outCount: number, outFailures: number, outStatus: number,
+  ): number;
+}
+
+/** Kernel E_* codes (assembly/errors.ts) to host error codes. */
+const kKernelErrors: Record<number, [CtxfoldError["code"], string]> = {
+  [-1]: ["E_BAD_INPUT", "negative batch length"],
+  [-2]: ["E_BAD_TURN_ID", "turn index below -1 (use -1 for a message without a turn id)"],
+  [-3]: ["E_BAD_CATEGORY", "category out of range 0..127"],
+  [-4]: ["E_KERNEL", "offsets table not monotonic"],
+};
+
+/** A batch of strings as the kernels see it: UTF-16LE code units back to back, u32 byte offsets. */
+interface StringBatch {
+  offsets: number;
+  data: number;
+  /** Items in this call. */
+  count: number;
+  /** First item's index in the caller's array. */
+  first: number;
+}
+
+const align16 = (n: number) => (n + 15) & ~15;
+
+/** Below this mean length (UTF-16 units) a batch's strings are joined and written at once. */
+const kJoinBelowUnits = 256;
+
+/**
+ * One instance of core.wasm on this thread, with its arena. Not re-entrant: a thread uses one
+ * CoreInstance at a time, which is why getCore() hands out a per-thread singleton.
+ *
+ * Memory layout: [static data | weight table | arena ...]. The arena is scratch for one call:
+ * every wrapper lays its inputs and outputs out from `arenaBase` and reads the results back
+ * before it returns. Views over memory are rebuilt whenever the buffer changed (growth).
+ */
+export class CoreInstance {
+  #exports!: CoreExports;
+  #buffer!: ArrayBuffer;
+  #u8!: Uint8Array;
+  #u32!: Uint32Array;
+  #i32!: Int32Array;
+  #f64!: Float64Array;
+  #u64!: BigUint64Array;
+  #bytes!: Buffer;
+  #weights = 0;
+  #arenaBase = 0;
+  #live = false;
+  /** Instances created so far (1 + re-instantiations after traps or memory release). */
+  instantiations = 0;
+
+  constructor(private readonly module: WebAssembly.Module = getCoreModule()) {}
+
+  get exports(): CoreExports {
+    if (!this.#live) this.#instantiate();
+    return this.#exports;
+  }
+
+  /** First arena byte of the live instance (instantiating it first if needed). */
+  #arena(): number {
+    if (!this.#live) this.#instantiate();
+    return this.#arenaBase;
+  }
+
+  #instantiate(): void {
+    const instance = new WebAssembly.Instance(this.module, {
+      env: {
+        abort: () => {
+          throw new WebAssembly.RuntimeError("core.wasm aborted");
+        },
+      },
+    });
+    const exports = instance.exports as unknown as CoreExports;
+    const abi = exports.abiVersion();
+    if (abi !== kCoreAbiVersion) {
+      throw new CtxfoldError("E_WASM_ABI", `core.wasm speaks ABI ${abi}, this host ${kCoreAbiVersion}; rebuild with \`npm run build\``);
+    }
+    this.#exports = exports;
+    this.#weights = align16(exports.heapBase());
+    this.#arenaBase = align16(this.#weights + WEIGHT_TABLE.byteLength);
+    this.#live = true;
+    this.instantiations++;
+    this.#ensure(0);
+    new Float64Array(this.#buffer, this.#weights, WEIGHT_TABLE.length).set(WEIGHT_TABLE);
+  }
+
+  /** Makes room for `bytes` of arena and refreshes the views if memory moved. */
+  #ensure(bytes: number): void {
+    const memory = this.#exports.memory;
+    const need = this.#arenaBase + bytes;
+    if (need > kMaxWasmMemoryBytes) {
+      throw new CtxfoldError("E_WASM_MEMORY", `a batch needs ${need} bytes of linear memory, over the 4 GiB of wasm32`);
+    }
+    const have = memory.buffer.byteLength;
+    if (need > have) {
+      try {
+        memory.grow(Math.ceil((need - have) / kWasmPageBytes));
+      } catch (cause) {
+        throw new CtxfoldError("E_WASM_MEMORY", `cannot grow linear memory to ${need} bytes`, { cause });
+      }
+    }
+    if (this.#buffer !== memory.buffer) {
+      const b = memory.buffer;
+      this.#buffer = b;
+      this.#u8 = new Uint8Array(b);
+      this.#u32 = new Uint32Array(b);
+      this.#i32 = new Int32Array(b);
+      this.#f64 = new Float64Array(b);
+      this.#u64 = new BigUint64Array(b);
+      this.#bytes = Buffer.from(b);
+    }
+  }
+
+  /**
+   * Runs a kernel call on the raw exports; a trap discards the instance (the next call
+   * re-instantiates from the cached module) and surfaces as E_WASM_TRAP. A negative result is a
+   * kernel E_* code and throws. For callers that lay out their own batches.
+   */
+  run(what: string, fn: (e: CoreExports) => number): number {
+    let r: number;
+    try {
+      r = fn(this.exports);
+    } catch (cause) {
+      if (cause instanceof WebAssembly.RuntimeError || cause instanceof RangeError) {
+        this.#live = false;
+        throw new CtxfoldError("E_WASM_TRAP", `${what}: core.wasm trapped (${(cause as Error).message}); instance discarded`, { cause });
+      }
+      throw cause;
+    }
+    if (r < 0) {
+      const [code, message] = kKernelErrors[r] ?? ["E_KERNEL", `kernel error ${r}`];
+      throw new CtxfoldError(code, `${what}: ${message}`);
+    }
+    return r;
+  }
+
+  /** Gives linear memory back after a call that grew it past the retention limit. */
+  #release(): void {
+    if (this.#live && this.#buffer.byteLength > kMaxRetainedMemoryBytes) this.#live = false;
+  }
+
+  /**
+   * Lays `texts` out in batches of about `kDefaultBatchBytes` (a single larger text gets a batch
+   * of its own) with `outBytesPerItem` of output space, and calls `fn` per batch with the
+   * output pointer. Validates every item first, so a bad item fails before any work.
+   */
+  #forEachStringBatch(
+    texts: readonly unknown[],
+    outBytesPerItem: number,
+    fn: (batch: StringBatch, out: number) => void,
+  ): void {
+    const n = texts.length;
+    for (let i = 0; i < n; i++) {
+      if (typeof texts[i] !== "string") throw notStringError(`texts[${i}]`, texts[i]);
+    }
+    const arena = this.#arena();
+    let first = 0;
+    while (first < n) {
+      let units = 0;
+      let end = first;
+      while (end < n) {
+        const len = (texts[end] as string).length;
+        if (end > first && (units + len) * 2 > kDefaultBatchBytes) break;
+        units += len;
+        end++;
+      }
+      const count = end - first;
+      const offsets = arena;
+      const out = align16(offsets + (count + 1) * 4);
+      const data = align16(out + count * outBytesPerItem);
+      const dataBytes = units * 2;
+      if (data + dataBytes > kMaxWasmMemoryBytes) throw tooLargeError(`texts[${first}]`, "text too large for linear memory");
+      this.#ensure(data - arena + dataBytes);
+      const u32 = this.#u32;
+      const bytes = this.#bytes;
+      let pos = 0;
+      let o = offsets >>> 2;
+      u32[o++] = 0;
+      if (units < count * kJoinBelowUnits) {
+        // Many short strings: one join and one write beat a Buffer#write call (~40 ns) each.
+        for (let i = first; i < end; i++) u32[o++] = pos += (texts[i] as string).length * 2;
+        if (units > 0) bytes.write((texts as string[]).slice(first, end).join(""), data, "utf16le");
+      } else {
+        for (let i = first; i < end; i++) {
+          const s = texts[i] as string;
+          if (s.length > 0) pos += bytes.write(s, data + pos, "utf16le");
+          u32[o++] = pos;
+        }
+      }
+      fn({ offsets, data, count, first }, out);
+      first = end;
+    }
+  }
+
+  /** Content hash of each string (src/core/hash.ts has the byte view). */
+  hashStrings(texts: readonly string[], seed: bigint = kDefaultHashSeed): BigUint64Array {
+    const result = new BigUint64Array(texts.length);
+    this.#forEachStringBatch(texts, 8, (b, out) => {
+      this.run("hashStrings", (e) => e.hashBatch(b.data, b.offsets, b.count, seed, out));
+      result.set(this.#u64.subarray(out >>> 3, (out >>> 3) + b.count), b.first);
+    });
+    this.#release();
+    return result;
+  }
+
+  /** XXH64 of raw bytes (offloaded files, tool outputs kept as bytes). */
+  hashBytes(bytes: Uint8Array, seed: bigint = kDefaultHashSeed): bigint {
+    if (!(bytes instanceof Uint8Array)) {
+      throw new CtxfoldError("E_NOT_BYTES", `expected a Uint8Array, got ${bytes === null ? "null" : typeof bytes}`, { path: "bytes" });
+    }
+    const arena = this.#arena();
+    this.#ensure(bytes.length);
+    this.#u8.set(bytes, arena);
+    let h = 0n;
+    this.run("hashBytes", (e) => {
+      h = e.hashBytes(arena, bytes.length, seed);
+      return 0;
+    });
+    this.#release();
+    return BigInt.asUintN(64, h);
+  }
+
+  /**
+   * Token estimates of each string: `out[i * ENCODING_COUNT + k]` for encoding k (0 o200k_base,
+   * 1 cl100k_base), unrounded, additive over concatenation up to boundary effects.
+   */
+  estimateStrings(texts: readonly string[]): Float64Array {
+    const result = new Float64Array(texts.length * ENCODING_COUNT);
+    this.#forEachStringBatch(texts, 8 * ENCODING_COUNT, (b, out) => {
+      this.run("estimateStrings", (e) => e.estimateBatch(b.data, b.offsets, b.count, this.#weights, out));
+      const at = out >>> 3;
+      result.set(this.#f64.subarray(at, at + b.count * ENCODING_COUNT), b.first * ENCODING_COUNT);
+    });
+    this.#release();
+    return result;
+  }
+
+  /** Hash and estimates of each string in one pass over one copy: what compaction measures. */
+  measureStrings(texts: readonly string[], seed: bigint = kDefaultHashSeed): { hashes: BigUint64Array; estimates: Float64Array } {
+    const hashes = new BigUint64Array(texts.length);
+    const estimates = new Float64Array(texts.length * ENCODING_COUNT);
+    this.#forEachStringBatch(texts, 8 + 8 * ENCODING_COUNT, (b, out) => {
+      const outEst = out + b.count * 8;
+      this.run("measureStrings", (e) => e.measureBatch(b.data, b.offsets, b.count, seed, this.#weights, out, outEst));
+      hashes.set(this.#u64.subarray(out >>> 3, (out >>> 3) + b.count), b.first);
+      const at = outEst >>> 3;
+      estimates.set(this.#f64.subarray(at, at + b.count * ENCODING_COUNT), b.first * ENCODING_COUNT);
+    });
+    this.#release();
+    return { hashes, estimates };
+  }
+
+  /** The estimator's raw feature counts per string (FEATURE_COUNT per item); for calibration. */
+  featureCounts(texts: readonly string[]): Uint32Array {
+    const result = new Uint32Array(texts.length * FEATURE_COUNT);
+    this.#forEachStringBatch(texts, 4 * FEATURE_COUNT, (b, out) => {
+      this.run("featureCounts", (e) => e.featureBatch(b.data, b.offsets, b.count, out));
+      const at = out >>> 2;
+      result.set(this.#u32.subarray(at, at + b.count * FEATURE_COUNT), b.first * FEATURE_COUNT);
+    });
+    this.#release();
+    return result;
+  }
+
+  /** Seed 002's TurnMap.from_messages; see buildTurnMap in src/core/turn-map.ts. */
+  buildTurnMap(turns: Int32Array): { start: Int32Array; end: Int32Array; turn: Int32Array } {
+    const n = turns.length;
+    const input = this.#arena();
+    const outStart = align16(input + n * 4);
+    const outEnd = align16(outStart + n * 4);
+    const outTurn = align16(outEnd + n * 4);
+    this.#ensure(outTurn + n * 4 - input);
+    this.#i32.set(turns, input >>> 2);
+    const groups = this.run("buildTurnMap", (e) => e.buildTurnMap(input, n, outStart, outEnd, outTurn));
+    const i32 = this.#i32;
+    return {
+      start: i32.slice(outStart >>> 2, (outStart >>> 2) + groups),
+      end: i32.slice(outEnd >>> 2, (outEnd >>> 2) + groups),
+      turn: i32.slice(outTurn >>> 2, (outTurn >>> 2) + groups),
+    };
+  }
+
+  /** Seed 000's grouping; see groupCategories in src/core/group-categories.ts. */
+  groupCategories(steps: Uint8Array, flags: number): { start: Int32Array; count: Int32Array; failures: Int32Array; status: number } {
+    const n = steps.length;
+    const input = this.#arena();
+    const outStart = align16(input + n);
+    const outCount = align16(outStart + n * 4);
+    const outFailures = align16(outCount + n * 4);
+    const outStatus = align16(outFailures + n * 4);
+    this.#ensure(outStatus + 16 - input);
+    this.#u8.set(steps, input);
+    const runs = this.run("groupCategories", (e) =>
+      e.groupCategories(input, n, flags, outStart, outCount, outFailures, outStatus),
+    );
+    const i32 = this.#i32;
+    return {
+      start: i32.slice(outStart >>> 2, (outStart >>> 2) + runs),
+      count: i32.slice(outCount >>> 2, (outCount >>> 2) + runs),
+      failures: i32.slice(outFailures >>> 2, (outFailures >>> 2) + runs),
+      status: i32[outStatus >>> 2],
+    };
+  }
+}
+
+let threadCore: CoreInstance | undefined;
+
+/** This thread's CoreInstance, instantiated on first use from the cached module. */
+export function getCore(): CoreInstance {
+  threadCore ??= new CoreInstance();
+  return threadCore;
+}

@@ -1,0 +1,27 @@
+import { FEATURE_COUNT } from "../tokens/features.generated.js";
+import { CL100K_WEIGHTS, O200K_WEIGHTS } from "../tokens/weights.generated.js";
+
+export { FEATURE_COUNT };
+
+/** Encodings the estimator is calibrated for, in the order of the weight table's rows. */
+export const kEncodings = ["o200k_base", "cl100k_base"] as const;
+export type Encoding = (typeof kEncodings)[number];
+export const ENCODING_COUNT = kEncodings.length;
+
+/**
+ * The weight table the estimator kernel reads: ENCODING_COUNT rows of FEATURE_COUNT f64, in
+ * kEncodings order. The host copies it into linear memory once per instance.
+ */
+export const WEIGHT_TABLE: Float64Array = (() => {
+  const t = new Float64Array(ENCODING_COUNT * FEATURE_COUNT);
+  if (O200K_WEIGHTS.length !== FEATURE_COUNT || CL100K_WEIGHTS.length !== FEATURE_COUNT) {
+    throw new Error(`weights.generated.ts has ${O200K_WEIGHTS.length}/${CL100K_WEIGHTS.length} weights for ${FEATURE_COUNT} features; run \`npm run calibrate\``);
+  }
+  t.set(O200K_WEIGHTS, 0);
+  t.set(CL100K_WEIGHTS, FEATURE_COUNT);
+  return t;
+})();
+
+export function encodingIndex(encoding: Encoding): number {
+  return kEncodings.indexOf(encoding);
+}

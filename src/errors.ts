@@ -1,0 +1,58 @@
+/**
+ * The one error base class of ctxfold. `code` is stable and machine-readable; `isInstance`
+ * works across duplicated package copies (a Symbol.for marker, not instanceof), and errors
+ * that cross a worker boundary travel as `{ ok: false, code, message }` and are rebuilt with
+ * `fromWire`.
+ */
+const kMarker = Symbol.for("ctxfold.error");
+
+export type CtxfoldErrorCode =
+  | "E_NOT_STRING"
+  | "E_NOT_BYTES"
+  | "E_BAD_INPUT"
+  | "E_TOO_LARGE"
+  | "E_WASM_UNAVAILABLE"
+  | "E_WASM_ABI"
+  | "E_WASM_TRAP"
+  | "E_WASM_MEMORY"
+  | "E_KERNEL"
+  | "E_BAD_TURN_ID"
+  | "E_BAD_CATEGORY"
+  | "E_UNKNOWN_ENCODING";
+
+export class CtxfoldError extends Error {
+  readonly code: CtxfoldErrorCode;
+  /** Where the bad input sits, e.g. `texts[3]` or `runs.jsonl:12: messages[4].content`. */
+  readonly path?: string;
+  readonly [kMarker] = true;
+
+  constructor(code: CtxfoldErrorCode, message: string, options?: { path?: string; cause?: unknown }) {
+    super(options?.path ? `${options.path}: ${message}` : message, { cause: options?.cause });
+    this.name = "CtxfoldError";
+    this.code = code;
+    if (options?.path) this.path = options.path;
+  }
+
+  static isInstance(value: unknown): value is CtxfoldError {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[kMarker] === true;
+  }
+
+  toWire(): { ok: false; code: CtxfoldErrorCode; message: string; path?: string } {
+    return { ok: false, code: this.code, message: this.message, ...(this.path ? { path: this.path } : {}) };
+  }
+
+  static fromWire(wire: { code: CtxfoldErrorCode; message: string; path?: string }): CtxfoldError {
+    const err = new CtxfoldError(wire.code, wire.message);
+    if (wire.path) (err as { path?: string }).path = wire.path;
+    return err;
+  }
+}
+
+export function notStringError(path: string, value: unknown): CtxfoldError {
+  const kind = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+  return new CtxfoldError("E_NOT_STRING", `expected a string, got ${kind}`, { path });
+}
+
+export function tooLargeError(path: string, what: string): CtxfoldError {
+  return new CtxfoldError("E_TOO_LARGE", what, { path });
+}

@@ -1,0 +1,219 @@
+import { createRequire } from "node:module";
+import { kDefaultMemoEntries } from "../constants.js";
+import { CtxfoldError, notStringError } from "../errors.js";
+import { coreFor, type Backend } from "../core/backend.js";
+import { hashStringReference } from "../core/reference/xxh64.js";
+import { ENCODING_COUNT, encodingIndex, kEncodings, WEIGHT_TABLE, type Encoding } from "../core/weights-table.js";
+import { countFeatures, estimateFromFeatures, FEATURE_COUNT } from "./estimator.js";
+
+export type { Encoding };
+export type Provider = "openai" | "anthropic";
+
+/**
+ * Per-message overheads, in tokens, added to the content when a whole message is counted.
+ *
+ * - openai: OpenAI's cookbook ("How to count tokens with tiktoken", gpt-4o / gpt-4 / 3.5-turbo
+ *   0613+): 3 per message (`<|start|>{role}<|message|>`), 1 more when `name` is set, and 3 for
+ *   the reply primer, counted once per request. A tool call is rendered as its name and its
+ *   arguments plus a wrapper we take as 3 tokens (not documented by OpenAI; measured usage
+ *   agrees within a few tokens per call).
+ * - anthropic: Anthropic's tokenizer is not public; the figures are approximations of the
+ *   same shape (role header per message, a wrapper per tool_use / tool_result block). The
+ *   ContextTracker corrects them with the usage the provider reports back.
+ */
+export const kMessageOverhead: Readonly<Record<Provider, { perMessage: number; perName: number; perToolCall: number; perToolResult: number; perRequest: number }>> = Object.freeze({
+  openai: { perMessage: 3, perName: 1, perToolCall: 3, perToolResult: 0, perRequest: 3 },
+  anthropic: { perMessage: 3, perName: 0, perToolCall: 6, perToolResult: 4, perRequest: 3 },
+});
+
+/** The message shape counted here: OpenAI Chat Completions (the canonical model comes later). */
+export interface CountableMessage {
+  role: string;
+  content?: string | null | readonly ({ type: string; text?: string } | string)[];
+  name?: string;
+  tool_calls?: readonly { function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+
+export interface TokenCounterOptions {
+  /** @default "o200k_base" */
+  encoding?: Encoding;
+  /** Which message overheads apply. @default "openai" */
+  provider?: Provider;
+  /** @default "auto" */
+  backend?: Backend | "auto";
+  /** Memo entries kept before the oldest are forgotten. @default 100000 */
+  memoEntries?: number;
+}
+
+interface Tiktoken {
+  encode(text: string, allowedSpecial?: "all" | string[], disallowedSpecial?: "all" | string[]): number[];
+}
+
+const require = createRequire(import.meta.url);
+const tokenizers = new Map<Encoding, Tiktoken>();
+
+/** js-tiktoken for one encoding, loaded on first exact count (~0.7 s and ~140 MB for o200k). */
+function exactTokenizer(encoding: Encoding): Tiktoken {
+  let t = tokenizers.get(encoding);
+  if (!t) {
+    const { Tiktoken } = require("js-tiktoken/lite") as { Tiktoken: new (ranks: unknown) => Tiktoken };
+    const ranks = require(`js-tiktoken/ranks/${encoding}`) as { default?: unknown };
+    t = new Tiktoken(ranks.default ?? ranks);
+    tokenizers.set(encoding, t);
+  }
+  return t;
+}
+
+/**
+ * Counts tokens two ways: `estimate` (the calibrated WASM estimator, ~1000x faster) for
+ * decisions, `exact` (js-tiktoken) where a hard limit is checked. Both are memoised by content
+ * hash (XXH64 of the text), so a growing transcript costs only its new parts. Special tokens
+ * in the text are counted as ordinary text, as a provider does with user content.
+ */
+export class TokenCounter {
+  readonly encoding: Encoding;
+  readonly provider: Provider;
+  readonly #backend: Backend | "auto";
+  readonly #row: number;
+  readonly #memoEntries: number;
+  readonly #exactMemo = new Map<bigint, number>();
+  readonly #estimateMemo = new Map<bigint, number>();
+
+  constructor(options: TokenCounterOptions = {}) {
+    this.encoding = options.encoding ?? "o200k_base";
+    if (!kEncodings.includes(this.encoding)) {
+      throw new CtxfoldError("E_UNKNOWN_ENCODING", `unknown encoding ${JSON.stringify(this.encoding)} (one of ${kEncodings.join(", ")})`, { path: "encoding" });
+    }
+    this.provider = options.provider ?? "openai";
+    this.#backend = options.backend ?? "auto";
+    this.#row = encodingIndex(this.encoding);
+    this.#memoEntries = options.memoEntries ?? kDefaultMemoEntries;
+  }
+
+  /** Unrounded estimates of many texts in one WASM call (or the TypeScript twin). */
+  estimateMany(texts: readonly string[]): Float64Array {
+    const core = coreFor(this.#backend);
+    const out = new Float64Array(texts.length);
+    if (core) {
+      const all = core.estimateStrings(texts);
+      for (let i = 0; i < texts.length; i++) out[i] = all[i * ENCODING_COUNT + this.#row];
+      return out;
+    }
+    const counts = new Uint32Array(FEATURE_COUNT);
+    for (let i = 0; i < texts.length; i++) {
+      const s = texts[i];
+      if (typeof s !== "string") throw notStringError(`texts[${i}]`, s);
+      counts.fill(0);
+      countFeatures(s, 0, s.length, counts, 0);
+      out[i] = estimateFromFeatures(counts, 0, WEIGHT_TABLE, this.#row * FEATURE_COUNT);
+    }
+    return out;
+  }
+
+  /** Estimated tokens of one text, rounded; at least 1 for a non-empty text. */
+  estimate(text: string): number {
+    if (typeof text !== "string") throw notStringError("text", text);
+    if (text.length === 0) return 0;
+    return Math.max(1, Math.round(this.estimateMany([text])[0]));
+  }
+
+  /** Exact tokens of one text with js-tiktoken, memoised by content hash. */
+  exact(text: string): number {
+    if (typeof text !== "string") throw notStringError("text", text);
+    if (text.length === 0) return 0;
+    const key = this.#key(text);
+    const hit = this.#exactMemo.get(key);
+    if (hit !== undefined) return hit;
+    const n = exactTokenizer(this.encoding).encode(text, [], []).length;
+    this.#remember(this.#exactMemo, key, n);
+    return n;
+  }
+
+  /** Estimate or exact count of one text; estimates are memoised by hash too. */
+  count(text: string, mode: "estimate" | "exact" = "estimate"): number {
+    if (mode === "exact") return this.exact(text);
+    if (typeof text !== "string") throw notStringError("text", text);
+    if (text.length < 256) return this.estimate(text); // hashing would cost as much as estimating
+    const key = this.#key(text);
+    const hit = this.#estimateMemo.get(key);
+    if (hit !== undefined) return hit;
+    const n = this.estimate(text);
+    this.#remember(this.#estimateMemo, key, n);
+    return n;
+  }
+
+  /** Tokens of one message: its texts plus the provider's per-message and per-call overhead. */
+  countMessage(message: CountableMessage, mode: "estimate" | "exact" = "estimate", path = "message"): number {
+    const texts: string[] = [];
+    const overhead = this.#collect(message, path, texts);
+    return overhead + this.#sum(texts, mode);
+  }
+
+  /** Tokens of a whole request: every message plus the reply primer, measured in one batch. */
+  countMessages(messages: readonly CountableMessage[], mode: "estimate" | "exact" = "estimate"): number {
+    const texts: string[] = [];
+    let overhead = kMessageOverhead[this.provider].perRequest;
+    messages.forEach((m, i) => (overhead += this.#collect(m, `messages[${i}]`, texts)));
+    return overhead + this.#sum(texts, mode);
+  }
+
+  /** Appends a message's counted texts to `texts` and returns its fixed overhead. */
+  #collect(message: CountableMessage, path: string, texts: string[]): number {
+    const o = kMessageOverhead[this.provider];
+    if (typeof message !== "object" || message === null) throw new CtxfoldError("E_BAD_INPUT", "expected a message object", { path });
+    if (typeof message.role !== "string") throw notStringError(`${path}.role`, message.role);
+    let overhead = o.perMessage;
+    texts.push(message.role);
+    const c = message.content;
+    if (typeof c === "string") texts.push(c);
+    else if (Array.isArray(c)) {
+      c.forEach((part, i) => {
+        if (typeof part === "string") texts.push(part);
+        else if (typeof part === "object" && part !== null) {
+          if (part.text !== undefined) {
+            if (typeof part.text !== "string") throw notStringError(`${path}.content[${i}].text`, part.text);
+            texts.push(part.text);
+          }
+        } else throw new CtxfoldError("E_BAD_INPUT", "expected a string or a content part", { path: `${path}.content[${i}]` });
+      });
+    } else if (c !== null && c !== undefined) throw notStringError(`${path}.content`, c);
+    if (message.name !== undefined) {
+      if (typeof message.name !== "string") throw notStringError(`${path}.name`, message.name);
+      overhead += o.perName;
+      texts.push(message.name);
+    }
+    message.tool_calls?.forEach((call, i) => {
+      const f = call?.function;
+      if (!f || typeof f.name !== "string" || typeof f.arguments !== "string") {
+        throw new CtxfoldError("E_BAD_INPUT", "expected { function: { name: string, arguments: string } }", { path: `${path}.tool_calls[${i}]` });
+      }
+      overhead += o.perToolCall;
+      texts.push(f.name, f.arguments);
+    });
+    if (message.role === "tool") overhead += o.perToolResult;
+    return overhead;
+  }
+
+  /** Sum of per-text counts, each rounded as `estimate` / `exact` would give it alone. */
+  #sum(texts: string[], mode: "estimate" | "exact"): number {
+    let n = 0;
+    if (mode === "exact") {
+      for (const t of texts) n += this.exact(t);
+      return n;
+    }
+    const raw = this.estimateMany(texts);
+    for (let i = 0; i < texts.length; i++) if (texts[i].length > 0) n += Math.max(1, Math.round(raw[i]));
+    return n;
+  }
+
+  #key(text: string): bigint {
+    const core = coreFor(this.#backend);
+    return core ? core.hashStrings([text])[0] : hashStringReference(text);
+  }
+
+  #remember(memo: Map<bigint, number>, key: bigint, value: number): void {
+    if (memo.size >= this.#memoEntries) memo.delete(memo.keys().next().value as bigint);
+    memo.set(key, value);
+  }
+}

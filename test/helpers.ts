@@ -1,0 +1,31 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { createRng, type Rng } from "../src/gen/text.js";
+
+/** ../shared/corpus/dev.jsonl.gz beside the checkout, where CI and developers have it. */
+export const kCorpusPath = fileURLToPath(new URL("../../shared/corpus/dev.jsonl.gz", import.meta.url));
+export const hasCorpus = existsSync(kCorpusPath);
+export const kNoCorpusReason = "skipped: ../shared/corpus/dev.jsonl.gz is absent (a fresh clone without ../shared)";
+
+export { createRng, type Rng };
+
+/** A random string that stresses UTF-16: ASCII, BMP, astral pairs, lone surrogates. */
+export function randomTricky(r: Rng, maxLen: number): string {
+  const len = r.int(maxLen + 1);
+  const units: number[] = [];
+  while (units.length < len) {
+    const k = r.next();
+    if (k < 0.55) units.push(0x20 + r.int(0x5f));
+    else if (k < 0.62) units.push([0x0a, 0x0d, 0x09, 0x20][r.int(4)]);
+    else if (k < 0.75) units.push(0x80 + r.int(0x3000));
+    else if (k < 0.85) units.push(0x4e00 + r.int(0x5000));
+    else if (k < 0.93) {
+      const cp = 0x10000 + r.int(0xfffff);
+      units.push(0xd800 + ((cp - 0x10000) >> 10), 0xdc00 + ((cp - 0x10000) & 0x3ff));
+    } else units.push(0xd800 + r.int(0x800)); // lone surrogate, high or low
+  }
+  units.length = Math.min(units.length, len);
+  let s = "";
+  for (let i = 0; i < units.length; i += 4096) s += String.fromCharCode(...units.slice(i, i + 4096));
+  return s;
+}
