@@ -37,6 +37,7 @@ const counts = memory.data(FEATURE_COUNT * 4, 16);
  */
 export function estimateBatch(data: usize, offsets: usize, n: i32, weights: usize, out: usize): i32 {
   if (n < 0) return E_BAD_LENGTH;
+  assert(((data | weights | out) & 7) == 0, "estimateBatch: data, weights and out must be 8-byte aligned");
   let start = load<u32>(offsets);
   for (let i = 0; i < n; i++) {
     const end = load<u32>(offsets + ((<usize>i + 1) << 2));

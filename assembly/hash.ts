@@ -157,6 +157,7 @@ export function hashString(p: usize, units: usize, seed: u64): u64 {
  */
 export function hashBatch(data: usize, offsets: usize, n: i32, seed: u64, out: usize): i32 {
   if (n < 0) return E_BAD_LENGTH;
+  assert(((data | out) & 7) == 0, "hashBatch: data and out must be 8-byte aligned");
   let start = load<u32>(offsets);
   for (let i = 0; i < n; i++) {
     const end = load<u32>(offsets + ((<usize>i + 1) << 2));

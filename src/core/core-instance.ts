@@ -35,7 +35,7 @@ const kKernelErrors: Record<number, [CtxfoldError["code"], string]> = {
 };
 
 /** A batch of strings as the kernels see it: UTF-16LE code units back to back, u32 byte offsets. */
-interface StringBatch {
+export interface StringBatch {
   offsets: number;
   data: number;
   /** Items in this call. */
@@ -46,8 +46,26 @@ interface StringBatch {
 
 const align16 = (n: number) => (n + 15) & ~15;
 
-/** Below this mean length (UTF-16 units) a batch's strings are joined and written at once. */
-const kJoinBelowUnits = 256;
+/** The release instantiation: no JS glue at all; an abort (only asserts in debug builds) traps. */
+function instantiatePlain(module: WebAssembly.Module): CoreExports {
+  const instance = new WebAssembly.Instance(module, {
+    env: {
+      abort: () => {
+        throw new WebAssembly.RuntimeError("core.wasm aborted");
+      },
+    },
+  });
+  return instance.exports as unknown as CoreExports;
+}
+
+/**
+ * Writes `s` as UTF-16LE at `at` and returns the bytes written. Buffer#ucs2Write is what
+ * Buffer#write(s, at, "utf16le") calls after parsing its arguments; where a Node release lacks
+ * it, the documented call is used.
+ */
+const ucs2Write = (Buffer.prototype as unknown as { ucs2Write?: (s: string, at: number) => number }).ucs2Write;
+const writeUtf16: (b: Buffer, s: string, at: number) => number =
+  typeof ucs2Write === "function" ? (b, s, at) => ucs2Write.call(b, s, at) : (b, s, at) => b.write(s, at, "utf16le");
 
 /**
  * One instance of core.wasm on this thread, with its arena. Not re-entrant: a thread uses one
@@ -72,7 +90,15 @@ export class CoreInstance {
   /** Instances created so far (1 + re-instantiations after traps or memory release). */
   instantiations = 0;
 
-  constructor(private readonly module: WebAssembly.Module = getCoreModule()) {}
+  /**
+   * @param module a compiled core (default: this thread's cached core.wasm)
+   * @param instantiate how to instantiate it (default: plain WebAssembly.Instance; the debug
+   *   build goes through @assemblyscript/loader, see debug-core.ts)
+   */
+  constructor(
+    private readonly module: WebAssembly.Module = getCoreModule(),
+    private readonly instantiate: (module: WebAssembly.Module) => CoreExports = instantiatePlain,
+  ) {}
 
   get exports(): CoreExports {
     if (!this.#live) this.#instantiate();
@@ -86,14 +112,7 @@ export class CoreInstance {
   }
 
   #instantiate(): void {
-    const instance = new WebAssembly.Instance(this.module, {
-      env: {
-        abort: () => {
-          throw new WebAssembly.RuntimeError("core.wasm aborted");
-        },
-      },
-    });
-    const exports = instance.exports as unknown as CoreExports;
+    const exports = this.instantiate(this.module);
     const abi = exports.abiVersion();
     if (abi !== kCoreAbiVersion) {
       throw new CtxfoldError("E_WASM_ABI", `core.wasm speaks ABI ${abi}, this host ${kCoreAbiVersion}; rebuild with \`npm run build\``);
@@ -144,7 +163,9 @@ export class CoreInstance {
     try {
       r = fn(this.exports);
     } catch (cause) {
-      if (cause instanceof WebAssembly.RuntimeError || cause instanceof RangeError) {
+      // Whatever escapes a kernel call (a trap, an abort from a debug build's assert) leaves
+      // the instance in an unknown state.
+      if (!CtxfoldError.isInstance(cause)) {
         this.#live = false;
         throw new CtxfoldError("E_WASM_TRAP", `${what}: core.wasm trapped (${(cause as Error).message}); instance discarded`, { cause });
       }
@@ -162,12 +183,18 @@ export class CoreInstance {
     if (this.#live && this.#buffer.byteLength > kMaxRetainedMemoryBytes) this.#live = false;
   }
 
+  /** Where the estimator's weight table sits in linear memory (for raw estimateBatch calls). */
+  get weightTablePtr(): number {
+    this.#arena();
+    return this.#weights;
+  }
+
   /**
    * Lays `texts` out in batches of about `kDefaultBatchBytes` (a single larger text gets a batch
    * of its own) with `outBytesPerItem` of output space, and calls `fn` per batch with the
    * output pointer. Validates every item first, so a bad item fails before any work.
    */
-  #forEachStringBatch(
+  forEachStringBatch(
     texts: readonly unknown[],
     outBytesPerItem: number,
     fn: (batch: StringBatch, out: number) => void,
@@ -199,16 +226,13 @@ export class CoreInstance {
       let pos = 0;
       let o = offsets >>> 2;
       u32[o++] = 0;
-      if (units < count * kJoinBelowUnits) {
-        // Many short strings: one join and one write beat a Buffer#write call (~40 ns) each.
-        for (let i = first; i < end; i++) u32[o++] = pos += (texts[i] as string).length * 2;
-        if (units > 0) bytes.write((texts as string[]).slice(first, end).join(""), data, "utf16le");
-      } else {
-        for (let i = first; i < end; i++) {
-          const s = texts[i] as string;
-          if (s.length > 0) pos += bytes.write(s, data + pos, "utf16le");
-          u32[o++] = pos;
-        }
+      // One Buffer write per string: on Node 20 each costs ~80 ns of binding overhead whatever
+      // its length, and that is the floor; joining strings first is slower (V8 builds the joined
+      // string at ~1 ns per char, against ~0.05 for the write itself).
+      for (let i = first; i < end; i++) {
+        const s = texts[i] as string;
+        if (s.length > 0) pos += writeUtf16(bytes, s, data + pos);
+        u32[o++] = pos;
       }
       fn({ offsets, data, count, first }, out);
       first = end;
@@ -218,7 +242,7 @@ export class CoreInstance {
   /** Content hash of each string (src/core/hash.ts has the byte view). */
   hashStrings(texts: readonly string[], seed: bigint = kDefaultHashSeed): BigUint64Array {
     const result = new BigUint64Array(texts.length);
-    this.#forEachStringBatch(texts, 8, (b, out) => {
+    this.forEachStringBatch(texts, 8, (b, out) => {
       this.run("hashStrings", (e) => e.hashBatch(b.data, b.offsets, b.count, seed, out));
       result.set(this.#u64.subarray(out >>> 3, (out >>> 3) + b.count), b.first);
     });
@@ -249,7 +273,7 @@ export class CoreInstance {
    */
   estimateStrings(texts: readonly string[]): Float64Array {
     const result = new Float64Array(texts.length * ENCODING_COUNT);
-    this.#forEachStringBatch(texts, 8 * ENCODING_COUNT, (b, out) => {
+    this.forEachStringBatch(texts, 8 * ENCODING_COUNT, (b, out) => {
       this.run("estimateStrings", (e) => e.estimateBatch(b.data, b.offsets, b.count, this.#weights, out));
       const at = out >>> 3;
       result.set(this.#f64.subarray(at, at + b.count * ENCODING_COUNT), b.first * ENCODING_COUNT);
@@ -262,7 +286,7 @@ export class CoreInstance {
   measureStrings(texts: readonly string[], seed: bigint = kDefaultHashSeed): { hashes: BigUint64Array; estimates: Float64Array } {
     const hashes = new BigUint64Array(texts.length);
     const estimates = new Float64Array(texts.length * ENCODING_COUNT);
-    this.#forEachStringBatch(texts, 8 + 8 * ENCODING_COUNT, (b, out) => {
+    this.forEachStringBatch(texts, 8 + 8 * ENCODING_COUNT, (b, out) => {
       const outEst = out + b.count * 8;
       this.run("measureStrings", (e) => e.measureBatch(b.data, b.offsets, b.count, seed, this.#weights, out, outEst));
       hashes.set(this.#u64.subarray(out >>> 3, (out >>> 3) + b.count), b.first);
@@ -276,7 +300,7 @@ export class CoreInstance {
   /** The estimator's raw feature counts per string (FEATURE_COUNT per item); for calibration. */
   featureCounts(texts: readonly string[]): Uint32Array {
     const result = new Uint32Array(texts.length * FEATURE_COUNT);
-    this.#forEachStringBatch(texts, 4 * FEATURE_COUNT, (b, out) => {
+    this.forEachStringBatch(texts, 4 * FEATURE_COUNT, (b, out) => {
       this.run("featureCounts", (e) => e.featureBatch(b.data, b.offsets, b.count, out));
       const at = out >>> 2;
       result.set(this.#u32.subarray(at, at + b.count * FEATURE_COUNT), b.first * FEATURE_COUNT);

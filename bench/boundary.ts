@@ -1,0 +1,41 @@
+import { getCore, type StringBatch } from "../src/core/core-instance.js";
+import { ENCODING_COUNT } from "../src/core/weights-table.js";
+import type { Case } from "./lib.js";
+import { batchOf, totalBytes } from "./inputs.js";
+import { kBatch } from "./hash.js";
+
+/**
+ * The cost of crossing into WASM: the same 1000 strings of 200 B, end to end from JS strings
+ * (copy in, call, copy results out) and as the bare kernel over a batch already in memory.
+ * The difference per string is what the boundary costs.
+ */
+export function boundaryCases(): Case[] {
+  const core = getCore();
+  const texts = batchOf(kBatch, 200, 53);
+  const bytes = totalBytes(texts);
+  const laid = (outBytes: number): [StringBatch, number] => {
+    let captured: [StringBatch, number] | undefined;
+    core.forEachStringBatch(texts, outBytes, (b, out) => (captured = [b, out]));
+    if (!captured || captured[0].count !== texts.length) throw new Error("boundary bench: batch did not fit one call");
+    return captured;
+  };
+  // Kernel-only cases lay the batch out on their first call (tinybench's warmup) and then run
+  // the bare export over it; nothing else touches the arena while a case runs.
+  const kernelOnly = (outBytes: number, call: (b: StringBatch, out: number) => unknown) => {
+    let at: [StringBatch, number] | undefined;
+    return () => {
+      at ??= laid(outBytes);
+      return call(at[0], at[1]);
+    };
+  };
+  const group = "boundary 200 B x1000";
+  return [
+    { group, name: "hash end to end", bytes, items: kBatch, fn: () => core.hashStrings(texts) },
+    { group, name: "hash kernel only", bytes, items: kBatch, fn: kernelOnly(8, (b, out) => core.exports.hashBatch(b.data, b.offsets, b.count, 0n, out)) },
+    { group, name: "estimate end to end", bytes, items: kBatch, fn: () => core.estimateStrings(texts) },
+    {
+      group, name: "estimate kernel only", bytes, items: kBatch,
+      fn: kernelOnly(8 * ENCODING_COUNT, (b, out) => core.exports.estimateBatch(b.data, b.offsets, b.count, core.weightTablePtr, out)),
+    },
+  ];
+}

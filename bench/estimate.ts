@@ -1,0 +1,46 @@
+import { countTokens as gptCount } from "gpt-tokenizer/encoding/o200k_base";
+import { Tiktoken } from "js-tiktoken/lite";
+import o200k from "js-tiktoken/ranks/o200k_base";
+import { estimateTokenCount } from "tokenx";
+import { getCore } from "../src/core/core-instance.js";
+import { TokenCounter } from "../src/tokens/token-counter.js";
+import type { Case } from "./lib.js";
+import { batchOf, kindText, kSizes, mixedText, totalBytes } from "./inputs.js";
+import { kBatch } from "./hash.js";
+
+/**
+ * Counting and estimating tokens: the WASM estimator against its TypeScript twin, the exact
+ * tokenizers users would otherwise call (js-tiktoken, gpt-tokenizer) and tokenx's heuristic.
+ */
+export function estimateCases(options: { quick: boolean }): Case[] {
+  const core = getCore();
+  const twin = new TokenCounter({ backend: "ts" });
+  const tiktoken = new Tiktoken(o200k);
+  const cases: Case[] = [];
+  for (const size of kSizes) {
+    const group = `estimate ${size.label}`;
+    const texts = size.bytes <= 200 ? batchOf(kBatch, size.bytes, 41) : [mixedText(size.bytes, 43)];
+    const bytes = totalBytes(texts);
+    const items = texts.length;
+    const each = (f: (s: string) => unknown) => () => { for (const t of texts) f(t); };
+    cases.push(
+      { group, name: "ctxfold wasm", bytes, items, fn: () => core.estimateStrings(texts) },
+      { group, name: "ctxfold ts twin", bytes, items, fn: () => twin.estimateMany(texts) },
+      { group, name: "tokenx (heuristic)", bytes, items, fn: each((t) => estimateTokenCount(t)) },
+    );
+    // Exact tokenizers take ~1 s per MB: skip them at 1 MB in a quick run.
+    if (!(options.quick && size.bytes >= 1_000_000)) {
+      cases.push(
+        { group, name: "js-tiktoken (exact)", bytes, items, fn: each((t) => tiktoken.encode(t, [], []).length) },
+        { group, name: "gpt-tokenizer (exact)", bytes, items, fn: each((t) => gptCount(t)) },
+      );
+    }
+  }
+  if (!options.quick) {
+    for (const kind of ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] as const) {
+      const text = kindText(kind, 1_000_000, 47);
+      cases.push({ group: "estimate 1 MB by class", name: `ctxfold wasm ${kind}`, bytes: Buffer.byteLength(text), fn: () => core.estimateStrings([text]) });
+    }
+  }
+  return cases;
+}

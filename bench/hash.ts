@@ -1,0 +1,40 @@
+import { hash as cryptoHash } from "node:crypto";
+import xxhash from "xxhash-wasm";
+import { getCore } from "../src/core/core-instance.js";
+import { hashStringReference } from "../src/core/reference/xxh64.js";
+import type { Case } from "./lib.js";
+import { batchOf, kSizes, mixedText, totalBytes } from "./inputs.js";
+
+/** Strings per batch in the small-string case. */
+export const kBatch = 1000;
+
+/** Hashing from JS strings: ctxfold (WASM and its TS twin) against xxhash-wasm and node:crypto. */
+export async function hashCases(): Promise<Case[]> {
+  const { h64 } = await xxhash();
+  const core = getCore();
+  const cases: Case[] = [];
+  for (const size of kSizes) {
+    const group = `hash ${size.label}`;
+    if (size.bytes <= 200) {
+      const texts = batchOf(kBatch, size.bytes, 17);
+      const bytes = totalBytes(texts);
+      cases.push(
+        { group, name: "ctxfold wasm (batched)", bytes, items: kBatch, fn: () => core.hashStrings(texts) },
+        { group, name: "ctxfold wasm (one call each)", bytes, items: kBatch, fn: () => { for (const t of texts) core.hashStrings([t]); } },
+        { group, name: "ctxfold ts twin", bytes, items: kBatch, fn: () => { for (const t of texts) hashStringReference(t); } },
+        { group, name: "xxhash-wasm h64", bytes, items: kBatch, fn: () => { for (const t of texts) h64(t); } },
+        { group, name: "node:crypto sha1", bytes, items: kBatch, fn: () => { for (const t of texts) cryptoHash("sha1", t); } },
+      );
+    } else {
+      const text = mixedText(size.bytes, 29);
+      const bytes = Buffer.byteLength(text);
+      cases.push(
+        { group, name: "ctxfold wasm", bytes, fn: () => core.hashStrings([text]) },
+        { group, name: "ctxfold ts twin", bytes, fn: () => hashStringReference(text) },
+        { group, name: "xxhash-wasm h64", bytes, fn: () => h64(text) },
+        { group, name: "node:crypto sha1", bytes, fn: () => cryptoHash("sha1", text) },
+      );
+    }
+  }
+  return cases;
+}
