@@ -79,6 +79,7 @@ export class TokenCounter {
   readonly #memoEntries: number;
   readonly #exactMemo = new Map<bigint, number>();
   readonly #estimateMemo = new Map<bigint, number>();
+  #tokenized = 0;
 
   constructor(options: TokenCounterOptions = {}) {
     this.encoding = options.encoding ?? "o200k_base";
@@ -126,6 +127,7 @@ export class TokenCounter {
     const hit = this.#exactMemo.get(key);
     if (hit !== undefined) return hit;
     const n = exactTokenizer(this.encoding).encode(text, [], []).length;
+    this.#tokenized++;
     this.#remember(this.#exactMemo, key, n);
     return n;
   }
@@ -205,6 +207,11 @@ export class TokenCounter {
     const raw = this.estimateMany(texts);
     for (let i = 0; i < texts.length; i++) if (texts[i].length > 0) n += Math.max(1, Math.round(raw[i]));
     return n;
+  }
+
+  /** Memo sizes and how many texts went through the exact tokenizer (memo misses). */
+  stats(): { exactMemo: number; estimateMemo: number; tokenized: number } {
+    return { exactMemo: this.#exactMemo.size, estimateMemo: this.#estimateMemo.size, tokenized: this.#tokenized };
   }
 
   #key(text: string): bigint {
