@@ -1,0 +1,21 @@
+// The public surface of ctxfold: a curated list, never `export *`.
+export { CtxfoldError } from "./errors.js";
+export type { CtxfoldErrorCode } from "./errors.js";
+export { hashText, hashTexts, hashBytes, hashToHex } from "./core/hash.js";
+export type { HashOptions } from "./core/hash.js";
+export { TurnMap } from "./core/turn-map.js";
+export type { TurnRange } from "./core/turn-map.js";
+export { groupSteps, kToolCategories } from "./core/group-steps.js";
+export type { GroupStepsOptions, StepRun, ToolCategory } from "./core/group-steps.js";
+export { getCore, CoreInstance } from "./core/core-instance.js";
+export type { CoreExports, StringBatch } from "./core/core-instance.js";
+export { getCoreModule, setCoreModule } from "./core/load-core.js";
+export { createDebugCore } from "./core/debug-core.js";
+export type { Backend } from "./core/backend.js";
+export { TokenCounter, kMessageOverhead } from "./tokens/token-counter.js";
+export type { CountableMessage, Encoding, Provider, TokenCounterOptions } from "./tokens/token-counter.js";
+export { kEncodings } from "./core/weights-table.js";
+export { generateTranscript, transcriptTexts } from "./gen/transcript.js";
+export type { ChatMessage, ChatToolCall, GenerateTranscriptOptions } from "./gen/transcript.js";
+export { generateText, createRng } from "./gen/text.js";
+export type { Rng, TextKind } from "./gen/text.js";
