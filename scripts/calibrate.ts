@@ -1,0 +1,294 @@
+/**
+ * `npm run calibrate`: fits the token estimator's weights against js-tiktoken.
+ *
+ * Data: every text of ../shared/corpus/dev.jsonl.gz (message contents, tool-call names and
+ * arguments) plus generated prose, code, JSON, logs, CJK, emoji and accented/Cyrillic/Arabic
+ * text (src/gen/text.ts), so the weights do not fit one corpus only. Runs are split in halves
+ * by the hash of their id; weights are fitted on one half and every figure is also reported on
+ * the held-out half.
+ *
+ * Fit: non-negative weights, no intercept (estimates stay additive over concatenation),
+ * minimising the mean absolute relative error per text by iteratively reweighted least
+ * squares, each step a non-negative least-squares solve on the Gram matrix by coordinate
+ * descent. Writes src/tokens/weights.generated.ts, bench/results/calibration.json and the
+ * estimator section of the README.
+ */
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { createRequire } from "node:module";
+import { getCore } from "../src/core/core-instance.js";
+import { hashText } from "../src/core/hash.js";
+import { createRng, generateText, TEXT_KINDS, type TextKind } from "../src/gen/text.js";
+import { FEATURE_COUNT, FEATURE_NAMES } from "../src/tokens/estimator.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const corpusPath = `${root}../shared/corpus/dev.jsonl.gz`;
+const require = createRequire(import.meta.url);
+
+type Encoding = "o200k_base" | "cl100k_base";
+const kEncodings: Encoding[] = ["o200k_base", "cl100k_base"];
+const kClasses = ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] as const;
+type ContentClass = (typeof kClasses)[number];
+
+interface Sample {
+  text: string;
+  run: string;
+  source: "corpus" | "generated";
+  cls: ContentClass;
+  test: boolean;
+  exact: Record<Encoding, number>;
+}
+
+/** A rough content class of a corpus text, for reporting only. */
+function contentClass(t: string): ContentClass {
+  let cjk = 0;
+  let astral = 0;
+  let other = 0;
+  for (let i = 0; i < t.length; i++) {
+    const u = t.charCodeAt(i);
+    if (u < 0x80) continue;
+    if ((u >= 0x2e80 && u < 0xa000) || (u >= 0xac00 && u < 0xd7b0)) cjk++;
+    else if (u >= 0xd800 && u < 0xdc00) astral++;
+    else other++;
+  }
+  const n = Math.max(1, t.length);
+  if (cjk / n > 0.1) return "cjk";
+  if (astral / n > 0.02) return "emoji";
+  if (other / n > 0.1) return "intl";
+  const s = t.trimStart();
+  if ((s.startsWith("{") || s.startsWith("[")) && /[}\]]\s*$/.test(t)) return "json";
+  const lines = t.split("\n");
+  const logish = lines.filter((l) => /^(\s*at |\s*File "|\[?\d{4}-\d\d-\d\d|[A-Z]+:|\s*\d+ |[-drwx]{10} |Traceback|\+\+\+|---|@@)/.test(l)).length;
+  if (lines.length > 3 && logish / lines.length > 0.3) return "logs";
+  const codeish = lines.filter((l) => /[;{}]\s*$|^\s*(def|class|import|from|return|if|for|const|let|function)\b|^\s{4,}\S/.test(l)).length;
+  if (lines.length > 3 && codeish / lines.length > 0.3) return "code";
+  return "prose";
+}
+
+function tokenizers(): Record<Encoding, (s: string) => number> {
+  const { Tiktoken } = require("js-tiktoken/lite") as { Tiktoken: new (r: unknown) => { encode(s: string, a: string[], d: string[]): number[] } };
+  const out = {} as Record<Encoding, (s: string) => number>;
+  for (const e of kEncodings) {
+    const ranks = require(`js-tiktoken/ranks/${e}`) as { default?: unknown };
+    const t = new Tiktoken(ranks.default ?? ranks);
+    out[e] = (s) => t.encode(s, [], []).length;
+  }
+  return out;
+}
+
+function loadSamples(): Sample[] {
+  if (!existsSync(corpusPath)) throw new Error(`calibrate needs ${corpusPath} (../shared beside the checkout)`);
+  const count = tokenizers();
+  const samples: Sample[] = [];
+  const add = (text: string, run: string, source: Sample["source"], cls: ContentClass, test: boolean) => {
+    if (!text) return;
+    samples.push({ text, run, source, cls, test, exact: { o200k_base: count.o200k_base(text), cl100k_base: count.cl100k_base(text) } });
+  };
+  const lines = gunzipSync(readFileSync(corpusPath)).toString("utf8").split("\n").filter(Boolean);
+  lines.forEach((line, i) => {
+    const run = JSON.parse(line) as { id: string; messages: { content?: unknown; tool_calls?: { function: { name: string; arguments: string } }[] }[] };
+    const test = (hashText(run.id) & 1n) === 1n;
+    for (const m of run.messages) {
+      if (typeof m.content === "string") add(m.content, run.id, "corpus", contentClass(m.content), test);
+      for (const c of m.tool_calls ?? []) {
+        add(c.function.name, run.id, "corpus", "code", test);
+        add(c.function.arguments, run.id, "corpus", contentClass(c.function.arguments), test);
+      }
+    }
+    if ((i + 1) % 50 === 0) process.stderr.write(`  corpus: ${i + 1}/${lines.length} runs tokenized\n`);
+  });
+  const r = createRng(20261123);
+  for (const kind of TEXT_KINDS) {
+    for (let i = 0; i < 300; i++) {
+      const size = Math.round(40 * Math.exp(r.next() * Math.log(200))); // 40 .. 8000 chars, log-uniform
+      add(generateText(kind as TextKind, size, r), `gen/${kind}/${i}`, "generated", kind as ContentClass, i % 2 === 1);
+    }
+  }
+  return samples;
+}
+
+/** Non-negative least squares on the normal equations G b = h by cyclic coordinate descent. */
+function nnls(G: Float64Array, h: Float64Array, n: number, start?: Float64Array): Float64Array {
+  const b = start ? Float64Array.from(start) : new Float64Array(n);
+  for (let sweep = 0; sweep < 20000; sweep++) {
+    let moved = 0;
+    for (let j = 0; j < n; j++) {
+      const gjj = G[j * n + j];
+      if (gjj <= 0) continue;
+      let gb = 0;
+      for (let k = 0; k < n; k++) gb += G[j * n + k] * b[k];
+      const next = Math.max(0, b[j] + (h[j] - gb) / gjj);
+      moved = Math.max(moved, Math.abs(next - b[j]) * Math.sqrt(gjj));
+      b[j] = next;
+    }
+    if (moved < 1e-9) break;
+  }
+  return b;
+}
+
+/** Minimises sum |x.b - y| / y over the rows (IRLS), b >= 0. */
+function fit(X: Float64Array, y: Float64Array, rows: number[]): Float64Array {
+  const n = FEATURE_COUNT;
+  let b: Float64Array | undefined;
+  let w = rows.map((i) => 1 / (y[i] * y[i]));
+  for (let iter = 0; iter < 30; iter++) {
+    const G = new Float64Array(n * n);
+    const h = new Float64Array(n);
+    rows.forEach((i, r) => {
+      const wi = w[r];
+      const o = i * n;
+      for (let j = 0; j < n; j++) {
+        const xj = X[o + j];
+        if (xj === 0) continue;
+        h[j] += wi * xj * y[i];
+        for (let k = 0; k < n; k++) G[j * n + k] += wi * xj * X[o + k];
+      }
+    });
+    for (let j = 0; j < n; j++) G[j * n + j] += 1e-9 * (G[j * n + j] + 1); // keep unused features at 0
+    b = nnls(G, h, n, b);
+    const bb = b;
+    w = rows.map((i) => {
+      let e = 0;
+      for (let j = 0; j < n; j++) e += X[i * n + j] * bb[j];
+      return 1 / (y[i] * Math.max(Math.abs(e - y[i]), 0.01 * y[i]));
+    });
+  }
+  return b!;
+}
+
+function evaluate(samples: Sample[], X: Float64Array, b: Float64Array, e: Encoding) {
+  const n = FEATURE_COUNT;
+  const est = samples.map((_, i) => {
+    let s = 0;
+    for (let j = 0; j < n; j++) s += X[i * n + j] * b[j];
+    return s;
+  });
+  const mape = (pick: (s: Sample) => boolean) => {
+    let sum = 0;
+    let k = 0;
+    samples.forEach((s, i) => {
+      if (s.exact[e] >= 50 && pick(s)) {
+        sum += Math.abs(est[i] - s.exact[e]) / s.exact[e];
+        k++;
+      }
+    });
+    return { mape: k ? (sum / k) * 100 : NaN, texts: k };
+  };
+  const runTotals = (test: boolean | undefined) => {
+    const byRun = new Map<string, [number, number]>();
+    samples.forEach((s, i) => {
+      if (s.source !== "corpus" || (test !== undefined && s.test !== test)) return;
+      const t = byRun.get(s.run) ?? [0, 0];
+      t[0] += est[i];
+      t[1] += s.exact[e];
+      byRun.set(s.run, t);
+    });
+    const errs = [...byRun.values()].filter(([, x]) => x > 0).map(([a, x]) => Math.abs(a - x) / x);
+    return { mean: (errs.reduce((a, c) => a + c, 0) / errs.length) * 100, max: Math.max(...errs) * 100, runs: errs.length };
+  };
+  let estSum = 0;
+  let exactSum = 0;
+  samples.forEach((s, i) => {
+    if (s.source === "corpus") {
+      estSum += est[i];
+      exactSum += s.exact[e];
+    }
+  });
+  const perClass: Record<string, { corpus: ReturnType<typeof mape>; generated: ReturnType<typeof mape> }> = {};
+  for (const c of kClasses) {
+    perClass[c] = { corpus: mape((s) => s.source === "corpus" && s.test && s.cls === c), generated: mape((s) => s.source === "generated" && s.test && s.cls === c) };
+  }
+  return {
+    perMessage: { all: mape((s) => s.source === "corpus"), heldOut: mape((s) => s.source === "corpus" && s.test), train: mape((s) => s.source === "corpus" && !s.test) },
+    transcripts: { all: runTotals(undefined), heldOut: runTotals(true) },
+    corpusBias: (estSum / exactSum - 1) * 100,
+    perClass,
+  };
+}
+
+const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : "–");
+
+function main(): void {
+  const t0 = Date.now();
+  process.stderr.write("calibrate: tokenizing the corpus and generated texts with js-tiktoken...\n");
+  const samples = loadSamples();
+  const X = new Float64Array(samples.length * FEATURE_COUNT);
+  const counts = getCore().featureCounts(samples.map((s) => s.text));
+  X.set(counts);
+  const train = samples.map((s, i) => (!s.test && s.exact.o200k_base >= 1 ? i : -1)).filter((i) => i >= 0);
+  const weights = {} as Record<Encoding, Float64Array>;
+  const report = {} as Record<Encoding, ReturnType<typeof evaluate>>;
+  for (const e of kEncodings) {
+    const y = Float64Array.from(samples, (s) => s.exact[e]);
+    weights[e] = fit(X, y, train.filter((i) => y[i] >= 1));
+    report[e] = evaluate(samples, X, weights[e], e);
+    process.stderr.write(`  ${e}: per-message MAPE ${f2(report[e].perMessage.heldOut.mape)}% held out, transcripts ${f2(report[e].transcripts.heldOut.mean)}% mean\n`);
+  }
+  const corpusTexts = samples.filter((s) => s.source === "corpus").length;
+  const corpusBytes = samples.filter((s) => s.source === "corpus").reduce((n, s) => n + Buffer.byteLength(s.text), 0);
+  const summary = {
+    date: new Date().toISOString().slice(0, 10),
+    corpus: { texts: corpusTexts, bytes: corpusBytes },
+    generatedTexts: samples.length - corpusTexts,
+    features: FEATURE_NAMES,
+    report,
+  };
+  const fmtW = (w: Float64Array) => `[\n${Array.from(w, (x, j) => `  ${x}, // ${FEATURE_NAMES[j]}`).join("\n")}\n]`;
+  const o = report.o200k_base;
+  writeFileSync(
+    `${root}src/tokens/weights.generated.ts`,
+    `// GENERATED by scripts/calibrate.ts (npm run calibrate) on ${summary.date}: do not edit.
+// Fitted against js-tiktoken on ${corpusTexts} texts (${(corpusBytes / 1e6).toFixed(1)} MB) of ../shared/corpus/dev.jsonl.gz
+// and ${summary.generatedTexts} generated texts; weights are non-negative, no intercept.
+// o200k_base per-message MAPE (texts >= 50 tokens): ${f2(o.perMessage.heldOut.mape)}% held out, ${f2(o.perMessage.all.mape)}% all;
+// whole-transcript error: ${f2(o.transcripts.heldOut.mean)}% mean held out (max ${f2(o.transcripts.heldOut.max)}%), bias ${f2(o.corpusBias)}%.
+
+/** o200k_base weights, one per feature of src/tokens/feature-spec.ts, in its order. */
+export const O200K_WEIGHTS: readonly number[] = ${fmtW(weights.o200k_base)};
+
+/** cl100k_base weights, one per feature of src/tokens/feature-spec.ts, in its order. */
+export const CL100K_WEIGHTS: readonly number[] = ${fmtW(weights.cl100k_base)};
+
+/** What the calibration measured (see bench/results/calibration.json for every figure). */
+export const CALIBRATION = ${JSON.stringify({ date: summary.date, o200k_base: { perMessageMapeHeldOut: o.perMessage.heldOut.mape, transcriptErrorHeldOut: o.transcripts.heldOut.mean }, cl100k_base: { perMessageMapeHeldOut: report.cl100k_base.perMessage.heldOut.mape, transcriptErrorHeldOut: report.cl100k_base.transcripts.heldOut.mean } }, null, 2)} as const;
+`,
+  );
+  mkdirSync(`${root}bench/results`, { recursive: true });
+  writeFileSync(`${root}bench/results/calibration.json`, JSON.stringify(summary, null, 2) + "\n");
+  writeReadme(summary.date, corpusTexts, corpusBytes, summary.generatedTexts, report);
+  process.stderr.write(`calibrate: done in ${((Date.now() - t0) / 1000).toFixed(0)} s; run \`npm run build\` to use the new weights\n`);
+}
+
+function writeReadme(date: string, texts: number, bytes: number, generated: number, report: Record<Encoding, ReturnType<typeof evaluate>>): void {
+  const path = `${root}README.md`;
+  const readme = readFileSync(path, "utf8");
+  const begin = "<!-- estimator:begin -->";
+  const end = "<!-- estimator:end -->";
+  const a = readme.indexOf(begin);
+  const b = readme.indexOf(end);
+  if (a < 0 || b < a) return;
+  const row = (e: Encoding) => {
+    const r = report[e];
+    return `| ${e} | ${f2(r.perMessage.heldOut.mape)}% (${r.perMessage.heldOut.texts}) | ${f2(r.perMessage.all.mape)}% | ${f2(r.transcripts.heldOut.mean)}% / ${f2(r.transcripts.heldOut.max)}% | ${f2(r.transcripts.all.mean)}% | ${f2(r.corpusBias)}% |`;
+  };
+  const cls = (e: Encoding) => `| ${e} | ${kClasses.map((c) => `${f2(report[e].perClass[c].corpus.mape)} / ${f2(report[e].perClass[c].generated.mape)}`).join(" | ")} |`;
+  const md = `Calibrated by \`npm run calibrate\` on ${date} against js-tiktoken: ${texts} corpus texts (${(bytes / 1e6).toFixed(1)} MB)
+and ${generated} generated ones, fitted on half the runs; "held out" is the other half.
+
+| encoding | per-message MAPE, held out (texts ≥ 50 tokens) | all | whole transcript, held out: mean / max | all: mean | corpus bias |
+|---|---:|---:|---:|---:|---:|
+${row("o200k_base")}
+${row("cl100k_base")}
+
+Per content class, per-message MAPE % on held-out texts ≥ 50 tokens, corpus / generated ("–": none of that class):
+
+| encoding | ${kClasses.join(" | ")} |
+|---|${kClasses.map(() => "---:").join("|")}|
+${cls("o200k_base")}
+${cls("cl100k_base")}
+`;
+  writeFileSync(path, `${readme.slice(0, a + begin.length)}\n${md}${readme.slice(b)}`);
+}
+
+main();
