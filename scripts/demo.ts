@@ -73,7 +73,7 @@ function main(): void {
     `  texts measured        ${texts.length.toLocaleString()} (${mb.toFixed(1)} MB UTF-8; generated in ${(tGen / 1000).toFixed(1)} s)`,
     `  hash + estimate pass  ${tMeasure.toFixed(1)} ms  = ${(mb / (tMeasure / 1000)).toFixed(0)} MB/s in one batched WASM pass`,
     `  estimated tokens      o200k_base ${Math.round(o200k).toLocaleString()}   cl100k_base ${Math.round(cl100k).toLocaleString()}`,
-    `  distinct contents     ${distinct.toLocaleString()} of ${texts.length.toLocaleString()} (xxh64 of UTF-16LE), first ${hashToHex(hashes[0])}`,
+    `  distinct contents     ${distinct.toLocaleString()} of ${texts.length.toLocaleString()} (xxh64 content hashes), first ${hashToHex(hashes[0])}`,
     `  exact check (sample)  ${sample.length} texts: exact ${exact.toLocaleString()} vs estimate ${est.toLocaleString()} (${(((est - exact) / exact) * 100).toFixed(2)}%), js-tiktoken took ${(tExact / 1000).toFixed(1)} s`,
     `  run 0                 ${run.length} messages in ${turns.turnCount()} turns; ${toolSteps.length} tool steps in ${grouped.runs.length} category runs:`,
     ...grouped.runs.slice(0, 6).map((r) => `                          steps ${r.start + 1}..${r.start + r.count}: ${r.count} ${r.category}${r.failures ? ` (${r.failures} failed)` : ""}`),

@@ -58,6 +58,23 @@ function instantiatePlain(module: WebAssembly.Module): CoreExports {
   return instance.exports as unknown as CoreExports;
 }
 
+/** Below this mean length (UTF-16 units) a batch's strings are concatenated and written at once. */
+const kConcatBelowUnits = 1024;
+
+/**
+ * Makes V8 flatten a concatenated (cons) string cheaply. Buffer#write of a cons string walks it
+ * at ~2 ns per character, and so do join and the usual flattening idioms (charCodeAt, a regex),
+ * but using the string as a property key internalizes it: V8 copies it flat once (memcpy speed;
+ * strings this long are not hashed char by char) and the original becomes a thin reference to
+ * that copy, which the write then reads at memcpy speed. Measured on Node 20: 1000 strings of
+ * 200 B in 36 us against 81 us for a write each. Correctness never depends on it.
+ */
+function flattenString(s: string): string {
+  const probe: Record<string, number> = {};
+  probe[s] = 0;
+  return s;
+}
+
 /**
  * Writes `s` as UTF-16LE at `at` and returns the bytes written. Buffer#ucs2Write is what
  * Buffer#write(s, at, "utf16le") calls after parsing its arguments; where a Node release lacks
@@ -226,13 +243,21 @@ export class CoreInstance {
       let pos = 0;
       let o = offsets >>> 2;
       u32[o++] = 0;
-      // One Buffer write per string: on Node 20 each costs ~80 ns of binding overhead whatever
-      // its length, and that is the floor; joining strings first is slower (V8 builds the joined
-      // string at ~1 ns per char, against ~0.05 for the write itself).
-      for (let i = first; i < end; i++) {
-        const s = texts[i] as string;
-        if (s.length > 0) pos += writeUtf16(bytes, s, data + pos);
-        u32[o++] = pos;
+      if (count > 1 && units < count * kConcatBelowUnits) {
+        // Short strings: one write of their concatenation (see flattenString) beats a Buffer
+        // write per string, whose binding overhead (~80 ns on Node 20) dominates below ~1 KB.
+        let joined = "";
+        for (let i = first; i < end; i++) {
+          joined += texts[i] as string;
+          u32[o++] = pos += (texts[i] as string).length * 2;
+        }
+        writeUtf16(bytes, flattenString(joined), data);
+      } else {
+        for (let i = first; i < end; i++) {
+          const s = texts[i] as string;
+          if (s.length > 0) pos += writeUtf16(bytes, s, data + pos);
+          u32[o++] = pos;
+        }
       }
       fn({ offsets, data, count, first }, out);
       first = end;
