@@ -1,11 +1,14 @@
 // xxh64 (XXH64 of the xxHash family, Yann Collet) over bytes in linear memory, and the string
-// hash built on it. A string is hashed through one of two byte views, chosen by its content:
-//   - every code unit <= 0xFF (ASCII and Latin-1 text, most of any transcript): XXH64(seed) of
-//     one byte per unit. For ASCII this is the XXH64 of the UTF-8 bytes, the value every other
-//     xxh64 library gives, and it hashes half the bytes of the UTF-16 view.
-//   - otherwise: XXH64(seed ^ UTF16_DOMAIN) of the UTF-16LE code units, lone surrogates kept.
-// The host copies strings in as UTF-16LE (a memcpy-speed Buffer#write); the Latin-1 view is
-// narrowed on the fly by SIMD inside the hash loop, so it costs no extra pass.
+// hash built on it. The host copies strings in as UTF-16LE (a memcpy-speed Buffer#write); the
+// kernel hashes one of two byte views of the code units, narrowing with SIMD on the fly:
+//   - every unit <= 0xFF (ASCII and Latin-1 text): XXH64(seed) of one byte per unit. For ASCII
+//     that is the XXH64 of the UTF-8 bytes, the value any xxh64 library gives.
+//   - otherwise the grouped view, under seed ^ UTF16_DOMAIN: the units in blocks of 32 and
+//     groups of 256 blocks; each group is a 32-byte bitmap of its blocks that hold a unit above
+//     0xFF, then each block as one byte per unit, or as its UTF-16LE bytes where the bitmap says
+//     so. The bitmap makes the view injective; one emoji costs its own block 64 bytes, not the
+//     whole string twice the bytes, and every piece stays a multiple of xxh64's 32-byte stripe.
+// src/core/reference/xxh64.ts builds both views byte by byte: the twin and the definition.
 import { E_BAD_LENGTH, E_BAD_OFFSETS } from "./errors";
 
 const P1: u64 = 0x9E3779B185EBCA87;
@@ -17,7 +20,8 @@ const P5: u64 = 0x27D4EB2F165667C5;
 /** Seed tweak of the UTF-16 view, so the two views never hash the same bytes alike. */
 export const UTF16_DOMAIN: u64 = 0x9E3779B97F4A7C15;
 
-const tail = memory.data(32, 16);
+const tail = memory.data(128, 16);
+const flags = memory.data(32, 16);
 
 // @ts-ignore: decorator
 @inline function round(acc: u64, input: u64): u64 {
@@ -144,10 +148,91 @@ function xxh64Latin1(ptr: usize, units: usize, seed: u64): u64 {
   return finish(h + <u64>units, tail, t);
 }
 
+/** Block b of the units at ptr (n units, n <= 32) holds a unit above 0xFF. */
+// @ts-ignore: decorator
+@inline function wideBlock(q: usize, n: usize): bool {
+  if (n == 32) {
+    const any = v128.or(v128.or(v128.load(q), v128.load(q, 16)), v128.or(v128.load(q, 32), v128.load(q, 48)));
+    return v128.any_true(v128.and(any, i16x8.splat(<i16>0xff00)));
+  }
+  for (let i: usize = 0; i < n; i++) if (load<u16>(q + (i << 1)) > 0xff) return true;
+  return false;
+}
+
+/** XXH64 of the grouped view (see the top of this file) of `units` code units at ptr. */
+function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
+  let v1 = seed + P1 + P2;
+  let v2 = seed + P2;
+  let v3 = seed;
+  let v4 = seed - P1;
+  let fed: u64 = 0;
+  let tailLen: usize = 0;
+  const blocks = (units + 31) >> 5;
+  for (let g0: usize = 0; g0 < blocks; g0 += 256) {
+    const gEnd = min(blocks, g0 + 256);
+    memory.fill(flags, 0, 32);
+    for (let b = g0; b < gEnd; b++) {
+      if (wideBlock(ptr + (b << 6), min<usize>(32, units - (b << 5)))) {
+        const at = flags + ((b - g0) >> 3);
+        store<u8>(at, load<u8>(at) | <u8>(<u32>1 << <u32>((b - g0) & 7)));
+      }
+    }
+    v1 = round(v1, load<u64>(flags));
+    v2 = round(v2, load<u64>(flags, 8));
+    v3 = round(v3, load<u64>(flags, 16));
+    v4 = round(v4, load<u64>(flags, 24));
+    fed += 32;
+    for (let b = g0; b < gEnd; b++) {
+      const q = ptr + (b << 6);
+      const n = min<usize>(32, units - (b << 5));
+      const wide = (load<u8>(flags + ((b - g0) >> 3)) >> <u8>((b - g0) & 7)) & 1;
+      if (n == 32) {
+        if (wide) {
+          v1 = round(v1, load<u64>(q));
+          v2 = round(v2, load<u64>(q, 8));
+          v3 = round(v3, load<u64>(q, 16));
+          v4 = round(v4, load<u64>(q, 24));
+          v1 = round(v1, load<u64>(q, 32));
+          v2 = round(v2, load<u64>(q, 40));
+          v3 = round(v3, load<u64>(q, 48));
+          v4 = round(v4, load<u64>(q, 56));
+          fed += 64;
+        } else {
+          const n0 = i8x16.narrow_i16x8_u(v128.load(q), v128.load(q, 16));
+          const n1 = i8x16.narrow_i16x8_u(v128.load(q, 32), v128.load(q, 48));
+          v1 = round(v1, i64x2.extract_lane(n0, 0));
+          v2 = round(v2, i64x2.extract_lane(n0, 1));
+          v3 = round(v3, i64x2.extract_lane(n1, 0));
+          v4 = round(v4, i64x2.extract_lane(n1, 1));
+          fed += 32;
+        }
+      } else if (wide) {
+        memory.copy(tail, q, n << 1);
+        tailLen = n << 1;
+      } else {
+        for (let i: usize = 0; i < n; i++) store<u8>(tail + i, <u8>load<u16>(q + (i << 1)));
+        tailLen = n;
+      }
+    }
+  }
+  let t = tail;
+  if (tailLen >= 32) {
+    v1 = round(v1, load<u64>(t));
+    v2 = round(v2, load<u64>(t, 8));
+    v3 = round(v3, load<u64>(t, 16));
+    v4 = round(v4, load<u64>(t, 24));
+    fed += 32;
+    t += 32;
+    tailLen -= 32;
+  }
+  const h = converge(v1, v2, v3, v4) + fed + <u64>tailLen;
+  return finish(h, t, t + tailLen);
+}
+
 /** The string hash of `units` UTF-16 code units at p (see the top of this file). */
 export function hashString(p: usize, units: usize, seed: u64): u64 {
   const h = xxh64Latin1(p, units, seed);
-  return latin1Ok ? h : xxh64(p, units << 1, seed ^ UTF16_DOMAIN);
+  return latin1Ok ? h : xxh64Grouped(p, units, seed ^ UTF16_DOMAIN);
 }
 
 /**

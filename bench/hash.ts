@@ -28,8 +28,11 @@ export async function hashCases(): Promise<Case[]> {
     } else {
       const text = mixedText(size.bytes, 29);
       const bytes = Buffer.byteLength(text);
+      // The same size as pure ASCII: the Latin-1 view, one byte per unit through xxh64.
+      const ascii = text.replace(/[^\x00-\x7f]/g, "?");
       cases.push(
         { group, name: "ctxfold wasm", bytes, fn: () => core.hashStrings([text]) },
+        { group, name: "ctxfold wasm, ASCII text", bytes: ascii.length, fn: () => core.hashStrings([ascii]) },
         { group, name: "ctxfold ts twin", bytes, fn: () => hashStringReference(text) },
         { group, name: "xxhash-wasm h64", bytes, fn: () => h64(text) },
         { group, name: "node:crypto sha1", bytes, fn: () => cryptoHash("sha1", text) },
