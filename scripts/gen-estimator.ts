@@ -9,7 +9,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { kClassIds, kFeatureSpec, type ClassName, type Term } from "../src/tokens/feature-spec.js";
+import { kBracketChars, kClassGroups, kClassIds, kFeatureSpec, kQuoteChars, type ClassName, type GroupName, type Term } from "../src/tokens/feature-spec.js";
 
 // Runs from dist/scripts (npm run gen) or scripts/ (tests import the emitters).
 const root = fileURLToPath(new URL(import.meta.url.includes("/dist/") ? "../../" : "../", import.meta.url));
@@ -32,11 +32,18 @@ for (const f of kFeatureSpec) {
 // per-feature cost is a few scalar ops per 64 units, so features are cheap and classes are
 // what costs.
 
-const kAsciiClasses: ClassName[] = ["LO", "UP", "DG", "SP", "NL", "CT", "PU"];
-const kWideClasses: ClassName[] = ["LX", "AL", "CJ", "HS", "LS", "SY"];
+const kAsciiClasses: ClassName[] = ["LO", "UP", "DG", "SP", "NL", "CT", "PQ", "PB", "PO"];
+const kWideClasses: ClassName[] = ["LX", "AL", "HG", "CJ", "HS", "LS", "SY"];
 
-/** A u64 mask name for a set of classes or chars. */
-const setKey = (t: Term) => (t.classes ? "c_" + [...t.classes].sort().join("_") : "ch_" + [...t.chars!].map((c) => c.charCodeAt(0)).join("_"));
+/** The classes a term names, groups expanded. */
+function termClasses(t: Term): ClassName[] {
+  const out = new Set<ClassName>();
+  for (const x of t.classes ?? []) for (const c of x in kClassGroups ? kClassGroups[x as GroupName] : [x as ClassName]) out.add(c);
+  return [...out].sort((a, b) => kClassIds[a] - kClassIds[b]);
+}
+
+/** A u64 mask name for a term's set (its classes and chars). */
+const setKey = (t: Term) => ["s", ...termClasses(t), ...[...(t.chars ?? "")].map((c) => `u${c.charCodeAt(0)}`)].join("_");
 
 function byteCompare(cls: ClassName, v: string): string {
   switch (cls) {
@@ -47,8 +54,18 @@ function byteCompare(cls: ClassName, v: string): string {
     case "NL": return `v128.or(i8x16.eq(${v}, i8x16.splat(10)), i8x16.eq(${v}, i8x16.splat(13)))`;
     // Controls below 32 (newlines are removed in scalar code) and DEL.
     case "CT": return `v128.or(i8x16.lt_u(${v}, i8x16.splat(32)), i8x16.eq(${v}, i8x16.splat(127)))`;
+    case "PQ": return charsCompare(kQuoteChars, v);
+    case "PB": return charsCompare(kBracketChars, v);
     default: throw new Error(`no byte compare for ${cls}`);
   }
+}
+
+function charsCompare(chars: string, v: string): string {
+  return [...chars].map((ch) => {
+    const code = ch.charCodeAt(0);
+    if (code >= 0x80 || code === 0) throw new Error(`feature-spec: char terms take printable ASCII only, got U+${code.toString(16)}`);
+    return `i8x16.eq(${v}, i8x16.splat(${code}))`;
+  }).reduce((a, b) => `v128.or(${a}, ${b})`);
 }
 
 function wideCompare(cls: ClassName, v: string): string {
@@ -56,7 +73,8 @@ function wideCompare(cls: ClassName, v: string): string {
   switch (cls) {
     case "LX": return r(0x80, 0x370);
     case "AL": return r(0x370, 0x2000);
-    case "CJ": return `v128.or(v128.or(${r(0x2e80, 0xa000)}, ${r(0xac00, 0xd7b0)}), v128.or(${r(0xf900, 0xfb00)}, ${r(0xff00, 0xfff0)}))`;
+    case "HG": return r(0xac00, 0xd7b0);
+    case "CJ": return `v128.or(${r(0x2e80, 0xa000)}, v128.or(${r(0xf900, 0xfb00)}, ${r(0xff00, 0xfff0)}))`;
     case "HS": return r(0xd800, 0xdc00);
     case "LS": return r(0xdc00, 0xe000);
     default: throw new Error(`no wide compare for ${cls}`);
@@ -66,9 +84,9 @@ function wideCompare(cls: ClassName, v: string): string {
 export function emitAssembly(): string {
   const F = kFeatureSpec.length;
   const allTerms = kFeatureSpec.flatMap((f) => f.terms);
-  const used = new Set<ClassName>(allTerms.flatMap((t) => t.classes ?? []));
-  // PU and SY are complements, so they need the classes they are the complement of.
-  if (used.has("PU")) for (const c of kAsciiClasses) used.add(c);
+  const used = new Set<ClassName>(allTerms.flatMap(termClasses));
+  // PO and SY are complements, so they need the classes they are the complement of.
+  if (used.has("PO")) for (const c of kAsciiClasses) used.add(c);
   if (used.has("SY")) for (const c of kWideClasses) used.add(c);
   if (used.has("CT")) used.add("NL");
   const sets = new Map<string, Term>();
@@ -97,7 +115,7 @@ export function emitAssembly(): string {
   w(`export function countFeaturesSimd(data: usize, units: i32, out: usize, scratch: usize): void {`);
   for (let f = 0; f < F; f++) w(`  let n${f}: u64 = 0;`);
   // Before the text every position is class ST: a set with ST starts with all bits carried in.
-  for (const set of carried) w(`  let prev_${set}: u64 = ${sets.get(set)!.classes?.includes("ST") ? "~<u64>0" : "0"};`);
+  for (const set of carried) w(`  let prev_${set}: u64 = ${termClasses(sets.get(set)!).includes("ST") ? "~<u64>0" : "0"};`);
   w(`  const blocks = (units + 63) >> 6;`);
   w(`  for (let b = 0; b < blocks; b++) {`);
   w(`    let p = data + (<usize>b << 7);`);
@@ -111,7 +129,7 @@ export function emitAssembly(): string {
   w(`    }`);
   for (let i = 0; i < 8; i++) w(`    const u${i} = v128.load(p, ${i * 16});`);
   for (let i = 0; i < 4; i++) w(`    const b${i} = i8x16.narrow_i16x8_u(u${2 * i}, u${2 * i + 1});`);
-  const ascii = kAsciiClasses.filter((c) => used.has(c) && c !== "PU");
+  const ascii = kAsciiClasses.filter((c) => used.has(c) && c !== "PO");
   for (const c of ascii) {
     w(`    let m_${c}: u64 = ${[0, 1, 2, 3].map((i) => `bits16(${byteCompare(c, `b${i}`)}, ${16 * i})`).join(" | ")};`);
   }
@@ -126,18 +144,13 @@ export function emitAssembly(): string {
   for (const c of ascii) w(`      m_${c} &= ~wide;`);
   w(`    }`);
   if (used.has("CT")) w(`    m_CT &= ~m_NL;`);
-  if (used.has("PU")) w(`    const m_PU: u64 = ~(${ascii.map((c) => `m_${c}`).join(" | ")} | wide);`);
+  if (used.has("PO")) w(`    const m_PO: u64 = ~(${ascii.map((c) => `m_${c}`).join(" | ")} | wide);`);
   if (used.has("SY")) w(`    const m_SY: u64 = wide & ~(${wide.map((c) => `m_${c}`).join(" | ")});`);
   // Sets: unions of classes, or chars; masked to the text's units (terms at 0 are what count).
   for (const [key, t] of sets) {
-    let expr: string;
-    if (t.chars) {
-      expr = [0, 1, 2, 3].map((i) => `bits16(${[...t.chars!].map((ch) => `i8x16.eq(b${i}, i8x16.splat(${ch.charCodeAt(0)}))`).reduce((x, y) => `v128.or(${x}, ${y})`)}, ${16 * i})`).join(" | ");
-    } else {
-      const real = t.classes!.filter((c) => c !== "ST");
-      expr = real.length ? real.map((c) => `m_${c}`).join(" | ") : "0";
-    }
-    w(`    const ${key}: u64 = (${expr}) & valid;`);
+    const parts = termClasses(t).filter((c) => c !== "ST").map((c) => `m_${c}`);
+    if (t.chars) parts.push([0, 1, 2, 3].map((i) => `bits16(${charsCompare(t.chars!, `b${i}`)}, ${16 * i})`).join(" | "));
+    w(`    const ${key}: u64 = (${parts.length ? parts.join(" | ") : "0"}) & valid;`);
   }
   for (const [name, { set, k }] of shifted) w(`    const ${name}: u64 = (${set} << ${k}) | (prev_${set} >> ${64 - k});`);
   kFeatureSpec.forEach((f, i) => {
@@ -158,9 +171,8 @@ export function emitAssembly(): string {
 // TypeScript twin: the same predicates, one code unit at a time.
 
 function tsTerm(t: Term): string {
-  let e: string;
-  if (t.chars) e = [...t.chars].map((ch) => `u${t.at} === ${ch.charCodeAt(0)}`).join(" || ");
-  else e = t.classes!.map((c) => `c${t.at} === ${kClassIds[c]}`).join(" || ");
+  const alts = [...termClasses(t).map((c) => `c${t.at} === ${kClassIds[c]}`), ...[...(t.chars ?? "")].map((ch) => `u${t.at} === ${ch.charCodeAt(0)}`)];
+  const e = alts.length ? alts.join(" || ") : "false";
   return t.not ? `!(${e})` : `(${e})`;
 }
 

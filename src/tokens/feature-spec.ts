@@ -3,23 +3,24 @@
  * the SIMD kernel (assembly/estimate-features.generated.ts) and its scalar twin
  * (src/tokens/features.generated.ts).
  *
- * A feature counts the code units i of a text for which every term holds. A term looks at the
- * unit `at` positions back (0 = unit i itself) and asks for its class (src/tokens/classify.ts)
- * to be one of `classes`, or for the unit to be one of the printable ASCII `chars`; `not`
- * negates it. Before the text's first unit every position has class ST. Every feature's first
- * term must be at 0 and positive: padding after the text then never counts.
+ * A feature counts the code units i of a text (0 <= i < length) at which every term holds. A
+ * term looks at the unit `at` positions back (0 = unit i itself, at most 7) and asks for it to
+ * be of one of `classes` (src/tokens/classify.ts; groups expand to their classes) or one of the
+ * printable ASCII `chars`; `not` negates it. Positions before the text have class ST, so a
+ * text's counts never depend on what precedes it in a larger string, and `1:!L` holds at i = 0.
+ * Every feature's first term is positive and at 0, so padding after the text never counts.
  *
- * The estimate of a text is the dot product of its counts with non-negative fitted weights and
- * no intercept (scripts/calibrate.ts), so estimates add up over concatenation up to the few
- * features that straddle the seam.
+ * The estimate is the dot product of the counts with non-negative fitted weights and no
+ * intercept (scripts/calibrate.ts), so estimates add up over concatenation except for the few
+ * terms that look across the seam.
  */
-import { kClassIds, type ClassName } from "./classify.js";
+import { kBracketChars, kClassGroups, kClassIds, kQuoteChars, type ClassName, type GroupName } from "./classify.js";
 
-export { kClassIds, type ClassName };
+export { kBracketChars, kClassGroups, kClassIds, kQuoteChars, type ClassName, type GroupName };
 
 export interface Term {
   at: number;
-  classes?: readonly ClassName[];
+  classes?: readonly (ClassName | GroupName)[];
   chars?: string;
   not?: boolean;
 }
@@ -29,38 +30,45 @@ export interface Feature {
   terms: readonly Term[];
 }
 
-const L: ClassName[] = ["LO", "UP"];
-const is = (at: number, ...classes: ClassName[]): Term => ({ at, classes });
-const isnt = (at: number, ...classes: ClassName[]): Term => ({ at, classes, not: true });
-const run = (name: string, classes: ClassName[], k: number): Feature => ({
-  name,
-  terms: Array.from({ length: k }, (_, j) => is(j, ...classes)),
-});
+/** Names a term may use: classes, groups, and two char sets that are not classes. */
+type Name = ClassName | GroupName | "SLASH" | "TICK";
+const kCharNames: Partial<Record<Name, string>> = { SLASH: "/\\", TICK: "`" };
+
+function term(at: number, names: Name[], not: boolean): Term {
+  const classes = names.filter((x) => !(x in kCharNames)) as (ClassName | GroupName)[];
+  const chars = names.map((x) => kCharNames[x] ?? "").join("");
+  return { at, ...(classes.length ? { classes } : {}), ...(chars ? { chars } : {}), ...(not ? { not } : {}) };
+}
+/** The unit `at` back is one of `names`. */
+const t = (at: number, ...names: Name[]): Term => term(at, names, false);
+/** The unit `at` back is none of `names`. */
+const n = (at: number, ...names: Name[]): Term => term(at, names, true);
+const f = (name: string, ...terms: Term[]): Feature => ({ name, terms });
 
 export const kFeatureSpec: readonly Feature[] = [
-  { name: "n_lo", terms: [is(0, "LO")] },
-  { name: "n_up", terms: [is(0, "UP")] },
-  { name: "n_dg", terms: [is(0, "DG")] },
-  { name: "n_sp", terms: [is(0, "SP")] },
-  { name: "n_nl", terms: [is(0, "NL")] },
-  { name: "n_ct", terms: [is(0, "CT")] },
-  { name: "n_pu", terms: [is(0, "PU")] },
-  { name: "n_lx", terms: [is(0, "LX")] },
-  { name: "n_al", terms: [is(0, "AL")] },
-  { name: "n_cj", terms: [is(0, "CJ")] },
-  { name: "n_hs", terms: [is(0, "HS")] },
-  { name: "n_sy", terms: [is(0, "SY")] },
-  { name: "L_start", terms: [is(0, ...L), isnt(1, ...L)] },
-  { name: "camel", terms: [is(0, "UP"), is(1, "LO")] },
-  run("L_run4", L, 4),
-  run("L_run8", L, 8),
-  { name: "D_start", terms: [is(0, "DG"), isnt(1, "DG")] },
-  run("D_run4", ["DG"], 4),
-  { name: "SP_cont", terms: [is(0, "SP"), is(1, "SP")] },
-  { name: "PU_start", terms: [is(0, "PU"), isnt(1, "PU")] },
-  { name: "PU_cont", terms: [is(0, "PU"), is(1, "PU")] },
-  { name: "NL_start", terms: [is(0, "NL"), isnt(1, "NL")] },
-  { name: "quote", terms: [{ at: 0, chars: "\"'`" }] },
-  { name: "lx_start", terms: [is(0, "LX"), isnt(1, "LX")] },
-  { name: "al_start", terms: [is(0, "AL"), isnt(1, "AL")] },
+  f("n_lo", t(0, "LO")),
+  f("n_up", t(0, "UP")),
+  f("n_dg", t(0, "DG")),
+  f("n_sp", t(0, "SP")),
+  f("n_nl", t(0, "NL")),
+  f("n_ct", t(0, "CT")),
+  f("n_pu", t(0, "PU")),
+  f("n_lx", t(0, "LX")),
+  f("n_al", t(0, "AL")),
+  f("n_cj", t(0, "CJ", "HG")),
+  f("n_hs", t(0, "HS")),
+  f("n_sy", t(0, "SY")),
+  f("L_start", t(0, "L"), n(1, "L")),
+  f("camel", t(0, "UP"), t(1, "LO")),
+  f("L_run4", t(0, "L"), t(1, "L"), t(2, "L"), t(3, "L")),
+  f("L_run8", t(0, "L"), t(1, "L"), t(2, "L"), t(3, "L"), t(4, "L"), t(5, "L"), t(6, "L"), t(7, "L")),
+  f("D_start", t(0, "DG"), n(1, "DG")),
+  f("D_run4", t(0, "DG"), t(1, "DG"), t(2, "DG"), t(3, "DG")),
+  f("SP_cont", t(0, "SP"), t(1, "SP")),
+  f("PU_start", t(0, "PU"), n(1, "PU")),
+  f("PU_cont", t(0, "PU"), t(1, "PU")),
+  f("NL_start", t(0, "NL"), n(1, "NL")),
+  f("quote", t(0, "PQ")),
+  f("lx_start", t(0, "LX"), n(1, "LX")),
+  f("al_start", t(0, "AL"), n(1, "AL")),
 ];

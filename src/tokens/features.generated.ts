@@ -32,12 +32,12 @@ export function countFeatures(s: string, start: number, end: number, out: Uint32
     if ((c0 === 4)) out[outOffset + 3]++; // n_sp
     if ((c0 === 5)) out[outOffset + 4]++; // n_nl
     if ((c0 === 6)) out[outOffset + 5]++; // n_ct
-    if ((c0 === 7)) out[outOffset + 6]++; // n_pu
-    if ((c0 === 8)) out[outOffset + 7]++; // n_lx
-    if ((c0 === 9)) out[outOffset + 8]++; // n_al
-    if ((c0 === 10)) out[outOffset + 9]++; // n_cj
-    if ((c0 === 11)) out[outOffset + 10]++; // n_hs
-    if ((c0 === 13)) out[outOffset + 11]++; // n_sy
+    if ((c0 === 7 || c0 === 8 || c0 === 9)) out[outOffset + 6]++; // n_pu
+    if ((c0 === 10)) out[outOffset + 7]++; // n_lx
+    if ((c0 === 11)) out[outOffset + 8]++; // n_al
+    if ((c0 === 12 || c0 === 13)) out[outOffset + 9]++; // n_cj
+    if ((c0 === 14)) out[outOffset + 10]++; // n_hs
+    if ((c0 === 16)) out[outOffset + 11]++; // n_sy
     if ((c0 === 1 || c0 === 2) && !(c1 === 1 || c1 === 2)) out[outOffset + 12]++; // L_start
     if ((c0 === 2) && (c1 === 1)) out[outOffset + 13]++; // camel
     if ((c0 === 1 || c0 === 2) && (c1 === 1 || c1 === 2) && (c2 === 1 || c2 === 2) && (c3 === 1 || c3 === 2)) out[outOffset + 14]++; // L_run4
@@ -45,11 +45,11 @@ export function countFeatures(s: string, start: number, end: number, out: Uint32
     if ((c0 === 3) && !(c1 === 3)) out[outOffset + 16]++; // D_start
     if ((c0 === 3) && (c1 === 3) && (c2 === 3) && (c3 === 3)) out[outOffset + 17]++; // D_run4
     if ((c0 === 4) && (c1 === 4)) out[outOffset + 18]++; // SP_cont
-    if ((c0 === 7) && !(c1 === 7)) out[outOffset + 19]++; // PU_start
-    if ((c0 === 7) && (c1 === 7)) out[outOffset + 20]++; // PU_cont
+    if ((c0 === 7 || c0 === 8 || c0 === 9) && !(c1 === 7 || c1 === 8 || c1 === 9)) out[outOffset + 19]++; // PU_start
+    if ((c0 === 7 || c0 === 8 || c0 === 9) && (c1 === 7 || c1 === 8 || c1 === 9)) out[outOffset + 20]++; // PU_cont
     if ((c0 === 5) && !(c1 === 5)) out[outOffset + 21]++; // NL_start
-    if ((u0 === 34 || u0 === 39 || u0 === 96)) out[outOffset + 22]++; // quote
-    if ((c0 === 8) && !(c1 === 8)) out[outOffset + 23]++; // lx_start
-    if ((c0 === 9) && !(c1 === 9)) out[outOffset + 24]++; // al_start
+    if ((c0 === 7)) out[outOffset + 22]++; // quote
+    if ((c0 === 10) && !(c1 === 10)) out[outOffset + 23]++; // lx_start
+    if ((c0 === 11) && !(c1 === 11)) out[outOffset + 24]++; // al_start
   }
 }
