@@ -11,7 +11,7 @@
   return <u64>i16x8.bitmask(m) << <u64>at;
 }
 
-export const FEATURE_COUNT: i32 = 25;
+export const FEATURE_COUNT: i32 = 33;
 
 /**
  * Adds the feature counts of the `units` UTF-16 code units at `data` to the u32 counters at
@@ -44,14 +44,30 @@ export function countFeaturesSimd(data: usize, units: i32, out: usize, scratch: 
   let n22: u64 = 0;
   let n23: u64 = 0;
   let n24: u64 = 0;
-  let prev_s_LO_UP: u64 = 0;
-  let prev_s_LO: u64 = 0;
-  let prev_s_DG: u64 = 0;
+  let n25: u64 = 0;
+  let n26: u64 = 0;
+  let n27: u64 = 0;
+  let n28: u64 = 0;
+  let n29: u64 = 0;
+  let n30: u64 = 0;
+  let n31: u64 = 0;
+  let n32: u64 = 0;
   let prev_s_SP: u64 = 0;
+  let prev_s_ST_NL_CT: u64 = ~<u64>0;
+  let prev_s_DG: u64 = 0;
   let prev_s_PQ_PB_PO: u64 = 0;
+  let prev_s_LO: u64 = 0;
+  let prev_s_UP: u64 = 0;
+  let prev_s_LO_UP: u64 = 0;
+  let prev_s_PB: u64 = 0;
+  let prev_s_PO: u64 = 0;
   let prev_s_NL: u64 = 0;
+  let prev_s_SP_CT: u64 = 0;
+  let prev_s_NL_PQ_PB_PO: u64 = 0;
   let prev_s_LX: u64 = 0;
-  let prev_s_AL: u64 = 0;
+  let prev_s_LO_UP_LX_CY_RT_BR_HG_CJ: u64 = 0;
+  let prev_s_HG_CJ: u64 = 0;
+  let prev_s_HS: u64 = 0;
   const blocks = (units + 63) >> 6;
   for (let b = 0; b < blocks; b++) {
     let p = data + (<usize>b << 7);
@@ -86,7 +102,9 @@ export function countFeaturesSimd(data: usize, units: i32, out: usize, scratch: 
     const any = v128.or(v128.or(v128.or(u0, u1), v128.or(u2, u3)), v128.or(v128.or(u4, u5), v128.or(u6, u7)));
     let wide: u64 = 0;
     let m_LX: u64 = 0;
-    let m_AL: u64 = 0;
+    let m_CY: u64 = 0;
+    let m_RT: u64 = 0;
+    let m_BR: u64 = 0;
     let m_HG: u64 = 0;
     let m_CJ: u64 = 0;
     let m_HS: u64 = 0;
@@ -95,7 +113,9 @@ export function countFeaturesSimd(data: usize, units: i32, out: usize, scratch: 
       const hi = i16x8.splat(<i16>0xff80);
       wide = bits8(i16x8.ne(v128.and(u0, hi), i16x8.splat(0)), 0) | bits8(i16x8.ne(v128.and(u1, hi), i16x8.splat(0)), 8) | bits8(i16x8.ne(v128.and(u2, hi), i16x8.splat(0)), 16) | bits8(i16x8.ne(v128.and(u3, hi), i16x8.splat(0)), 24) | bits8(i16x8.ne(v128.and(u4, hi), i16x8.splat(0)), 32) | bits8(i16x8.ne(v128.and(u5, hi), i16x8.splat(0)), 40) | bits8(i16x8.ne(v128.and(u6, hi), i16x8.splat(0)), 48) | bits8(i16x8.ne(v128.and(u7, hi), i16x8.splat(0)), 56);
       m_LX = bits8(i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>128)), i16x8.splat(<i16>752)), 0) | bits8(i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>128)), i16x8.splat(<i16>752)), 8) | bits8(i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>128)), i16x8.splat(<i16>752)), 16) | bits8(i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>128)), i16x8.splat(<i16>752)), 24) | bits8(i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>128)), i16x8.splat(<i16>752)), 32) | bits8(i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>128)), i16x8.splat(<i16>752)), 40) | bits8(i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>128)), i16x8.splat(<i16>752)), 48) | bits8(i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>128)), i16x8.splat(<i16>752)), 56);
-      m_AL = bits8(i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>880)), i16x8.splat(<i16>7312)), 0) | bits8(i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>880)), i16x8.splat(<i16>7312)), 8) | bits8(i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>880)), i16x8.splat(<i16>7312)), 16) | bits8(i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>880)), i16x8.splat(<i16>7312)), 24) | bits8(i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>880)), i16x8.splat(<i16>7312)), 32) | bits8(i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>880)), i16x8.splat(<i16>7312)), 40) | bits8(i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>880)), i16x8.splat(<i16>7312)), 48) | bits8(i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>880)), i16x8.splat(<i16>7312)), 56);
+      m_CY = bits8(i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>880)), i16x8.splat(<i16>448)), 0) | bits8(i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>880)), i16x8.splat(<i16>448)), 8) | bits8(i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>880)), i16x8.splat(<i16>448)), 16) | bits8(i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>880)), i16x8.splat(<i16>448)), 24) | bits8(i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>880)), i16x8.splat(<i16>448)), 32) | bits8(i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>880)), i16x8.splat(<i16>448)), 40) | bits8(i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>880)), i16x8.splat(<i16>448)), 48) | bits8(i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>880)), i16x8.splat(<i16>448)), 56);
+      m_RT = bits8(i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>1328)), i16x8.splat(<i16>720)), 0) | bits8(i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>1328)), i16x8.splat(<i16>720)), 8) | bits8(i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>1328)), i16x8.splat(<i16>720)), 16) | bits8(i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>1328)), i16x8.splat(<i16>720)), 24) | bits8(i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>1328)), i16x8.splat(<i16>720)), 32) | bits8(i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>1328)), i16x8.splat(<i16>720)), 40) | bits8(i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>1328)), i16x8.splat(<i16>720)), 48) | bits8(i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>1328)), i16x8.splat(<i16>720)), 56);
+      m_BR = bits8(i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>2048)), i16x8.splat(<i16>6144)), 0) | bits8(i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>2048)), i16x8.splat(<i16>6144)), 8) | bits8(i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>2048)), i16x8.splat(<i16>6144)), 16) | bits8(i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>2048)), i16x8.splat(<i16>6144)), 24) | bits8(i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>2048)), i16x8.splat(<i16>6144)), 32) | bits8(i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>2048)), i16x8.splat(<i16>6144)), 40) | bits8(i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>2048)), i16x8.splat(<i16>6144)), 48) | bits8(i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>2048)), i16x8.splat(<i16>6144)), 56);
       m_HG = bits8(i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>44032)), i16x8.splat(<i16>11184)), 0) | bits8(i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>44032)), i16x8.splat(<i16>11184)), 8) | bits8(i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>44032)), i16x8.splat(<i16>11184)), 16) | bits8(i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>44032)), i16x8.splat(<i16>11184)), 24) | bits8(i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>44032)), i16x8.splat(<i16>11184)), 32) | bits8(i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>44032)), i16x8.splat(<i16>11184)), 40) | bits8(i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>44032)), i16x8.splat(<i16>11184)), 48) | bits8(i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>44032)), i16x8.splat(<i16>11184)), 56);
       m_CJ = bits8(v128.or(i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>11904)), i16x8.splat(<i16>29056)), v128.or(i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>63744)), i16x8.splat(<i16>512)), i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>65280)), i16x8.splat(<i16>240)))), 0) | bits8(v128.or(i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>11904)), i16x8.splat(<i16>29056)), v128.or(i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>63744)), i16x8.splat(<i16>512)), i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>65280)), i16x8.splat(<i16>240)))), 8) | bits8(v128.or(i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>11904)), i16x8.splat(<i16>29056)), v128.or(i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>63744)), i16x8.splat(<i16>512)), i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>65280)), i16x8.splat(<i16>240)))), 16) | bits8(v128.or(i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>11904)), i16x8.splat(<i16>29056)), v128.or(i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>63744)), i16x8.splat(<i16>512)), i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>65280)), i16x8.splat(<i16>240)))), 24) | bits8(v128.or(i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>11904)), i16x8.splat(<i16>29056)), v128.or(i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>63744)), i16x8.splat(<i16>512)), i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>65280)), i16x8.splat(<i16>240)))), 32) | bits8(v128.or(i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>11904)), i16x8.splat(<i16>29056)), v128.or(i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>63744)), i16x8.splat(<i16>512)), i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>65280)), i16x8.splat(<i16>240)))), 40) | bits8(v128.or(i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>11904)), i16x8.splat(<i16>29056)), v128.or(i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>63744)), i16x8.splat(<i16>512)), i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>65280)), i16x8.splat(<i16>240)))), 48) | bits8(v128.or(i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>11904)), i16x8.splat(<i16>29056)), v128.or(i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>63744)), i16x8.splat(<i16>512)), i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>65280)), i16x8.splat(<i16>240)))), 56);
       m_HS = bits8(i16x8.lt_u(i16x8.sub(u0, i16x8.splat(<i16>55296)), i16x8.splat(<i16>1024)), 0) | bits8(i16x8.lt_u(i16x8.sub(u1, i16x8.splat(<i16>55296)), i16x8.splat(<i16>1024)), 8) | bits8(i16x8.lt_u(i16x8.sub(u2, i16x8.splat(<i16>55296)), i16x8.splat(<i16>1024)), 16) | bits8(i16x8.lt_u(i16x8.sub(u3, i16x8.splat(<i16>55296)), i16x8.splat(<i16>1024)), 24) | bits8(i16x8.lt_u(i16x8.sub(u4, i16x8.splat(<i16>55296)), i16x8.splat(<i16>1024)), 32) | bits8(i16x8.lt_u(i16x8.sub(u5, i16x8.splat(<i16>55296)), i16x8.splat(<i16>1024)), 40) | bits8(i16x8.lt_u(i16x8.sub(u6, i16x8.splat(<i16>55296)), i16x8.splat(<i16>1024)), 48) | bits8(i16x8.lt_u(i16x8.sub(u7, i16x8.splat(<i16>55296)), i16x8.splat(<i16>1024)), 56);
@@ -111,70 +131,113 @@ export function countFeaturesSimd(data: usize, units: i32, out: usize, scratch: 
     }
     m_CT &= ~m_NL;
     const m_PO: u64 = ~(m_LO | m_UP | m_DG | m_SP | m_NL | m_CT | m_PQ | m_PB | wide);
-    const m_SY: u64 = wide & ~(m_LX | m_AL | m_HG | m_CJ | m_HS | m_LS);
-    const s_LO: u64 = (m_LO) & valid;
-    const s_UP: u64 = (m_UP) & valid;
-    const s_DG: u64 = (m_DG) & valid;
+    const m_SY: u64 = wide & ~(m_LX | m_CY | m_RT | m_BR | m_HG | m_CJ | m_HS | m_LS);
+    const s_LO_UP: u64 = (m_LO | m_UP) & valid;
     const s_SP: u64 = (m_SP) & valid;
-    const s_NL: u64 = (m_NL) & valid;
-    const s_CT: u64 = (m_CT) & valid;
+    const s_ST_NL_CT: u64 = (m_NL | m_CT) & valid;
+    const s_DG: u64 = (m_DG) & valid;
     const s_PQ_PB_PO: u64 = (m_PQ | m_PB | m_PO) & valid;
+    const s_UP: u64 = (m_UP) & valid;
+    const s_LO: u64 = (m_LO) & valid;
+    const s_PB: u64 = (m_PB) & valid;
+    const s_PO: u64 = (m_PO) & valid;
+    const s_NL: u64 = (m_NL) & valid;
+    const s_u47_u92: u64 = (bits16(v128.or(i8x16.eq(b0, i8x16.splat(47)), i8x16.eq(b0, i8x16.splat(92))), 0) | bits16(v128.or(i8x16.eq(b1, i8x16.splat(47)), i8x16.eq(b1, i8x16.splat(92))), 16) | bits16(v128.or(i8x16.eq(b2, i8x16.splat(47)), i8x16.eq(b2, i8x16.splat(92))), 32) | bits16(v128.or(i8x16.eq(b3, i8x16.splat(47)), i8x16.eq(b3, i8x16.splat(92))), 48)) & valid;
+    const s_u96: u64 = (bits16(i8x16.eq(b0, i8x16.splat(96)), 0) | bits16(i8x16.eq(b1, i8x16.splat(96)), 16) | bits16(i8x16.eq(b2, i8x16.splat(96)), 32) | bits16(i8x16.eq(b3, i8x16.splat(96)), 48)) & valid;
+    const s_LO_UP_DG_PQ_PB_PO_LX_CY_RT_BR_HG_CJ_HS_LS_SY: u64 = (m_LO | m_UP | m_DG | m_PQ | m_PB | m_PO | m_LX | m_CY | m_RT | m_BR | m_HG | m_CJ | m_HS | m_LS | m_SY) & valid;
+    const s_SP_CT: u64 = (m_SP | m_CT) & valid;
+    const s_NL_PQ_PB_PO: u64 = (m_NL | m_PQ | m_PB | m_PO) & valid;
     const s_LX: u64 = (m_LX) & valid;
-    const s_AL: u64 = (m_AL) & valid;
+    const s_CY: u64 = (m_CY) & valid;
+    const s_RT: u64 = (m_RT) & valid;
+    const s_BR: u64 = (m_BR) & valid;
+    const s_CY_RT_BR: u64 = (m_CY | m_RT | m_BR) & valid;
+    const s_LO_UP_LX_CY_RT_BR_HG_CJ: u64 = (m_LO | m_UP | m_LX | m_CY | m_RT | m_BR | m_HG | m_CJ) & valid;
     const s_HG_CJ: u64 = (m_HG | m_CJ) & valid;
     const s_HS: u64 = (m_HS) & valid;
+    const s_LS: u64 = (m_LS) & valid;
     const s_SY: u64 = (m_SY) & valid;
-    const s_LO_UP: u64 = (m_LO | m_UP) & valid;
-    const s_PQ: u64 = (m_PQ) & valid;
-    const s_LO_UP_s1: u64 = (s_LO_UP << 1) | (prev_s_LO_UP >> 63);
+    const s_SP_s1: u64 = (s_SP << 1) | (prev_s_SP >> 63);
+    const s_ST_NL_CT_s1: u64 = (s_ST_NL_CT << 1) | (prev_s_ST_NL_CT >> 63);
+    const s_DG_s1: u64 = (s_DG << 1) | (prev_s_DG >> 63);
+    const s_PQ_PB_PO_s1: u64 = (s_PQ_PB_PO << 1) | (prev_s_PQ_PB_PO >> 63);
+    const s_PQ_PB_PO_s2: u64 = (s_PQ_PB_PO << 2) | (prev_s_PQ_PB_PO >> 62);
+    const s_SP_s2: u64 = (s_SP << 2) | (prev_s_SP >> 62);
     const s_LO_s1: u64 = (s_LO << 1) | (prev_s_LO >> 63);
+    const s_UP_s1: u64 = (s_UP << 1) | (prev_s_UP >> 63);
+    const s_LO_s2: u64 = (s_LO << 2) | (prev_s_LO >> 62);
     const s_LO_UP_s2: u64 = (s_LO_UP << 2) | (prev_s_LO_UP >> 62);
+    const s_LO_UP_s1: u64 = (s_LO_UP << 1) | (prev_s_LO_UP >> 63);
     const s_LO_UP_s3: u64 = (s_LO_UP << 3) | (prev_s_LO_UP >> 61);
     const s_LO_UP_s4: u64 = (s_LO_UP << 4) | (prev_s_LO_UP >> 60);
     const s_LO_UP_s5: u64 = (s_LO_UP << 5) | (prev_s_LO_UP >> 59);
-    const s_LO_UP_s6: u64 = (s_LO_UP << 6) | (prev_s_LO_UP >> 58);
-    const s_LO_UP_s7: u64 = (s_LO_UP << 7) | (prev_s_LO_UP >> 57);
-    const s_DG_s1: u64 = (s_DG << 1) | (prev_s_DG >> 63);
     const s_DG_s2: u64 = (s_DG << 2) | (prev_s_DG >> 62);
     const s_DG_s3: u64 = (s_DG << 3) | (prev_s_DG >> 61);
-    const s_SP_s1: u64 = (s_SP << 1) | (prev_s_SP >> 63);
-    const s_PQ_PB_PO_s1: u64 = (s_PQ_PB_PO << 1) | (prev_s_PQ_PB_PO >> 63);
-    const s_NL_s1: u64 = (s_NL << 1) | (prev_s_NL >> 63);
+    const s_DG_s4: u64 = (s_DG << 4) | (prev_s_DG >> 60);
+    const s_DG_s5: u64 = (s_DG << 5) | (prev_s_DG >> 59);
+    const s_DG_s6: u64 = (s_DG << 6) | (prev_s_DG >> 58);
+    const s_DG_s7: u64 = (s_DG << 7) | (prev_s_DG >> 57);
+    const s_PB_s1: u64 = (s_PB << 1) | (prev_s_PB >> 63);
+    const s_PB_s2: u64 = (s_PB << 2) | (prev_s_PB >> 62);
+    const s_PO_s2: u64 = (s_PO << 2) | (prev_s_PO >> 62);
+    const s_NL_s2: u64 = (s_NL << 2) | (prev_s_NL >> 62);
+    const s_SP_CT_s2: u64 = (s_SP_CT << 2) | (prev_s_SP_CT >> 62);
+    const s_NL_PQ_PB_PO_s1: u64 = (s_NL_PQ_PB_PO << 1) | (prev_s_NL_PQ_PB_PO >> 63);
     const s_LX_s1: u64 = (s_LX << 1) | (prev_s_LX >> 63);
-    const s_AL_s1: u64 = (s_AL << 1) | (prev_s_AL >> 63);
-    n0 += popcnt<u64>(s_LO); // n_lo
-    n1 += popcnt<u64>(s_UP); // n_up
-    n2 += popcnt<u64>(s_DG); // n_dg
-    n3 += popcnt<u64>(s_SP); // n_sp
-    n4 += popcnt<u64>(s_NL); // n_nl
-    n5 += popcnt<u64>(s_CT); // n_ct
-    n6 += popcnt<u64>(s_PQ_PB_PO); // n_pu
-    n7 += popcnt<u64>(s_LX); // n_lx
-    n8 += popcnt<u64>(s_AL); // n_al
-    n9 += popcnt<u64>(s_HG_CJ); // n_cj
-    n10 += popcnt<u64>(s_HS); // n_hs
-    n11 += popcnt<u64>(s_SY); // n_sy
-    n12 += popcnt<u64>(s_LO_UP & ~s_LO_UP_s1); // L_start
-    n13 += popcnt<u64>(s_UP & s_LO_s1); // camel
-    n14 += popcnt<u64>(s_LO_UP & s_LO_UP_s1 & s_LO_UP_s2 & s_LO_UP_s3); // L_run4
-    n15 += popcnt<u64>(s_LO_UP & s_LO_UP_s1 & s_LO_UP_s2 & s_LO_UP_s3 & s_LO_UP_s4 & s_LO_UP_s5 & s_LO_UP_s6 & s_LO_UP_s7); // L_run8
-    n16 += popcnt<u64>(s_DG & ~s_DG_s1); // D_start
-    n17 += popcnt<u64>(s_DG & s_DG_s1 & s_DG_s2 & s_DG_s3); // D_run4
-    n18 += popcnt<u64>(s_SP & s_SP_s1); // SP_cont
-    n19 += popcnt<u64>(s_PQ_PB_PO & ~s_PQ_PB_PO_s1); // PU_start
-    n20 += popcnt<u64>(s_PQ_PB_PO & s_PQ_PB_PO_s1); // PU_cont
-    n21 += popcnt<u64>(s_NL & ~s_NL_s1); // NL_start
-    n22 += popcnt<u64>(s_PQ); // quote
-    n23 += popcnt<u64>(s_LX & ~s_LX_s1); // lx_start
-    n24 += popcnt<u64>(s_AL & ~s_AL_s1); // al_start
-    prev_s_LO_UP = s_LO_UP;
-    prev_s_LO = s_LO;
-    prev_s_DG = s_DG;
+    const s_LX_s2: u64 = (s_LX << 2) | (prev_s_LX >> 62);
+    const s_LO_UP_LX_CY_RT_BR_HG_CJ_s1: u64 = (s_LO_UP_LX_CY_RT_BR_HG_CJ << 1) | (prev_s_LO_UP_LX_CY_RT_BR_HG_CJ >> 63);
+    const s_HG_CJ_s1: u64 = (s_HG_CJ << 1) | (prev_s_HG_CJ >> 63);
+    const s_HG_CJ_s2: u64 = (s_HG_CJ << 2) | (prev_s_HG_CJ >> 62);
+    const s_HS_s1: u64 = (s_HS << 1) | (prev_s_HS >> 63);
+    n0 += popcnt<u64>(s_LO_UP & s_SP_s1); // L_after_SP
+    n1 += popcnt<u64>(s_LO_UP & s_ST_NL_CT_s1); // L_after_NL
+    n2 += popcnt<u64>(s_LO_UP & s_DG_s1); // L_after_DG
+    n3 += popcnt<u64>(s_LO_UP & s_PQ_PB_PO_s1 & s_PQ_PB_PO_s2); // L_after_PU_PU
+    n4 += popcnt<u64>(s_LO_UP & s_PQ_PB_PO_s1 & s_SP_s2); // L_after_PU_SP
+    n5 += popcnt<u64>(s_UP & s_LO_s1); // camel
+    n6 += popcnt<u64>(s_UP & s_UP_s1 & s_LO_s2); // UP_UP_after_LO
+    n7 += popcnt<u64>(s_UP & s_UP_s1 & ~s_LO_UP_s2); // UP2_start
+    n8 += popcnt<u64>(s_LO_UP & s_LO_UP_s1 & s_LO_UP_s2 & s_LO_UP_s3 & s_LO_UP_s4 & s_LO_UP_s5); // L_run6
+    n9 += popcnt<u64>((s_DG & ~s_DG_s1) | (s_DG & s_DG_s1 & s_DG_s2 & s_DG_s3 & ~s_DG_s4) | (s_DG & s_DG_s1 & s_DG_s2 & s_DG_s3 & s_DG_s4 & s_DG_s5 & s_DG_s6 & ~s_DG_s7)); // DG_group
+    n10 += popcnt<u64>(s_DG & s_SP_s1); // DG_after_SP
+    n11 += popcnt<u64>(s_SP & s_SP_s1 & s_DG_s2); // SP_SP_after_DG
+    n12 += popcnt<u64>(s_PQ_PB_PO & ~s_PQ_PB_PO_s1); // PU_start
+    n13 += popcnt<u64>(s_PQ_PB_PO & s_PQ_PB_PO_s1 & s_PQ_PB_PO_s2); // PU_run3
+    n14 += popcnt<u64>(s_PB & s_PB_s1 & s_PB_s2); // PB_run3
+    n15 += popcnt<u64>(s_PO & s_DG_s1 & s_PO_s2); // PO_DG_PO
+    n16 += popcnt<u64>(s_PO & s_LO_s1 & s_PB_s2); // PO_LO_PB
+    n17 += popcnt<u64>(s_LO & s_PB_s1 & s_NL_s2); // LO_PB_NL
+    n18 += popcnt<u64>(s_u47_u92); // slash
+    n19 += popcnt<u64>(s_u96); // backtick
+    n20 += popcnt<u64>(s_LO_UP_DG_PQ_PB_PO_LX_CY_RT_BR_HG_CJ_HS_LS_SY & s_SP_s1 & s_SP_CT_s2); // SP_run_end
+    n21 += popcnt<u64>(s_NL & ~s_NL_PQ_PB_PO_s1); // NL_alone
+    n22 += popcnt<u64>(s_LX); // n_lx
+    n23 += popcnt<u64>(s_LX & s_LX_s1 & s_LX_s2); // LX_run3
+    n24 += popcnt<u64>(s_CY); // n_cy
+    n25 += popcnt<u64>(s_RT); // n_rt
+    n26 += popcnt<u64>(s_BR); // n_br
+    n27 += popcnt<u64>(s_CY_RT_BR & ~s_LO_UP_LX_CY_RT_BR_HG_CJ_s1); // AL_word_start
+    n28 += popcnt<u64>(s_HG_CJ & ~s_HG_CJ_s1); // CK_start
+    n29 += popcnt<u64>(s_HG_CJ & s_HG_CJ_s1 & s_HG_CJ_s2); // CK_run3
+    n30 += popcnt<u64>(s_HS & ~s_HS_s1); // HS_start
+    n31 += popcnt<u64>(s_LS); // n_ls
+    n32 += popcnt<u64>(s_SY); // n_sy
     prev_s_SP = s_SP;
+    prev_s_ST_NL_CT = s_ST_NL_CT;
+    prev_s_DG = s_DG;
     prev_s_PQ_PB_PO = s_PQ_PB_PO;
+    prev_s_LO = s_LO;
+    prev_s_UP = s_UP;
+    prev_s_LO_UP = s_LO_UP;
+    prev_s_PB = s_PB;
+    prev_s_PO = s_PO;
     prev_s_NL = s_NL;
+    prev_s_SP_CT = s_SP_CT;
+    prev_s_NL_PQ_PB_PO = s_NL_PQ_PB_PO;
     prev_s_LX = s_LX;
-    prev_s_AL = s_AL;
+    prev_s_LO_UP_LX_CY_RT_BR_HG_CJ = s_LO_UP_LX_CY_RT_BR_HG_CJ;
+    prev_s_HG_CJ = s_HG_CJ;
+    prev_s_HS = s_HS;
   }
   store<u32>(out + 0, load<u32>(out + 0) + <u32>n0);
   store<u32>(out + 4, load<u32>(out + 4) + <u32>n1);
@@ -201,4 +264,12 @@ export function countFeaturesSimd(data: usize, units: i32, out: usize, scratch: 
   store<u32>(out + 88, load<u32>(out + 88) + <u32>n22);
   store<u32>(out + 92, load<u32>(out + 92) + <u32>n23);
   store<u32>(out + 96, load<u32>(out + 96) + <u32>n24);
+  store<u32>(out + 100, load<u32>(out + 100) + <u32>n25);
+  store<u32>(out + 104, load<u32>(out + 104) + <u32>n26);
+  store<u32>(out + 108, load<u32>(out + 108) + <u32>n27);
+  store<u32>(out + 112, load<u32>(out + 112) + <u32>n28);
+  store<u32>(out + 116, load<u32>(out + 116) + <u32>n29);
+  store<u32>(out + 120, load<u32>(out + 120) + <u32>n30);
+  store<u32>(out + 124, load<u32>(out + 124) + <u32>n31);
+  store<u32>(out + 128, load<u32>(out + 128) + <u32>n32);
 }

@@ -127,32 +127,51 @@ function nnls(G: Float64Array, h: Float64Array, n: number, start?: Float64Array)
   return b;
 }
 
-/** Minimises sum |x.b - y| / y over the rows (IRLS), b >= 0. */
-function fit(X: Float64Array, y: Float64Array, rows: number[]): Float64Array {
+/** Rows of a least-squares problem: `x` holds `y.length` feature vectors of FEATURE_COUNT. */
+interface Rows {
+  x: Float64Array;
+  y: Float64Array;
+}
+
+/**
+ * Minimises, over b >= 0, the mean absolute relative error of the texts plus `lambda` times
+ * that of the run totals (whole transcripts: per-text errors that share a sign add up there,
+ * so they get their own term), by iteratively reweighted least squares. Each block's weights
+ * are normalised so that lambda is the runs' share of the objective whatever the row counts.
+ */
+function fit(texts: Rows, runs: Rows, lambda: number): Float64Array {
   const n = FEATURE_COUNT;
+  const blocks = [
+    { rows: texts, share: 1, floor: 0.005 },
+    { rows: runs, share: lambda, floor: 0.002 },
+  ];
+  const estimate = (x: Float64Array, i: number, b: Float64Array) => {
+    let e = 0;
+    for (let j = 0; j < n; j++) e += x[i * n + j] * b[j];
+    return e;
+  };
   let b: Float64Array | undefined;
-  let w = rows.map((i) => 1 / (y[i] * y[i]));
-  for (let iter = 0; iter < 30; iter++) {
+  for (let iter = 0; iter <= 12; iter++) {
     const G = new Float64Array(n * n);
     const h = new Float64Array(n);
-    rows.forEach((i, r) => {
-      const wi = w[r];
-      const o = i * n;
-      for (let j = 0; j < n; j++) {
-        const xj = X[o + j];
-        if (xj === 0) continue;
-        h[j] += wi * xj * y[i];
-        for (let k = 0; k < n; k++) G[j * n + k] += wi * xj * X[o + k];
+    for (const { rows, share, floor } of blocks) {
+      const { x, y } = rows;
+      // Relative error weights: 1/y² per unit of |e - y|/y, floored so no row dominates.
+      const w = Float64Array.from(y, (yi, i) => 1 / (yi * yi * (b ? Math.max(Math.abs(estimate(x, i, b) - yi) / yi, floor) : 1)));
+      let norm = 0;
+      w.forEach((wi, i) => (norm += wi * y[i] * y[i]));
+      for (let i = 0; i < y.length; i++) {
+        const wi = (share * w[i]) / norm;
+        for (let j = 0; j < n; j++) {
+          const xj = x[i * n + j];
+          if (xj === 0) continue;
+          h[j] += wi * xj * y[i];
+          for (let k = 0; k < n; k++) G[j * n + k] += wi * xj * x[i * n + k];
+        }
       }
-    });
-    for (let j = 0; j < n; j++) G[j * n + j] += 1e-9 * (G[j * n + j] + 1); // keep unused features at 0
+    }
+    for (let j = 0; j < n; j++) G[j * n + j] += 1e-12 * (G[j * n + j] + 1e-6); // keeps unused features at 0
     b = nnls(G, h, n, b);
-    const bb = b;
-    w = rows.map((i) => {
-      let e = 0;
-      for (let j = 0; j < n; j++) e += X[i * n + j] * bb[j];
-      return 1 / (y[i] * Math.max(Math.abs(e - y[i]), 0.01 * y[i]));
-    });
   }
   return b!;
 }
@@ -207,6 +226,9 @@ function evaluate(samples: Sample[], X: Float64Array, b: Float64Array, e: Encodi
   };
 }
 
+/** The run totals' share of the fitting objective (scripts/calibrate.ts fit). */
+const kRunShare = 1.0;
+
 const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : "–");
 
 function main(): void {
@@ -216,12 +238,23 @@ function main(): void {
   const X = new Float64Array(samples.length * FEATURE_COUNT);
   const counts = getCore().featureCounts(samples.map((s) => s.text));
   X.set(counts);
-  const train = samples.map((s, i) => (!s.test && s.exact.o200k_base >= 1 ? i : -1)).filter((i) => i >= 0);
+  const n = FEATURE_COUNT;
   const weights = {} as Record<Encoding, Float64Array>;
   const report = {} as Record<Encoding, ReturnType<typeof evaluate>>;
   for (const e of kEncodings) {
-    const y = Float64Array.from(samples, (s) => s.exact[e]);
-    weights[e] = fit(X, y, train.filter((i) => y[i] >= 1));
+    const train = samples.flatMap((s, i) => (!s.test && s.exact[e] >= 1 ? [i] : []));
+    const texts: Rows = { x: new Float64Array(train.length * n), y: Float64Array.from(train, (i) => samples[i]!.exact[e]) };
+    train.forEach((i, r) => texts.x.set(X.subarray(i * n, (i + 1) * n), r * n));
+    const runIds = [...new Set(train.filter((i) => samples[i]!.source === "corpus").map((i) => samples[i]!.run))];
+    const runIndex = new Map(runIds.map((id, r) => [id, r]));
+    const runs: Rows = { x: new Float64Array(runIds.length * n), y: new Float64Array(runIds.length) };
+    samples.forEach((s, i) => {
+      const r = runIndex.get(s.run);
+      if (r === undefined) return;
+      runs.y[r] += s.exact[e];
+      for (let j = 0; j < n; j++) runs.x[r * n + j] += X[i * n + j];
+    });
+    weights[e] = fit(texts, runs, kRunShare);
     report[e] = evaluate(samples, X, weights[e], e);
     process.stderr.write(`  ${e}: per-message MAPE ${f2(report[e].perMessage.heldOut.mape)}% held out, transcripts ${f2(report[e].transcripts.heldOut.mean)}% mean\n`);
   }

@@ -10,6 +10,7 @@ export type CtxfoldErrorCode =
   | "E_NOT_STRING"
   | "E_NOT_BYTES"
   | "E_BAD_INPUT"
+  | "E_WEIGHTS_STALE"
   | "E_TOO_LARGE"
   | "E_WASM_UNAVAILABLE"
   | "E_WASM_ABI"

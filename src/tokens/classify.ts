@@ -16,12 +16,16 @@ export const kClassIds = {
   PB: 8, // brackets ( ) [ ] { } < >
   PO: 9, // every other printable ASCII unit
   LX: 10, // U+0080..U+036F Latin-1 supplement, Latin extended, IPA, combining marks
-  AL: 11, // U+0370..U+1FFF Greek, Cyrillic, Armenian, Hebrew, Arabic, Indic, Thai, ...
-  HG: 12, // U+AC00..U+D7AF Hangul syllables
-  CJ: 13, // U+2E80..U+9FFF, U+F900..U+FAFF, U+FF00..U+FFEF CJK, kana, fullwidth forms
-  HS: 14, // U+D800..U+DBFF high surrogate
-  LS: 15, // U+DC00..U+DFFF low surrogate
-  SY: 16, // every other BMP unit (general punctuation, symbols, private use, ...)
+  // Other alphabets, in three ranges because the encodings merge them very differently
+  // (cl100k_base spends about one token per UTF-8 byte on Indic scripts, o200k_base far fewer).
+  CY: 11, // U+0370..U+052F Greek, Cyrillic
+  RT: 12, // U+0530..U+07FF Armenian, Hebrew, Arabic, Syriac, Thaana, NKo
+  BR: 13, // U+0800..U+1FFF Indic (Brahmic) scripts, Thai, Lao, Tibetan, Georgian, Ethiopic, ...
+  HG: 14, // U+AC00..U+D7AF Hangul syllables
+  CJ: 15, // U+2E80..U+9FFF, U+F900..U+FAFF, U+FF00..U+FFEF CJK, kana, fullwidth forms
+  HS: 16, // U+D800..U+DBFF high surrogate
+  LS: 17, // U+DC00..U+DFFF low surrogate
+  SY: 18, // every other BMP unit (general punctuation, symbols, private use, ...)
 } as const;
 export type ClassName = keyof typeof kClassIds;
 
@@ -29,8 +33,11 @@ export type ClassName = keyof typeof kClassIds;
 export const kClassGroups = {
   PU: ["PQ", "PB", "PO"],
   L: ["LO", "UP"],
-  W: ["LO", "UP", "LX", "AL"],
-  NONASCII: ["LX", "AL", "HG", "CJ", "HS", "LS", "SY"],
+  AL: ["CY", "RT", "BR"],
+  W: ["LO", "UP", "LX", "CY", "RT", "BR"],
+  /** Han, kana and Hangul: the scripts written without spaces between words. */
+  CK: ["CJ", "HG"],
+  NONASCII: ["LX", "CY", "RT", "BR", "HG", "CJ", "HS", "LS", "SY"],
 } as const satisfies Record<string, readonly ClassName[]>;
 export type GroupName = keyof typeof kClassGroups;
 
@@ -50,10 +57,12 @@ export function classifyUnit(u: number): number {
     return 9;
   }
   if (u < 0x370) return 10;
-  if (u < 0x2000) return 11;
-  if (u >= 0xac00 && u < 0xd7b0) return 12;
-  if ((u >= 0x2e80 && u < 0xa000) || (u >= 0xf900 && u < 0xfb00) || (u >= 0xff00 && u < 0xfff0)) return 13;
-  if (u >= 0xd800 && u < 0xdc00) return 14;
-  if (u >= 0xdc00 && u < 0xe000) return 15;
-  return 16;
+  if (u < 0x530) return 11;
+  if (u < 0x800) return 12;
+  if (u < 0x2000) return 13;
+  if (u >= 0xac00 && u < 0xd7b0) return 14;
+  if ((u >= 0x2e80 && u < 0xa000) || (u >= 0xf900 && u < 0xfb00) || (u >= 0xff00 && u < 0xfff0)) return 15;
+  if (u >= 0xd800 && u < 0xdc00) return 16;
+  if (u >= 0xdc00 && u < 0xe000) return 17;
+  return 18;
 }

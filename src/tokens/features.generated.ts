@@ -3,8 +3,8 @@
 
 import { classifyUnit } from "./classify.js";
 
-export const FEATURE_COUNT = 25;
-export const FEATURE_NAMES: readonly string[] = ["n_lo","n_up","n_dg","n_sp","n_nl","n_ct","n_pu","n_lx","n_al","n_cj","n_hs","n_sy","L_start","camel","L_run4","L_run8","D_start","D_run4","SP_cont","PU_start","PU_cont","NL_start","quote","lx_start","al_start"];
+export const FEATURE_COUNT = 33;
+export const FEATURE_NAMES: readonly string[] = ["L_after_SP","L_after_NL","L_after_DG","L_after_PU_PU","L_after_PU_SP","camel","UP_UP_after_LO","UP2_start","L_run6","DG_group","DG_after_SP","SP_SP_after_DG","PU_start","PU_run3","PB_run3","PO_DG_PO","PO_LO_PB","LO_PB_NL","slash","backtick","SP_run_end","NL_alone","n_lx","LX_run3","n_cy","n_rt","n_br","AL_word_start","CK_start","CK_run3","HS_start","n_ls","n_sy"];
 
 /** Adds the feature counts of code units [start, end) of `s` to `out[outOffset ..]`. */
 export function countFeatures(s: string, start: number, end: number, out: Uint32Array | Float64Array, outOffset: number): void {
@@ -26,30 +26,38 @@ export function countFeatures(s: string, start: number, end: number, out: Uint32
     c1 = c0; u1 = u0;
     u0 = s.charCodeAt(i);
     c0 = classifyUnit(u0);
-    if ((c0 === 1)) out[outOffset + 0]++; // n_lo
-    if ((c0 === 2)) out[outOffset + 1]++; // n_up
-    if ((c0 === 3)) out[outOffset + 2]++; // n_dg
-    if ((c0 === 4)) out[outOffset + 3]++; // n_sp
-    if ((c0 === 5)) out[outOffset + 4]++; // n_nl
-    if ((c0 === 6)) out[outOffset + 5]++; // n_ct
-    if ((c0 === 7 || c0 === 8 || c0 === 9)) out[outOffset + 6]++; // n_pu
-    if ((c0 === 10)) out[outOffset + 7]++; // n_lx
-    if ((c0 === 11)) out[outOffset + 8]++; // n_al
-    if ((c0 === 12 || c0 === 13)) out[outOffset + 9]++; // n_cj
-    if ((c0 === 14)) out[outOffset + 10]++; // n_hs
-    if ((c0 === 16)) out[outOffset + 11]++; // n_sy
-    if ((c0 === 1 || c0 === 2) && !(c1 === 1 || c1 === 2)) out[outOffset + 12]++; // L_start
-    if ((c0 === 2) && (c1 === 1)) out[outOffset + 13]++; // camel
-    if ((c0 === 1 || c0 === 2) && (c1 === 1 || c1 === 2) && (c2 === 1 || c2 === 2) && (c3 === 1 || c3 === 2)) out[outOffset + 14]++; // L_run4
-    if ((c0 === 1 || c0 === 2) && (c1 === 1 || c1 === 2) && (c2 === 1 || c2 === 2) && (c3 === 1 || c3 === 2) && (c4 === 1 || c4 === 2) && (c5 === 1 || c5 === 2) && (c6 === 1 || c6 === 2) && (c7 === 1 || c7 === 2)) out[outOffset + 15]++; // L_run8
-    if ((c0 === 3) && !(c1 === 3)) out[outOffset + 16]++; // D_start
-    if ((c0 === 3) && (c1 === 3) && (c2 === 3) && (c3 === 3)) out[outOffset + 17]++; // D_run4
-    if ((c0 === 4) && (c1 === 4)) out[outOffset + 18]++; // SP_cont
-    if ((c0 === 7 || c0 === 8 || c0 === 9) && !(c1 === 7 || c1 === 8 || c1 === 9)) out[outOffset + 19]++; // PU_start
-    if ((c0 === 7 || c0 === 8 || c0 === 9) && (c1 === 7 || c1 === 8 || c1 === 9)) out[outOffset + 20]++; // PU_cont
-    if ((c0 === 5) && !(c1 === 5)) out[outOffset + 21]++; // NL_start
-    if ((c0 === 7)) out[outOffset + 22]++; // quote
-    if ((c0 === 10) && !(c1 === 10)) out[outOffset + 23]++; // lx_start
-    if ((c0 === 11) && !(c1 === 11)) out[outOffset + 24]++; // al_start
+    if ((c0 === 1 || c0 === 2) && (c1 === 4)) out[outOffset + 0]++; // L_after_SP
+    if ((c0 === 1 || c0 === 2) && (c1 === 0 || c1 === 5 || c1 === 6)) out[outOffset + 1]++; // L_after_NL
+    if ((c0 === 1 || c0 === 2) && (c1 === 3)) out[outOffset + 2]++; // L_after_DG
+    if ((c0 === 1 || c0 === 2) && (c1 === 7 || c1 === 8 || c1 === 9) && (c2 === 7 || c2 === 8 || c2 === 9)) out[outOffset + 3]++; // L_after_PU_PU
+    if ((c0 === 1 || c0 === 2) && (c1 === 7 || c1 === 8 || c1 === 9) && (c2 === 4)) out[outOffset + 4]++; // L_after_PU_SP
+    if ((c0 === 2) && (c1 === 1)) out[outOffset + 5]++; // camel
+    if ((c0 === 2) && (c1 === 2) && (c2 === 1)) out[outOffset + 6]++; // UP_UP_after_LO
+    if ((c0 === 2) && (c1 === 2) && !(c2 === 1 || c2 === 2)) out[outOffset + 7]++; // UP2_start
+    if ((c0 === 1 || c0 === 2) && (c1 === 1 || c1 === 2) && (c2 === 1 || c2 === 2) && (c3 === 1 || c3 === 2) && (c4 === 1 || c4 === 2) && (c5 === 1 || c5 === 2)) out[outOffset + 8]++; // L_run6
+    if (((c0 === 3) && !(c1 === 3)) || ((c0 === 3) && (c1 === 3) && (c2 === 3) && (c3 === 3) && !(c4 === 3)) || ((c0 === 3) && (c1 === 3) && (c2 === 3) && (c3 === 3) && (c4 === 3) && (c5 === 3) && (c6 === 3) && !(c7 === 3))) out[outOffset + 9]++; // DG_group
+    if ((c0 === 3) && (c1 === 4)) out[outOffset + 10]++; // DG_after_SP
+    if ((c0 === 4) && (c1 === 4) && (c2 === 3)) out[outOffset + 11]++; // SP_SP_after_DG
+    if ((c0 === 7 || c0 === 8 || c0 === 9) && !(c1 === 7 || c1 === 8 || c1 === 9)) out[outOffset + 12]++; // PU_start
+    if ((c0 === 7 || c0 === 8 || c0 === 9) && (c1 === 7 || c1 === 8 || c1 === 9) && (c2 === 7 || c2 === 8 || c2 === 9)) out[outOffset + 13]++; // PU_run3
+    if ((c0 === 8) && (c1 === 8) && (c2 === 8)) out[outOffset + 14]++; // PB_run3
+    if ((c0 === 9) && (c1 === 3) && (c2 === 9)) out[outOffset + 15]++; // PO_DG_PO
+    if ((c0 === 9) && (c1 === 1) && (c2 === 8)) out[outOffset + 16]++; // PO_LO_PB
+    if ((c0 === 1) && (c1 === 8) && (c2 === 5)) out[outOffset + 17]++; // LO_PB_NL
+    if ((u0 === 47 || u0 === 92)) out[outOffset + 18]++; // slash
+    if ((u0 === 96)) out[outOffset + 19]++; // backtick
+    if ((c0 === 1 || c0 === 2 || c0 === 3 || c0 === 7 || c0 === 8 || c0 === 9 || c0 === 10 || c0 === 11 || c0 === 12 || c0 === 13 || c0 === 14 || c0 === 15 || c0 === 16 || c0 === 17 || c0 === 18) && (c1 === 4) && (c2 === 4 || c2 === 6)) out[outOffset + 20]++; // SP_run_end
+    if ((c0 === 5) && !(c1 === 5 || c1 === 7 || c1 === 8 || c1 === 9)) out[outOffset + 21]++; // NL_alone
+    if ((c0 === 10)) out[outOffset + 22]++; // n_lx
+    if ((c0 === 10) && (c1 === 10) && (c2 === 10)) out[outOffset + 23]++; // LX_run3
+    if ((c0 === 11)) out[outOffset + 24]++; // n_cy
+    if ((c0 === 12)) out[outOffset + 25]++; // n_rt
+    if ((c0 === 13)) out[outOffset + 26]++; // n_br
+    if ((c0 === 11 || c0 === 12 || c0 === 13) && !(c1 === 1 || c1 === 2 || c1 === 10 || c1 === 11 || c1 === 12 || c1 === 13 || c1 === 14 || c1 === 15)) out[outOffset + 27]++; // AL_word_start
+    if ((c0 === 14 || c0 === 15) && !(c1 === 14 || c1 === 15)) out[outOffset + 28]++; // CK_start
+    if ((c0 === 14 || c0 === 15) && (c1 === 14 || c1 === 15) && (c2 === 14 || c2 === 15)) out[outOffset + 29]++; // CK_run3
+    if ((c0 === 16) && !(c1 === 16)) out[outOffset + 30]++; // HS_start
+    if ((c0 === 17)) out[outOffset + 31]++; // n_ls
+    if ((c0 === 18)) out[outOffset + 32]++; // n_sy
   }
 }

@@ -3,7 +3,7 @@ import { kDefaultMemoEntries } from "../constants.js";
 import { CtxfoldError, notStringError } from "../errors.js";
 import { coreFor, type Backend } from "../core/backend.js";
 import { hashStringReference } from "../core/reference/xxh64.js";
-import { ENCODING_COUNT, encodingIndex, kEncodings, WEIGHT_TABLE, type Encoding } from "../core/weights-table.js";
+import { ENCODING_COUNT, encodingIndex, kEncodings, WEIGHT_TABLE, WEIGHTS_STALE, type Encoding } from "../core/weights-table.js";
 import { countFeatures, estimateFromFeatures, FEATURE_COUNT } from "./estimator.js";
 
 export type { Encoding };
@@ -94,6 +94,7 @@ export class TokenCounter {
 
   /** Unrounded estimates of many texts in one WASM call (or the TypeScript twin). */
   estimateMany(texts: readonly string[]): Float64Array {
+    if (WEIGHTS_STALE) throw new CtxfoldError("E_WEIGHTS_STALE", "the estimator's weights do not match its features: run `npm run calibrate`");
     const core = coreFor(this.#backend);
     const out = new Float64Array(texts.length);
     if (core) {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/core/core-instance.js";
-import { ENCODING_COUNT, WEIGHT_TABLE } from "../../src/core/weights-table.js";
+import { ENCODING_COUNT, WEIGHT_TABLE, WEIGHTS_STALE } from "../../src/core/weights-table.js";
 import { countFeatures, estimateFromFeatures, FEATURE_COUNT, FEATURE_NAMES } from "../../src/tokens/estimator.js";
 import { emitAssembly, emitTypeScript, kGeneratedFiles } from "../../scripts/gen-estimator.js";
 import { generateText, TEXT_KINDS } from "../../src/gen/text.js";
@@ -18,6 +18,11 @@ describe("estimator kernel vs its TypeScript twin", () => {
     const root = new URL("../../", import.meta.url);
     expect(readFileSync(new URL(kGeneratedFiles.assembly, root), "utf8")).toBe(emitAssembly());
     expect(readFileSync(new URL(kGeneratedFiles.typescript, root), "utf8")).toBe(emitTypeScript());
+  });
+
+  it("the fitted weights match the features (run `npm run calibrate` after a spec change)", () => {
+    expect(WEIGHTS_STALE).toBe(false);
+    expect(WEIGHT_TABLE.every((w) => Number.isFinite(w) && w >= 0)).toBe(true);
   });
 
   it("differential: identical feature counts and bit-identical estimates on 10,000 seeded inputs", () => {
