@@ -33,7 +33,8 @@ describe("estimator kernel vs its TypeScript twin", () => {
       if (k < 0.5) texts.push(randomTricky(r, i % 97 === 0 ? 3000 : 130));
       else texts.push(generateText(TEXT_KINDS[r.int(TEXT_KINDS.length)], 1 + r.int(i % 89 === 0 ? 5000 : 300), r));
     }
-    texts.push("q".repeat(70_000), randomTricky(createRng(2), 100_000), generateText("code", 80_000, createRng(4)));
+    // Long inputs cross the kernel's counter flushes; dense CJK takes its SIMD wide-class path.
+    texts.push("q".repeat(70_000), randomTricky(createRng(2), 100_000), generateText("code", 80_000, createRng(4)), generateText("cjk", 80_000, createRng(5)), generateText("intl", 40_000, createRng(6)));
     const counts = getCore().featureCounts(texts);
     const est = getCore().estimateStrings(texts);
     for (let i = 0; i < texts.length; i++) {
