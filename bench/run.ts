@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --scope hash,estimate,boundary,kernels] [--quick] [--json] [--readme]`
+ * `npm run bench [-- --scope hash,estimate,boundary,kernels,adapters] [--quick] [--json] [--readme]`
  *
  * Runs each scenario with tinybench, prints a markdown table per group with every contender's
  * throughput as a ratio to ctxfold's WASM path measured in the same run, checks the foundation
@@ -9,13 +9,14 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
+import { adapterCases } from "./adapters.js";
 import { boundaryCases } from "./boundary.js";
 import { estimateCases } from "./estimate.js";
 import { hashCases } from "./hash.js";
 import { kernelCases } from "./kernels.js";
 import { find, fmt, ratio, runCases, type Case, type CaseResult } from "./lib.js";
 
-const kScopes = ["hash", "estimate", "boundary", "kernels"] as const;
+const kScopes = ["hash", "estimate", "boundary", "kernels", "adapters"] as const;
 type Scope = (typeof kScopes)[number];
 
 interface Target {
@@ -52,6 +53,9 @@ function targets(results: CaseResult[], scopes: Scope[], quick: boolean): Target
     t.push({ what: "hash vs xxhash-wasm h64, 1 MB", value: ratio(results, "hash 1 MB", "ctxfold wasm", "xxhash-wasm h64"), unit: "x", goal: 2.5, atLeast: true });
     t.push({ what: "hash vs xxhash-wasm h64, 200 B batched", value: ratio(results, "hash 200 B", "ctxfold wasm (batched)", "xxhash-wasm h64"), unit: "x", goal: 2, atLeast: true });
   }
+  if (scopes.includes("adapters") && has("adapters, dev corpus", "JSON.parse + JSON.stringify")) {
+    t.push({ what: "openai-chat parse + render vs JSON.parse + stringify", value: 1 / ratio(results, "adapters, dev corpus", "JSON.parse + JSON.stringify", "openai-chat parse + render"), unit: "x", goal: 0.5, atLeast: true });
+  }
   if (scopes.includes("boundary")) {
     const g = "boundary 200 B x1000";
     for (const k of ["hash", "estimate"]) {
@@ -69,7 +73,7 @@ function tables(results: CaseResult[]): string {
     const rows = results.filter((r) => r.group === g);
     const base = rows.find((r) => r.name.startsWith("ctxfold wasm")) ?? rows[0];
     const perItem = rows.some((r) => r.items > 1);
-    out.push(`| ${g} | MB/s | ${perItem ? "ns/item | " : "ms/call | "}vs ctxfold wasm |`, "|---|---:|---:|---:|");
+    out.push(`| ${g} | MB/s | ${perItem ? "ns/item | " : "ms/call | "}vs ${base.name} |`, "|---|---:|---:|---:|");
     for (const r of rows) {
       const rel = r.mbPerSec / base.mbPerSec;
       out.push(`| ${r.name} | ${fmt(r.mbPerSec)} | ${perItem ? fmt(r.nsPerItem) : fmt(r.medianNs / 1e6)} | ${rel >= 1 ? fmt(rel) + "x" : "1/" + fmt(1 / rel)} |`);
@@ -101,6 +105,7 @@ async function main(): Promise<void> {
     if (s === "estimate") cases.push(...estimateCases({ quick: args.quick }));
     if (s === "boundary") cases.push(...boundaryCases());
     if (s === "kernels") cases.push(...kernelCases());
+    if (s === "adapters") cases.push(...adapterCases());
   }
   process.stderr.write(`ctxfold bench: ${cases.length} cases, ${time} ms each, on ${machine()}\n`);
   const results = await runCases(cases, { time });

@@ -19,7 +19,11 @@ export type CtxfoldErrorCode =
   | "E_KERNEL"
   | "E_BAD_TURN_ID"
   | "E_BAD_CATEGORY"
-  | "E_UNKNOWN_ENCODING";
+  | "E_UNKNOWN_ENCODING"
+  | "E_SCHEMA"
+  | "E_UNKNOWN_ROLE"
+  | "E_UNKNOWN_PART"
+  | "E_UNKNOWN_FORMAT";
 
 export class CtxfoldError extends Error {
   readonly code: CtxfoldErrorCode;

@@ -4,7 +4,6 @@ export type { CtxfoldErrorCode } from "./errors.js";
 export { hashText, hashTexts, hashBytes, hashToHex } from "./core/hash.js";
 export type { HashOptions } from "./core/hash.js";
 export { TurnMap } from "./core/turn-map.js";
-export type { TurnRange } from "./core/turn-map.js";
 export { groupSteps, kToolCategories } from "./core/group-steps.js";
 export type { GroupStepsOptions, StepRun, ToolCategory } from "./core/group-steps.js";
 export { getCore, CoreInstance } from "./core/core-instance.js";
@@ -19,3 +18,17 @@ export { generateTranscript, transcriptTexts } from "./gen/transcript.js";
 export type { ChatMessage, ChatToolCall, GenerateTranscriptOptions } from "./gen/transcript.js";
 export { generateText, createRng } from "./gen/text.js";
 export type { Rng, TextKind } from "./gen/text.js";
+export {
+  Message, Part, TextPart, ToolCallPart, ToolResultPart, ReasoningPart, MediaPart, OpaquePart, ResultContentPart, Role, TurnId, Meta,
+  Step, Turn, TurnRange, CompactedSection, CompactionBlock, Loop, Session,
+} from "./model/schema.js";
+export type { MessageInput } from "./model/schema.js";
+export {
+  detectFormat, parseMessages, renderMessages, kAdapters, kFormats, kRawArgs,
+  openaiChatAdapter, openaiResponsesAdapter, anthropicAdapter, aiSdkAdapter, langchainAdapter,
+} from "./adapters/index.js";
+export type { Adapter, Format, ParseOptions, RenderOptions } from "./adapters/index.js";
+export { validate, newViolations, kRules, kIssueCodes, severityOf } from "./validate/index.js";
+export type { Issue, IssueCode, Rule, Severity, ValidateOptions, ValidationResult } from "./validate/index.js";
+export { generateRun, generateRuns } from "./gen/run.js";
+export type { GenerateRunOptions, GeneratedRun } from "./gen/run.js";

@@ -1,11 +1,8 @@
 import { coreFor, type Backend } from "./backend.js";
+import type { TurnRange } from "../model/schema.js";
 import { buildTurnMapReference } from "./reference/turn-map.js";
 
-/** Inclusive range of turn ordinals within a loop (seed 002's TurnRange). */
-export interface TurnRange {
-  startTurn: number;
-  endTurn: number;
-}
+export type { TurnRange };
 
 /**
  * Seed 002's TurnMap: turn ordinals (0 .. turnCount - 1, in message order) to message index

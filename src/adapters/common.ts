@@ -1,0 +1,155 @@
+/**
+ * What every adapter shares: the format names, the adapter contract, the origin cache that
+ * hands untouched messages back as the very objects parsed, and error construction.
+ *
+ * Conventions every adapter follows (the README's "Canonical model" section says the same):
+ * - Canonical message ids: the wire's own id where the format has one, else `m<i>` for the
+ *   message at wire index i, and `m<i>.<k>` for the k-th canonical message made from it.
+ * - `meta[format]` (on a message or a part) holds what only that format can render: fields
+ *   ctxfold does not model, carried unchanged, and shape hints (a string content vs a one-text
+ *   array). A renderer reads only its own format's meta; converting to another format drops it.
+ * - Tool-call arguments stay the raw string the model produced. Formats whose wire holds them
+ *   as an object (Anthropic `input`, AI SDK `input`, LangChain `args`) render the parsed object
+ *   and attach the raw text to it under kRawArgs (non-enumerable, so JSON and deep-equality
+ *   never see it): an in-memory conversion keeps the exact text, a JSON round trip normalises it.
+ * - Messages are immutable: a transformation that changes one makes a new object. render()
+ *   returns the parsed wire object itself for every message that is still the very object
+ *   parse() made (byte-identical JSON, no rebuilding); `{ reuse: false }` rebuilds everything.
+ */
+import { z } from "zod";
+import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
+import type { Message } from "../model/schema.js";
+
+export const kFormats = ["openai-chat", "openai-responses", "anthropic", "ai-sdk", "langchain"] as const;
+export type Format = (typeof kFormats)[number];
+
+export interface ParseOptions {
+  /** Names the input in error messages: a run id, `runs.jsonl:12`. */
+  source?: string;
+}
+
+export interface RenderOptions {
+  /** Hand back the parsed wire object for untouched messages (default true). */
+  reuse?: boolean;
+}
+
+export interface Adapter<Wire> {
+  readonly format: Format;
+  parse(input: unknown, options?: ParseOptions): Message[];
+  render(messages: readonly Message[], options?: RenderOptions): Wire;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Origins: which wire object a canonical message was parsed from.
+
+interface Origin {
+  format: Format;
+  raw: unknown;
+  /** Every canonical message parsed from `raw`, in order (one wire message may become several). */
+  group: readonly Message[];
+}
+
+const origins = new WeakMap<Message, Origin>();
+
+/** Records that `group` (in order) was parsed from the wire object `raw`. */
+export function recordOrigin(format: Format, raw: unknown, group: readonly Message[]): void {
+  const o: Origin = { format, raw, group };
+  for (const m of group) origins.set(m, o);
+}
+
+/**
+ * If messages[i ..] starts with the whole untouched group parsed from one wire object of
+ * `format`, returns that object and the group's length.
+ */
+export function reusable(messages: readonly Message[], i: number, format: Format): { raw: unknown; length: number } | undefined {
+  const o = origins.get(messages[i]!);
+  if (!o || o.format !== format || o.group[0] !== messages[i]) return undefined;
+  const n = o.group.length;
+  for (let k = 1; k < n; k++) if (messages[i + k] !== o.group[k]) return undefined;
+  return { raw: o.raw, length: n };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw tool-call arguments on object-args formats.
+
+export const kRawArgs: unique symbol = Symbol.for("ctxfold.rawArgs");
+
+/** Attaches the raw argument text to the object rendered from it (non-enumerable). */
+export function attachRawArgs<T extends object>(rendered: T, raw: string): T {
+  Object.defineProperty(rendered, kRawArgs, { value: raw, enumerable: false, configurable: true });
+  return rendered;
+}
+
+/**
+ * The raw argument text for a wire args object: the attached text when it still parses to the
+ * same value (so edits to the object win), else the object's JSON.
+ */
+export function rawArgsOf(value: unknown): string {
+  const json = JSON.stringify(value ?? {});
+  const raw = typeof value === "object" && value !== null ? (value as Record<symbol, unknown>)[kRawArgs] : undefined;
+  if (typeof raw === "string") {
+    try {
+      if (JSON.stringify(JSON.parse(raw)) === json) return raw;
+    } catch {
+      // Text that is not JSON rendered as {} (argsObject): still {}, so still that text.
+      if (json === "{}") return raw;
+    }
+  }
+  return json;
+}
+
+/** Parses raw argument text for an object-args format; text that is not JSON becomes `{}` plus the text attached. */
+export function argsObject(raw: string): unknown {
+  let value: unknown;
+  try {
+    value = raw === "" ? {} : JSON.parse(raw);
+  } catch {
+    value = {};
+  }
+  return typeof value === "object" && value !== null ? attachRawArgs(value, raw) : value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+/** Where a wire message sits, for error messages: `runs.jsonl:12: messages[4]`. */
+export function wherePath(options: ParseOptions | undefined, path: string): string {
+  return options?.source ? `${options.source}: ${path}` : path;
+}
+
+/** A schema failure of one wire message, in zod's prettified form. */
+export function schemaError(format: Format, error: z.ZodError, path: string, options?: ParseOptions): CtxfoldError {
+  return new CtxfoldError("E_SCHEMA", `not a valid ${format} message:\n${z.prettifyError(error)}`, { path: wherePath(options, path) });
+}
+
+export function formatError(code: CtxfoldErrorCode, message: string, path: string, options?: ParseOptions): CtxfoldError {
+  return new CtxfoldError(code, message, { path: wherePath(options, path) });
+}
+
+/** Copies the own enumerable fields of `obj` that are not in `known`; undefined when none. */
+export function extraFields(obj: Record<string, unknown>, known: ReadonlySet<string>): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const k in obj) {
+    if (known.has(k)) continue;
+    // defineProperty, not assignment: a wire key "__proto__" (an own key after JSON.parse) stays a key.
+    Object.defineProperty((out ??= {}), k, { value: obj[k], enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire schemas.
+
+/**
+ * An object tagged by `type`: a known tag is checked against its schema (issues keep their
+ * paths), any other tag passes as it is.
+ */
+export function taggedUnion(known: ReadonlyMap<string, z.ZodType>) {
+  return z.looseObject({ type: z.string() }).superRefine((value, ctx) => {
+    const schema = known.get(value.type);
+    if (!schema) return;
+    const r = schema.safeParse(value);
+    // Issues carry no input here (zod reports it only on request); the raw-issue type wants it narrowed.
+    if (!r.success) for (const issue of r.error.issues) ctx.addIssue({ ...issue, input: undefined });
+  });
+}
