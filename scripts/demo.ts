@@ -1,37 +1,57 @@
 /**
- * `npm run demo`: the main job on generated data. Until the compactor lands this measures a
- * generated corpus of agent transcripts the way compaction will: one batched WASM pass hashes
- * and estimates every part, the estimate is checked against exact o200k_base counts on a
- * sample, and one run is cut into turns and tool-category groups.
+ * `npm run demo`: the main job on generated data. Until the compactor lands this does what
+ * compaction will do around its core: generated agent runs are rendered in all five provider
+ * formats and parsed back to the canonical model, one batched WASM pass hashes and estimates
+ * every text, the estimate is checked against exact o200k_base counts on a sample, the runs are
+ * validated per provider, and one run is cut into turns and tool-category groups.
  */
 import { performance } from "node:perf_hooks";
+import { kAdapters, kFormats, type Format } from "../src/adapters/index.js";
 import { getCore } from "../src/core/core-instance.js";
 import { groupSteps, type ToolCategory } from "../src/core/group-steps.js";
 import { hashToHex } from "../src/core/hash.js";
 import { TurnMap } from "../src/core/turn-map.js";
-import { generateTranscript, transcriptTexts, type ChatMessage } from "../src/gen/transcript.js";
+import { generateRuns } from "../src/gen/run.js";
+import type { ToolCallPart, ToolResultPart } from "../src/model/schema.js";
+import { messageTexts } from "../src/model/texts.js";
 import { TokenCounter } from "../src/tokens/token-counter.js";
+import { validate } from "../src/validate/index.js";
 
-const runs = Number(process.env.DEMO_RUNS ?? 200);
-const steps = Number(process.env.DEMO_STEPS ?? 40);
+const count = Number(process.env.DEMO_RUNS ?? 200);
 
 const categoryOf = (tool: string): ToolCategory =>
-  /read|write|file|cat/.test(tool) ? "file" : /bash|shell/.test(tool) ? "shell" : /grep|search/.test(tool) ? "search" : /fetch|url/.test(tool) ? "web" : "other";
+  /read|write|file|cat|list/.test(tool) ? "file" : /bash|shell/.test(tool) ? "shell" : /grep|search/.test(tool) ? "search" : /fetch|url/.test(tool) ? "web" : "other";
+
+const ms = (t: number) => `${t.toFixed(0)} ms`;
 
 function main(): void {
   const t0 = performance.now();
-  const transcripts: ChatMessage[][] = [];
-  for (let i = 0; i < runs; i++) transcripts.push(generateTranscript({ seed: 1000 + i, steps }));
-  const texts = transcripts.flatMap(transcriptTexts);
-  const bytes = texts.reduce((n, s) => n + Buffer.byteLength(s), 0);
+  const runs = generateRuns(count, 1000);
   const tGen = performance.now() - t0;
+  const messages = runs.reduce((n, r) => n + r.messages.length, 0);
 
+  // Every format: render the canonical runs, serialise, parse back, render again (rebuilt).
+  const formats = kFormats.map((format: Format) => {
+    const a = kAdapters[format];
+    const t = performance.now();
+    let bytes = 0;
+    let same = 0;
+    for (const r of runs) {
+      const json = JSON.stringify(a.render(r.messages, { reuse: false }));
+      bytes += json.length;
+      const again = JSON.stringify(a.render(a.parse(JSON.parse(json), { source: r.id }), { reuse: false }));
+      if (again === json) same++;
+    }
+    return { format, bytes, same, time: performance.now() - t };
+  });
+
+  const texts = runs.flatMap((r) => messageTexts(r.messages));
+  const utf8 = texts.reduce((n, s) => n + Buffer.byteLength(s), 0);
   const core = getCore();
   core.measureStrings(texts.slice(0, 100)); // instantiate and warm up
   const t1 = performance.now();
   const { hashes, estimates } = core.measureStrings(texts);
   const tMeasure = performance.now() - t1;
-
   let o200k = 0;
   let cl100k = 0;
   for (let i = 0; i < texts.length; i++) {
@@ -52,31 +72,27 @@ function main(): void {
   }
   const tExact = performance.now() - t2;
 
-  const run = transcripts[0];
-  const turnIds = new Int32Array(run.length);
-  let turn = -1;
-  run.forEach((m, i) => {
-    if (m.role === "assistant") turn++;
-    turnIds[i] = m.role === "system" ? -1 : Math.max(0, turn);
-  });
-  const turns = TurnMap.fromTurnIndices(turnIds);
-  const toolSteps = run.filter((m) => m.role === "assistant" && m.tool_calls).flatMap((m) => m.tool_calls!);
-  const results = new Map(run.filter((m) => m.role === "tool").map((m) => [m.tool_call_id, m.content ?? ""]));
-  const grouped = groupSteps(toolSteps.map((c) => ({
-    category: categoryOf(c.function.name),
-    success: !/^(Error|Traceback|exit code 1|HTTP 5)/.test(results.get(c.id) ?? ""),
-  })));
+  const t3 = performance.now();
+  const invalid = kFormats.map((f) => [f, runs.filter((r) => !validate(r.messages, f).ok).length] as const);
+  const tValidate = performance.now() - t3;
 
-  const mb = bytes / 1e6;
+  const run = runs[0]!;
+  const turns = TurnMap.fromTurnIndices(Int32Array.from(run.messages, (m) => m.turn?.index ?? -1));
+  const results = new Map(run.messages.flatMap((m) => m.parts.filter((p): p is ToolResultPart => p.type === "tool-result").map((p) => [p.callId, p] as const)));
+  const calls = run.messages.flatMap((m) => m.parts.filter((p): p is ToolCallPart => p.type === "tool-call"));
+  const grouped = groupSteps(calls.map((c) => ({ category: categoryOf(c.name), success: results.get(c.id)?.isError !== true })));
+
+  const mb = utf8 / 1e6;
   const lines = [
-    `ctxfold demo: ${runs} generated agent runs, ${steps} tool steps each`,
-    `  texts measured        ${texts.length.toLocaleString()} (${mb.toFixed(1)} MB UTF-8; generated in ${(tGen / 1000).toFixed(1)} s)`,
-    `  hash + estimate pass  ${tMeasure.toFixed(1)} ms  = ${(mb / (tMeasure / 1000)).toFixed(0)} MB/s in one batched WASM pass`,
+    `ctxfold demo: ${count} generated agent runs, ${messages.toLocaleString()} messages (generated in ${ms(tGen)})`,
+    ...formats.map((f) => `  ${f.format.padEnd(18)}    ${(f.bytes / 1e6).toFixed(1)} MB of JSON; render, parse, render again: ${f.same}/${count} byte-identical, ${ms(f.time)}`),
+    `  hash + estimate pass  ${texts.length.toLocaleString()} texts, ${mb.toFixed(1)} MB in ${ms(tMeasure)} = ${(mb / (tMeasure / 1000)).toFixed(0)} MB/s in one batched WASM pass`,
     `  estimated tokens      o200k_base ${Math.round(o200k).toLocaleString()}   cl100k_base ${Math.round(cl100k).toLocaleString()}`,
     `  distinct contents     ${distinct.toLocaleString()} of ${texts.length.toLocaleString()} (xxh64 content hashes), first ${hashToHex(hashes[0])}`,
-    `  exact check (sample)  ${sample.length} texts: exact ${exact.toLocaleString()} vs estimate ${est.toLocaleString()} (${(((est - exact) / exact) * 100).toFixed(2)}%), js-tiktoken took ${(tExact / 1000).toFixed(1)} s`,
-    `  run 0                 ${run.length} messages in ${turns.turnCount()} turns; ${toolSteps.length} tool steps in ${grouped.runs.length} category runs:`,
-    ...grouped.runs.slice(0, 6).map((r) => `                          steps ${r.start + 1}..${r.start + r.count}: ${r.count} ${r.category}${r.failures ? ` (${r.failures} failed)` : ""}`),
+    `  exact check (sample)  ${sample.length} texts: exact ${exact.toLocaleString()} vs estimate ${est.toLocaleString()} (${(((est - exact) / exact) * 100).toFixed(2)}%), js-tiktoken took ${ms(tExact)}`,
+    `  validation            runs with provider errors: ${invalid.map(([f, n]) => `${f} ${n}`).join(", ")} (${ms(tValidate)})`,
+    `  run 0                 ${run.messages.length} messages in ${turns.turnCount()} turns; ${calls.length} tool calls in ${grouped.runs.length} category runs:`,
+    ...grouped.runs.slice(0, 6).map((r) => `                          calls ${r.start + 1}..${r.start + r.count}: ${r.count} ${r.category}${r.failures ? ` (${r.failures} failed)` : ""}`),
   ];
   process.stdout.write(lines.join("\n") + "\n");
 }

@@ -9,7 +9,6 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { classifyUnit } from "../src/tokens/classify.js";
 import { kBracketChars, kClassGroups, kClassIds, kFeatureSpec, kQuoteChars, type ClassName, type GroupName, type Term } from "../src/tokens/feature-spec.js";
 
 // Runs from dist/scripts (npm run gen) or scripts/ (tests import the emitters).
@@ -39,8 +38,6 @@ for (const f of kFeatureSpec) {
 
 /** Blocks between flushes of the packed counters: 1024 x 64 = 65536 would overflow a lane. */
 const kFlushBlocks = 512;
-/** At most this many wide units in a block are classified one by one (see emitAssembly). */
-const kScalarWideMax = 12;
 
 const kAsciiClasses: ClassName[] = ["LO", "UP", "DG", "SP", "NL", "CT", "PQ", "PB", "PO"];
 const kWideClasses: ClassName[] = ["LX", "CY", "RT", "BR", "HG", "CJ", "HS", "LS", "SY"];
@@ -121,10 +118,6 @@ export function emitAssembly(): string {
   w(`@inline function flush(out: usize, acc: u64, lanes: i32): void {`);
   w(`  for (let l = 0; l < lanes; l++) store<u32>(out + (<usize>l << 2), load<u32>(out + (<usize>l << 2)) + <u32>((acc >> (<u64>l << 4)) & 0xffff));`);
   w(`}\n`);
-  const table: number[] = [];
-  for (let hi = 0; hi < 4096; hi++) table.push(hi < 8 ? 0 : classifyUnit(hi << 4));
-  w(`/** Class of a unit >= 0x80 by unit >> 4 (src/tokens/classify.ts). */`);
-  w(`const WIDE_CLASS: usize = memory.data<u8>([${table.join(",")}]);\n`);
   w(`export const FEATURE_COUNT: i32 = ${F};\n`);
   w(`/**`);
   w(` * Adds the feature counts of the \`units\` UTF-16 code units at \`data\` to the u32 counters at`);
@@ -166,23 +159,8 @@ export function emitAssembly(): string {
   w(`    if (v128.any_true(v128.and(any, i16x8.splat(<i16>0xff80)))) {`);
   w(`      const hi = i16x8.splat(<i16>0xff80);`);
   w(`      wide = ${Array.from({ length: 4 }, (_, i) => `bits16(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(u${2 * i}, hi), i16x8.splat(0)), i16x8.ne(v128.and(u${2 * i + 1}, hi), i16x8.splat(0))), ${16 * i})`).join(" | ")};`);
-  // Few wide units (accents in Latin text, an emoji): classify them one by one through a
-  // table indexed by unit >> 4 (every class boundary is a multiple of 16); many: SIMD compares.
-  w(`      if (popcnt<u64>(wide) <= ${kScalarWideMax}) {`);
-  w(`        let rest = wide;`);
-  w(`        while (rest != 0) {`);
-  w(`          const i = <usize>ctz<u64>(rest);`);
-  w(`          const bit = rest & (~rest + 1);`);
-  w(`          rest ^= bit;`);
-  w(`          switch (<i32>load<u8>(WIDE_CLASS + (<usize>load<u16>(p + (i << 1)) >> 4))) {`);
-  for (const c of wide) w(`            case ${kClassIds[c]}: { m_${c} |= bit; break; }`);
-  w(`            default: break;`);
-  w(`          }`);
-  w(`        }`);
-  w(`      } else {`);
   // Pairs of 16-bit compare results narrowed to bytes: one bitmask per 16 units.
-  for (const c of wide) w(`        m_${c} = ${Array.from({ length: 4 }, (_, i) => `bits16(i8x16.narrow_i16x8_s(${wideCompare(c, `u${2 * i}`)}, ${wideCompare(c, `u${2 * i + 1}`)}), ${16 * i})`).join(" | ")};`);
-  w(`      }`);
+  for (const c of wide) w(`      m_${c} = ${Array.from({ length: 4 }, (_, i) => `bits16(i8x16.narrow_i16x8_s(${wideCompare(c, `u${2 * i}`)}, ${wideCompare(c, `u${2 * i + 1}`)}), ${16 * i})`).join(" | ")};`);
   for (const c of ascii) w(`      m_${c} &= ~wide;`);
   w(`    }`);
   if (used.has("CT")) w(`    m_CT &= ~m_NL;`);

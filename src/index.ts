@@ -14,8 +14,6 @@ export type { Backend } from "./core/backend.js";
 export { TokenCounter, kMessageOverhead } from "./tokens/token-counter.js";
 export type { CountableMessage, Encoding, Provider, TokenCounterOptions } from "./tokens/token-counter.js";
 export { kEncodings } from "./core/weights-table.js";
-export { generateTranscript, transcriptTexts } from "./gen/transcript.js";
-export type { ChatMessage, ChatToolCall, GenerateTranscriptOptions } from "./gen/transcript.js";
 export { generateText, createRng } from "./gen/text.js";
 export type { Rng, TextKind } from "./gen/text.js";
 export {
@@ -23,6 +21,7 @@ export {
   Step, Turn, TurnRange, CompactedSection, CompactionBlock, Loop, Session,
 } from "./model/schema.js";
 export type { MessageInput } from "./model/schema.js";
+export { messageTexts } from "./model/texts.js";
 export {
   detectFormat, parseMessages, renderMessages, kAdapters, kFormats, kRawArgs,
   openaiChatAdapter, openaiResponsesAdapter, anthropicAdapter, aiSdkAdapter, langchainAdapter,

@@ -725,7 +725,7 @@ function parse(input: unknown, options?: ParseOptions): Message[] {
     const raw: unknown = input[i];
     checkRole(raw, i, options);
     const r = AiSdkMessageSchema.safeParse(raw);
-    if (!r.success) throw schemaError(F, r.error, `messages[${i}]`, options);
+    if (!r.success) throw schemaError(F, r.error, `messages[${i}]`, options, raw);
     const group = parseMessage(raw as AiSdkMessage, i, options);
     recordOrigin(F, raw, group);
     for (const m of group) out.push(m);

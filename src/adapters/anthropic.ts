@@ -336,52 +336,6 @@ function readSystem(system: AnthropicSystem, afterMessages: boolean): Message {
   return { id: "system", role: "system", parts, meta };
 }
 
-type Issue = z.core.$ZodIssue;
-
-function kindOf(v: unknown): string {
-  return v === null ? "null" : Array.isArray(v) ? "array" : typeof v;
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let v = root;
-  for (const k of path) v = typeof v === "object" && v !== null ? (v as Record<PropertyKey, unknown>)[k] : undefined;
-  return v;
-}
-
-/**
- * zod words a failed union (string or block array) as a bare "Invalid input". This keeps the
- * issues of the branch that got furthest into the value, or words one issue naming every type
- * the value could have had. Runs only on failure.
- */
-function clarify(issues: readonly Issue[], prefix: readonly PropertyKey[], root: unknown): Issue[] {
-  const out: Issue[] = [];
-  for (const issue of issues) {
-    const path = prefix.length === 0 ? issue.path : [...prefix, ...issue.path];
-    if (issue.code !== "invalid_union" || issue.errors.length === 0) {
-      out.push(prefix.length === 0 ? issue : { ...issue, path });
-      continue;
-    }
-    let best: readonly Issue[] | undefined;
-    let depth = 0;
-    for (const branch of issue.errors) {
-      const d = branch.reduce((m, b) => Math.max(m, b.path.length), 0);
-      if (d > depth) [best, depth] = [branch, d];
-    }
-    if (best) {
-      for (const b of clarify(best, path, root)) out.push(b);
-      continue;
-    }
-    const expected = new Set(issue.errors.flatMap((branch) => branch.flatMap((b) => (b.code === "invalid_type" ? [b.expected] : []))));
-    const message = `Invalid input: expected ${[...expected].join(" or ")}, received ${kindOf(valueAt(root, path))}`;
-    out.push({ code: "custom", path, message });
-  }
-  return out;
-}
-
-function wireSchemaError(error: z.ZodError, raw: unknown, path: string, options: ParseOptions | undefined) {
-  return schemaError(F, new z.ZodError(clarify(error.issues, [], raw)), path, options);
-}
-
 function validate(raw: unknown, path: string, options: ParseOptions | undefined): AnthropicMessage {
   const r = AnthropicMessageSchema.safeParse(raw);
   if (r.success) return raw as AnthropicMessage;
@@ -390,7 +344,7 @@ function validate(raw: unknown, path: string, options: ParseOptions | undefined)
     const why = role === "system" ? " (system text goes in the `system` parameter)" : "";
     throw formatError("E_UNKNOWN_ROLE", `unknown ${F} role ${JSON.stringify(role)}${why}`, `${path}.role`, options);
   }
-  throw wireSchemaError(r.error, raw, path, options);
+  throw schemaError(F, r.error, path, options, raw);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -423,7 +377,7 @@ function parse(input: unknown, options?: ParseOptions): Message[] {
   const out: Message[] = [];
   if (system !== undefined) {
     const r = AnthropicSystemSchema.safeParse(system);
-    if (!r.success) throw wireSchemaError(r.error, system, "system", options);
+    if (!r.success) throw schemaError(F, r.error, "system", options, system);
     const m = readSystem(system as AnthropicSystem, afterMessages);
     recordOrigin(F, system, [m]);
     out.push(m);

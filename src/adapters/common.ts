@@ -117,9 +117,55 @@ export function wherePath(options: ParseOptions | undefined, path: string): stri
   return options?.source ? `${options.source}: ${path}` : path;
 }
 
-/** A schema failure of one wire message, in zod's prettified form. */
-export function schemaError(format: Format, error: z.ZodError, path: string, options?: ParseOptions): CtxfoldError {
-  return new CtxfoldError("E_SCHEMA", `not a valid ${format} message:\n${z.prettifyError(error)}`, { path: wherePath(options, path) });
+type Issue = z.core.$ZodIssue;
+
+function kindOf(v: unknown): string {
+  return v === null ? "null" : Array.isArray(v) ? "array" : typeof v;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const k of path) v = typeof v === "object" && v !== null ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v;
+}
+
+/**
+ * zod words a failed union (string or block array) as a bare "Invalid input". This keeps the
+ * issues of the branch that got furthest into the value, or words one issue naming every type
+ * the value could have had. Runs only on failure.
+ */
+function clarify(issues: readonly Issue[], prefix: readonly PropertyKey[], root: unknown): Issue[] {
+  const out: Issue[] = [];
+  for (const issue of issues) {
+    const path = prefix.length === 0 ? issue.path : [...prefix, ...issue.path];
+    if (issue.code !== "invalid_union" || issue.errors.length === 0) {
+      out.push(prefix.length === 0 ? issue : { ...issue, path });
+      continue;
+    }
+    let best: readonly Issue[] | undefined;
+    let depth = 0;
+    for (const branch of issue.errors) {
+      const d = branch.reduce((m, b) => Math.max(m, b.path.length), 0);
+      if (d > depth) [best, depth] = [branch, d];
+    }
+    if (best) {
+      for (const b of clarify(best, path, root)) out.push(b);
+      continue;
+    }
+    const expected = new Set(issue.errors.flatMap((branch) => branch.flatMap((b) => (b.code === "invalid_type" ? [b.expected] : []))));
+    const message = `Invalid input: expected ${[...expected].join(" or ")}, received ${kindOf(valueAt(root, path))}`;
+    out.push({ code: "custom", path, message });
+  }
+  return out;
+}
+
+/**
+ * A schema failure of one wire message, in zod's prettified form; failed unions are reworded
+ * (see clarify) when `raw`, the value that failed, is given.
+ */
+export function schemaError(format: Format, error: z.ZodError, path: string, options?: ParseOptions, raw?: unknown): CtxfoldError {
+  const issues = clarify(error.issues, [], raw);
+  return new CtxfoldError("E_SCHEMA", `not a valid ${format} message:\n${z.prettifyError(new z.ZodError(issues))}`, { path: wherePath(options, path) });
 }
 
 export function formatError(code: CtxfoldErrorCode, message: string, path: string, options?: ParseOptions): CtxfoldError {

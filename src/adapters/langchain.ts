@@ -324,7 +324,7 @@ function kindOf(raw: unknown, i: number, options: ParseOptions | undefined): { k
   const kind = (raw as Record<string, unknown>)[kindKey];
   if (typeof kind !== "string") {
     const r = (kindKey === "role" ? kRoleKey : kKindKey).safeParse(raw);
-    throw r.success ? formatError("E_SCHEMA", `not a valid langchain message: \`${kindKey}\` must be a string`, `messages[${i}]`, options) : schemaError(F, r.error, `messages[${i}]`, options);
+    throw r.success ? formatError("E_SCHEMA", `not a valid langchain message: \`${kindKey}\` must be a string`, `messages[${i}]`, options) : schemaError(F, r.error, `messages[${i}]`, options, raw);
   }
   const role = kKinds.get(kind);
   if (!role) throw formatError("E_UNKNOWN_ROLE", `unknown langchain message ${kindKey} ${JSON.stringify(kind)} (one of human, user, ai, assistant, system, developer, tool)`, `messages[${i}]`, options);
@@ -487,7 +487,7 @@ function parse(input: unknown, options?: ParseOptions): Message[] {
     const raw: unknown = input[i];
     const { kindKey, kind, role } = kindOf(raw, i, options);
     const r = LangchainMessageSchemas[role].safeParse(raw);
-    if (!r.success) throw schemaError(F, r.error, `messages[${i}]`, options);
+    if (!r.success) throw schemaError(F, r.error, `messages[${i}]`, options, raw);
     const m = parseMessage(raw as LangchainMessage, i, kindKey, kind, role);
     recordOrigin(F, raw, [m]);
     out[i] = m;

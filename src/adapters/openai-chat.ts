@@ -379,7 +379,7 @@ function validate(raw: unknown, path: string, options: ParseOptions | undefined)
     throw schemaError(F, kEnvelope.safeParse(raw).error!, path, options);
   }
   const r = schema.safeParse(raw);
-  if (!r.success) throw schemaError(F, r.error, path, options);
+  if (!r.success) throw schemaError(F, r.error, path, options, raw);
   return raw as OpenAIChatMessage;
 }
 

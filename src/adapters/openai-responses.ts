@@ -370,7 +370,7 @@ function validateItem(raw: unknown, path: string, options: ParseOptions | undefi
     if (typeof role === "string" && !kRoles.has(role)) throw formatError("E_UNKNOWN_ROLE", `unknown ${R} role ${JSON.stringify(role)}`, `${path}.role`, options);
   }
   const r = (kItemSchemas.get(kind as string) ?? OpenAIResponsesOtherItemSchema).safeParse(raw);
-  if (!r.success) throw schemaError(R, r.error, path, options);
+  if (!r.success) throw schemaError(R, r.error, path, options, raw);
   return raw as OpenAIResponsesItem;
 }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { aiSdkAdapter, kInventedToolName, type AiSdkWire } from "../../src/adapters/ai-sdk.js";
 import { kRawArgs } from "../../src/adapters/common.js";
 import { CtxfoldError } from "../../src/errors.js";
+import { clone, errorOf, withoutMeta } from "./helpers.js";
 import type { Message, Part, ToolCallPart, ToolResultPart } from "../../src/model/schema.js";
 
 const { parse, render } = aiSdkAdapter;
@@ -107,7 +108,6 @@ const kV4: AiSdkWire = [
   },
 ];
 
-const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 const call = (id: string, name: string, args: string): ToolCallPart => ({ type: "tool-call", id, name, args });
 const result = (callId: string, content: ToolResultPart["content"], extra: Partial<ToolResultPart> = {}): ToolResultPart => ({ type: "tool-result", callId, content, ...extra });
 const msg = (id: string, role: Message["role"], parts: Part[]): Message => ({ id, role, parts, meta: {} });
@@ -121,25 +121,7 @@ function expectRoundTrips(x: unknown): void {
   expect(JSON.stringify(render(parse(fresh)))).toBe(json);
 }
 
-function errorOf(fn: () => unknown): CtxfoldError {
-  try {
-    fn();
-  } catch (e) {
-    if (CtxfoldError.isInstance(e)) return e;
-    throw e;
-  }
-  throw new Error("expected a CtxfoldError");
-}
 
-/** Canonical messages without any meta (what a conversion to another format keeps). */
-function withoutMeta(messages: readonly Message[]): unknown {
-  const strip = (p: Part): unknown => {
-    const { meta: _, ...rest } = p;
-    if (rest.type === "tool-result") return { ...rest, content: rest.content.map((c) => strip(c)) };
-    return rest;
-  };
-  return messages.map((m) => ({ id: m.id, role: m.role, parts: m.parts.map(strip) }));
-}
 
 describe("ai-sdk: hand-written conversations round-trip", () => {
   it.each([

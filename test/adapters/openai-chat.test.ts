@@ -3,11 +3,11 @@ import { describe, expect, it } from "vitest";
 import { mediaSource } from "../../src/adapters/media.js";
 import { openaiChatAdapter, type OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
 import { CtxfoldError } from "../../src/errors.js";
-import { generateTranscript } from "../../src/gen/transcript.js";
+import { clone, compact, opt, str, withExtras } from "./helpers.js";
+import { generateRun } from "../../src/gen/run.js";
 import { Message as MessageSchema, type Message, type Part } from "../../src/model/schema.js";
 
 const { parse, render } = openaiChatAdapter;
-const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
 /** Both round-trip properties on one wire conversation. */
 function expectRoundTrip(x: unknown[]): void {
@@ -315,15 +315,6 @@ describe("openai-chat: bad input", () => {
 // ---------------------------------------------------------------------------------------------
 // Random valid wire conversations.
 
-const str = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom("", " ", "{}", '{"a":1}', "日本語 😀"), fc.string({ unit: "binary", maxLength: 6 }));
-const extras = fc.oneof(
-  { weight: 3, arbitrary: fc.constant({}) },
-  { weight: 1, arbitrary: fc.dictionary(fc.stringMatching(/^x_[a-z]{1,4}$/), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2, noNullPrototype: true }) },
-);
-const withExtras = <T extends object>(arb: fc.Arbitrary<T>): fc.Arbitrary<T> => fc.tuple(arb, extras).map(([o, e]) => ({ ...o, ...e }));
-/** Drops undefined values: the arbitrary's way of saying "absent". */
-const compact = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 
 const textPart = withExtras(fc.record({ type: fc.constant("text"), text: str }));
 const userPart = fc.oneof(
@@ -365,7 +356,7 @@ describe("openai-chat: properties over random valid conversations", () => {
   });
 
   it("round-trips generated agent transcripts", () => {
-    for (let seed = 1; seed <= 20; seed++) expectRoundTrip(generateTranscript({ seed, steps: 8, meanResultChars: 200 }) as unknown[]);
+    for (let seed = 1; seed <= 20; seed++) expectRoundTrip(openaiChatAdapter.render(generateRun({ seed, steps: 8 }).messages) as unknown[]);
   });
 });
 

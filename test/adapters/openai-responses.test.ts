@@ -3,11 +3,11 @@ import { describe, expect, it } from "vitest";
 import { openaiChatAdapter } from "../../src/adapters/openai-chat.js";
 import { openaiResponsesAdapter, type OpenAIResponsesItem } from "../../src/adapters/openai-responses.js";
 import { CtxfoldError } from "../../src/errors.js";
-import { generateTranscript } from "../../src/gen/transcript.js";
+import { clone, compact, opt, str, withExtras } from "./helpers.js";
+import { generateRun } from "../../src/gen/run.js";
 import { Message as MessageSchema, type Message, type Part } from "../../src/model/schema.js";
 
 const { parse, render } = openaiResponsesAdapter;
-const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
 /** Both round-trip properties on one wire conversation. */
 function expectRoundTrip(x: unknown[]): void {
@@ -313,15 +313,6 @@ describe("openai-responses: bad input", () => {
 // ---------------------------------------------------------------------------------------------
 // Random valid input item lists.
 
-const str = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom("", " ", "{}", '{"a":1}', "日本語 😀"), fc.string({ unit: "binary", maxLength: 6 }));
-const extras = fc.oneof(
-  { weight: 3, arbitrary: fc.constant({}) },
-  { weight: 1, arbitrary: fc.dictionary(fc.stringMatching(/^x_[a-z]{1,4}$/), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2, noNullPrototype: true }) },
-);
-const withExtras = <T extends object>(arb: fc.Arbitrary<T>): fc.Arbitrary<T> => fc.tuple(arb, extras).map(([o, e]) => ({ ...o, ...e }));
-/** Drops undefined values: the arbitrary's way of saying "absent". */
-const compact = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 
 const inputPart = fc.oneof(
   withExtras(fc.record({ type: fc.constant("input_text"), text: str })),
@@ -406,7 +397,7 @@ describe("openai-responses: OpenAI Chat -> canonical -> Responses -> canonical -
   });
 
   it("gives back generated agent transcripts", () => {
-    for (let seed = 1; seed <= 30; seed++) expectCrossFormat(generateTranscript({ seed, steps: 10, meanResultChars: 100, parallelRate: 0.4, failureRate: 0.2 }) as unknown[]);
+    for (let seed = 1; seed <= 30; seed++) expectCrossFormat(openaiChatAdapter.render(generateRun({ seed, steps: 10, parallel: 0.4, failures: 0.2 }).messages) as unknown[]);
   });
 
   it("gives back random OpenAI Chat shaped conversations", () => {

@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { hashText } from "../../src/core/hash.js";
-import { generateTranscript, transcriptTexts } from "../../src/gen/transcript.js";
+import { generateRun } from "../../src/gen/run.js";
+import { messageTexts } from "../../src/model/texts.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { hasCorpus, kCorpusPath, kNoCorpusReason } from "../helpers.js";
 
@@ -11,7 +12,7 @@ const counter = new TokenCounter({ encoding: "o200k_base" });
 describe("estimator accuracy on generated transcripts", () => {
   it("whole-transcript estimates are within 5% of exact o200k_base", () => {
     for (const seed of [1, 2, 3, 4, 5]) {
-      const texts = transcriptTexts(generateTranscript({ seed, steps: 25, meanResultChars: 1500 }));
+      const texts = messageTexts(generateRun({ seed, steps: 25 }).messages);
       const est = counter.estimateMany(texts).reduce((a, b) => a + b, 0);
       const exact = texts.reduce((n, t) => n + counter.exact(t), 0);
       expect(Math.abs(est - exact) / exact).toBeLessThan(0.05);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CtxfoldError } from "../../src/errors.js";
-import { generateTranscript } from "../../src/gen/transcript.js";
+import { generateRun } from "../../src/gen/run.js";
+import { messageTexts } from "../../src/model/texts.js";
 import { kMessageOverhead, TokenCounter } from "../../src/tokens/token-counter.js";
 
 describe("TokenCounter", () => {
@@ -36,7 +37,7 @@ describe("TokenCounter", () => {
     const ts = new TokenCounter({ backend: "ts" });
     expect(counter.estimate("")).toBe(0);
     expect(counter.estimate(".")).toBeGreaterThanOrEqual(1);
-    const texts = generateTranscript({ seed: 3, steps: 10 }).map((m) => m.content ?? "");
+    const texts = messageTexts(generateRun({ seed: 3, steps: 10 }).messages);
     expect(Array.from(counter.estimateMany(texts))).toEqual(Array.from(ts.estimateMany(texts)));
   });
 
