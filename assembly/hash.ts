@@ -4,10 +4,13 @@
 //   - every unit <= 0xFF (ASCII and Latin-1 text): XXH64(seed) of one byte per unit. For ASCII
 //     that is the XXH64 of the UTF-8 bytes, the value any xxh64 library gives.
 //   - otherwise the grouped view, under seed ^ UTF16_DOMAIN: the units in blocks of 32 and
-//     groups of 256 blocks; each group is a 32-byte bitmap of its blocks that hold a unit above
-//     0xFF, then each block as one byte per unit, or as its UTF-16LE bytes where the bitmap says
-//     so. The bitmap makes the view injective; one emoji costs its own block 64 bytes, not the
-//     whole string twice the bytes, and every piece stays a multiple of xxh64's 32-byte stripe.
+//     groups of 256 blocks; each group is its blocks, each as one byte per unit or, when it
+//     holds a unit above 0xFF, as its UTF-16LE bytes, followed by a 32-byte bitmap of its wide
+//     blocks; the view ends with the unit count as a u64. Read from the end (count, then each
+//     group's bitmap) the view decodes uniquely, so it is injective; one emoji costs its own
+//     block 64 bytes, not the whole string twice the bytes; every piece but the last block is a
+//     multiple of xxh64's 32-byte stripe, and the bitmap trailing its group lets the kernel
+//     test, narrow and hash each block from one set of loads in a single pass.
 // src/core/reference/xxh64.ts builds both views byte by byte: the twin and the definition.
 import { E_BAD_LENGTH, E_BAD_OFFSETS } from "./errors";
 
@@ -20,7 +23,7 @@ const P5: u64 = 0x27D4EB2F165667C5;
 /** Seed tweak of the UTF-16 view, so the two views never hash the same bytes alike. */
 export const UTF16_DOMAIN: u64 = 0x9E3779B97F4A7C15;
 
-const tail = memory.data(128, 16);
+const tail = memory.data(128, 16); // last block (<= 62 bytes) + bitmap + count
 const flags = memory.data(32, 16);
 
 // @ts-ignore: decorator
@@ -148,17 +151,6 @@ function xxh64Latin1(ptr: usize, units: usize, seed: u64): u64 {
   return finish(h + <u64>units, tail, t);
 }
 
-/** Block b of the units at ptr (n units, n <= 32) holds a unit above 0xFF. */
-// @ts-ignore: decorator
-@inline function wideBlock(q: usize, n: usize): bool {
-  if (n == 32) {
-    const any = v128.or(v128.or(v128.load(q), v128.load(q, 16)), v128.or(v128.load(q, 32), v128.load(q, 48)));
-    return v128.any_true(v128.and(any, i16x8.splat(<i16>0xff00)));
-  }
-  for (let i: usize = 0; i < n; i++) if (load<u16>(q + (i << 1)) > 0xff) return true;
-  return false;
-}
-
 /** XXH64 of the grouped view (see the top of this file) of `units` code units at ptr. */
 function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
   let v1 = seed + P1 + P2;
@@ -167,46 +159,52 @@ function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
   let v4 = seed - P1;
   let fed: u64 = 0;
   let tailLen: usize = 0;
+  const high = i16x8.splat(<i16>0xff00);
   const blocks = (units + 31) >> 5;
+  const full = units >> 5;
   for (let g0: usize = 0; g0 < blocks; g0 += 256) {
     const gEnd = min(blocks, g0 + 256);
-    memory.fill(flags, 0, 32);
-    for (let b = g0; b < gEnd; b++) {
-      if (wideBlock(ptr + (b << 6), min<usize>(32, units - (b << 5)))) {
+    const fullEnd = min(gEnd, full);
+    v128.store(flags, i64x2.splat(0));
+    v128.store(flags, i64x2.splat(0), 16);
+    // One pass: the loads that test a block for wide units are the loads that narrow it.
+    for (let b = g0; b < fullEnd; b++) {
+      const q = ptr + (b << 6);
+      const a = v128.load(q);
+      const c = v128.load(q, 16);
+      const d = v128.load(q, 32);
+      const e = v128.load(q, 48);
+      if (v128.any_true(v128.and(v128.or(v128.or(a, c), v128.or(d, e)), high))) {
         const at = flags + ((b - g0) >> 3);
         store<u8>(at, load<u8>(at) | <u8>(<u32>1 << <u32>((b - g0) & 7)));
+        v1 = round(v1, i64x2.extract_lane(a, 0));
+        v2 = round(v2, i64x2.extract_lane(a, 1));
+        v3 = round(v3, i64x2.extract_lane(c, 0));
+        v4 = round(v4, i64x2.extract_lane(c, 1));
+        v1 = round(v1, i64x2.extract_lane(d, 0));
+        v2 = round(v2, i64x2.extract_lane(d, 1));
+        v3 = round(v3, i64x2.extract_lane(e, 0));
+        v4 = round(v4, i64x2.extract_lane(e, 1));
+        fed += 64;
+      } else {
+        const n0 = i8x16.narrow_i16x8_u(a, c);
+        const n1 = i8x16.narrow_i16x8_u(d, e);
+        v1 = round(v1, i64x2.extract_lane(n0, 0));
+        v2 = round(v2, i64x2.extract_lane(n0, 1));
+        v3 = round(v3, i64x2.extract_lane(n1, 0));
+        v4 = round(v4, i64x2.extract_lane(n1, 1));
+        fed += 32;
       }
     }
-    v1 = round(v1, load<u64>(flags));
-    v2 = round(v2, load<u64>(flags, 8));
-    v3 = round(v3, load<u64>(flags, 16));
-    v4 = round(v4, load<u64>(flags, 24));
-    fed += 32;
-    for (let b = g0; b < gEnd; b++) {
-      const q = ptr + (b << 6);
-      const n = min<usize>(32, units - (b << 5));
-      const wide = (load<u8>(flags + ((b - g0) >> 3)) >> <u8>((b - g0) & 7)) & 1;
-      if (n == 32) {
-        if (wide) {
-          v1 = round(v1, load<u64>(q));
-          v2 = round(v2, load<u64>(q, 8));
-          v3 = round(v3, load<u64>(q, 16));
-          v4 = round(v4, load<u64>(q, 24));
-          v1 = round(v1, load<u64>(q, 32));
-          v2 = round(v2, load<u64>(q, 40));
-          v3 = round(v3, load<u64>(q, 48));
-          v4 = round(v4, load<u64>(q, 56));
-          fed += 64;
-        } else {
-          const n0 = i8x16.narrow_i16x8_u(v128.load(q), v128.load(q, 16));
-          const n1 = i8x16.narrow_i16x8_u(v128.load(q, 32), v128.load(q, 48));
-          v1 = round(v1, i64x2.extract_lane(n0, 0));
-          v2 = round(v2, i64x2.extract_lane(n0, 1));
-          v3 = round(v3, i64x2.extract_lane(n1, 0));
-          v4 = round(v4, i64x2.extract_lane(n1, 1));
-          fed += 32;
-        }
-      } else if (wide) {
+    if (gEnd > fullEnd) {
+      // The last block, shorter than 32 units: its bytes open the tail.
+      const q = ptr + (full << 6);
+      const n = units & 31;
+      let wide = false;
+      for (let i: usize = 0; i < n; i++) if (load<u16>(q + (i << 1)) > 0xff) wide = true;
+      if (wide) {
+        const at = flags + ((full - g0) >> 3);
+        store<u8>(at, load<u8>(at) | <u8>(<u32>1 << <u32>((full - g0) & 7)));
         memory.copy(tail, q, n << 1);
         tailLen = n << 1;
       } else {
@@ -214,9 +212,21 @@ function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
         tailLen = n;
       }
     }
+    if (gEnd < blocks) {
+      v1 = round(v1, load<u64>(flags));
+      v2 = round(v2, load<u64>(flags, 8));
+      v3 = round(v3, load<u64>(flags, 16));
+      v4 = round(v4, load<u64>(flags, 24));
+      fed += 32;
+    } else {
+      memory.copy(tail + tailLen, flags, 32);
+      tailLen += 32;
+    }
   }
+  store<u64>(tail + tailLen, <u64>units);
+  tailLen += 8;
   let t = tail;
-  if (tailLen >= 32) {
+  while (tailLen >= 32) {
     v1 = round(v1, load<u64>(t));
     v2 = round(v2, load<u64>(t, 8));
     v3 = round(v3, load<u64>(t, 16));

@@ -98,7 +98,8 @@ function machine(): string {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const time = args.quick ? 150 : 600;
+  const time = args.quick ? 150 : 300;
+  const rounds = args.quick ? 1 : 3;
   const cases: Case[] = [];
   for (const s of args.scopes) {
     if (s === "hash") cases.push(...(await hashCases()));
@@ -107,8 +108,8 @@ async function main(): Promise<void> {
     if (s === "kernels") cases.push(...kernelCases());
     if (s === "adapters") cases.push(...adapterCases());
   }
-  process.stderr.write(`ctxfold bench: ${cases.length} cases, ${time} ms each, on ${machine()}\n`);
-  const results = await runCases(cases, { time });
+  process.stderr.write(`ctxfold bench: ${cases.length} cases, ${rounds} rounds of ${time} ms each (best median kept), on ${machine()}\n`);
+  const results = await runCases(cases, { time, rounds });
   const ts = targets(results, args.scopes, args.quick);
   const md = `Measured on ${machine()}${args.quick ? " (quick run)" : ""}.\n\n${tables(results)}\n${targetTable(ts)}`;
   const root = fileURLToPath(new URL("../../", import.meta.url));

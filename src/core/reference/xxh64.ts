@@ -77,28 +77,27 @@ function isLatin1(s: string): boolean {
  * The bytes ctxfold hashes a string by, and the seed tweak that goes with them (the definition;
  * assembly/hash.ts computes the same without building them): one byte per code unit when
  * every unit is <= 0xFF (for ASCII: its UTF-8 bytes); otherwise the grouped view under
- * `seed ^ kUtf16Domain`: blocks of 32 units in groups of 256 blocks, each group a 32-byte
- * bitmap of its blocks holding a unit above 0xFF followed by its blocks, each as one byte per
- * unit or, where the bitmap is set, as UTF-16LE (lone surrogates kept).
+ * `seed ^ kUtf16Domain`: blocks of 32 units in groups of 256 blocks, each group its blocks,
+ * each as one byte per unit or, when it holds a unit above 0xFF, as UTF-16LE (lone surrogates
+ * kept), then a 32-byte bitmap of its wide blocks; last, the unit count as a u64 LE.
  */
 export function stringHashView(s: string): { bytes: Uint8Array; domain: bigint } {
   if (isLatin1(s)) return { bytes: Buffer.from(s, "latin1"), domain: 0n };
   const out: number[] = [];
   const blocks = Math.ceil(s.length / 32);
   for (let g0 = 0; g0 < blocks; g0 += 256) {
-    const gEnd = Math.min(blocks, g0 + 256);
     const bitmap = new Array<number>(32).fill(0);
-    const wide: boolean[] = [];
-    for (let b = g0; b < gEnd; b++) {
-      wide[b - g0] = !isLatin1(s.slice(b * 32, b * 32 + 32));
-      if (wide[b - g0]) bitmap[(b - g0) >> 3] |= 1 << ((b - g0) & 7);
+    for (let b = g0; b < Math.min(blocks, g0 + 256); b++) {
+      const block = s.slice(b * 32, b * 32 + 32);
+      const wide = !isLatin1(block);
+      if (wide) bitmap[(b - g0) >> 3] |= 1 << ((b - g0) & 7);
+      out.push(...(wide ? Buffer.from(block, "utf16le") : Buffer.from(block, "latin1")));
     }
     out.push(...bitmap);
-    for (let b = g0; b < gEnd; b++) {
-      const block = s.slice(b * 32, b * 32 + 32);
-      out.push(...(wide[b - g0] ? Buffer.from(block, "utf16le") : Buffer.from(block, "latin1")));
-    }
   }
+  const count = Buffer.alloc(8);
+  count.writeBigUInt64LE(BigInt(s.length));
+  out.push(...count);
   return { bytes: Uint8Array.from(out), domain: kUtf16Domain };
 }
 
