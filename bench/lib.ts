@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { Bench } from "tinybench";
 
 /** One contender on one input: `bytes` is the UTF-8 size of what one call of `fn` processes. */
@@ -83,3 +85,15 @@ export function ratio(results: CaseResult[], group: string, a: string, b: string
 }
 
 export const utf8Bytes = (s: string) => Buffer.byteLength(s, "utf8");
+
+/** Replaces the README's `<!-- name:begin -->` … `<!-- name:end -->` section with `md`. */
+export function rewriteReadmeSection(name: string, md: string): void {
+  const path = fileURLToPath(new URL("../../README.md", import.meta.url));
+  const readme = readFileSync(path, "utf8");
+  const begin = `<!-- ${name}:begin -->`;
+  const end = `<!-- ${name}:end -->`;
+  const a = readme.indexOf(begin);
+  const b = readme.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`README.md has no ${begin} ... ${end} section to rewrite`);
+  writeFileSync(path, `${readme.slice(0, a + begin.length)}\n${md}\n${readme.slice(b)}`);
+}

@@ -6,7 +6,7 @@
  * issue's targets, and writes bench/results/<scope>.json. --readme rewrites the README's bench
  * section (between the bench:begin / bench:end markers) with the tables and the machine.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { adapterCases } from "./adapters.js";
@@ -14,7 +14,7 @@ import { boundaryCases } from "./boundary.js";
 import { estimateCases } from "./estimate.js";
 import { hashCases } from "./hash.js";
 import { kernelCases } from "./kernels.js";
-import { find, fmt, ratio, runCases, type Case, type CaseResult } from "./lib.js";
+import { find, fmt, ratio, rewriteReadmeSection, runCases, type Case, type CaseResult } from "./lib.js";
 
 const kScopes = ["hash", "estimate", "boundary", "kernels", "adapters"] as const;
 type Scope = (typeof kScopes)[number];
@@ -116,15 +116,7 @@ async function main(): Promise<void> {
   mkdirSync(`${root}bench/results`, { recursive: true });
   const report = { machine: machine(), quick: args.quick, scopes: args.scopes, results, targets: ts };
   writeFileSync(`${root}bench/results/${args.scopes.join("-")}${args.quick ? "-quick" : ""}.json`, JSON.stringify(report, null, 2) + "\n");
-  if (args.readme) {
-    const readme = readFileSync(`${root}README.md`, "utf8");
-    const begin = "<!-- bench:begin -->";
-    const end = "<!-- bench:end -->";
-    const a = readme.indexOf(begin);
-    const b = readme.indexOf(end);
-    if (a < 0 || b < a) throw new Error(`README.md has no ${begin} ... ${end} section to rewrite`);
-    writeFileSync(`${root}README.md`, `${readme.slice(0, a + begin.length)}\n${md}\n${readme.slice(b)}`);
-  }
+  if (args.readme) rewriteReadmeSection("bench", md);
   process.stdout.write(args.json ? JSON.stringify(report, null, 2) + "\n" : md + "\n");
 }
 

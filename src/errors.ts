@@ -23,7 +23,11 @@ export type CtxfoldErrorCode =
   | "E_SCHEMA"
   | "E_UNKNOWN_ROLE"
   | "E_UNKNOWN_PART"
-  | "E_UNKNOWN_FORMAT";
+  | "E_UNKNOWN_FORMAT"
+  | "E_BAD_REF"
+  | "E_REF_NOT_FOUND"
+  | "E_STORE_WRITE"
+  | "E_STORE_READ";
 
 export class CtxfoldError extends Error {
   readonly code: CtxfoldErrorCode;

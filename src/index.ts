@@ -31,3 +31,16 @@ export { validate, newViolations, kRules, kIssueCodes, severityOf } from "./vali
 export type { Issue, IssueCode, Rule, Severity, ValidateOptions, ValidationResult } from "./validate/index.js";
 export { generateRun, generateRuns } from "./gen/run.js";
 export type { GenerateRunOptions, GeneratedRun } from "./gen/run.js";
+export { MemoryOffloadStore, FsOffloadStore, createMemoryStore, createFsStore, kDefaultOffloadPrefix } from "./store/index.js";
+export type { OffloadStore, OffloadHint, OffloadStoreOptions, FsOps, FsStoreOptions } from "./store/index.js";
+export {
+  StepReducer, StepCompactor, CompactStep, compactStepMessages, buildReactPrompt, thoughtStepsFromMessages, formatFullStep,
+  formatForPrompt, shouldCompact, compactForSpawn, extractSteps, kPresets, presetConfig, autoTuneCompaction,
+  kDefaultCompactionConfig, kBuiltinRules, kDefaultThresholds, redactSecrets, containsSecret, kSecretPatterns,
+  detectContentType, formatSize,
+} from "./steps/index.js";
+export type {
+  ReducedStep, StepAction, CompactedHistory, Summarizer, ReductionRule, ReductionThresholds, RuleInput, RuleOutput,
+  StepReducerOptions, StepMessagesOptions, StepMessagesResult, ThoughtStep, ReactPromptInput, SpawnOptions, PresetName,
+  CompactionConfig,
+} from "./steps/index.js";

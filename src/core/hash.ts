@@ -16,9 +16,10 @@ export interface HashOptions {
  * ~15-20 GB/s, where UTF-8 encoding runs at ~2 GB/s), and inside the kernel a string whose
  * code units are all <= 0xFF is narrowed to one byte per unit on the fly and hashed as those
  * bytes (for ASCII, its UTF-8 bytes: the hash any xxh64 library gives), which halves the bytes
- * the multiply-bound xxh64 loop must eat. Any other string is hashed as its UTF-16LE code units
- * with the seed tweaked by kUtf16Domain, so lone surrogates keep distinct hashes (UTF-8 would
- * fold them all into U+FFFD) and the two views never collide by construction.
+ * the multiply-bound xxh64 loop must eat. Any other string is hashed through the grouped view
+ * (blocks of 32 units, UTF-16LE only where a block holds a unit above 0xFF; see
+ * stringHashView) with the seed tweaked by kUtf16Domain, so lone surrogates keep distinct
+ * hashes (UTF-8 would fold them all into U+FFFD) and the two views never collide by construction.
  */
 export function hashTexts(texts: readonly string[], options: HashOptions = {}): BigUint64Array {
   const seed = options.seed ?? kDefaultHashSeed;

@@ -1,0 +1,94 @@
+/**
+ * Seed 000's CompactionConfig, its tuning-table presets and its "Adaptive Compaction"
+ * (auto_tune_compaction). The zod schema is the single source of the type and the defaults.
+ */
+import { z } from "zod";
+import { CtxfoldError, notStringError } from "../errors.js";
+
+const count = (n: number) => z.number().int().nonnegative().default(n);
+
+export const CompactionConfig = z.strictObject({
+  /** Steps kept in full at the end of the history (seed: recent_window). */
+  recentWindow: count(5),
+  /** Older steps summarised in the compact tier; earlier ones are dropped (seed: max_compact_steps). */
+  maxCompactSteps: count(20),
+  /** Group consecutive same-category steps into one line (seed: group_similar). */
+  groupSimilar: z.boolean().default(true),
+  /** Keep every failed step visible with its own `✗` line (seed: preserve_failures). */
+  preserveFailures: z.boolean().default(true),
+  /** Compact only histories longer than this (seed: "> 5 steps"); read by `shouldCompact`, not by `compact()`. */
+  triggerAbove: count(5),
+  /** Steps considered at all when the history is very long (seed: "limit total history to 30 steps"). */
+  maxTotalSteps: count(30),
+  /** What "very long" means (seed: "> 100 steps"). */
+  veryLongAbove: count(100),
+});
+export type CompactionConfig = z.infer<typeof CompactionConfig>;
+
+export const kDefaultCompactionConfig: Readonly<CompactionConfig> = Object.freeze(CompactionConfig.parse({}));
+
+/**
+ * Validates a partial config and fills the defaults. Throws CtxfoldError E_BAD_INPUT naming the
+ * field (`config.recentWindow: must be a non-negative integer, got 2.5`) for a bad value or an
+ * unknown key (a snake_case `recent_window` is caught rather than silently ignored).
+ */
+export function resolveCompactionConfig(input: Partial<CompactionConfig> = {}, path = "config"): CompactionConfig {
+  const r = CompactionConfig.safeParse(input);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  if (issue.code === "unrecognized_keys") {
+    const names = Object.keys(kDefaultCompactionConfig).join(", ");
+    throw new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${names})`, { path });
+  }
+  if (issue.path.length === 0) throw new CtxfoldError("E_BAD_INPUT", "expected a config object", { path });
+  const field = String(issue.path[0]) as keyof CompactionConfig;
+  const value = (input as Record<string, unknown>)[field];
+  const kind = typeof kDefaultCompactionConfig[field] === "boolean" ? "a boolean" : "a non-negative integer";
+  const got = typeof value === "string" ? JSON.stringify(value) : String(value);
+  throw new CtxfoldError("E_BAD_INPUT", `must be ${kind}, got ${got}`, { path: `${path}.${field}` });
+}
+
+/** Seed 000's tuning table; `debugging` does not group, to show the exact execution order. */
+export const kPresets = Object.freeze({
+  "interactive-chat": preset({ recentWindow: 5, maxCompactSteps: 20, groupSimilar: true }),
+  "long-research": preset({ recentWindow: 3, maxCompactSteps: 10, groupSimilar: true }),
+  "code-analysis": preset({ recentWindow: 5, maxCompactSteps: 15, groupSimilar: true }),
+  debugging: preset({ recentWindow: 7, maxCompactSteps: 10, groupSimilar: false }),
+});
+export type PresetName = keyof typeof kPresets;
+
+function preset(values: Partial<CompactionConfig>): Readonly<CompactionConfig> {
+  return Object.freeze(resolveCompactionConfig(values));
+}
+
+/** A fresh copy of a preset; CtxfoldError E_BAD_INPUT listing the names for an unknown one. */
+export function presetConfig(name: string): CompactionConfig {
+  if (!Object.hasOwn(kPresets, name)) {
+    throw new CtxfoldError("E_BAD_INPUT", `unknown preset ${JSON.stringify(name)} (one of ${Object.keys(kPresets).join(", ")})`, { path: "preset" });
+  }
+  return { ...kPresets[name as PresetName] };
+}
+
+/** Lowercase words of a text, split on everything that is not a letter or a digit. */
+export function splitWords(text: string): string[] {
+  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+}
+
+const kDebugWord = /^(?:debug(?:s|ged|ging|ger|gers)?|errors?|erroring|errored)$/;
+const kResearchWord = /^(?:research(?:es|ed|ing|er|ers)?|analy[sz](?:e|es|ed|ing|er|ers|is))$/;
+
+/**
+ * Seed 000's auto_tune_compaction: a debugging task ("debug", "error") keeps 7 steps in full and
+ * does not group; a research task ("research", "analyze") keeps 3 and summarises at most 10;
+ * anything else gets the defaults. Unlike the seed's substring test, it matches whole words
+ * (split on non-alphanumerics, so `error_handler` counts but `terrorism` does not), case-insensitively,
+ * with simple inflections: debugging, errors, researching, analyse/analyze/analysis/analyses.
+ * Debugging wins when both kinds occur, as in the seed's if/elif.
+ */
+export function autoTuneCompaction(task: string): CompactionConfig {
+  if (typeof task !== "string") throw notStringError("task", task);
+  const words = splitWords(task);
+  if (words.some((w) => kDebugWord.test(w))) return { ...kDefaultCompactionConfig, recentWindow: 7, groupSimilar: false };
+  if (words.some((w) => kResearchWord.test(w))) return { ...kDefaultCompactionConfig, recentWindow: 3, maxCompactSteps: 10 };
+  return { ...kDefaultCompactionConfig };
+}

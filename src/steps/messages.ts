@@ -1,0 +1,139 @@
+import type { Message, Part } from "../model/schema.js";
+import { hashText, hashToHex } from "../core/hash.js";
+import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
+import type { CompactionConfig } from "./config.js";
+import { StepReducer, type StepReducerOptions } from "./reducer.js";
+import type { ReducedStep } from "./types.js";
+
+export interface StepMessagesOptions {
+  /** The reducer (its store receives the offloads), or options for a new one. */
+  reducer?: StepReducer | StepReducerOptions;
+  /** The compactor, or its config. */
+  compactor?: StepCompactor | Partial<CompactionConfig>;
+  /**
+   * Also reduce the recent steps: a recent result whose output was offloaded becomes its
+   * observation and ref. Off by default: seed 000 keeps recent steps in full detail.
+   */
+  reduceRecent?: boolean;
+  /** Compact even at or below the compactor's trigger (seed 000: more than 5 steps). */
+  force?: boolean;
+}
+
+export interface StepMessagesResult {
+  messages: Message[];
+  /** Whether anything was compacted (false below the trigger). */
+  compacted: boolean;
+  history: CompactedHistory;
+  /** Every step, reduced (ids, observations, refs). */
+  steps: ReducedStep[];
+  /** The ref of the removed messages, stored whole as JSON, when anything was removed. */
+  removedRef?: string;
+}
+
+/** Marks the summary message a compaction inserted (in `meta.ctxfold`). */
+export const kStepSummaryKind = "step-summary";
+
+type PartKey = string;
+const key = (message: number, id: string): PartKey => `${message}\u0000${id}`;
+
+/**
+ * Seed 000's step compaction at message level: the steps of the compact and dropped tiers
+ * leave the message list and one summary message takes the place of the first of them, with
+ * the seed's "Previous actions (summarized):" section and the ref under which the removed
+ * messages are stored whole (nothing removed is lost). Recent steps stay as they were.
+ *
+ * Tool-pair validity is kept by construction: a call and its result always leave together;
+ * an assistant message whose calls all left goes with them (its text is that step's thought,
+ * which the summary line replaces); messages that are not steps (user turns, assistant text)
+ * stay in place. Where removal would put two user or two assistant messages side by side, the
+ * later is merged into the earlier, so role alternation holds wherever it held before.
+ */
+export function compactStepMessages(messages: readonly Message[], options: StepMessagesOptions = {}): StepMessagesResult {
+  const reducer = options.reducer instanceof StepReducer ? options.reducer : new StepReducer(options.reducer);
+  const compactor = options.compactor instanceof StepCompactor ? options.compactor : new StepCompactor(options.compactor);
+  const steps = reducer.reduceMessages(messages);
+  const untouched = (): StepMessagesResult => ({ messages: [...messages], compacted: false, history: { recentSteps: steps, compactSteps: [], droppedCount: 0 }, steps });
+  if (!options.force && !shouldCompact(steps, compactor.config)) return untouched();
+  const history = compactor.compact(steps);
+  const recent = new Set(history.recentSteps.map((s) => s.id));
+  const gone = steps.filter((s) => !recent.has(s.id));
+  if (gone.length === 0) return untouched();
+
+  const removeCalls = new Set<PartKey>();
+  const removeResults = new Set<PartKey>();
+  for (const s of gone) {
+    if (s.callId === undefined) continue;
+    if (s.callMessage !== undefined) removeCalls.add(key(s.callMessage, s.callId));
+    if (s.resultMessage !== undefined) removeResults.add(key(s.resultMessage, s.callId));
+  }
+  const reduceRecent = new Map<PartKey, ReducedStep>();
+  if (options.reduceRecent) {
+    for (const s of history.recentSteps) {
+      if (s.outcomeRef && s.callId !== undefined && s.resultMessage !== undefined) reduceRecent.set(key(s.resultMessage, s.callId), s);
+    }
+  }
+
+  const out: Message[] = [];
+  const removed: Message[] = [];
+  /** Output index → whether a removal happened right before it (for the adjacency merge). */
+  const gapBefore: boolean[] = [];
+  let insertAt = -1;
+  let gap = false;
+  messages.forEach((m, i) => {
+    let parts: Part[] = m.parts;
+    let changed = false;
+    let lostCalls = false;
+    if (m.parts.some((p) => (p.type === "tool-call" && removeCalls.has(key(i, p.id))) || (p.type === "tool-result" && (removeResults.has(key(i, p.callId)) || reduceRecent.has(key(i, p.callId)))))) {
+      parts = [];
+      for (const p of m.parts) {
+        if (p.type === "tool-call" && removeCalls.has(key(i, p.id))) { lostCalls = true; changed = true; continue; }
+        if (p.type === "tool-result" && removeResults.has(key(i, p.callId))) { changed = true; continue; }
+        if (p.type === "tool-result" && reduceRecent.has(key(i, p.callId))) {
+          const s = reduceRecent.get(key(i, p.callId))!;
+          parts.push({ ...p, content: [{ type: "text", text: `${s.observation}\n(full output: ${s.outcomeRef})` }] });
+          continue;
+        }
+        parts.push(p);
+      }
+    }
+    const keepsCalls = parts.some((p) => p.type === "tool-call");
+    const dropWhole = changed && (parts.length === 0 || (lostCalls && !keepsCalls) || !parts.some((p) => p.type !== "reasoning"));
+    if (changed) {
+      removed.push(m);
+      if (insertAt < 0) insertAt = out.length;
+    }
+    if (dropWhole) {
+      gap = true;
+      return;
+    }
+    out.push(parts === m.parts ? m : { ...m, parts });
+    gapBefore.push(gap);
+    gap = false;
+  });
+
+  const store = reducer.store;
+  const removedRef = store.put(JSON.stringify(removed), { kind: "history", ext: "json" });
+  const section = formatForPrompt({ ...history, recentSteps: [] }).trimEnd();
+  const text = `${section}\n  (removed messages: ${removedRef})`;
+  const summary: Message = {
+    id: `ctxfold-steps-${hashToHex(hashText(text))}`,
+    role: "user",
+    parts: [{ type: "text", text }],
+    meta: { ctxfold: { kind: kStepSummaryKind, steps: gone.map((s) => s.id), ref: removedRef } },
+  };
+  out.splice(insertAt, 0, summary);
+  gapBefore.splice(insertAt, 0, true);
+  if (insertAt + 1 < gapBefore.length) gapBefore[insertAt + 1] = true;
+
+  // Merge what removal made adjacent: user + user, assistant + assistant.
+  const merged: Message[] = [];
+  out.forEach((m, j) => {
+    const prev = merged.at(-1);
+    if (prev && gapBefore[j] && prev.role === m.role && (m.role === "user" || m.role === "assistant")) {
+      merged[merged.length - 1] = { ...prev, parts: [...prev.parts, ...m.parts] };
+      return;
+    }
+    merged.push(m);
+  });
+  return { messages: merged, compacted: true, history, steps, removedRef };
+}

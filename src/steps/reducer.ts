@@ -1,0 +1,241 @@
+import { CtxfoldError } from "../errors.js";
+import type { Message, ResultContentPart, Step, ToolResultPart } from "../model/schema.js";
+import { createFsStore, type OffloadStore } from "../store/index.js";
+import { redactSecrets, redactValue, type SecretPattern, kSecretPatterns } from "./redact.js";
+import {
+  defaultRule, kBuiltinRules, kDefaultThresholds, oneLine, ruleMatches,
+  type ReductionRule, type ReductionThresholds, type RuleInput, type RuleOutput,
+} from "./rules.js";
+import type { ReducedStep } from "./types.js";
+
+export interface StepReducerOptions {
+  /**
+   * Where large outputs go. @default a filesystem store under ./workspace/outputs, created on
+   * the first offload (so a ref is also the path an agent reads it back by, as in seed 001).
+   */
+  store?: OffloadStore;
+  /** Seed 001's thresholds; any subset overrides the defaults. */
+  thresholds?: Partial<ReductionThresholds>;
+  /** Rules tried before the built-in ones, in order (match by tool name, pattern or predicate). */
+  rules?: readonly ReductionRule[];
+  /** Redact secrets in observations, summaries, errors and minimal arguments. @default true */
+  redact?: boolean;
+  /** Also redact the offloaded originals (then a ref gives the redacted bytes). @default false */
+  redactOffload?: boolean;
+  /** The secret patterns. @default kSecretPatterns */
+  secretPatterns?: readonly SecretPattern[];
+  /** The first step number (seed 001's counter starts at 1). @default 1 */
+  firstStep?: number;
+}
+
+/** A tool result with no call before it, as reduceMessages reports it. */
+export interface OrphanResult {
+  result: ToolResultPart;
+  resultMessage: number;
+}
+
+/**
+ * Pairs every tool call of `messages` with its result (the first later tool-result part with
+ * the call's id), in call order; results no call answers are returned apart.
+ */
+export function extractSteps(messages: readonly Message[]): { steps: Step[]; orphans: OrphanResult[] } {
+  const steps: Step[] = [];
+  const open = new Map<string, Step>();
+  const orphans: OrphanResult[] = [];
+  messages.forEach((m, i) => {
+    for (const p of m.parts) {
+      if (p.type === "tool-call") {
+        const step: Step = { call: p, callMessage: i };
+        steps.push(step);
+        open.set(p.id, step);
+      } else if (p.type === "tool-result") {
+        const step = open.get(p.callId);
+        if (step && !step.result) {
+          step.result = p;
+          step.resultMessage = i;
+          open.delete(p.callId);
+        } else {
+          orphans.push({ result: p, resultMessage: i });
+        }
+      }
+    }
+  });
+  return { steps, orphans };
+}
+
+/** The text of a result's content: text parts joined by newlines. */
+export function resultText(content: readonly ResultContentPart[]): string {
+  if (content.length === 1 && content[0].type === "text") return content[0].text;
+  return content.filter((c) => c.type === "text").map((c) => (c as { text: string }).text).join("\n");
+}
+
+/** What a result stores when offloaded: its text when it is one text part, else its parts as JSON. */
+export function resultPayload(content: readonly ResultContentPart[]): { data: string; json: boolean } {
+  if (content.length === 1 && content[0].type === "text") return { data: content[0].text, json: false };
+  if (content.every((c) => c.type === "text")) return { data: resultText(content), json: false };
+  return { data: JSON.stringify(content), json: true };
+}
+
+function mediaBytes(c: ResultContentPart): number {
+  if (c.type === "text") return Buffer.byteLength(c.text);
+  const data = c.type === "media" ? c.data : c.value;
+  if (typeof data === "string") return c.type === "media" ? Math.floor((data.length * 3) / 4) : Buffer.byteLength(data);
+  if (data instanceof Uint8Array) return data.byteLength;
+  return Buffer.byteLength(JSON.stringify(data) ?? "");
+}
+
+function parseArgs(raw: string): { args: Record<string, unknown>; valid: boolean } {
+  if (raw.length > 0 && raw.length < 16 << 20) {
+    try {
+      const v: unknown = JSON.parse(raw);
+      if (v !== null && typeof v === "object" && !Array.isArray(v)) return { args: v as Record<string, unknown>, valid: true };
+    } catch {
+      // not JSON: rules fall back to the raw string
+    }
+  }
+  return { args: {}, valid: raw.length === 0 };
+}
+
+/**
+ * Seed 001's StepReducer: turns each tool call and its result into a ReducedStep —
+ * `{tool, minimal_args, observation, outcome_ref, success, error?}` — keeping what the agent
+ * needs to resume and offloading what is recoverable. Rules are looked up by tool name (user
+ * rules first, then the built-ins, then the default rule); a rule that throws is reported in
+ * the observation and the step is reduced by the default rule, so reduction never throws out
+ * on odd input (unparseable arguments, binary content, huge outputs, results with no call).
+ * Only a failing store write throws (a typed E_STORE_WRITE; nothing partial is left behind).
+ */
+export class StepReducer {
+  readonly thresholds: ReductionThresholds;
+  readonly #rules: ReductionRule[];
+  readonly #options: StepReducerOptions;
+  #store: OffloadStore | undefined;
+  #counter: number;
+
+  constructor(options: StepReducerOptions = {}) {
+    this.#options = options;
+    this.thresholds = { ...kDefaultThresholds, ...options.thresholds };
+    for (const [k, v] of Object.entries(this.thresholds)) {
+      const ok = k === "browserAlways" ? typeof v === "boolean" : typeof v === "number" && v >= 0 && Number.isFinite(v);
+      if (!ok) throw new CtxfoldError("E_BAD_INPUT", `expected ${k === "browserAlways" ? "a boolean" : "a non-negative number"}, got ${JSON.stringify(v)}`, { path: `thresholds.${k}` });
+    }
+    this.#rules = [...(options.rules ?? [])];
+    this.#store = options.store;
+    this.#counter = (options.firstStep ?? 1) - 1;
+  }
+
+  /** The store offloads go to (created on first use when none was given). */
+  get store(): OffloadStore {
+    this.#store ??= createFsStore({});
+    return this.#store;
+  }
+
+  /** Adds a rule tried before every rule added earlier and the built-ins. */
+  addRule(rule: ReductionRule): this {
+    this.#rules.unshift(rule);
+    return this;
+  }
+
+  /** The rule that reduces `tool` called with `args`. */
+  ruleFor(tool: string, args: Record<string, unknown> = {}): ReductionRule {
+    return this.#rules.find((r) => ruleMatches(r, tool, args)) ?? kBuiltinRules.find((r) => ruleMatches(r, tool, args)) ?? defaultRule;
+  }
+
+  #nextId(): string {
+    this.#counter++;
+    return `step_${String(this.#counter).padStart(3, "0")}`;
+  }
+
+  /**
+   * Reduces one call: `args` as the raw argument string or an object, `result` as a string,
+   * bytes, or the content parts of a canonical tool result (undefined when unanswered).
+   */
+  reduce(tool: string, args: unknown, result?: string | Uint8Array | readonly ResultContentPart[], options: { isError?: boolean; callId?: string } = {}): ReducedStep {
+    const rawArgs = typeof args === "string" ? args : JSON.stringify(args ?? {}) ?? "";
+    const parsed = typeof args === "string" ? parseArgs(args) : args && typeof args === "object" && !Array.isArray(args)
+      ? { args: args as Record<string, unknown>, valid: true } : { args: {}, valid: false };
+    let output = "";
+    let outputBytes = 0;
+    let binary = false;
+    let payload: { data: string | Uint8Array; json: boolean } | undefined;
+    if (typeof result === "string") {
+      output = result;
+      outputBytes = Buffer.byteLength(result);
+      payload = { data: result, json: false };
+    } else if (result instanceof Uint8Array) {
+      binary = true;
+      outputBytes = result.byteLength;
+      output = `<${result.byteLength} bytes of binary data>`;
+      payload = { data: result, json: false };
+    } else if (result) {
+      output = resultText(result);
+      binary = result.some((c) => c.type !== "text");
+      outputBytes = result.reduce((n, c) => n + mediaBytes(c), 0);
+      payload = resultPayload(result);
+    }
+    const input: RuleInput = {
+      tool, args: parsed.args, rawArgs, argsValid: parsed.valid, output, outputBytes, binary,
+      isError: options.isError ?? false, missingResult: result === undefined,
+    };
+    const rule = this.ruleFor(tool, parsed.args);
+    let out: RuleOutput;
+    try {
+      out = rule.reduce(input, this.thresholds);
+    } catch (cause) {
+      if (rule === defaultRule) throw cause;
+      out = defaultRule.reduce(input, this.thresholds);
+      out.observation += ` (rule ${rule.name} failed: ${oneLine((cause as Error)?.message ?? String(cause), 120)})`;
+    }
+    let outcomeRef: string | null = null;
+    if (out.offload && payload) {
+      const redactOffload = this.#options.redactOffload ?? false;
+      const data = redactOffload && typeof payload.data === "string" ? redactSecrets(payload.data, this.#patterns) : payload.data;
+      outcomeRef = this.store.put(data, { kind: out.offload.kind, ext: payload.json ? "json" : out.offload.ext });
+    }
+    const redact = this.#options.redact ?? true;
+    const r = <T>(v: T): T => (redact ? redactValue(v, this.#patterns) : v);
+    const step: ReducedStep = {
+      id: this.#nextId(), tool, category: rule.category, action: rule.action,
+      minimalArgs: r(out.minimalArgs), observation: r(out.observation), summary: r(out.summary), outcomeRef, success: out.success,
+    };
+    if (out.error !== undefined) step.error = r(out.error);
+    if (out.size !== undefined) step.size = out.size;
+    if (out.count !== undefined) step.count = out.count;
+    if (out.exitCode !== undefined) step.exitCode = out.exitCode;
+    if (out.lines !== undefined) step.lines = out.lines;
+    if (options.callId !== undefined) step.callId = options.callId;
+    return step;
+  }
+
+  get #patterns(): readonly SecretPattern[] {
+    return this.#options.secretPatterns ?? kSecretPatterns;
+  }
+
+  /** Reduces a canonical Step (a tool-call part and its result part). */
+  reduceStep(step: Step): ReducedStep {
+    const s = this.reduce(step.call.name, step.call.args, step.result?.content, { isError: step.result?.isError, callId: step.call.id });
+    s.callMessage = step.callMessage;
+    if (step.resultMessage !== undefined) s.resultMessage = step.resultMessage;
+    return s;
+  }
+
+  /**
+   * Every step of a message list in order of its call (results with no call last-in-place:
+   * they are reduced as a step of their own, flagged in the observation, with no callMessage).
+   */
+  reduceMessages(messages: readonly Message[]): ReducedStep[] {
+    const { steps, orphans } = extractSteps(messages);
+    const items: ({ at: number; step: Step } | { at: number; orphan: OrphanResult })[] = [
+      ...steps.map((step) => ({ at: step.callMessage, step })),
+      ...orphans.map((orphan) => ({ at: orphan.resultMessage, orphan })),
+    ].sort((a, b) => a.at - b.at);
+    return items.map((item) => {
+      if ("step" in item) return this.reduceStep(item.step);
+      const { result, resultMessage } = item.orphan;
+      const s = this.reduce(result.name ?? "unknown_tool", "{}", result.content, { isError: result.isError, callId: result.callId });
+      s.observation = `${s.observation} (result with no matching call ${JSON.stringify(result.callId)})`;
+      s.resultMessage = resultMessage;
+      return s;
+    });
+  }
+}

@@ -1,0 +1,117 @@
+import { randomBytes } from "node:crypto";
+import * as nodeFs from "node:fs";
+import * as path from "node:path";
+import { CtxfoldError } from "../errors.js";
+import { ContentAddressedStore, type OffloadStoreOptions } from "./offload.js";
+
+/** The synchronous fs calls the store makes; injectable so tests can simulate ENOSPC and friends. */
+export interface FsOps {
+  writeFileSync(file: string, data: Uint8Array, options: { flag: string }): void;
+  renameSync(from: string, to: string): void;
+  readFileSync(file: string): Uint8Array;
+  existsSync(file: string): boolean;
+  mkdirSync(dir: string, options: { recursive: true }): unknown;
+  unlinkSync(file: string): void;
+}
+
+const kNodeFs: FsOps = {
+  writeFileSync: nodeFs.writeFileSync,
+  renameSync: nodeFs.renameSync,
+  readFileSync: nodeFs.readFileSync,
+  existsSync: nodeFs.existsSync,
+  mkdirSync: nodeFs.mkdirSync,
+  unlinkSync: nodeFs.unlinkSync,
+};
+
+export interface FsStoreOptions extends OffloadStoreOptions {
+  /**
+   * The directory the files go in. @default path.resolve(prefix): a ref is then also the file's
+   * path relative to the working directory, so an agent can read it back with its own file tool
+   * (seed 001's retrieval pattern).
+   */
+  dir?: string;
+  /** Replacements for some fs calls (tests). */
+  fs?: Partial<FsOps>;
+}
+
+const errorCode = (err: unknown): string => String((err as NodeJS.ErrnoException | null)?.code ?? "EUNKNOWN");
+const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Offloaded outputs as files, one per ref, named by content: a file, once there, never changes,
+ * and a later process finds the files an earlier one wrote (put compares the bytes of an
+ * existing file, so idempotence and collision handling hold across restarts).
+ *
+ * Writes are atomic: the bytes go to `.${name}.tmp-${pid}-${random}` in the same directory
+ * (same filesystem, so the rename cannot degrade into a copy), created exclusively (`wx`), then
+ * renameSync moves it onto the final name. A reader sees the whole file or none; on any failure
+ * the temp file is removed and E_STORE_WRITE names the file and the OS error code, so a full disk
+ * never leaves a truncated output under a valid ref. Temp names start with a dot and never match
+ * the ref pattern, so even one left by a killed process is never served.
+ *
+ * Not done, on purpose: fsync (outputs are a cache of what the agent saw, not a ledger; a power
+ * loss may lose recent files, which then read as E_REF_NOT_FOUND, never as wrong bytes), and
+ * locking between processes (writers of equal bytes race harmlessly; two processes storing
+ * colliding different bytes at the same instant is the one case rename does not arbitrate).
+ */
+export class FsOffloadStore extends ContentAddressedStore {
+  /** The absolute directory the files are in. */
+  readonly dir: string;
+  readonly #fs: FsOps;
+  /** Whether the directory is known to exist (created on the first write, again after a failed one). */
+  #dirReady = false;
+
+  constructor(options: FsStoreOptions = {}) {
+    super(options);
+    this.dir = path.resolve(options.dir ?? this.prefix);
+    this.#fs = { ...kNodeFs, ...options.fs };
+  }
+
+  /** The file that holds `ref` (whether or not it exists yet); E_BAD_REF for a malformed ref. */
+  pathOf(ref: string): string {
+    return path.join(this.dir, this.checkRef(ref));
+  }
+
+  protected load(name: string): Uint8Array | undefined {
+    const file = path.join(this.dir, name);
+    // existsSync first: a missing directory, or one under a regular file (ENOTDIR), holds
+    // nothing yet, and the write that follows reports what is really wrong.
+    if (!this.#fs.existsSync(file)) return undefined;
+    try {
+      return this.#fs.readFileSync(file);
+    } catch (cause) {
+      if (errorCode(cause) === "ENOENT") return undefined;
+      throw new CtxfoldError("E_STORE_READ", `cannot read ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+    }
+  }
+
+  protected save(name: string, bytes: Uint8Array): void {
+    const fs = this.#fs;
+    const file = path.join(this.dir, name);
+    const temp = path.join(this.dir, `.${name}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
+    try {
+      if (!this.#dirReady) {
+        fs.mkdirSync(this.dir, { recursive: true });
+        this.#dirReady = true;
+      }
+      fs.writeFileSync(temp, bytes, { flag: "wx" });
+      fs.renameSync(temp, file);
+    } catch (cause) {
+      this.#dirReady = false;
+      try {
+        if (fs.existsSync(temp)) fs.unlinkSync(temp);
+      } catch {
+        // The write error is the one to report; a temp name never matches a ref.
+      }
+      throw new CtxfoldError("E_STORE_WRITE", `cannot write ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+    }
+  }
+
+  protected exists(name: string): boolean {
+    return this.#fs.existsSync(path.join(this.dir, name));
+  }
+}
+
+export function createFsStore(options?: FsStoreOptions): FsOffloadStore {
+  return new FsOffloadStore(options);
+}

@@ -1,0 +1,9 @@
+/**
+ * The content-addressed offload store (seed 001's DataOffloader): where reduction keeps the full
+ * outputs it replaces with one line, in memory or as files.
+ */
+export {
+  ContentAddressedStore, MemoryOffloadStore, createMemoryStore, decodeText, encodeText, kDefaultOffloadPrefix, sanitizeExt, sanitizeKind,
+  type OffloadHint, type OffloadStore, type OffloadStoreOptions,
+} from "./offload.js";
+export { FsOffloadStore, createFsStore, type FsOps, type FsStoreOptions } from "./fs-store.js";

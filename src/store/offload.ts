@@ -1,0 +1,253 @@
+import { hashBytes, hashToHex } from "../core/hash.js";
+import { CtxfoldError } from "../errors.js";
+
+/**
+ * Where reduction puts the full output of a step it replaces with one line (seed 001's
+ * DataOffloader): `put` stores the bytes and returns a ref, the reduced step keeps the ref, and
+ * `get(ref)` gives the exact bytes back when the agent or a runner needs them.
+ *
+ * Deliberately synchronous. The step reducer calls `put` inline while it reduces, and the
+ * outputs are small files: a write to a temp file and an atomic rename cost tens of
+ * microseconds, so an async interface would only force the whole reduction to become async for
+ * nothing. A runner that wants remote storage (S3, a database) reduces into a memory store and
+ * uploads `refs()` afterwards, rather than making compaction wait on the network.
+ *
+ * Content-addressed: the ref names the XXH64 of the stored bytes, so the same output stored
+ * twice costs nothing and a ref always means the same bytes.
+ */
+export interface OffloadStore {
+  /** Stores `data` (a string as UTF-8, see encodeText) and returns its ref. Idempotent. */
+  put(data: Uint8Array | string, hint?: OffloadHint): string;
+  /** The stored bytes, exactly. Throws E_BAD_REF for a ref this store cannot have made, E_REF_NOT_FOUND when absent. */
+  get(ref: string): Uint8Array;
+  /** The stored bytes as text; `getText(put(s)) === s` for every string, lone surrogates included. */
+  getText(ref: string): string;
+  /** Whether `ref` is stored here; false (never a throw) for a malformed ref. */
+  has(ref: string): boolean;
+  /** What every ref starts with (before the `/`), e.g. `workspace/outputs`. */
+  readonly prefix: string;
+}
+
+/** What the stored output is, for the ref's file name only (the bytes do not depend on it). */
+export interface OffloadHint {
+  /** The kind of output: read, search, shell, page, list, output. @default "output" */
+  kind?: string;
+  /** The file extension without the dot: json, txt, log, py. @default "txt" */
+  ext?: string;
+}
+
+export interface OffloadStoreOptions {
+  /** What refs start with. @default "workspace/outputs" (seed 001's paths) */
+  prefix?: string;
+  /** The content hash (64 bits). @default XXH64 with seed 0; tests inject one to force collisions. */
+  hash?: (bytes: Uint8Array) => bigint;
+}
+
+/** Seed 001's output directory, relative to the agent's working directory. */
+export const kDefaultOffloadPrefix = "workspace/outputs";
+const kDefaultKind = "output";
+const kDefaultExt = "txt";
+const kMaxKindChars = 16;
+const kMaxExtChars = 10;
+
+/** Every name a store generates, and nothing else: no dots but the one, no slashes, no dot files. */
+const kNamePattern = /^[a-z0-9_-]{1,16}_[0-9a-f]{16}(-[0-9]+)?\.[a-z0-9_-]{1,10}$/;
+
+/** Lower-case, only [a-z0-9_-], at most `max` chars; empty (or not a string) → the default. */
+function sanitize(value: unknown, max: number, fallback: string): string {
+  if (typeof value !== "string") return fallback;
+  const clean = value.toLowerCase().replace(/[^a-z0-9_-]+/g, "").slice(0, max);
+  return clean || fallback;
+}
+
+/** The `kind` a hint names, as it goes into a file name. */
+export const sanitizeKind = (kind: unknown): string => sanitize(kind, kMaxKindChars, kDefaultKind);
+/** The `ext` a hint names, as it goes into a file name. */
+export const sanitizeExt = (ext: unknown): string => sanitize(ext, kMaxExtChars, kDefaultExt);
+
+const encoder = new TextEncoder();
+// ignoreBOM: a leading U+FEFF is content, not a marker to strip, or "\uFEFF…" would not round-trip.
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const kLoneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const isWellFormed: (s: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === "function"
+    ? (s) => (s as unknown as { isWellFormed(): boolean }).isWellFormed()
+    : (s) => !new RegExp(kLoneSurrogate.source).test(s);
+
+/**
+ * A string's stored bytes: UTF-8, or WTF-8 where the string holds lone surrogates (each as its
+ * 3-byte generalised UTF-8 sequence ED A0..BF 80..BF). Plain UTF-8 would turn every lone
+ * surrogate into U+FFFD, so two different tool outputs could share a ref and `getText` could not
+ * give the string back; WTF-8 is UTF-8 wherever the string is well-formed, so the common case
+ * stays byte-identical to what any other tool writes.
+ */
+export function encodeText(text: string): Uint8Array {
+  if (isWellFormed(text)) return encoder.encode(text);
+  // A lone surrogate takes 3 bytes in WTF-8, as does the U+FFFD that byteLength counts for it.
+  const out = new Uint8Array(Buffer.byteLength(text, "utf8"));
+  let at = 0;
+  let last = 0;
+  for (const m of text.matchAll(kLoneSurrogate)) {
+    at += encoder.encodeInto(text.slice(last, m.index), out.subarray(at)).written;
+    const unit = text.charCodeAt(m.index);
+    out[at++] = 0xed;
+    out[at++] = 0x80 | ((unit >> 6) & 0x3f);
+    out[at++] = 0x80 | (unit & 0x3f);
+    last = m.index + 1;
+  }
+  encoder.encodeInto(text.slice(last), out.subarray(at));
+  return out;
+}
+
+/** Where the next surrogate sequence (ED A0..BF 80..BF) starts at or after `from`, or -1. */
+function findSurrogate(bytes: Uint8Array, from: number): number {
+  for (let i = bytes.indexOf(0xed, from); i >= 0 && i + 2 < bytes.length; i = bytes.indexOf(0xed, i + 1)) {
+    if (bytes[i + 1] >= 0xa0 && bytes[i + 1] <= 0xbf && (bytes[i + 2] & 0xc0) === 0x80) return i;
+  }
+  return -1;
+}
+
+/**
+ * Text from UTF-8 or WTF-8 bytes (the inverse of encodeText). Bytes without surrogate sequences
+ * go through TextDecoder in one call; otherwise the runs between them do, and each sequence
+ * becomes its lone code unit. Other invalid bytes (binary put as bytes) decode to U+FFFD.
+ */
+export function decodeText(bytes: Uint8Array): string {
+  let i = findSurrogate(bytes, 0);
+  if (i < 0) return decoder.decode(bytes);
+  let out = "";
+  let last = 0;
+  while (i >= 0) {
+    out += decoder.decode(bytes.subarray(last, i));
+    out += String.fromCharCode(0xd000 | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f));
+    last = i + 3;
+    i = findSurrogate(bytes, last);
+  }
+  return out + decoder.decode(bytes.subarray(last));
+}
+
+const equalBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0;
+
+function typeOf(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+}
+
+/**
+ * The naming, hashing, collision and ref-checking logic every store shares; a store supplies
+ * three primitives over bare file names (`kind_hash[-n].ext`, already validated).
+ *
+ * Collisions: when the hash name is taken by different bytes (compared in full, never trusted
+ * from the hash), `-1`, `-2`, … follow; `put` takes the first free name or the first holding
+ * equal bytes, so storing the same bytes again finds its earlier ref wherever it landed.
+ */
+export abstract class ContentAddressedStore implements OffloadStore {
+  readonly prefix: string;
+  readonly #hash: (bytes: Uint8Array) => bigint;
+
+  constructor(options: OffloadStoreOptions = {}) {
+    const raw: unknown = options.prefix ?? kDefaultOffloadPrefix;
+    if (typeof raw !== "string") throw new CtxfoldError("E_BAD_INPUT", `expected a string, got ${typeOf(raw)}`, { path: "prefix" });
+    const prefix = raw.replace(/\/+$/, "");
+    if (prefix === "" || prefix.includes("\0")) {
+      throw new CtxfoldError("E_BAD_INPUT", `prefix must be a non-empty path, got ${JSON.stringify(options.prefix)}`, { path: "prefix" });
+    }
+    this.prefix = prefix;
+    this.#hash = options.hash ?? ((bytes) => hashBytes(bytes));
+  }
+
+  /** The stored bytes of `name`, or undefined when absent. May return the store's own array. */
+  protected abstract load(name: string): Uint8Array | undefined;
+  /** Stores `bytes` (the caller's array: copy it if kept) under a name known to be free. */
+  protected abstract save(name: string, bytes: Uint8Array): void;
+  protected abstract exists(name: string): boolean;
+
+  put(data: Uint8Array | string, hint?: OffloadHint): string {
+    let bytes: Uint8Array;
+    if (typeof data === "string") bytes = encodeText(data);
+    else if (data instanceof Uint8Array) bytes = data;
+    else throw new CtxfoldError("E_NOT_BYTES", `expected a string or a Uint8Array, got ${typeOf(data)}`, { path: "data" });
+    const stem = `${sanitizeKind(hint?.kind)}_${hashToHex(BigInt.asUintN(64, this.#hash(bytes)))}`;
+    const ext = sanitizeExt(hint?.ext);
+    for (let n = 0; ; n++) {
+      const name = n === 0 ? `${stem}.${ext}` : `${stem}-${n}.${ext}`;
+      const existing = this.load(name);
+      if (existing === undefined) this.save(name, bytes);
+      else if (!equalBytes(existing, bytes)) continue;
+      return `${this.prefix}/${name}`;
+    }
+  }
+
+  /** A fresh copy of the stored bytes: the caller may change it without touching the store. */
+  get(ref: string): Uint8Array {
+    return new Uint8Array(this.#load(ref));
+  }
+
+  getText(ref: string): string {
+    return decodeText(this.#load(ref));
+  }
+
+  has(ref: string): boolean {
+    const name = this.nameOf(ref);
+    return name !== undefined && this.exists(name);
+  }
+
+  /** The bare file name of a ref this store could have made, or undefined. */
+  protected nameOf(ref: unknown): string | undefined {
+    if (typeof ref !== "string" || !ref.startsWith(`${this.prefix}/`)) return undefined;
+    const name = ref.slice(this.prefix.length + 1);
+    return kNamePattern.test(name) ? name : undefined;
+  }
+
+  /** The file name of `ref`, or E_BAD_REF: nothing reaches a path that did not pass kNamePattern. */
+  protected checkRef(ref: string): string {
+    const name = this.nameOf(ref);
+    if (name === undefined) {
+      const shown = typeof ref === "string" ? JSON.stringify(ref) : typeOf(ref);
+      throw new CtxfoldError("E_BAD_REF", `not a ref of this store (${this.prefix}/kind_hash.ext): ${shown}`);
+    }
+    return name;
+  }
+
+  #load(ref: string): Uint8Array {
+    const bytes = this.load(this.checkRef(ref));
+    if (bytes === undefined) throw new CtxfoldError("E_REF_NOT_FOUND", `no offloaded output at ${JSON.stringify(ref)}`);
+    return bytes;
+  }
+}
+
+/**
+ * Offloaded outputs in memory: the store for tests, for one-shot CLI runs, and for a runner that
+ * ships the outputs elsewhere after compaction (`refs()` lists them, `get` gives the bytes).
+ */
+export class MemoryOffloadStore extends ContentAddressedStore {
+  readonly #files = new Map<string, Uint8Array>();
+  #size = 0;
+
+  /** Bytes held. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Every stored ref, in the order first stored. */
+  refs(): string[] {
+    return [...this.#files.keys()].map((name) => `${this.prefix}/${name}`);
+  }
+
+  protected load(name: string): Uint8Array | undefined {
+    return this.#files.get(name);
+  }
+
+  protected save(name: string, bytes: Uint8Array): void {
+    // A copy: the caller keeps its array and may reuse it, and a Buffer becomes a plain Uint8Array.
+    this.#files.set(name, new Uint8Array(bytes));
+    this.#size += bytes.length;
+  }
+
+  protected exists(name: string): boolean {
+    return this.#files.has(name);
+  }
+}
+
+export function createMemoryStore(options?: OffloadStoreOptions): MemoryOffloadStore {
+  return new MemoryOffloadStore(options);
+}

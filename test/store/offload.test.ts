@@ -1,0 +1,338 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashBytes, hashToHex } from "../../src/core/hash.js";
+import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
+import {
+  createFsStore, createMemoryStore, encodeText, type FsOps, type OffloadStore, type OffloadStoreOptions,
+} from "../../src/store/index.js";
+import { createRng, randomTricky } from "../helpers.js";
+
+const kRefPattern = /^workspace\/outputs\/[a-z0-9_-]{1,16}_[0-9a-f]{16}(-[0-9]+)?\.[a-z0-9_-]{1,10}$/;
+const utf8 = (s: string) => new TextEncoder().encode(s);
+
+let root: string;
+let dirs = 0;
+beforeAll(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), "ctxfold-store-"));
+});
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+const freshDir = () => path.join(root, `store-${dirs++}`);
+
+/** The CtxfoldError `fn` throws (fails the test if it throws nothing or something else). */
+function thrown(fn: () => unknown, code: CtxfoldErrorCode): CtxfoldError {
+  try {
+    fn();
+  } catch (err) {
+    expect(CtxfoldError.isInstance(err), String(err)).toBe(true);
+    expect((err as CtxfoldError).code).toBe(code);
+    return err as CtxfoldError;
+  }
+  throw new Error(`expected ${code}, nothing was thrown`);
+}
+
+function osError(code: string, syscall: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${code}: simulated, ${syscall}`), { code, syscall });
+}
+
+function randomBytes(seed: number, n: number): Uint8Array {
+  const r = createRng(seed);
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = r.int(256);
+  return out;
+}
+
+const kStores: [string, (options?: OffloadStoreOptions) => OffloadStore][] = [
+  ["memory", (options) => createMemoryStore(options)],
+  ["fs", (options) => createFsStore({ dir: freshDir(), ...options })],
+];
+
+describe.each(kStores)("%s store", (_, make) => {
+  it("names refs prefix/kind_xxh64.ext, with the prefix option", () => {
+    const store = make();
+    expect(store.prefix).toBe("workspace/outputs");
+    // xxh64("abc", 0) = 44bc2cf5ad770999 (the xxHash reference vector)
+    expect(store.put("abc")).toBe("workspace/outputs/output_44bc2cf5ad770999.txt");
+    const text = "def main():\n    pass\n";
+    expect(store.put(text, { kind: "read", ext: "py" })).toBe(`workspace/outputs/read_${hashToHex(hashBytes(utf8(text)))}.py`);
+    const other = make({ prefix: "runs/7/out/" });
+    expect(other.prefix).toBe("runs/7/out");
+    expect(other.put("abc", { kind: "shell", ext: "log" })).toBe("runs/7/out/shell_44bc2cf5ad770999.log");
+    expect(thrown(() => make({ prefix: "/" }), "E_BAD_INPUT").message).toMatch(/prefix/);
+  });
+
+  it("put is idempotent: same bytes and hint, same ref; a string and its UTF-8 bytes are the same content", () => {
+    const store = make();
+    const ref = store.put("some tool output", { kind: "search", ext: "json" });
+    expect(store.put("some tool output", { kind: "search", ext: "json" })).toBe(ref);
+    expect(store.put(utf8("some tool output"), { kind: "search", ext: "json" })).toBe(ref);
+    expect(store.put(Buffer.from("some tool output"), { kind: "search", ext: "json" })).toBe(ref);
+    expect(store.put("some tool output", { kind: "page", ext: "json" })).not.toBe(ref);
+    expect(store.has(ref)).toBe(true);
+    expect(store.getText(ref)).toBe("some tool output");
+  });
+
+  it("get returns exactly the stored bytes (seeded random binary, empty to 1 MB), as a copy", () => {
+    const store = make();
+    for (const [i, n] of [0, 1, 7, 31, 32, 255, 4096, 65537, 1 << 20].entries()) {
+      const bytes = randomBytes(100 + i, n);
+      const ref = store.put(bytes, { ext: "bin" });
+      expect(ref).toBe(`workspace/outputs/output_${hashToHex(hashBytes(bytes))}.bin`);
+      const back = store.get(ref);
+      expect(back).toBeInstanceOf(Uint8Array);
+      expect(Buffer.compare(back, bytes)).toBe(0);
+      if (n > 0) {
+        back[0] ^= 0xff;
+        expect(store.get(ref)[0]).toBe(bytes[0]);
+      }
+    }
+    // The store copied what it was given: the caller may reuse its array.
+    const reused = utf8("before");
+    const ref = store.put(reused);
+    reused.fill(0x21);
+    expect(store.getText(ref)).toBe("before");
+  });
+
+  it("getText(put(s)) === s for emoji, CJK, a BOM and lone surrogates", () => {
+    const store = make();
+    const samples = [
+      "",
+      "plain ascii",
+      "\uFEFFstarts with a BOM",
+      "emoji 👍🏽 family 👨‍👩‍👧 flag 🇯🇵",
+      "漢字かなカナ 한국어 中文",
+      "\uD800",
+      "\uDFFF",
+      "a\uDC00b",
+      "\uDBFF\uDBFF\uDFFF", // a lone high, then a pair
+      "x\uDE00\uD83D", // low then high: two lone surrogates, not a pair
+      "\uD83D\uDE00\uD83D",
+    ];
+    const r = createRng(5);
+    for (let i = 0; i < 200; i++) samples.push(randomTricky(r, i % 20 === 0 ? 5000 : 120));
+    const refs = new Set<string>();
+    for (const s of samples) {
+      const ref = store.put(s);
+      refs.add(ref);
+      expect(store.getText(ref)).toBe(s);
+      expect(Buffer.compare(store.get(ref), encodeText(s))).toBe(0);
+    }
+    expect(refs.size).toBe(new Set(samples).size);
+    // Well-formed text is stored as plain UTF-8; a lone surrogate as its WTF-8 sequence, so two
+    // strings that UTF-8 would fold into the same U+FFFD keep apart.
+    expect(store.get(store.put("héllo 👍"))).toEqual(utf8("héllo 👍"));
+    expect([...store.get(store.put("a\uD800"))]).toEqual([0x61, 0xed, 0xa0, 0x80]);
+    expect(store.put("\uD800")).not.toBe(store.put("\uDFFF"));
+    expect(store.put("\uD800")).not.toBe(store.put("\uFFFD"));
+  });
+
+  it("a forced hash collision gets -1, -2, …; each ref resolves to its own bytes; put stays idempotent", () => {
+    const store = make({ hash: () => 42n });
+    const a = store.put("first");
+    const b = store.put("second");
+    const c = store.put("third");
+    expect([a, b, c]).toEqual([
+      "workspace/outputs/output_000000000000002a.txt",
+      "workspace/outputs/output_000000000000002a-1.txt",
+      "workspace/outputs/output_000000000000002a-2.txt",
+    ]);
+    expect([store.getText(a), store.getText(b), store.getText(c)]).toEqual(["first", "second", "third"]);
+    expect(store.put("second")).toBe(b);
+    expect(store.put("third")).toBe(c);
+    // A hash returning more than 64 bits is cut to 64, never a longer name.
+    expect(make({ hash: () => (1n << 70n) + 5n }).put("x")).toBe("workspace/outputs/output_0000000000000005.txt");
+  });
+
+  it("sanitises kind and ext: lower-case [a-z0-9_-] only, capped, default when empty", () => {
+    const store = make();
+    const stem = (ref: string) => path.posix.basename(ref).replace(/_[0-9a-f]{16}(-\d+)?\./, " .");
+    const cases: [unknown, unknown, string][] = [
+      ["../../etc", "../../passwd", "etc .passwd"],
+      ["a/b", "tar.gz", "ab .targz"],
+      ["..\\..\\Windows", "C:\\x", "windows .cx"],
+      ["Ünïcödé☃", "日本", "ncd .txt"],
+      ["...", "/", "output .txt"],
+      ["", "", "output .txt"],
+      [42, null, "output .txt"],
+      ["READ", "JSON", "read .json"],
+      ["x".repeat(40), "y".repeat(40), `${"x".repeat(16)} .${"y".repeat(10)}`],
+      ["we\u0000ird\nkind", "e\u0000xt", "weirdkind .ext"],
+    ];
+    for (const [i, [kind, ext, expected]] of cases.entries()) {
+      const ref = store.put(`payload ${i}`, { kind, ext } as { kind?: string; ext?: string });
+      expect(ref).toMatch(kRefPattern);
+      expect(stem(ref)).toBe(expected);
+      expect(store.getText(ref)).toBe(`payload ${i}`);
+    }
+  });
+
+  it("rejects refs it cannot have made with E_BAD_REF (the ref in the message); has() says false", () => {
+    const store = make();
+    const good = store.put("abc");
+    const name = path.posix.basename(good);
+    const bad = [
+      "../x",
+      "/etc/passwd",
+      "workspace/outputs/../../../etc/passwd",
+      `workspace/outputs/../outputs/${name}`,
+      `workspace/outputs/sub/${name}`,
+      `other/prefix/${name}`,
+      `workspace/outputs${name}`,
+      `/workspace/outputs/${name}`,
+      `workspace/outputs/${name}/`,
+      `workspace/outputs/${name.toUpperCase()}`,
+      "workspace/outputs/output_44bc2cf5ad77099.txt", // 15 hex digits
+      "workspace/outputs/output_44bc2cf5ad770999.tar.gz",
+      "workspace/outputs/output_44bc2cf5ad770999",
+      "workspace/outputs/_44bc2cf5ad770999.txt",
+      `workspace/outputs/.${name}.tmp-1-abcdef`,
+      "workspace/outputs/output_44bc2cf5ad770999.txt\0",
+      "",
+    ];
+    for (const ref of bad) {
+      expect(thrown(() => store.get(ref), "E_BAD_REF").message).toContain(JSON.stringify(ref));
+      thrown(() => store.getText(ref), "E_BAD_REF");
+      expect(store.has(ref)).toBe(false);
+    }
+    for (const value of [42, null, undefined, { ref: good }]) {
+      thrown(() => store.get(value as never), "E_BAD_REF");
+      expect(store.has(value as never)).toBe(false);
+    }
+    expect(store.getText(good)).toBe("abc");
+  });
+
+  it("a well-formed ref that is not stored throws E_REF_NOT_FOUND", () => {
+    const store = make();
+    const ref = "workspace/outputs/read_0123456789abcdef.txt";
+    expect(store.has(ref)).toBe(false);
+    expect(thrown(() => store.get(ref), "E_REF_NOT_FOUND").message).toContain(ref);
+    thrown(() => store.getText(ref), "E_REF_NOT_FOUND");
+    const stored = store.put("x", { hint: 1 } as never);
+    thrown(() => store.get(stored.replace(".txt", "-1.txt")), "E_REF_NOT_FOUND");
+  });
+
+  it("put rejects what is neither a string nor bytes", () => {
+    const store = make();
+    for (const value of [null, 42, [1, 2], new ArrayBuffer(4), { length: 0 }]) {
+      thrown(() => store.put(value as never), "E_NOT_BYTES");
+    }
+  });
+});
+
+describe("MemoryOffloadStore", () => {
+  it("counts the bytes it holds and lists its refs in the order stored", () => {
+    const store = createMemoryStore({ prefix: "mem" });
+    expect(store.size).toBe(0);
+    const a = store.put("héllo"); // 6 bytes
+    const b = store.put(new Uint8Array(10), { kind: "list", ext: "bin" });
+    store.put("héllo");
+    expect(store.size).toBe(16);
+    expect(store.refs()).toEqual([a, b]);
+  });
+});
+
+describe("FsOffloadStore", () => {
+  const list = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
+
+  it("writes one file per ref holding exactly the bytes, creating the directory on first put", () => {
+    const dir = path.join(freshDir(), "deep", "er");
+    const store = createFsStore({ dir });
+    expect(store.dir).toBe(dir);
+    expect(fs.existsSync(dir)).toBe(false);
+    const bytes = randomBytes(9, 3000);
+    const ref = store.put(bytes, { kind: "read", ext: "bin" });
+    expect(store.pathOf(ref)).toBe(path.join(dir, path.posix.basename(ref)));
+    expect(Buffer.compare(fs.readFileSync(store.pathOf(ref)), bytes)).toBe(0);
+    store.put(bytes, { kind: "read", ext: "bin" });
+    store.put("text");
+    expect(list(dir)).toHaveLength(2); // no temp files, no duplicates
+    thrown(() => store.pathOf("../x"), "E_BAD_REF");
+  });
+
+  it("defaults dir to path.resolve(prefix), so a ref is also the file's path", () => {
+    expect(createFsStore().dir).toBe(path.resolve("workspace/outputs"));
+    const prefix = path.join(freshDir(), "workspace", "outputs");
+    const store = createFsStore({ prefix });
+    const ref = store.put('{"ok":true}', { kind: "output", ext: "json" });
+    expect(fs.readFileSync(ref, "utf8")).toBe('{"ok":true}');
+  });
+
+  it("a second store on the same directory resolves the first's refs and continues its collision chains", () => {
+    const dir = freshDir();
+    const hash = () => 7n;
+    const first = createFsStore({ dir, hash });
+    const a = first.put("alpha");
+    const b = first.put("beta");
+    const bin = first.put(randomBytes(3, 5000), { ext: "bin" });
+    const second = createFsStore({ dir, hash });
+    expect(second.has(a) && second.has(b) && second.has(bin)).toBe(true);
+    expect(second.getText(a)).toBe("alpha");
+    expect(second.getText(b)).toBe("beta");
+    expect(Buffer.compare(second.get(bin), randomBytes(3, 5000))).toBe(0);
+    expect(second.put("beta")).toBe(b);
+    expect(second.put("gamma")).toBe("workspace/outputs/output_0000000000000007-2.txt");
+    expect(first.getText(second.put("gamma"))).toBe("gamma");
+  });
+
+  it("ENOSPC halfway through a write: E_STORE_WRITE naming the file and code, and no partial or temp file", () => {
+    const dir = freshDir();
+    let attempts = 0;
+    const writeFileSync: FsOps["writeFileSync"] = (file, data, options) => {
+      attempts++;
+      fs.writeFileSync(file, data.subarray(0, data.length >> 1), options);
+      throw osError("ENOSPC", "write");
+    };
+    const store = createFsStore({ dir, fs: { writeFileSync } });
+    const data = randomBytes(11, 10_000);
+    const ref = createMemoryStore().put(data);
+    const err = thrown(() => store.put(data), "E_STORE_WRITE");
+    expect(attempts).toBe(1);
+    expect(err.message).toContain(store.pathOf(ref));
+    expect(err.message).toContain("ENOSPC");
+    expect((err.cause as NodeJS.ErrnoException).code).toBe("ENOSPC");
+    expect(list(dir)).toEqual([]);
+    expect(store.has(ref)).toBe(false);
+    thrown(() => store.get(ref), "E_REF_NOT_FOUND");
+    // Once there is room again, the same put succeeds.
+    expect(createFsStore({ dir }).put(data)).toBe(ref);
+  });
+
+  it("a failed rename leaves nothing at the final name and no temp file", () => {
+    const dir = freshDir();
+    const renameSync: FsOps["renameSync"] = () => {
+      throw osError("EACCES", "rename");
+    };
+    const store = createFsStore({ dir, fs: { renameSync } });
+    const ref = createMemoryStore().put("content");
+    const err = thrown(() => store.put("content"), "E_STORE_WRITE");
+    expect(err.message).toContain(store.pathOf(ref));
+    expect(err.message).toContain("EACCES");
+    expect(fs.existsSync(store.pathOf(ref))).toBe(false);
+    expect(list(dir)).toEqual([]);
+  });
+
+  it("a directory under a regular file: E_STORE_WRITE with ENOTDIR, never a read error", () => {
+    const file = path.join(freshDir(), "plain-file");
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, "not a directory");
+    const store = createFsStore({ dir: path.join(file, "outputs") });
+    const err = thrown(() => store.put("x"), "E_STORE_WRITE");
+    expect(err.message).toContain(path.join(file, "outputs"));
+    expect(err.message).toContain("ENOTDIR");
+    expect(store.has("workspace/outputs/output_0123456789abcdef.txt")).toBe(false);
+    expect(fs.readFileSync(file, "utf8")).toBe("not a directory");
+  });
+
+  it("read failures other than ENOENT are E_STORE_READ; a file gone between check and read is not found", () => {
+    const dir = freshDir();
+    const ref = createFsStore({ dir }).put("secret");
+    const denied = createFsStore({ dir, fs: { readFileSync: () => { throw osError("EACCES", "open"); } } });
+    const err = thrown(() => denied.get(ref), "E_STORE_READ");
+    expect(err.message).toContain(denied.pathOf(ref));
+    expect(err.message).toContain("EACCES");
+    thrown(() => denied.put("secret"), "E_STORE_READ");
+    const vanished = createFsStore({ dir, fs: { readFileSync: () => { throw osError("ENOENT", "open"); } } });
+    thrown(() => vanished.get(ref), "E_REF_NOT_FOUND");
+  });
+});
