@@ -137,18 +137,55 @@ function xxh64Latin1(ptr: usize, units: usize, seed: u64): u64 {
     h = seed + P5;
   }
   // Fewer than 32 units left: narrow them into `tail` and finish there.
-  let t = tail;
-  while (p < end) {
-    const u = load<u16>(p);
-    if (u > 0xff) {
-      latin1Ok = false;
-      return 0;
+  const rem = (end - p) >> 1;
+  if (rem != 0) {
+    if (canOverRead(p)) {
+      if (partialWide(p, rem)) {
+        latin1Ok = false;
+        return 0;
+      }
+      narrowBlock(p, tail);
+    } else {
+      for (let i: usize = 0; i < rem; i++) {
+        const u = load<u16>(p + (i << 1));
+        if (u > 0xff) {
+          latin1Ok = false;
+          return 0;
+        }
+        store<u8>(tail + i, <u8>u);
+      }
     }
-    store<u8>(t, <u8>u);
-    t++;
-    p += 2;
   }
-  return finish(h + <u64>units, tail, t);
+  return finish(h + <u64>units, tail, tail + rem);
+}
+
+/**
+ * Whether a whole 64-byte block can be loaded at p. A short last block is read with the same
+ * four SIMD loads as a full one (the bytes past its end, the next string's or the arena's, are
+ * masked off or ignored), which saves the scalar loop that dominates the cost of short strings;
+ * only at the very end of linear memory does it fall back to the loop.
+ */
+// @ts-ignore: decorator
+@inline function canOverRead(p: usize): bool {
+  return p + 64 <= (<usize>memory.size() << 16);
+}
+
+/** Whether any of the first n (< 32) units of the block at q is above 0xFF. */
+// @ts-ignore: decorator
+@inline function partialWide(q: usize, n: usize): bool {
+  const lim = i16x8.splat(<i16>n);
+  const a = v128.and(v128.load(q), i16x8.lt_u(v128(0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0), lim));
+  const b = v128.and(v128.load(q, 16), i16x8.lt_u(v128(8, 0, 9, 0, 10, 0, 11, 0, 12, 0, 13, 0, 14, 0, 15, 0), lim));
+  const c = v128.and(v128.load(q, 32), i16x8.lt_u(v128(16, 0, 17, 0, 18, 0, 19, 0, 20, 0, 21, 0, 22, 0, 23, 0), lim));
+  const d = v128.and(v128.load(q, 48), i16x8.lt_u(v128(24, 0, 25, 0, 26, 0, 27, 0, 28, 0, 29, 0, 30, 0, 31, 0), lim));
+  return v128.any_true(v128.and(v128.or(v128.or(a, b), v128.or(c, d)), i16x8.splat(<i16>0xff00)));
+}
+
+/** The 32 units at q narrowed to 32 bytes at t (units above 0xFF saturate; callers know there are none that count). */
+// @ts-ignore: decorator
+@inline function narrowBlock(q: usize, t: usize): void {
+  v128.store(t, i8x16.narrow_i16x8_u(v128.load(q), v128.load(q, 16)));
+  v128.store(t, i8x16.narrow_i16x8_u(v128.load(q, 32), v128.load(q, 48)), 16);
 }
 
 /** XXH64 of the grouped view (see the top of this file) of `units` code units at ptr. */
@@ -200,15 +237,18 @@ function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
       // The last block, shorter than 32 units: its bytes open the tail.
       const q = ptr + (full << 6);
       const n = units & 31;
+      const simd = canOverRead(q);
       let wide = false;
-      for (let i: usize = 0; i < n; i++) if (load<u16>(q + (i << 1)) > 0xff) wide = true;
+      if (simd) wide = partialWide(q, n);
+      else for (let i: usize = 0; i < n; i++) if (load<u16>(q + (i << 1)) > 0xff) wide = true;
       if (wide) {
         const at = flags + ((full - g0) >> 3);
         store<u8>(at, load<u8>(at) | <u8>(<u32>1 << <u32>((full - g0) & 7)));
         memory.copy(tail, q, n << 1);
         tailLen = n << 1;
       } else {
-        for (let i: usize = 0; i < n; i++) store<u8>(tail + i, <u8>load<u16>(q + (i << 1)));
+        if (simd) narrowBlock(q, tail);
+        else for (let i: usize = 0; i < n; i++) store<u8>(tail + i, <u8>load<u16>(q + (i << 1)));
         tailLen = n;
       }
     }

@@ -29,6 +29,15 @@ export function boundaryCases(): Case[] {
     };
   };
   const group = "boundary 200 B x1000";
+  // The boundary by itself: lay the batch out, call into WASM, copy n results out — what every
+  // batched kernel call pays on top of its kernel, measured directly rather than as the
+  // difference of two noisy figures.
+  const results = new Float64Array(texts.length * ENCODING_COUNT);
+  const boundaryOnly = () =>
+    core.forEachStringBatch(texts, 8 * ENCODING_COUNT, (b, out) => {
+      core.run("boundary", (e) => e.abiVersion());
+      results.set(new Float64Array(core.exports.memory.buffer, out, b.count * ENCODING_COUNT), b.first * ENCODING_COUNT);
+    });
   return [
     { group, name: "hash end to end", bytes, items: kBatch, fn: () => core.hashStrings(texts) },
     { group, name: "hash kernel only", bytes, items: kBatch, fn: kernelOnly(8, (b, out) => core.exports.hashBatch(b.data, b.offsets, b.count, 0n, out)) },
@@ -37,5 +46,6 @@ export function boundaryCases(): Case[] {
       group, name: "estimate kernel only", bytes, items: kBatch,
       fn: kernelOnly(8 * ENCODING_COUNT, (b, out) => core.exports.estimateBatch(b.data, b.offsets, b.count, core.weightTablePtr, out)),
     },
+    { group, name: "boundary only (layout, call, results)", bytes, items: kBatch, fn: boundaryOnly },
   ];
 }

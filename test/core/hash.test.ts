@@ -94,6 +94,25 @@ describe("bad input", () => {
     expect(() => getCore().hashBytes("x" as unknown as Uint8Array)).toThrowError(/expected a Uint8Array/);
   });
 
+  it("short last blocks flush with the end of linear memory take the scalar path and agree", () => {
+    const core = new CoreInstance();
+    const r = createRng(77);
+    for (let k = 0; k < 200; k++) {
+      const s = randomTricky(r, 80);
+      const units = s.length;
+      core.hashStrings(["warm"]);
+      const e = core.exports;
+      const memEnd = e.memory.buffer.byteLength;
+      const data = (memEnd - units * 2) & ~7; // the string ends 0..6 bytes before the end of memory
+      const offsets = memEnd - 4096; // scratch at the end of memory, clear of static data and weights
+      const out = memEnd - 2048;
+      new Uint32Array(e.memory.buffer, offsets, 2).set([0, units * 2]);
+      Buffer.from(e.memory.buffer).write(s, data, "utf16le");
+      core.run("probe", (x) => x.hashBatch(data, offsets, 1, 0n, out));
+      expect(new BigUint64Array(e.memory.buffer, out, 1)[0]).toBe(hashStringReference(s));
+    }
+  });
+
   it("an empty batch gives an empty result", () => {
     expect(hashTexts([])).toEqual(new BigUint64Array(0));
   });
