@@ -45,7 +45,12 @@ export async function runCases(cases: Case[], options: RunOptions): Promise<Case
   for (let round = 0; round < rounds; round++) {
     for (const c of cases) {
       // One Bench per case keeps each case's warmup next to its measurement.
-      const bench = new Bench({ time: options.time, warmupTime: round === 0 ? Math.min(200, options.time / 2) : Math.min(50, options.time / 4) });
+      // A few iterations suffice for the slow contenders (js-tiktoken on 1 MB takes seconds a call): tinybench's
+      // defaults (64 runs, 16 warmups) would spend minutes there; fast cases are bounded by `time`.
+      const bench = new Bench({
+        time: options.time, iterations: 8, warmupIterations: 2,
+        warmupTime: round === 0 ? Math.min(200, options.time / 2) : Math.min(50, options.time / 4),
+      });
       bench.add(`${c.group} ${c.name}`, c.fn);
       await bench.run();
       const r = bench.tasks[0].result;
