@@ -27,7 +27,9 @@ export type CtxfoldErrorCode =
   | "E_BAD_REF"
   | "E_REF_NOT_FOUND"
   | "E_STORE_WRITE"
-  | "E_STORE_READ";
+  | "E_STORE_READ"
+  | "E_SESSION_NOT_FOUND"
+  | "E_SESSION_CORRUPT";
 
 export class CtxfoldError extends Error {
   readonly code: CtxfoldErrorCode;

@@ -36,11 +36,21 @@ export type { OffloadStore, OffloadHint, OffloadStoreOptions, FsOps, FsStoreOpti
 export {
   StepReducer, StepCompactor, CompactStep, compactStepMessages, buildReactPrompt, thoughtStepsFromMessages, formatFullStep,
   formatForPrompt, shouldCompact, compactForSpawn, extractSteps, kPresets, presetConfig, autoTuneCompaction,
-  kDefaultCompactionConfig, kBuiltinRules, kDefaultThresholds, redactSecrets, containsSecret, kSecretPatterns,
+  kDefaultCompactionConfig as kDefaultStepCompactionConfig, kBuiltinRules, kDefaultThresholds, redactSecrets, containsSecret, kSecretPatterns,
   detectContentType, formatSize,
 } from "./steps/index.js";
 export type {
   ReducedStep, StepAction, CompactedHistory, Summarizer, ReductionRule, ReductionThresholds, RuleInput, RuleOutput,
   StepReducerOptions, StepMessagesOptions, StepMessagesResult, ThoughtStep, ReactPromptInput, SpawnOptions, PresetName,
-  CompactionConfig,
+  CompactionConfig as StepCompactionConfig,
 } from "./steps/index.js";
+export {
+  FixedCount, TokenBudget, kDefaultCompactionSettings, resolveSessionConfig, shouldCompactSession,
+  DefaultBlockCompaction, DefaultCompaction, compactMessages, loadLoop, blockMatches,
+  buildContextFromSession, compactSessionLoops, compactContext, resolveScope, activeChain, assignTurns, sessionFromMessages,
+  SessionRecorder, readSessionEvents, MemorySessionStore, FsSessionStore, ContextTracker,
+} from "./session/index.js";
+export type {
+  CompactionConfig, CompactionScope, CompactionInfo, CompactionStrategy, BlockCompactionStrategy, SessionEvent, EventSink,
+  SessionStore, OrchestrationOptions, CompactMessagesResult,
+} from "./session/index.js";

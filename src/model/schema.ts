@@ -127,6 +127,13 @@ export const CompactionBlock = z.object({
   keepRecent: CompactedSection.optional(),
   /** ISO 8601; injected by the caller's clock so output stays deterministic. */
   createdAt: z.string(),
+  /**
+   * The loop messages the block was built from: their count and a content hash (16 hex digits,
+   * see blockSourceHash). A loop whose first `messages` messages no longer hash the same was
+   * edited after compaction; its block is skipped, never applied blindly. Messages appended
+   * after compaction are loaded raw after the overlay.
+   */
+  source: z.object({ messages: z.number().int().nonnegative(), hash: z.string().regex(/^[0-9a-f]{16}$/) }).optional(),
 });
 export type CompactionBlock = z.infer<typeof CompactionBlock>;
 

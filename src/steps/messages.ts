@@ -1,5 +1,6 @@
 import type { Message, Part } from "../model/schema.js";
 import { hashText, hashToHex } from "../core/hash.js";
+import { mergeAdjacent } from "../session/turns.js";
 import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
 import type { CompactionConfig } from "./config.js";
 import { StepReducer, type StepReducerOptions } from "./reducer.js";
@@ -126,14 +127,5 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   if (insertAt + 1 < gapBefore.length) gapBefore[insertAt + 1] = true;
 
   // Merge what removal made adjacent: user + user, assistant + assistant.
-  const merged: Message[] = [];
-  out.forEach((m, j) => {
-    const prev = merged.at(-1);
-    if (prev && gapBefore[j] && prev.role === m.role && (m.role === "user" || m.role === "assistant")) {
-      merged[merged.length - 1] = { ...prev, parts: [...prev.parts, ...m.parts] };
-      return;
-    }
-    merged.push(m);
-  });
-  return { messages: merged, compacted: true, history, steps, removedRef };
+  return { messages: mergeAdjacent(out, gapBefore), compacted: true, history, steps, removedRef };
 }

@@ -26,6 +26,8 @@ export interface StepReducerOptions {
   secretPatterns?: readonly SecretPattern[];
   /** The first step number (seed 001's counter starts at 1). @default 1 */
   firstStep?: number;
+  /** Offload at all; false describes steps only (outcomeRef stays null), e.g. for summaries. @default true */
+  offload?: boolean;
 }
 
 /** A tool result with no call before it, as reduceMessages reports it. */
@@ -187,7 +189,7 @@ export class StepReducer {
       out.observation += ` (rule ${rule.name} failed: ${oneLine((cause as Error)?.message ?? String(cause), 120)})`;
     }
     let outcomeRef: string | null = null;
-    if (out.offload && payload) {
+    if (out.offload && payload && (this.#options.offload ?? true)) {
       const redactOffload = this.#options.redactOffload ?? false;
       const data = redactOffload && typeof payload.data === "string" ? redactSecrets(payload.data, this.#patterns) : payload.data;
       outcomeRef = this.store.put(data, { kind: out.offload.kind, ext: payload.json ? "json" : out.offload.ext });

@@ -1,0 +1,118 @@
+/**
+ * Seed 002's CompactionConfig: WHEN to compact (compactAtPct, compactBudgetThresholdPct,
+ * compactionScope) and HOW (keepFirstTurns, keepRecentTurns, maxSummaryTokens,
+ * toolOutputMaxLines), with the two strategies as config fields (the seed's "config
+ * consolidation") and the lifecycle callbacks. Numeric fields are validated by the zod schema,
+ * which also holds their defaults.
+ *
+ * Seed 000's step-compaction config is also called CompactionConfig in its seed; the package
+ * root exports this one as `CompactionConfig` and seed 000's as `StepCompactionConfig`
+ * (`ctxfold/steps` and `ctxfold/session` export each under its seed's own name).
+ */
+import { z } from "zod";
+import { CtxfoldError } from "../errors.js";
+import type { Message } from "../model/schema.js";
+
+/** Seed 002's CompactionScope: how many earlier loops compaction and context loading take in. */
+export type CompactionScope = { kind: "fixed-count"; count: number } | { kind: "token-budget" };
+
+/** FixedCount(n): a fixed number of earlier loops on the active chain (default 3). */
+export function FixedCount(count = 3): CompactionScope {
+  if (!Number.isInteger(count) || count < 0) throw new CtxfoldError("E_BAD_INPUT", `must be a non-negative integer, got ${String(count)}`, { path: "FixedCount" });
+  return { kind: "fixed-count", count };
+}
+
+/**
+ * TokenBudget: walk back from the current loop accumulating per-loop token estimates and stop
+ * when max_context_tokens would be exceeded. A loop whose raw messages alone exceed the budget
+ * is still taken in when it is the first one looked at (seed 002's note: its summaries fit
+ * even when its originals do not).
+ */
+export function TokenBudget(): CompactionScope {
+  return { kind: "token-budget" };
+}
+
+const Scope = z.union([
+  z.strictObject({ kind: z.literal("fixed-count"), count: z.number().int().nonnegative() }),
+  z.strictObject({ kind: z.literal("token-budget") }),
+]);
+
+const fraction = (d: number) => z.number().gt(0).lte(1).default(d);
+const count = (d: number) => z.number().int().nonnegative().default(d);
+
+export const CompactionSettings = z.strictObject({
+  /** Fraction of max_context_tokens at which headroom is measured. */
+  compactAtPct: fraction(0.9),
+  /** Minimum headroom, as a fraction of max_context_tokens, before compaction fires. */
+  compactBudgetThresholdPct: z.number().gte(0).lt(1).default(0.05),
+  /** How many earlier loops to include. */
+  compactionScope: Scope.default({ kind: "fixed-count", count: 3 }),
+  /** Turns kept verbatim from the start (most recent loop). */
+  keepFirstTurns: count(2),
+  /** Turns kept from the end (extended to a turn boundary). */
+  keepRecentTurns: count(10),
+  /** Token budget of the summarised middle section. */
+  maxSummaryTokens: count(2000),
+  /** Max lines per tool output in the keep_recent section. */
+  toolOutputMaxLines: count(50),
+});
+export type CompactionSettings = z.infer<typeof CompactionSettings>;
+
+/** What the callbacks and events learn about one compaction. */
+export interface CompactionInfo {
+  sessionId?: string;
+  /** The loop compaction runs for (the current loop), or undefined in the legacy path. */
+  loopId?: string | number;
+  /** Loops that get a block (current first), in the block path. */
+  loopIds: (string | number)[];
+  maxContextTokens: number;
+  /** Estimated tokens of the context before compaction. */
+  tokensBefore: number;
+  /** Estimated tokens after (only in after_compaction_end). */
+  tokensAfter?: number;
+}
+
+/** The legacy in-memory strategy (seed 002's CompactionStrategy): messages in, messages out. */
+export interface CompactionStrategy {
+  compact(messages: readonly Message[], config: CompactionConfig, maxContextTokens: number): Message[];
+}
+
+export interface CompactionConfig extends CompactionSettings {
+  /** Used when no session is given. @default DefaultCompaction */
+  inMemoryStrategy?: CompactionStrategy;
+  /** Used with a session. @default DefaultBlockCompaction */
+  blockStrategy?: import("./block.js").BlockCompactionStrategy;
+  /** Fires before compaction begins (pre-compaction indexing, memory extraction). */
+  beforeCompactionStart?: (info: CompactionInfo) => void;
+  /** Fires after compaction completes (post-compaction verification). */
+  afterCompactionEnd?: (info: CompactionInfo) => void;
+}
+
+export const kDefaultCompactionSettings: Readonly<CompactionSettings> = Object.freeze(CompactionSettings.parse({}));
+
+/** Validates a partial config and fills the defaults; E_BAD_INPUT names the field. */
+export function resolveSessionConfig(input: Partial<CompactionConfig> = {}, path = "config"): CompactionConfig {
+  const { inMemoryStrategy, blockStrategy, beforeCompactionStart, afterCompactionEnd, ...settings } = input;
+  const r = CompactionSettings.safeParse(settings);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    if (issue.code === "unrecognized_keys") {
+      throw new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${[...Object.keys(kDefaultCompactionSettings), "inMemoryStrategy", "blockStrategy", "beforeCompactionStart", "afterCompactionEnd"].join(", ")})`, { path });
+    }
+    throw new CtxfoldError("E_BAD_INPUT", issue.message, { path: [path, ...issue.path.map(String)].join(".") });
+  }
+  for (const [name, fn] of Object.entries({ beforeCompactionStart, afterCompactionEnd })) {
+    if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: `${path}.${name}` });
+  }
+  return { ...r.data, inMemoryStrategy, blockStrategy, beforeCompactionStart, afterCompactionEnd };
+}
+
+/**
+ * Seed 002's trigger: headroom is measured at `compactAtPct` of the context window, and
+ * compaction fires when it falls below `compactBudgetThresholdPct` of the window. With the
+ * defaults and a 100k window: the limit is 90k, and compaction fires above 85k used.
+ */
+export function shouldCompactSession(usedTokens: number, maxContextTokens: number, config: Pick<CompactionSettings, "compactAtPct" | "compactBudgetThresholdPct"> = kDefaultCompactionSettings): boolean {
+  const headroom = config.compactAtPct * maxContextTokens - usedTokens;
+  return headroom < config.compactBudgetThresholdPct * maxContextTokens;
+}

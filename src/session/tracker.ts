@@ -1,0 +1,195 @@
+/**
+ * Seed 002's ContextTracker: a running token estimate per loop and per session, corrected by
+ * the prompt tokens the provider reports, and the trigger that says when to compact.
+ *
+ * Decisions:
+ * - A message counts as the estimate of each of its texts (`messageTexts`: text, tool-call name
+ *   and raw arguments, tool-result text, reasoning text) plus its role, plus the provider's
+ *   fixed overheads from `kMessageOverhead` (per message, per tool call, per tool result), the
+ *   same shape `TokenCounter.countMessage` uses for provider messages. The per-request reply
+ *   primer is not added: `sessionTokens()` is the plain sum over loops, and the correction
+ *   factor absorbs such constants.
+ * - Each text is rounded on its own (at least 1 when non-empty), as `TokenCounter.count` gives
+ *   it; texts of 256 units or more go through `counter.count`, which memoises them by content
+ *   hash, so re-setting a loop costs only hashing its long texts. Short texts are estimated in
+ *   one batch (hashing them would cost as much as estimating them).
+ * - Correction: `recordUsage` compares the provider's reported prompt tokens with the estimate
+ *   of what was sent (`estimatedTokens`, default the current session estimate). The ratio is
+ *   clamped to [0.5, 2] (an outlier, such as a report for a different request, cannot wreck
+ *   the estimate) and folded into the factor by an exponential moving average with alpha 0.5
+ *   starting at 1: the factor follows a steady bias within a few calls without jumping on one
+ *   report. A report against an estimate of 0 carries no ratio and leaves the factor alone.
+ * - `usedTokens()` = round(sessionTokens × factor); `headroom()` = compactAtPct × max − used,
+ *   negative when over; `shouldCompact()` is `shouldCompactSession(usedTokens(), max, config)`.
+ * - Numbers are validated (finite, non-negative; maxContextTokens positive) with E_BAD_INPUT
+ *   naming the field.
+ */
+import { CtxfoldError } from "../errors.js";
+import type { Message } from "../model/schema.js";
+import { messageTexts } from "../model/texts.js";
+import { kMessageOverhead, TokenCounter } from "../tokens/token-counter.js";
+import { CompactionSettings, shouldCompactSession } from "./config.js";
+
+/** Weight of a new observation in the correction factor's moving average. */
+export const kUsageSmoothing = 0.5;
+/** Bounds of the correction ratio (and so of the factor). */
+export const kCorrectionBounds: readonly [min: number, max: number] = Object.freeze([0.5, 2]) as readonly [number, number];
+
+/** Texts at least this long are counted through the counter's hash memo. */
+const kMemoMinChars = 256;
+
+type TriggerSettings = Pick<CompactionSettings, "compactAtPct" | "compactBudgetThresholdPct">;
+const TriggerSchema = CompactionSettings.pick({ compactAtPct: true, compactBudgetThresholdPct: true });
+
+export interface ContextTrackerOptions {
+  /** The model's context window, in tokens. */
+  maxContextTokens: number;
+  /** @default new TokenCounter() */
+  counter?: TokenCounter;
+  /** When compaction fires. @default seed 002's 0.90 and 0.05 */
+  config?: Partial<TriggerSettings>;
+}
+
+export interface UsageReport {
+  /** Prompt (input) tokens the provider reported for the last call. */
+  promptTokens: number;
+  /** The tracker's estimate of what that call sent. @default sessionTokens() */
+  estimatedTokens?: number;
+}
+
+type LoopId = string | number;
+
+function checkNumber(value: unknown, field: string, positive = false): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || (positive && value === 0)) {
+    throw new CtxfoldError("E_BAD_INPUT", `expected a ${positive ? "positive" : "non-negative"} finite number, got ${typeof value === "number" ? String(value) : typeof value}`, { path: field });
+  }
+  return value;
+}
+
+function checkLoopId(loopId: unknown): LoopId {
+  if (typeof loopId === "string" || (typeof loopId === "number" && Number.isInteger(loopId))) return loopId;
+  throw new CtxfoldError("E_BAD_INPUT", "expected a string or an integer", { path: "loopId" });
+}
+
+export class ContextTracker {
+  readonly maxContextTokens: number;
+  readonly counter: TokenCounter;
+  readonly config: Readonly<TriggerSettings>;
+  readonly #loops = new Map<LoopId, number>();
+  #total = 0;
+  #factor = 1;
+
+  constructor(options: ContextTrackerOptions) {
+    if (typeof options !== "object" || options === null) throw new CtxfoldError("E_BAD_INPUT", "expected an options object", { path: "options" });
+    this.maxContextTokens = checkNumber(options.maxContextTokens, "maxContextTokens", true);
+    if (options.counter !== undefined && typeof (options.counter as Partial<TokenCounter> | null)?.estimateMany !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a TokenCounter", { path: "counter" });
+    this.counter = options.counter ?? new TokenCounter();
+    const r = TriggerSchema.safeParse(options.config ?? {});
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      const field = issue.code === "unrecognized_keys" ? issue.keys.join(", ") : issue.path.map(String).join(".");
+      throw new CtxfoldError("E_BAD_INPUT", issue.message, { path: field ? `config.${field}` : "config" });
+    }
+    this.config = Object.freeze(r.data);
+  }
+
+  /** Estimated tokens of messages as this tracker counts them (see the module note). */
+  estimateMessages(messages: readonly Message[]): number {
+    if (!Array.isArray(messages)) throw new CtxfoldError("E_BAD_INPUT", "expected an array of messages", { path: "messages" });
+    const o = kMessageOverhead[this.counter.provider];
+    let total = 0;
+    const short: string[] = [];
+    const add = (text: string) => {
+      if (text.length === 0) return;
+      if (text.length >= kMemoMinChars) total += this.counter.count(text);
+      else short.push(text);
+    };
+    messages.forEach((m, i) => {
+      if (typeof m !== "object" || m === null || !Array.isArray(m.parts)) throw new CtxfoldError("E_BAD_INPUT", "expected a message with parts", { path: `messages[${i}]` });
+      total += o.perMessage;
+      add(m.role);
+      for (const p of m.parts) {
+        if (p.type === "tool-call") total += o.perToolCall;
+        else if (p.type === "tool-result") total += o.perToolResult;
+      }
+      for (const t of messageTexts([m])) add(t);
+    });
+    if (short.length > 0) {
+      const raw = this.counter.estimateMany(short);
+      for (let i = 0; i < raw.length; i++) total += Math.max(1, Math.round(raw[i]));
+    }
+    return total;
+  }
+
+  /** Replaces a loop's running estimate with that of `messages` (e.g. as loaded after compaction). */
+  setLoop(loopId: LoopId, messages: readonly Message[]): void {
+    const id = checkLoopId(loopId);
+    const n = this.estimateMessages(messages);
+    this.#total += n - (this.#loops.get(id) ?? 0);
+    this.#loops.set(id, n);
+  }
+
+  /** Adds messages appended to a loop (the loop is created when new). */
+  addMessages(loopId: LoopId, messages: readonly Message[]): void {
+    const id = checkLoopId(loopId);
+    const n = this.estimateMessages(messages);
+    this.#total += n;
+    this.#loops.set(id, (this.#loops.get(id) ?? 0) + n);
+  }
+
+  /** Forgets a loop (no longer in the context). */
+  deleteLoop(loopId: LoopId): boolean {
+    const id = checkLoopId(loopId);
+    const n = this.#loops.get(id);
+    if (n === undefined) return false;
+    this.#total -= n;
+    this.#loops.delete(id);
+    return true;
+  }
+
+  /** The loop's estimate; 0 for a loop the tracker does not know. */
+  loopTokens(loopId: LoopId): number {
+    return this.#loops.get(checkLoopId(loopId)) ?? 0;
+  }
+
+  /** Loops tracked, in the order they were first set. */
+  loopIds(): LoopId[] {
+    return [...this.#loops.keys()];
+  }
+
+  /** Sum of the loop estimates (uncorrected). */
+  sessionTokens(): number {
+    return this.#total;
+  }
+
+  /** The current correction factor (1 until a usage report). */
+  get correction(): number {
+    return this.#factor;
+  }
+
+  /** Folds a provider usage report into the correction factor (see the module note). */
+  recordUsage(usage: UsageReport): void {
+    if (typeof usage !== "object" || usage === null) throw new CtxfoldError("E_BAD_INPUT", "expected { promptTokens, estimatedTokens? }", { path: "usage" });
+    const reported = checkNumber(usage.promptTokens, "promptTokens");
+    const estimated = usage.estimatedTokens === undefined ? this.#total : checkNumber(usage.estimatedTokens, "estimatedTokens");
+    if (estimated === 0) return;
+    const [lo, hi] = kCorrectionBounds;
+    const ratio = Math.min(hi, Math.max(lo, reported / estimated));
+    this.#factor += kUsageSmoothing * (ratio - this.#factor);
+  }
+
+  /** The session estimate corrected toward the provider's count. */
+  usedTokens(): number {
+    return Math.round(this.#total * this.#factor);
+  }
+
+  /** Tokens left before the compactAtPct limit; negative when over it. */
+  headroom(): number {
+    return this.config.compactAtPct * this.maxContextTokens - this.usedTokens();
+  }
+
+  /** Seed 002's trigger on usedTokens(): headroom below compactBudgetThresholdPct of the window. */
+  shouldCompact(): boolean {
+    return shouldCompactSession(this.usedTokens(), this.maxContextTokens, this.config);
+  }
+}
