@@ -1,3 +1,5 @@
+import { expect } from "vitest";
+import { CtxfoldError, type CtxfoldErrorCode } from "../src/errors.js";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createRng, type Rng } from "../src/gen/text.js";
@@ -28,4 +30,16 @@ export function randomTricky(r: Rng, maxLen: number): string {
   let s = "";
   for (let i = 0; i < units.length; i += 4096) s += String.fromCharCode(...units.slice(i, i + 4096));
   return s;
+}
+
+/** The CtxfoldError `fn` throws with `code` (fails the test if it throws nothing or something else). */
+export function thrown(fn: () => unknown, code: CtxfoldErrorCode): CtxfoldError {
+  try {
+    fn();
+  } catch (err) {
+    expect(CtxfoldError.isInstance(err), String(err)).toBe(true);
+    expect((err as CtxfoldError).code, String(err)).toBe(code);
+    return err as CtxfoldError;
+  }
+  throw new Error(`expected ${code}, nothing was thrown`);
 }

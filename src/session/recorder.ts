@@ -18,11 +18,10 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { errorCode, errorMessage } from "../store/fs-ops.js";
 import { CtxfoldError } from "../errors.js";
 import { SessionEvent, type EventSink } from "./events.js";
 
-const errorCode = (err: unknown): string => String((err as NodeJS.ErrnoException | null)?.code ?? "EUNKNOWN");
-const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** The first zod issue as `field: message`. */
 function describeIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): { field: string; message: string } {

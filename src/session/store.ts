@@ -27,7 +27,7 @@ import { z } from "zod";
 import { hashText, hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
 import { CompactionBlock, Loop, Session } from "../model/schema.js";
-import type { FsOps } from "../store/fs-store.js";
+import { errorCode, errorMessage, kNodeFsOps, writeFileAtomic, type FsOps } from "../store/fs-ops.js";
 import { sessionOverlayCorrupt, type SessionEvent } from "./events.js";
 
 export type LoopId = string | number;
@@ -169,12 +169,7 @@ export interface SessionFsOps extends FsOps {
 }
 
 const kNodeFs: SessionFsOps = {
-  writeFileSync: nodeFs.writeFileSync,
-  renameSync: nodeFs.renameSync,
-  readFileSync: nodeFs.readFileSync,
-  existsSync: nodeFs.existsSync,
-  mkdirSync: nodeFs.mkdirSync,
-  unlinkSync: nodeFs.unlinkSync,
+  ...kNodeFsOps,
   readdirSync: (dir) => nodeFs.readdirSync(dir),
   rmSync: nodeFs.rmSync,
 };
@@ -211,8 +206,6 @@ const kManifestFile = "session.json";
 const kDirPattern = /^[A-Za-z0-9_-]*-[0-9a-f]{16}$/;
 const kReadableChars = 40;
 
-const errorCode = (err: unknown): string => String((err as NodeJS.ErrnoException | null)?.code ?? "EUNKNOWN");
-const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The one JSON layout every file is written in: compact, keys in schema order, newline-ended. */
@@ -472,21 +465,7 @@ export class FsSessionStore implements SessionStore {
 
   /** Atomic write (see the class note): the whole file or E_STORE_WRITE and no file change. */
   #write(file: string, bytes: Uint8Array): void {
-    const fs = this.#fs;
-    const dir = path.dirname(file);
-    const temp = path.join(dir, `.${path.basename(file)}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
-    try {
-      fs.mkdirSync(dir, { recursive: true });
-      fs.writeFileSync(temp, bytes, { flag: "wx" });
-      fs.renameSync(temp, file);
-    } catch (cause) {
-      try {
-        if (fs.existsSync(temp)) fs.unlinkSync(temp);
-      } catch {
-        // The write error is the one to report; temp names start with a dot and are never read.
-      }
-      throw new CtxfoldError("E_STORE_WRITE", `cannot write ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
-    }
+    writeFileAtomic(this.#fs, file, bytes);
   }
 
   /** Removes a file if it exists; E_STORE_WRITE when it cannot. */

@@ -1,27 +1,7 @@
-import { randomBytes } from "node:crypto";
-import * as nodeFs from "node:fs";
 import * as path from "node:path";
 import { CtxfoldError } from "../errors.js";
+import { errorCode, errorMessage, kNodeFsOps, writeFileAtomic, type FsOps } from "./fs-ops.js";
 import { ContentAddressedStore, type OffloadStoreOptions } from "./offload.js";
-
-/** The synchronous fs calls the store makes; injectable so tests can simulate ENOSPC and friends. */
-export interface FsOps {
-  writeFileSync(file: string, data: Uint8Array, options: { flag: string }): void;
-  renameSync(from: string, to: string): void;
-  readFileSync(file: string): Uint8Array;
-  existsSync(file: string): boolean;
-  mkdirSync(dir: string, options: { recursive: true }): unknown;
-  unlinkSync(file: string): void;
-}
-
-const kNodeFs: FsOps = {
-  writeFileSync: nodeFs.writeFileSync,
-  renameSync: nodeFs.renameSync,
-  readFileSync: nodeFs.readFileSync,
-  existsSync: nodeFs.existsSync,
-  mkdirSync: nodeFs.mkdirSync,
-  unlinkSync: nodeFs.unlinkSync,
-};
 
 export interface FsStoreOptions extends OffloadStoreOptions {
   /**
@@ -34,8 +14,6 @@ export interface FsStoreOptions extends OffloadStoreOptions {
   fs?: Partial<FsOps>;
 }
 
-const errorCode = (err: unknown): string => String((err as NodeJS.ErrnoException | null)?.code ?? "EUNKNOWN");
-const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
  * Offloaded outputs as files, one per ref, named by content: a file, once there, never changes,
@@ -64,7 +42,7 @@ export class FsOffloadStore extends ContentAddressedStore {
   constructor(options: FsStoreOptions = {}) {
     super(options);
     this.dir = path.resolve(options.dir ?? this.prefix);
-    this.#fs = { ...kNodeFs, ...options.fs };
+    this.#fs = { ...kNodeFsOps, ...options.fs };
   }
 
   /** The file that holds `ref` (whether or not it exists yet); E_BAD_REF for a malformed ref. */
@@ -86,24 +64,12 @@ export class FsOffloadStore extends ContentAddressedStore {
   }
 
   protected save(name: string, bytes: Uint8Array): void {
-    const fs = this.#fs;
-    const file = path.join(this.dir, name);
-    const temp = path.join(this.dir, `.${name}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
     try {
-      if (!this.#dirReady) {
-        fs.mkdirSync(this.dir, { recursive: true });
-        this.#dirReady = true;
-      }
-      fs.writeFileSync(temp, bytes, { flag: "wx" });
-      fs.renameSync(temp, file);
-    } catch (cause) {
+      writeFileAtomic(this.#fs, path.join(this.dir, name), bytes, !this.#dirReady);
+      this.#dirReady = true;
+    } catch (err) {
       this.#dirReady = false;
-      try {
-        if (fs.existsSync(temp)) fs.unlinkSync(temp);
-      } catch {
-        // The write error is the one to report; a temp name never matches a ref.
-      }
-      throw new CtxfoldError("E_STORE_WRITE", `cannot write ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+      throw err;
     }
   }
 
@@ -115,3 +81,5 @@ export class FsOffloadStore extends ContentAddressedStore {
 export function createFsStore(options?: FsStoreOptions): FsOffloadStore {
   return new FsOffloadStore(options);
 }
+
+export type { FsOps };

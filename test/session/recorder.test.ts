@@ -7,23 +7,13 @@ import {
   compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt, type SessionEvent,
 } from "../../src/session/events.js";
 import { readSessionEvents, SessionRecorder } from "../../src/session/recorder.js";
+import { thrown } from "../helpers.js";
 
 let root: string;
 beforeAll(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), "ctxfold-recorder-"));
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-
-function thrown(fn: () => unknown, code: CtxfoldErrorCode): CtxfoldError {
-  try {
-    fn();
-  } catch (err) {
-    expect(CtxfoldError.isInstance(err), String(err)).toBe(true);
-    expect((err as CtxfoldError).code, String(err)).toBe(code);
-    return err as CtxfoldError;
-  }
-  throw new Error(`expected ${code}, nothing was thrown`);
-}
 
 const at = "2025-01-01T00:00:00.000Z";
 const info = { sessionId: "s", loopId: 3, loopIds: [3, "two", 1], maxContextTokens: 100_000, tokensBefore: 91_000 };

@@ -6,6 +6,7 @@ import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import { generateRun } from "../../src/gen/run.js";
 import { Session, type CompactionBlock, type Loop, type Message } from "../../src/model/schema.js";
 import { FsSessionStore, MemorySessionStore, sessionDirName, type SessionFsOps, type SessionStore } from "../../src/session/store.js";
+import { thrown } from "../helpers.js";
 
 let root: string;
 let dirs = 0;
@@ -14,17 +15,6 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const freshDir = () => path.join(root, `store-${dirs++}`);
-
-function thrown(fn: () => unknown, code: CtxfoldErrorCode): CtxfoldError {
-  try {
-    fn();
-  } catch (err) {
-    expect(CtxfoldError.isInstance(err), String(err)).toBe(true);
-    expect((err as CtxfoldError).code, String(err)).toBe(code);
-    return err as CtxfoldError;
-  }
-  throw new Error(`expected ${code}, nothing was thrown`);
-}
 
 function block(loop: Loop, at = "2025-01-02T03:04:05.000Z"): CompactionBlock {
   const summary: Message = { id: `sum-${String(loop.id)}`, role: "user", parts: [{ type: "text", text: `summary of loop ${String(loop.id)}` }], meta: {} };

@@ -5,17 +5,7 @@ import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
 import { ContextTracker, kCorrectionBounds } from "../../src/session/tracker.js";
 import { kMessageOverhead, TokenCounter } from "../../src/tokens/token-counter.js";
-
-function thrown(fn: () => unknown, code: CtxfoldErrorCode): CtxfoldError {
-  try {
-    fn();
-  } catch (err) {
-    expect(CtxfoldError.isInstance(err), String(err)).toBe(true);
-    expect((err as CtxfoldError).code, String(err)).toBe(code);
-    return err as CtxfoldError;
-  }
-  throw new Error(`expected ${code}, nothing was thrown`);
-}
+import { thrown } from "../helpers.js";
 
 const counter = new TokenCounter();
 

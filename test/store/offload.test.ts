@@ -7,7 +7,7 @@ import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import {
   createFsStore, createMemoryStore, encodeText, type FsOps, type OffloadStore, type OffloadStoreOptions,
 } from "../../src/store/index.js";
-import { createRng, randomTricky } from "../helpers.js";
+import { createRng, randomTricky, thrown } from "../helpers.js";
 
 const kRefPattern = /^workspace\/outputs\/[a-z0-9_-]{1,16}_[0-9a-f]{16}(-[0-9]+)?\.[a-z0-9_-]{1,10}$/;
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -19,18 +19,6 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const freshDir = () => path.join(root, `store-${dirs++}`);
-
-/** The CtxfoldError `fn` throws (fails the test if it throws nothing or something else). */
-function thrown(fn: () => unknown, code: CtxfoldErrorCode): CtxfoldError {
-  try {
-    fn();
-  } catch (err) {
-    expect(CtxfoldError.isInstance(err), String(err)).toBe(true);
-    expect((err as CtxfoldError).code).toBe(code);
-    return err as CtxfoldError;
-  }
-  throw new Error(`expected ${code}, nothing was thrown`);
-}
 
 function osError(code: string, syscall: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: simulated, ${syscall}`), { code, syscall });
