@@ -54,3 +54,5 @@ export type {
   CompactionConfig, CompactionScope, CompactionInfo, CompactionStrategy, BlockCompactionStrategy, SessionEvent, EventSink,
   SessionStore, OrchestrationOptions, CompactMessagesResult,
 } from "./session/index.js";
+export { createCompactor, Compactor, CompactorSession, classify, kDefaultTieredSettings, extractiveSummarizer, llmSummarizer } from "./policy/index.js";
+export type { CompactorConfig, CompactCallOptions, CompactResult, MessageClass, StageReport, Tier, PolicyEvent } from "./policy/index.js";

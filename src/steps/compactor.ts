@@ -6,6 +6,9 @@ import { groupSteps } from "../core/group-steps.js";
 import { CtxfoldError } from "../errors.js";
 import { resolveCompactionConfig, type CompactionConfig } from "./config.js";
 import { formatKB } from "./format-size.js";
+import type { Summarizer } from "../policy/summarizer.js";
+
+export type { Summarizer };
 import type { ReducedStep, ToolCategory } from "./types.js";
 
 /**
@@ -48,12 +51,6 @@ export interface CompactOptions {
    */
   maxSteps?: number;
 }
-
-/**
- * Seed 000's semantic compaction: `text` is the prompt, `targetTokens` the length to aim for
- * (the seed's max_tokens), `label` says what is summarised (`group:file`).
- */
-export type Summarizer = (text: string, targetTokens: number, label: string) => string | Promise<string>;
 
 export interface CompactAsyncOptions extends CompactOptions {
   summarizer: Summarizer;

@@ -18,6 +18,12 @@ export interface StepMessagesOptions {
   reduceRecent?: boolean;
   /** Compact even at or below the compactor's trigger (seed 000: more than 5 steps). */
   force?: boolean;
+  /**
+   * The steps of `messages`, already reduced (ids, callMessage / resultMessage indices into
+   * `messages`): the tiered policy reduces the original outputs once and compacts messages whose
+   * outputs it has already shortened.
+   */
+  steps?: readonly ReducedStep[];
 }
 
 export interface StepMessagesResult {
@@ -52,7 +58,7 @@ const key = (message: number, id: string): PartKey => `${message}\u0000${id}`;
 export function compactStepMessages(messages: readonly Message[], options: StepMessagesOptions = {}): StepMessagesResult {
   const reducer = options.reducer instanceof StepReducer ? options.reducer : new StepReducer(options.reducer);
   const compactor = options.compactor instanceof StepCompactor ? options.compactor : new StepCompactor(options.compactor);
-  const steps = reducer.reduceMessages(messages);
+  const steps = options.steps ? [...options.steps] : reducer.reduceMessages(messages);
   const untouched = (): StepMessagesResult => ({ messages: [...messages], compacted: false, history: { recentSteps: steps, compactSteps: [], droppedCount: 0 }, steps });
   if (!options.force && !shouldCompact(steps, compactor.config)) return untouched();
   const history = compactor.compact(steps);
@@ -115,7 +121,9 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   const store = reducer.store;
   const removedRef = store.put(JSON.stringify(removed), { kind: "history", ext: "json" });
   const section = formatForPrompt({ ...history, recentSteps: [] }).trimEnd();
-  const text = `${section}\n  (removed messages: ${removedRef})`;
+  // Failed steps name their tool call ids too, so a failure stays traceable to its call.
+  const failed = gone.filter((s) => !s.success && s.callId !== undefined).map((s) => `${s.id}=${s.callId}`);
+  const text = `${section}\n${failed.length > 0 ? `  (failed calls: ${failed.join(", ")})\n` : ""}  (removed messages: ${removedRef})`;
   const summary: Message = {
     id: `ctxfold-steps-${hashToHex(hashText(text))}`,
     role: "user",

@@ -1,0 +1,267 @@
+/**
+ * The quality metrics of `npm run bench:quality`, as pure functions of OpenAI Chat Completions
+ * messages (the wire format every contender is measured in). Definitions, precisely:
+ *
+ * - **Text of a message** (`contentText`): its `content` when a string, else the `text` of its
+ *   text parts joined with "\n"; "" for null / absent content. Tool-call arguments are not part
+ *   of it (`messageTexts` below lists them separately).
+ * - **Critical messages** (`criticalMessages`) of a prompt: every system / developer message
+ *   ("system"), the first user message ("task"), the last user message ("latest user") and the
+ *   last assistant message whose text is not blank ("latest assistant text"). A critical message
+ *   is **verbatim** in an output when some output message of the same role (system and developer
+ *   count as one) has a text that contains the critical message's whole text (a compactor may merge
+ *   it with a neighbour; its bytes must still be there, in order, under the same role). A critical
+ *   message with an empty text is trivially verbatim.
+ * - **Failed tool result** (`isFailedToolResult`): a tool message whose text reads as a failure
+ *   (`looksFailed` of src/steps/detect.ts: "Error…", "Traceback…", a JSON `error` field, …) or
+ *   reports a non-zero exit code (`extractExitCode`: `<returncode>1</returncode>`, "exit code 2",
+ *   `exit_code` fields). It is **visible** in an output (`failedVisible`) when the output still
+ *   has a tool message answering the same call with the same text, or its error head
+ *   (`errorHead`, without a trailing "…", when at least 8 characters long) appears in some output
+ *   message's text, or its tool_call_id appears in some output message's text as a whole word
+ *   (a summary line naming the call).
+ * - **Common prefix** (`commonPrefixTokens`) of two consecutive outputs: the messages equal
+ *   from the start (same JSON, key order ignored), counted whole with their per-message overhead,
+ *   plus, at the first message that differs, when both have the same role (and tool_call_id), the
+ *   tokens of the longest common prefix of the two texts. **Cache-prefix share** = that over the
+ *   tokens of the later output's messages (reply primer left out of both).
+ * - **Recoverable share** (`recoverable`): the input texts (message texts and tool-call
+ *   arguments) that no output text or argument contains any more were removed or shortened; their
+ *   UTF-8 bytes are recovered when a text the contender's refs resolve to contains them (a stored
+ *   text, or any string inside it when it is JSON).
+ */
+import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
+import { errorHead, extractExitCode, looksFailed, parseJsonOutput } from "../../src/steps/detect.js";
+
+export type ChatMessage = OpenAIChatMessage;
+
+/** The text a model reads in a message's content (see the module comment). */
+export function contentText(m: ChatMessage): string {
+  const c = m.content;
+  if (typeof c === "string") return c;
+  if (!Array.isArray(c)) return "";
+  const texts: string[] = [];
+  for (const p of c) if (p && typeof p === "object" && p.type === "text" && typeof p.text === "string") texts.push(p.text);
+  return texts.join("\n");
+}
+
+/** Tool-call argument texts of an assistant message (function arguments, custom tool input). */
+export function callArgs(m: ChatMessage): string[] {
+  if (m.role !== "assistant" || !Array.isArray(m.tool_calls)) return [];
+  const out: string[] = [];
+  for (const c of m.tool_calls) {
+    const f = (c as { function?: { arguments?: unknown } }).function;
+    const k = (c as { custom?: { input?: unknown } }).custom;
+    if (f && typeof f.arguments === "string") out.push(f.arguments);
+    else if (k && typeof k.input === "string") out.push(k.input);
+  }
+  return out;
+}
+
+/** Every text of a message a model reads: its text, then its tool-call arguments. */
+export function messageTexts(m: ChatMessage): string[] {
+  return [contentText(m), ...callArgs(m)];
+}
+
+const roleClass = (role: string) => (role === "developer" ? "system" : role);
+
+export type CriticalKind = "system" | "task" | "latest user" | "latest assistant text";
+export const kCriticalKinds: readonly CriticalKind[] = ["system", "task", "latest user", "latest assistant text"];
+
+/** The critical messages of a prompt: kind and index; a message may have several kinds. */
+export function criticalMessages(input: readonly ChatMessage[]): { kind: CriticalKind; index: number }[] {
+  const out: { kind: CriticalKind; index: number }[] = [];
+  let firstUser = -1;
+  let lastUser = -1;
+  let lastAssistantText = -1;
+  input.forEach((m, i) => {
+    if (m.role === "system" || m.role === "developer") out.push({ kind: "system", index: i });
+    else if (m.role === "user") {
+      if (firstUser < 0) firstUser = i;
+      lastUser = i;
+    } else if (m.role === "assistant" && contentText(m).trim() !== "") lastAssistantText = i;
+  });
+  if (firstUser >= 0) out.push({ kind: "task", index: firstUser });
+  if (lastUser >= 0) out.push({ kind: "latest user", index: lastUser });
+  if (lastAssistantText >= 0) out.push({ kind: "latest assistant text", index: lastAssistantText });
+  return out;
+}
+
+/** Whether `m`'s whole text is in some output message of the same role. */
+export function verbatimIn(m: ChatMessage, output: readonly ChatMessage[]): boolean {
+  const text = contentText(m);
+  if (text === "" || output.includes(m)) return true;
+  const role = roleClass(m.role);
+  return output.some((o) => roleClass(o.role) === role && contentText(o).includes(text));
+}
+
+/** Per critical kind, whether it is verbatim in the output (kinds the prompt lacks are absent). */
+export function criticalVerbatim(input: readonly ChatMessage[], output: readonly ChatMessage[]): Partial<Record<CriticalKind, boolean>> {
+  const out: Partial<Record<CriticalKind, boolean>> = {};
+  for (const { kind, index } of criticalMessages(input)) out[kind] = (out[kind] ?? true) && verbatimIn(input[index], output);
+  return out;
+}
+
+/** The critical messages reduced to what must be sent of them: role and text, in input order. */
+export function criticalCore(input: readonly ChatMessage[]): ChatMessage[] {
+  const idx = [...new Set(criticalMessages(input).map((c) => c.index))].sort((a, b) => a - b);
+  return idx.map((i) => ({ role: input[i].role === "developer" ? "developer" : input[i].role, content: contentText(input[i]) }) as ChatMessage);
+}
+
+/** Whether a message is a failed tool result (see the module comment). */
+export function isFailedToolResult(m: ChatMessage): boolean {
+  if (m.role !== "tool") return false;
+  const text = contentText(m);
+  const json = parseJsonOutput(text);
+  if (looksFailed(text, json)) return true;
+  const code = extractExitCode(text, json);
+  return code !== undefined && code !== 0;
+}
+
+/** The error head used for visibility: errorHead without a trailing ellipsis; "" when shorter than 8 characters. */
+export function visibleHead(text: string): string {
+  const h = errorHead(text).replace(/…$/, "").trim();
+  return h.length >= 8 ? h : "";
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Whether the failed tool result `m` is still visible in the output (see the module comment). */
+export function failedVisible(m: ChatMessage, output: readonly ChatMessage[], head = visibleHead(contentText(m))): boolean {
+  const id = m.role === "tool" ? m.tool_call_id : undefined;
+  const text = contentText(m);
+  if (output.some((o) => o === m || (o.role === "tool" && o.tool_call_id === id && contentText(o) === text))) return true;
+  const idRe = id ? new RegExp(`(?<![\\w-])${escapeRe(id)}(?![\\w-])`) : undefined;
+  for (const o of output) {
+    const t = contentText(o);
+    if (head && t.includes(head)) return true;
+    if (idRe && idRe.test(t)) return true;
+  }
+  return false;
+}
+
+/** JSON with object keys sorted: equal messages give equal strings whatever their key order. */
+export function stableJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => {
+    if (x && typeof x === "object" && !Array.isArray(x)) {
+      const o = x as Record<string, unknown>;
+      return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+    }
+    return x;
+  });
+}
+
+const kJson = new WeakMap<object, string>();
+function messageKey(m: ChatMessage): string {
+  let s = kJson.get(m);
+  if (s === undefined) kJson.set(m, (s = stableJson(m)));
+  return s;
+}
+
+export function sameMessage(a: ChatMessage, b: ChatMessage): boolean {
+  return a === b || messageKey(a) === messageKey(b);
+}
+
+/** Longest common prefix of two strings, never ending inside a surrogate pair. */
+export function commonPrefix(a: string, b: string): string {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i > 0 && i < a.length && (a.charCodeAt(i - 1) & 0xfc00) === 0xd800) i--;
+  return a.slice(0, i);
+}
+
+/** How the prefix metric counts: one message with its overheads, one bare text. */
+export interface PrefixCounter {
+  message(m: ChatMessage): number;
+  text(s: string): number;
+}
+
+/** Tokens of the longest common prefix of two outputs (see the module comment). */
+export function commonPrefixTokens(prev: readonly ChatMessage[], next: readonly ChatMessage[], count: PrefixCounter): number {
+  let k = 0;
+  let tokens = 0;
+  while (k < prev.length && k < next.length && sameMessage(prev[k], next[k])) tokens += count.message(next[k++]);
+  if (k < prev.length && k < next.length) {
+    const a = prev[k];
+    const b = next[k];
+    const sameCall = a.role !== "tool" || (b.role === "tool" && a.tool_call_id === b.tool_call_id);
+    if (a.role === b.role && sameCall) tokens += count.text(commonPrefix(contentText(a), contentText(b)));
+  }
+  return tokens;
+}
+
+/** Cache-prefix share of two consecutive outputs: common-prefix tokens over the later output's tokens (1 when it is empty). */
+export function cachePrefixShare(prev: readonly ChatMessage[], next: readonly ChatMessage[], count: PrefixCounter): number {
+  const total = next.reduce((n, m) => n + count.message(m), 0);
+  if (total === 0) return 1;
+  return Math.min(1, commonPrefixTokens(prev, next, count) / total);
+}
+
+/** The strings a stored text holds: itself, and every string inside it when it is JSON. */
+export function storedStrings(text: string): string[] {
+  const out = [text];
+  const t = text.trimStart();
+  if (t[0] === "{" || t[0] === "[" || t[0] === '"') {
+    try {
+      const walk = (v: unknown) => {
+        if (typeof v === "string") out.push(v);
+        else if (Array.isArray(v)) v.forEach(walk);
+        else if (v && typeof v === "object") Object.values(v).forEach(walk);
+      };
+      walk(JSON.parse(text));
+    } catch {
+      // not JSON: the text itself
+    }
+  }
+  return out;
+}
+
+const utf8 = (s: string) => Buffer.byteLength(s, "utf8");
+
+/**
+ * Bytes of the input texts the output no longer holds whole (`affected`), and how many of those
+ * bytes a stored text contains (`recovered`). See the module comment.
+ */
+export function recoverable(input: readonly ChatMessage[], output: readonly ChatMessage[], stored: readonly string[]): { affected: number; recovered: number } {
+  const outTexts = output.flatMap(messageTexts).filter((t) => t !== "");
+  const strings = stored.flatMap(storedStrings);
+  let affected = 0;
+  let recovered = 0;
+  const kept = new Set(output);
+  for (const m of input) {
+    if (kept.has(m)) continue;
+    for (const t of messageTexts(m)) {
+      if (t === "" || outTexts.some((o) => o.includes(t))) continue;
+      const n = utf8(t);
+      affected += n;
+      if (strings.some((s) => s.includes(t))) recovered += n;
+    }
+  }
+  return { affected, recovered };
+}
+
+/**
+ * The prompt points to replay, as indices into the run's prompt points, at most `max`: all of
+ * them when there are few enough, else evenly spaced consecutive pairs (so every sampled point
+ * but the first of a pair has its predecessor, for the cache-prefix metric), the last pair being
+ * the run's last two points. `withPrev` says whether the previous sampled point is the one just
+ * before it.
+ */
+export function samplePoints(count: number, max: number): { point: number; withPrev: boolean }[] {
+  if (count <= max) return Array.from({ length: count }, (_, i) => ({ point: i, withPrev: i > 0 }));
+  const pairs = Math.max(1, Math.floor(max / 2));
+  const out: { point: number; withPrev: boolean }[] = [];
+  for (let k = 0; k < pairs; k++) {
+    const start = pairs === 1 ? count - 2 : Math.round((k * (count - 2)) / (pairs - 1));
+    out.push({ point: start, withPrev: false }, { point: start + 1, withPrev: true });
+  }
+  return out;
+}
+
+/** The p-th percentile (0..100) of a sample, nearest rank; NaN when empty. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}

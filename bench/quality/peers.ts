@@ -1,0 +1,332 @@
+/**
+ * The contenders of `npm run bench:quality`: one protocol (OpenAI Chat Completions messages in,
+ * the same out, a token budget), and an adapter per peer that converts to the peer's own message
+ * type, runs it configured as its documentation suggests for keeping a prompt under a budget, and
+ * converts back. Peers are devDependencies; nothing in src/ imports them.
+ *
+ * - "no compaction": the input unchanged (the baseline).
+ * - LangChain `trimMessages` (@langchain/core/messages): strategy "last", includeSystem, startOn
+ *   human or ai, the token counter this bench measures with (exact o200k with OpenAI's message
+ *   overheads). Messages go in as SystemMessage / HumanMessage / AIMessage (with tool_calls) /
+ *   ToolMessage and come back as the very OpenAI messages they were made from (trimMessages only
+ *   drops messages without allowPartial, so nothing is re-serialised).
+ * - Mastra `TokenLimiter` (@mastra/core/processors, `TokenLimiterProcessor`, exported as
+ *   `TokenLimiter` too): the input processor's request-time hook `processLLMRequest({ prompt })`,
+ *   which is what an agent with `inputProcessors: [new TokenLimiter(limit)]` runs before every
+ *   model call; default trim mode "best-fit", tool calls grouped with their results, system
+ *   messages always kept. It counts with its bundled tokenx estimate: 1.x has no way to give it
+ *   another counter on this path (the `encoding` option is ignored, `tokenCounter` is for memory
+ *   trimming only). Its TripWire ("system messages alone exceed", "no messages fit") is its typed
+ *   refusal and counts as infeasible.
+ * - AI SDK `pruneMessages` recipe (ai): the AI SDK cookbook's "Compact Agent Context": when the
+ *   prompt is over the threshold, `pruneMessages({ reasoning: "all", toolCalls:
+ *   "before-last-3-messages", emptyMessages: "remove" })`. The threshold is the budget, counted
+ *   with exact o200k (the recipe's estimate is JSON length / 4 and it says to use a real tokenizer
+ *   for tighter accounting). It has no budget of its own: what it prunes is what it prunes.
+ *   Messages go through the project's adapters (openai-chat → canonical → ai-sdk ModelMessage and
+ *   back), which round-trip every dev-corpus message exactly.
+ * - ctxfold: `createCompactor({ store }).session().compact(messages, { budget, format:
+ *   "openai-chat" })`: one session per run and budget, called at the run's prompt points in order
+ *   (epochs keep the prefix stable between compactions, as in a runner).
+ */
+import type { Message } from "../../src/model/schema.js";
+import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
+import { parseMessages, renderMessages } from "../../src/adapters/index.js";
+import { createCompactor } from "../../src/policy/index.js";
+import { createMemoryStore, type OffloadStore } from "../../src/store/index.js";
+import { TokenCounter, type CountableMessage } from "../../src/tokens/token-counter.js";
+import { contentText } from "./metrics.js";
+
+export interface CompactOutput {
+  /** The compacted prompt, OpenAI Chat Completions messages. */
+  messages: OpenAIChatMessage[];
+  /** The contender's typed refusal: even what it must keep does not fit. */
+  infeasible?: boolean;
+  /** Refs of everything the contender removed or shortened (ctxfold). */
+  refs?: string[];
+  /** A ref's stored text; throws when it does not resolve. */
+  resolve?: (ref: string) => string;
+  /** Something odd the adapter had to mend (tallied and reported under the tables). */
+  anomaly?: string;
+}
+
+export interface Contender {
+  name: string;
+  /** Package and version, or "this repo". */
+  version: string;
+  /** How it is configured and how it counts tokens, for the README. */
+  note: string;
+  /** Called before the first prompt point of each run at each budget (stateful contenders start afresh). */
+  startRun?(): void;
+  compact(messages: OpenAIChatMessage[], budget: number): Promise<CompactOutput>;
+}
+
+/** Exact o200k with OpenAI's per-message overheads: what the bench measures with, shared by the contenders that take a counter. */
+export const kCounter = new TokenCounter({ encoding: "o200k_base", provider: "openai" });
+const kMessageTokens = new WeakMap<object, number>();
+
+/** Exact tokens of one OpenAI message with its overheads, memoised per message object. */
+export function messageTokens(m: OpenAIChatMessage): number {
+  let n = kMessageTokens.get(m);
+  if (n === undefined) kMessageTokens.set(m, (n = kCounter.countMessage(m as CountableMessage, "exact")));
+  return n;
+}
+
+/** Exact tokens of a request: its messages plus the reply primer (TokenCounter.countMessages). */
+export function promptTokens(messages: readonly OpenAIChatMessage[]): number {
+  let n = 3; // kMessageOverhead.openai.perRequest
+  for (const m of messages) n += messageTokens(m);
+  return n;
+}
+
+async function versionOf(pkg: string): Promise<string> {
+  try {
+    const { createRequire } = await import("node:module");
+    const require = createRequire(import.meta.url);
+    return `${pkg} ${(require(`${pkg}/package.json`) as { version: string }).version}`;
+  } catch {
+    return pkg;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export function noCompaction(): Contender {
+  return {
+    name: "no compaction",
+    version: "baseline",
+    note: "the input unchanged",
+    compact: async (messages) => ({ messages }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// LangChain.
+
+export async function langchainTrim(): Promise<Contender> {
+  const lc = await import("@langchain/core/messages");
+  type BaseMessage = InstanceType<typeof lc.BaseMessage>;
+  const version = await versionOf("@langchain/core");
+
+  const toLangchain = (m: OpenAIChatMessage, id: string): BaseMessage => {
+    const content = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? (m.content as { type: string; [k: string]: unknown }[]) : "";
+    switch (m.role) {
+      case "system":
+      case "developer":
+        return new lc.SystemMessage({ content, id });
+      case "user":
+        return new lc.HumanMessage({ content, id });
+      case "assistant": {
+        const tool_calls = (m.tool_calls ?? []).flatMap((c) => {
+          const f = (c as { function?: { name: string; arguments: string } }).function;
+          if (!f) return [];
+          let args: unknown;
+          try {
+            args = JSON.parse(f.arguments);
+          } catch {
+            args = undefined;
+          }
+          const obj = args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : { input: f.arguments };
+          return [{ id: (c as { id?: string }).id ?? "", name: f.name, args: obj, type: "tool_call" as const }];
+        });
+        return new lc.AIMessage({ content, id, tool_calls });
+      }
+      case "tool":
+        return new lc.ToolMessage({ content, id, tool_call_id: m.tool_call_id });
+      default:
+        return new lc.HumanMessage({ content: contentText(m), id });
+    }
+  };
+  /** A LangChain message still holding what the original did, else undefined. */
+  const original = (m: BaseMessage, byId: Map<string, OpenAIChatMessage>): OpenAIChatMessage | undefined => {
+    const o = m.id !== undefined ? byId.get(m.id) : undefined;
+    if (!o) return undefined;
+    const c = m.content;
+    const same = typeof c === "string" ? c === (typeof o.content === "string" ? o.content : o.content == null ? "" : undefined) : JSON.stringify(c) === JSON.stringify(o.content);
+    return same ? o : undefined;
+  };
+  const fromLangchain = (m: BaseMessage): OpenAIChatMessage => {
+    const content = typeof m.content === "string" ? m.content : (m.content as OpenAIChatMessage["content"]);
+    const type = m.getType();
+    if (type === "system") return { role: "system", content };
+    if (type === "ai") {
+      const calls = (m as InstanceType<typeof lc.AIMessage>).tool_calls ?? [];
+      const out: OpenAIChatMessage = { role: "assistant", content };
+      if (calls.length) out.tool_calls = calls.map((c) => ({ id: c.id ?? "", type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+      return out;
+    }
+    if (type === "tool") return { role: "tool", tool_call_id: (m as InstanceType<typeof lc.ToolMessage>).tool_call_id, content };
+    return { role: "user", content };
+  };
+
+  return {
+    name: "LangChain trimMessages",
+    version,
+    note: 'strategy "last", includeSystem: true, startOn: ["human", "ai"] (so a tail never opens on an orphan tool result; with startOn "human" alone, the docs\' chat advice, a tail without a human message, as in every agent run whose only human message is its task, comes back as [undefined], system message included), tokenCounter: this bench\'s exact o200k with OpenAI overheads',
+    async compact(messages, budget) {
+      const byId = new Map<string, OpenAIChatMessage>();
+      const input = messages.map((m, i) => {
+        byId.set(String(i), m);
+        return toLangchain(m, String(i));
+      });
+      const counted = new WeakMap<BaseMessage, number>();
+      const tokenCounter = (ms: BaseMessage[]): number => {
+        let n = 3;
+        for (const m of ms) {
+          let t = counted.get(m);
+          if (t === undefined) {
+            const o = original(m, byId);
+            t = o ? messageTokens(o) : kCounter.countMessage(fromLangchain(m) as CountableMessage, "exact");
+            counted.set(m, t);
+          }
+          n += t;
+        }
+        return n;
+      };
+      const out = await lc.trimMessages(input, { maxTokens: budget, strategy: "last", includeSystem: true, startOn: ["human", "ai"], tokenCounter });
+      // When nothing after the system message can start the tail, trimMessages returns [undefined].
+      const kept = out.filter((m): m is BaseMessage => m !== undefined && m !== null);
+      const anomaly = kept.length < out.length ? "trimMessages returned undefined entries (dropped)" : undefined;
+      return { messages: kept.map((m) => original(m, byId) ?? fromLangchain(m)), anomaly };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// AI SDK ModelMessages through the project's adapters.
+
+function toAiSdk(messages: OpenAIChatMessage[]): unknown[] {
+  const { messages: canonical } = parseMessages(messages, { format: "openai-chat" });
+  return renderMessages(canonical, "ai-sdk") as unknown[];
+}
+
+function fromAiSdk(messages: unknown[]): OpenAIChatMessage[] {
+  const { messages: canonical } = parseMessages(messages, { format: "ai-sdk" });
+  return renderMessages(canonical as Message[], "openai-chat") as OpenAIChatMessage[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mastra.
+
+interface PromptPart {
+  type: string;
+  [k: string]: unknown;
+}
+interface PromptMessage {
+  role: string;
+  content: string | PromptPart[];
+  [k: string]: unknown;
+}
+
+export async function mastraTokenLimiter(): Promise<Contender> {
+  const { TokenLimiterProcessor } = await import("@mastra/core/processors");
+  const version = await versionOf("@mastra/core");
+  const limiters = new Map<number, InstanceType<typeof TokenLimiterProcessor>>();
+  return {
+    name: "Mastra TokenLimiter",
+    version,
+    note: 'TokenLimiterProcessor ({ limit: budget }, trimMode "best-fit") at processLLMRequest, the hook an agent runs on the provider prompt before each model call; counts with its bundled tokenx estimate (no o200k counter can be given on this path); its TripWire counts as infeasible',
+    async compact(messages, budget) {
+      let limiter = limiters.get(budget);
+      if (!limiter) limiters.set(budget, (limiter = new TokenLimiterProcessor({ limit: budget })));
+      // ModelMessage → the provider prompt shape: user and assistant content as part lists.
+      const model = toAiSdk(messages) as PromptMessage[];
+      const origin = new Map<PromptMessage, OpenAIChatMessage>();
+      let modelAt = 0;
+      const prompt = model.map((m) => {
+        const p: PromptMessage = m.role !== "system" && typeof m.content === "string" ? { ...m, content: [{ type: "text", text: m.content }] } : m;
+        // One OpenAI message is one ModelMessage for the corpus (tool messages one result each).
+        origin.set(p, messages[modelAt++]);
+        return p;
+      });
+      if (model.length !== messages.length) origin.clear();
+      let result: { prompt?: PromptMessage[] } | void;
+      try {
+        const args = { prompt, model: undefined, stepNumber: 0, steps: [], state: {}, abort: (reason?: string) => { throw new Error(reason); } };
+        result = (await limiter.processLLMRequest(args as unknown as Parameters<typeof limiter.processLLMRequest>[0])) as { prompt?: PromptMessage[] } | void;
+      } catch (e) {
+        const name = (e as { constructor?: { name?: string } })?.constructor?.name;
+        if (name === "TripWire" || /^TokenLimiterProcessor:/.test(String((e as Error)?.message))) return { messages: [], infeasible: true };
+        throw e;
+      }
+      const kept = result?.prompt ?? prompt;
+      if (kept.every((p) => origin.has(p))) return { messages: kept.map((p) => origin.get(p)!) };
+      return { messages: fromAiSdk(kept) };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// AI SDK.
+
+export async function aiSdkPruneRecipe(): Promise<Contender> {
+  const ai = await import("ai");
+  const version = await versionOf("ai");
+  return {
+    name: "AI SDK pruneMessages recipe",
+    version,
+    note: 'the cookbook\'s "Compact Agent Context": over the budget (exact o200k), pruneMessages({ reasoning: "all", toolCalls: "before-last-3-messages", emptyMessages: "remove" }); no budget of its own',
+    async compact(messages, budget) {
+      if (promptTokens(messages) <= budget) return { messages };
+      const model = toAiSdk(messages) as Parameters<typeof ai.pruneMessages>[0]["messages"];
+      const pruned = ai.pruneMessages({ messages: model, reasoning: "all", toolCalls: "before-last-3-messages", emptyMessages: "remove" });
+      return { messages: fromAiSdk(pruned as unknown[]) };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// ctxfold.
+
+/**
+ * The ctxfold contender: one compactor session per run and budget (`compactor.session()`), the
+ * way a runner uses it, so epochs keep the rendered prefix stable between compactions.
+ */
+export async function ctxfold(): Promise<Contender> {
+  let store = createMemoryStore();
+  let session = createCompactor({ store }).session();
+  return {
+    name: "ctxfold",
+    version: "this repo",
+    note: 'createCompactor({ store: createMemoryStore() }).session().compact(messages, { budget, format: "openai-chat" }), one session per run and budget; status "budget_infeasible" is its typed refusal; refs resolve through the store',
+    startRun() {
+      store = createMemoryStore();
+      session = createCompactor({ store }).session();
+    },
+    async compact(messages, budget) {
+      const r = await session.compact(messages, { budget, format: "openai-chat" });
+      const s = store;
+      return {
+        messages: r.messages as OpenAIChatMessage[],
+        infeasible: r.status === "budget_infeasible",
+        refs: r.refs,
+        resolve: (ref) => s.getText(ref),
+      };
+    },
+  };
+}
+
+/** Every contender that loads, in table order, and a note for each one that does not. */
+export async function loadContenders(only?: readonly string[]): Promise<{ contenders: Contender[]; notes: string[] }> {
+  const notes: string[] = [];
+  const contenders: Contender[] = [];
+  const want = (name: string) => !only || only.some((o) => name.toLowerCase().includes(o.toLowerCase()));
+  const loaders: [string, () => Promise<Contender | string>][] = [
+    ["ctxfold", ctxfold],
+    ["no compaction", async () => noCompaction()],
+    ["LangChain trimMessages", langchainTrim],
+    ["Mastra TokenLimiter", mastraTokenLimiter],
+    ["AI SDK pruneMessages recipe", aiSdkPruneRecipe],
+  ];
+  for (const [name, load] of loaders) {
+    if (!want(name)) continue;
+    try {
+      const c = await load();
+      if (typeof c === "string") notes.push(c);
+      else contenders.push(c);
+    } catch (e) {
+      notes.push(`${name} skipped: ${(e as Error).message.split("\n")[0]}`);
+    }
+  }
+  return { contenders, notes };
+}

@@ -1,0 +1,647 @@
+import { parseMessages, renderMessages, type Format } from "../adapters/index.js";
+import { hashText, hashToHex } from "../core/hash.js";
+import { CtxfoldError } from "../errors.js";
+import type { Message, Part, ResultContentPart, ToolCallPart } from "../model/schema.js";
+import { messageTexts } from "../model/texts.js";
+import { compactMessages } from "../session/legacy.js";
+import { mergeAdjacent } from "../session/turns.js";
+import { compactStepMessages } from "../steps/messages.js";
+import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/reducer.js";
+import type { ReducedStep } from "../steps/types.js";
+import { createMemoryStore, type OffloadStore } from "../store/index.js";
+import { TokenCounter } from "../tokens/token-counter.js";
+import { classify } from "./classify.js";
+import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
+import type { PolicyEvent } from "./events.js";
+import { summarizeExtractive } from "./extractive.js";
+import type { Summarizer } from "./summarizer.js";
+import type { CompactCallOptions, CompactResult, MessageClass, SkipReason, StageReport, Tier } from "./types.js";
+
+/** Per-message fixed overhead and per tool call, as OpenAI counts them (token-counter.ts). */
+const kPerMessage = 4;
+const kPerToolCall = 3;
+const kPerRequest = 3;
+
+/** Memo entries kept before the oldest are forgotten. */
+const kMemoEntries = 50_000;
+
+/**
+ * Token measurements of canonical messages, memoised per message object (a message that did not
+ * change keeps its object, so a growing transcript costs only its new messages) and batched into
+ * one estimator call per measurement.
+ */
+class Measure {
+  readonly #known = new WeakMap<Message, number>();
+  constructor(readonly counter: TokenCounter) {}
+
+  of(m: Message): number {
+    const hit = this.#known.get(m);
+    if (hit !== undefined) return hit;
+    this.all([m]);
+    return this.#known.get(m)!;
+  }
+
+  /** Total tokens of a request made of `messages`. */
+  all(messages: readonly Message[]): number {
+    const todo = messages.filter((m) => !this.#known.has(m));
+    if (todo.length > 0) {
+      const texts: string[] = [];
+      const spans: number[] = [];
+      for (const m of todo) {
+        const t = messageTexts([m]);
+        spans.push(t.length);
+        texts.push(...t);
+      }
+      const est = texts.length > 0 ? this.counter.estimateMany(texts) : new Float64Array(0);
+      let k = 0;
+      todo.forEach((m, j) => {
+        let n = kPerMessage;
+        for (let e = 0; e < spans[j]; e++) n += est[k++];
+        for (const p of m.parts) if (p.type === "tool-call") n += kPerToolCall;
+        this.#known.set(m, Math.ceil(n));
+      });
+    }
+    let total = kPerRequest;
+    for (const m of messages) total += this.#known.get(m)!;
+    return total;
+  }
+
+  text(s: string): number {
+    return s.length === 0 ? 0 : Math.ceil(this.counter.estimateMany([s])[0]);
+  }
+
+  /** Exact tokens of the request (js-tiktoken, memoised per text by the counter). */
+  exact(messages: readonly Message[]): number {
+    let total = kPerRequest;
+    for (const m of messages) {
+      total += kPerMessage;
+      for (const t of messageTexts([m])) total += this.counter.exact(t);
+      for (const p of m.parts) if (p.type === "tool-call") total += kPerToolCall;
+    }
+    return total;
+  }
+}
+
+/** What one run of the stages needs and produces. */
+interface Work {
+  msgs: Message[];
+  classes: MessageClass[];
+  total: number;
+  target: number;
+  refs: string[];
+  stages: StageReport[];
+  compacted: number;
+  /** The steps of the original messages, reduced once (observations for stages 2 and 3). */
+  steps: ReducedStep[];
+}
+
+const refLine = (what: string, ref: string) => `[${what}: ${ref}]`;
+
+/**
+ * The tiered compactor (seed 003): deterministic classification, pressure tiers, staged lazy
+ * compaction re-measured after each stage, memoisation with skip reasons, deadline awareness,
+ * summarisers with an extractive fallback, and epochs for prompt-cache stability (see
+ * `session()`). `mode: "legacy"` runs seed 002's three-level strategy instead.
+ */
+export class Compactor {
+  readonly settings: TieredSettings;
+  readonly store: OffloadStore;
+  readonly counter: TokenCounter;
+  readonly #config: CompactorConfig;
+  readonly #measure: Measure;
+  readonly #memo = new Map<string, string>();
+  readonly #reducer: StepReducer;
+
+  constructor(config: CompactorConfig = {}) {
+    this.settings = resolveTieredSettings(config);
+    this.#config = config;
+    this.store = config.store ?? createMemoryStore();
+    this.counter = config.counter ?? new TokenCounter({ encoding: "o200k_base" });
+    this.#measure = new Measure(this.counter);
+    this.#reducer = new StepReducer({ offload: false });
+  }
+
+  #now(): number {
+    return (this.#config.now ?? Date.now)();
+  }
+
+  #emit(e: PolicyEvent): void {
+    this.#config.onEvent?.(e);
+  }
+
+  /** Estimated tokens of canonical messages as a request (memoised per message). */
+  measure(messages: readonly Message[]): number {
+    return this.#measure.all(messages);
+  }
+
+  /** A fresh session: epochs and measurements kept between calls over one growing conversation. */
+  session(): CompactorSession {
+    return new CompactorSession(this);
+  }
+
+  /**
+   * Compacts `input` (provider messages in any supported format, or canonical messages) to
+   * `options.budget`. Stateless: each call decides from scratch (use `session()` across the
+   * calls of one conversation for stable prefixes).
+   */
+  async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
+    const { format, messages } = this.parse(input, options.format);
+    const r = await this.compactCanonical(messages, options);
+    return { ...r, format, messages: renderMessages(r.canonical, format) };
+  }
+
+  /** Parses provider input (detecting the format unless given). */
+  parse(input: unknown, format?: Format): { format: Format; messages: Message[] } {
+    return parseMessages(input, format ? { format } : {});
+  }
+
+  /** The tier of `tokens` against a budget. */
+  tier(tokens: number, budget: number): Tier {
+    if (tokens <= this.settings.softRatio * budget) return "normal";
+    return tokens <= this.settings.hardRatio * budget ? "pressure" : "critical";
+  }
+
+  /** compact() on canonical messages; the result's `messages` is the canonical list too. */
+  async compactCanonical(messages: readonly Message[], options: CompactCallOptions, epoch = 0): Promise<Omit<CompactResult, "format"> & { format?: Format }> {
+    checkBudget(options.budget);
+    const started = this.#now();
+    const budget = options.budget;
+    const tokensBefore = this.#measure.all(messages);
+    const tier = this.tier(tokensBefore, budget);
+    const mode = this.settings.mode;
+    const base = { mode, budget, tokensBefore, tier, epoch };
+    if (tier === "normal") {
+      // Stage 0: the request fits; no compactor work at all.
+      this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier, tokens: tokensBefore, budget });
+      return { ...base, messages: [...messages], canonical: [...messages], status: "ok", tokensAfter: tokensBefore, stages: [], refs: [] };
+    }
+    if (mode === "legacy") {
+      const r = compactMessages(messages, { compactAtPct: this.settings.lowWaterRatio + 0.05, compactBudgetThresholdPct: 0.05 }, budget, { store: this.store, counter: this.counter });
+      const tokensAfter = this.#measure.all(r.messages);
+      const status = tokensAfter <= budget ? "ok" : "budget_infeasible";
+      this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
+      return { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs };
+    }
+    const w = await this.#stages(messages, budget, tier, options.deadline, started);
+    let tokensAfter = w.total;
+    // Estimates are within a few percent; near the budget the exact count decides.
+    if (tokensAfter > 0.9 * budget) tokensAfter = this.#measure.exact(w.msgs);
+    const critical = this.#criticalTokens(w.msgs, w.classes);
+    const status = tokensAfter <= budget ? "ok" : "budget_infeasible";
+    const result = {
+      ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,
+      ...(status === "budget_infeasible" ? { infeasible: { criticalTokens: critical, budget } } : {}),
+    } as const;
+    if (w.compacted > this.settings.churnWarnAt) this.#emit({ type: "churn_warning", compacted: w.compacted, limit: this.settings.churnWarnAt });
+    this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
+    return result;
+  }
+
+  /**
+   * The payload of a memory-extraction call (seed 003's `_extract_memory`), bounded by
+   * summarisation, not truncation: tool-call arguments appear as their minimal arguments
+   * (never document-sized written content), tool results as their observations, text as it is;
+   * if that is still over `targetTokens`, the summariser brings it within (the original is
+   * offloaded with a ref). Background work: with less than `deadlineReserveMs` left it is
+   * skipped, so extraction never takes the critical path's time.
+   */
+  async extractionPayload(messages: readonly Message[], options: { targetTokens: number; deadline?: CompactCallOptions["deadline"] }): Promise<{ text: string; tokens: number; skipped?: "deadline"; ref?: string }> {
+    checkBudget(options.targetTokens);
+    const d = options.deadline;
+    const left = d === undefined ? Infinity : typeof d === "number" ? d - this.#now() : d.remainingMs;
+    if (left < this.settings.deadlineReserveMs) return { text: "", tokens: 0, skipped: "deadline" };
+    const steps = new Map(this.#reducer.reduceMessages(messages).filter((x) => x.callId !== undefined).map((x) => [x.callId!, x]));
+    const lines: string[] = [];
+    for (const m of messages) {
+      for (const p of m.parts) {
+        if (p.type === "text") lines.push(`${m.role}: ${p.text}`);
+        else if (p.type === "tool-call") lines.push(`${m.role} called ${p.name}(${JSON.stringify(steps.get(p.id)?.minimalArgs ?? {})})`);
+        else if (p.type === "tool-result") lines.push(`result: ${steps.get(p.callId)?.observation ?? "(no observation)"}`);
+      }
+    }
+    const text = lines.join("\n");
+    const tokens = this.#measure.text(text);
+    if (tokens <= options.targetTokens) return { text, tokens };
+    const summary = await this.#summarize(text, options.targetTokens, "memory-extraction");
+    return { text: summary, tokens: this.#measure.text(summary), ref: /\[original: (\S+)\]$/.exec(summary)?.[1] };
+  }
+
+  #criticalTokens(msgs: readonly Message[], classes: readonly MessageClass[]): number {
+    return kPerRequest + msgs.reduce((n, m, i) => n + (classes[i] === "critical" ? this.#measure.of(m) : 0), 0);
+  }
+
+  /** Runs stages 1–4 until the total is at or below the target (the low-water mark). */
+  async #stages(messages: readonly Message[], budget: number, tier: Tier, deadline: CompactCallOptions["deadline"], started: number): Promise<Work> {
+    const s = this.settings;
+    const msgs = [...messages];
+    const w: Work = {
+      msgs, classes: classify(msgs), total: this.#measure.all(msgs), target: Math.floor(s.lowWaterRatio * budget),
+      refs: [], stages: [], compacted: 0, steps: this.#reducer.reduceMessages(msgs),
+    };
+    const remaining = () => (deadline === undefined ? Infinity : typeof deadline === "number" ? deadline - this.#now() : deadline.remainingMs - (this.#now() - started));
+    const preserve = tier === "critical" ? Math.min(1, s.preserveRecentSteps) : s.preserveRecentSteps;
+    const stages: [StageReport["stage"], StageReport["name"], () => Promise<void> | void, boolean][] = [
+      [1, "tool_args", () => this.#toolArgs(w, this.#tailStart(w, preserve)), true],
+      [2, "tool_outputs", () => this.#toolOutputs(w, this.#tailStart(w, preserve)), true],
+      [3, "historical_text", () => this.#historical(w, this.#tailStart(w, preserve)), false],
+      [4, "merge_oldest", () => this.#merge(w, budget), false],
+    ];
+    for (const [stage, name, run, essential] of stages) {
+      if (w.total <= w.target) break;
+      if (stage === 4 && w.total <= s.hardRatio * budget) break; // only above hard
+      const before = w.total;
+      const t0 = this.#now();
+      const report: StageReport = { stage, name, candidateCount: 0, compacted: 0, skipped: {}, tokensBefore: before, tokensAfter: before, durationMs: 0 };
+      w.stages.push(report);
+      if (!essential && remaining() < s.deadlineReserveMs) {
+        report.skipped.deadline = 1;
+      } else {
+        this.#report = report;
+        await run();
+        this.#report = undefined;
+      }
+      report.tokensAfter = w.total;
+      report.durationMs = this.#now() - t0;
+      this.#emit({ type: "compaction_stage", tier, ...report });
+    }
+    return w;
+  }
+
+  #report: StageReport | undefined;
+
+  #skip(reason: SkipReason, n = 1): void {
+    if (this.#report) this.#report.skipped[reason] = (this.#report.skipped[reason] ?? 0) + n;
+  }
+
+  /**
+   * Where the preserved tail starts: the call message of the `keep`-th step from the end (the
+   * latest assistant/tool exchange and the ones before it stay whole in stages 1–3).
+   */
+  #tailStart(w: Work, keep: number): number {
+    const calls: number[] = [];
+    let criticalCall = w.msgs.length;
+    w.msgs.forEach((m, i) => {
+      if (m.role === "assistant" && m.parts.some((p) => p.type === "tool-call")) {
+        calls.push(i);
+        // A critical message that calls tools (the latest assistant text) keeps its exchange whole.
+        if (w.classes[i] === "critical" && criticalCall === w.msgs.length) criticalCall = i;
+      }
+    });
+    const byCount = keep === 0 ? w.msgs.length : calls.length >= keep ? calls[calls.length - keep] : calls.length > 0 ? calls[0] : w.msgs.length;
+    return Math.min(byCount, criticalCall);
+  }
+
+  #replace(w: Work, i: number, parts: Part[]): void {
+    const old = w.msgs[i];
+    const next: Message = { ...old, parts };
+    w.total += this.#measure.of(next) - this.#measure.of(old);
+    w.msgs[i] = next;
+    w.compacted++;
+    if (this.#report) this.#report.compacted++;
+  }
+
+  #memoGet(key: string): string | undefined {
+    const hit = this.#memo.get(key);
+    if (hit !== undefined) this.#skip("cache_hit");
+    return hit;
+  }
+
+  #memoSet(key: string, value: string): void {
+    if (this.#memo.size >= kMemoEntries) this.#memo.delete(this.#memo.keys().next().value!);
+    this.#memo.set(key, value);
+  }
+
+  /** Stage 1: long tool-call arguments become their minimal arguments plus the ref of the original. */
+  #toolArgs(w: Work, tail: number): void {
+    const s = this.settings;
+    const reduced = new Map(w.steps.filter((x) => x.callId !== undefined).map((x) => [`${x.callMessage}:${x.callId}`, x]));
+    for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
+      const m = w.msgs[i];
+      if (!m.parts.some((p) => p.type === "tool-call")) continue;
+      if (i >= tail || w.classes[i] === "critical") {
+        this.#skip("policy_preserve");
+        continue;
+      }
+      let changed = false;
+      const parts = m.parts.map((p) => {
+        if (p.type !== "tool-call") return p;
+        report(this.#report);
+        if (this.#measure.text(p.args) <= s.argTokens) {
+          this.#skip("no_gain");
+          return p;
+        }
+        const key = `${hashToHex(hashText(p.args))}:args:${s.argTokens}`;
+        let args = this.#memoGet(key);
+        if (args === undefined) {
+          const ref = this.store.put(p.args, { kind: "args", ext: "json" });
+          const minimal = reduced.get(`${i}:${p.id}`)?.minimalArgs ?? {};
+          args = JSON.stringify({ ...minimal, _ctxfold: `arguments offloaded: ${ref}` });
+          this.#memoSet(key, args);
+        }
+        const ref = /offloaded: (\S+)"/.exec(args)?.[1];
+        if (ref) w.refs.push(ref);
+        changed = true;
+        return { ...p, args } satisfies ToolCallPart;
+      });
+      if (changed) this.#replace(w, i, parts);
+    }
+  }
+
+  /** Stage 2: tool outputs, oldest first, become the step's observation plus the ref of the original. */
+  #toolOutputs(w: Work, tail: number): void {
+    const s = this.settings;
+    const calls = new Map<string, { name: string; args: string }>();
+    for (const { call } of extractSteps(w.msgs).steps) calls.set(call.id, { name: call.name, args: call.args });
+    for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
+      const m = w.msgs[i];
+      if (!m.parts.some((p) => p.type === "tool-result")) continue;
+      if (i >= tail || w.classes[i] === "critical") {
+        this.#skip("policy_preserve");
+        continue;
+      }
+      let changed = false;
+      const parts = m.parts.map((p) => {
+        if (p.type !== "tool-result") return p;
+        report(this.#report);
+        const { data, json } = resultPayload(p.content);
+        if (data.startsWith("[ctxfold]") || this.#measure.text(resultText(p.content)) <= s.outputTokens) {
+          this.#skip("no_gain");
+          return p;
+        }
+        const key = `${hashToHex(hashText(data))}:output:${s.outputTokens}:${p.callId}`;
+        let text = this.#memoGet(key);
+        if (text === undefined) {
+          const call = calls.get(p.callId) ?? { name: p.name ?? "unknown_tool", args: "{}" };
+          const step = this.#reducer.reduce(call.name, call.args, p.content, { isError: p.isError });
+          const ref = this.store.put(data, { kind: "output", ext: json ? "json" : "txt" });
+          text = `[ctxfold] ${step.observation}${step.success ? "" : ` (failed: ${step.error ?? "error"}; call ${p.callId})`}\n${refLine("full output", ref)}`;
+          this.#memoSet(key, text);
+        }
+        const ref = /full output: (\S+)\]$/.exec(text)?.[1];
+        if (ref) w.refs.push(ref);
+        changed = true;
+        const content: ResultContentPart[] = [{ type: "text", text }];
+        return { ...p, content };
+      });
+      if (changed) this.#replace(w, i, parts);
+    }
+  }
+
+  /** Stage 3: old steps grouped into one summary (seed 000), then long historical text summarised. */
+  async #historical(w: Work, tail: number): Promise<void> {
+    const s = this.settings;
+    const recent = w.steps.filter((x) => (x.callMessage ?? x.resultMessage ?? 0) >= tail).length;
+    const oldSteps = w.steps.length - recent;
+    if (oldSteps > 0) {
+      report(this.#report, oldSteps);
+      const r = compactStepMessages(w.msgs, { steps: w.steps, force: true, compactor: { recentWindow: recent }, reducer: new StepReducer({ store: this.store }) });
+      if (r.compacted) {
+        w.msgs.splice(0, w.msgs.length, ...r.messages);
+        w.classes = classify(w.msgs);
+        w.total = this.#measure.all(w.msgs);
+        w.steps = this.#reducer.reduceMessages(w.msgs);
+        if (r.removedRef) w.refs.push(r.removedRef);
+        w.compacted += oldSteps;
+        if (this.#report) this.#report.compacted += oldSteps;
+      }
+    }
+    const tailNow = this.#tailStart(w, Math.min(1, s.preserveRecentSteps));
+    for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
+      if (w.classes[i] !== "historical_context" && w.classes[i] !== "background_extraction") continue;
+      if (i >= tailNow) {
+        this.#skip("policy_preserve");
+        continue;
+      }
+      const m = w.msgs[i];
+      let changed = false;
+      const parts: Part[] = [];
+      for (const p of m.parts) {
+        if (p.type !== "text" || p.text.startsWith("Previous actions (summarized):")) {
+          parts.push(p);
+          continue;
+        }
+        report(this.#report);
+        const tokens = this.#measure.text(p.text);
+        if (tokens <= s.textTokens) {
+          this.#skip("no_gain");
+          parts.push(p);
+          continue;
+        }
+        const target = Math.max(40, Math.floor(tokens * s.textRatio));
+        const text = await this.#summarize(p.text, target, `text:${m.role}`);
+        parts.push({ ...p, text });
+        const ref = /\[original: (\S+)\]$/.exec(text)?.[1];
+        if (ref) w.refs.push(ref);
+        changed = true;
+      }
+      if (changed) this.#replace(w, i, parts);
+    }
+  }
+
+  /** A summary of `text` within `target` tokens plus the ref of the original (memoised). */
+  async #summarize(text: string, target: number, label: string): Promise<string> {
+    const key = `${hashToHex(hashText(text))}:${target}:${label}`;
+    const hit = this.#memoGet(key);
+    if (hit !== undefined) return hit;
+    const ref = this.store.put(text, { kind: "text", ext: "txt" });
+    const room = Math.max(1, target - this.#measure.text(refLine("original", ref)) - 1);
+    let summary: string | undefined;
+    const custom: Summarizer | undefined = this.#config.summarizer;
+    if (custom) {
+      try {
+        const answer = await custom(text, room, label);
+        if (typeof answer === "string" && answer.trim() && this.#measure.text(answer) <= room) summary = answer.trim();
+        else this.#emit({ type: "summarizer_fallback", label, reason: typeof answer === "string" && answer.trim() ? "over target" : "empty answer" });
+      } catch (err) {
+        this.#emit({ type: "summarizer_fallback", label, reason: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    summary ??= summarizeExtractive(text, room, label, this.counter);
+    const out = `${summary}\n${refLine("original", ref)}`;
+    this.#memoSet(key, out);
+    return out;
+  }
+
+  /**
+   * Stage 4 (above hard only): the oldest context between the critical head (system prompt and
+   * task) and the latest exchange is merged into one summary message, originals stored whole;
+   * critical messages in between stay. If that is still not enough, the latest tool outputs
+   * are summarised (with refs) — never dropped.
+   */
+  async #merge(w: Work, budget: number): Promise<void> {
+    const s = this.settings;
+    const head = w.msgs.findIndex((m) => m.role === "user") + 1;
+    const tail = this.#tailStart(w, 1);
+    const middle: number[] = [];
+    for (let i = Math.max(head, 0); i < tail; i++) if (w.classes[i] !== "critical") middle.push(i);
+    report(this.#report, middle.length);
+    if (middle.length > 0) {
+      const removed = middle.map((i) => w.msgs[i]);
+      const ref = this.store.put(JSON.stringify(removed), { kind: "history", ext: "json" });
+      w.refs.push(ref);
+      const text = messageTexts(removed).join("\n");
+      const target = Math.min(s.mergeTokens, Math.max(60, Math.floor((budget - this.#criticalTokens(w.msgs, w.classes)) / 4)));
+      const summary = await this.#summarize(text, target, "merge");
+      const merged: Message = {
+        id: `ctxfold-merge-${hashToHex(hashText(summary)).slice(0, 12)}`,
+        role: "user",
+        parts: [{ type: "text", text: `[Earlier context, merged: ${removed.length} messages; originals: ${ref}]\n${summary}` }],
+        meta: { ctxfold: { kind: "merge", ref } },
+      };
+      const gone = new Set(middle);
+      const out: Message[] = [];
+      const gapBefore: boolean[] = [];
+      let gap = false;
+      w.msgs.forEach((m, i) => {
+        if (i === middle[0]) {
+          out.push(merged);
+          gapBefore.push(true);
+          gap = true;
+        }
+        if (gone.has(i)) {
+          gap = true;
+          return;
+        }
+        out.push(m);
+        gapBefore.push(gap);
+        gap = false;
+      });
+      w.msgs.splice(0, w.msgs.length, ...mergeAdjacent(out, gapBefore));
+      w.classes = classify(w.msgs);
+      w.total = this.#measure.all(w.msgs);
+      w.compacted += middle.length;
+      if (this.#report) this.#report.compacted += middle.length;
+    }
+    // Still over budget: summarise the remaining tool outputs, newest last, within what is left.
+    for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
+      const m = w.msgs[i];
+      if (!m.parts.some((p) => p.type === "tool-result")) continue;
+      const over = w.total - Math.floor(s.lowWaterRatio * budget);
+      const parts: Part[] = [];
+      let changed = false;
+      for (const p of m.parts) {
+        if (p.type !== "tool-result") {
+          parts.push(p);
+          continue;
+        }
+        const text = resultText(p.content);
+        const tokens = this.#measure.text(text);
+        if (tokens <= 60) {
+          parts.push(p);
+          continue;
+        }
+        const summary = await this.#summarize(resultPayload(p.content).data, Math.max(60, tokens - over), `output:${p.name ?? "tool"}`);
+        const ref = /\[original: (\S+)\]$/.exec(summary)?.[1];
+        if (ref) w.refs.push(ref);
+        parts.push({ ...p, content: [{ type: "text", text: summary }] });
+        changed = true;
+      }
+      if (changed) this.#replace(w, i, parts);
+    }
+  }
+}
+
+function report(r: StageReport | undefined, n = 1): void {
+  if (r) r.candidateCount += n;
+}
+
+function checkBudget(budget: unknown): void {
+  if (typeof budget !== "number" || !Number.isInteger(budget) || budget <= 0) {
+    throw new CtxfoldError("E_BAD_INPUT", `expected a positive integer token budget, got ${JSON.stringify(budget)}`, { path: "options.budget" });
+  }
+}
+
+/**
+ * One conversation across calls (issue 6, item 8): compaction works in epochs. A call whose
+ * messages extend the previous call's (same message objects, or same ids and content, plus new
+ * ones at the end) appends the new messages to the current epoch's output, so the rendered
+ * prefix is byte-identical to the previous call's and provider prompt caches keep hitting;
+ * only when that crosses the soft threshold does a new epoch compact the whole conversation
+ * down to the low-water mark. Measurements are memoised per message, so appending one step
+ * costs O(new parts).
+ */
+export class CompactorSession {
+  #epoch = 0;
+  /** The input messages the current epoch covers, and their compacted form. */
+  #base: Message[] = [];
+  #output: Message[] = [];
+  #format: Format | undefined;
+
+  constructor(readonly compactor: Compactor) {}
+
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** compact() with epochs; input in a provider format or canonical. */
+  async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
+    const { format, messages } = this.compactor.parse(input, options.format ?? this.#format);
+    this.#format = format;
+    const r = await this.compactCanonical(messages, options);
+    return { ...r, format, messages: renderMessages(r.canonical, format) };
+  }
+
+  /** The epoch logic on canonical messages. */
+  async compactCanonical(messages: readonly Message[], options: CompactCallOptions): Promise<Omit<CompactResult, "format">> {
+    checkBudget(options.budget);
+    const c = this.compactor;
+    const ok = (canonical: Message[], tokensBefore: number, tokensAfter: number): Omit<CompactResult, "format"> => ({
+      messages: canonical, canonical, status: "ok", tier: "normal", mode: c.settings.mode, budget: options.budget,
+      tokensBefore, tokensAfter, epoch: this.#epoch, stages: [], refs: [...this.#refs],
+    });
+    if (this.#extends(messages)) {
+      // Appending: O(new messages) — their tokens join the running totals.
+      const appended = messages.slice(this.#base.length);
+      const added = appended.length > 0 ? c.measure(appended) - c.measure([]) : 0;
+      if (c.tier(this.#outputTokens + added, options.budget) === "normal") {
+        for (const m of appended) {
+          this.#base.push(m);
+          this.#output.push(m);
+        }
+        this.#baseTokens += added;
+        this.#outputTokens += added;
+        return ok([...this.#output], this.#baseTokens, this.#outputTokens);
+      }
+    }
+    const tokensBefore = c.measure(messages);
+    if (c.tier(tokensBefore, options.budget) === "normal") {
+      this.#base = [...messages];
+      this.#output = [...messages];
+      this.#refs = [];
+      this.#baseTokens = this.#outputTokens = tokensBefore;
+      return ok([...messages], tokensBefore, tokensBefore);
+    }
+    this.#epoch++;
+    const r = await c.compactCanonical(messages, options, this.#epoch);
+    this.#base = [...messages];
+    this.#output = [...r.canonical];
+    this.#refs = [...r.refs];
+    this.#baseTokens = tokensBefore;
+    this.#outputTokens = c.measure(r.canonical);
+    return r;
+  }
+
+  #baseTokens = 0;
+  #outputTokens = 0;
+  /** The refs of the current epoch's compaction: every later call's output still holds its replacements. */
+  #refs: string[] = [];
+
+  /** Whether `messages` starts with the messages the current epoch covers. */
+  #extends(messages: readonly Message[]): boolean {
+    const base = this.#base;
+    if (base.length === 0 || messages.length < base.length) return false;
+    // The same message objects (a runner appending to its list) compare by identity; parsed
+    // provider input gives new objects, compared by id and content.
+    for (let i = 0; i < base.length; i++) {
+      const a = base[i];
+      const b = messages[i];
+      if (a !== b && (a.id !== b.id || JSON.stringify(a) !== JSON.stringify(b))) return false;
+    }
+    return true;
+  }
+}
+
+/** The default entry point: `createCompactor(config).compact(messages, { budget, format?, deadline? })`. */
+export function createCompactor(config: CompactorConfig = {}): Compactor {
+  return new Compactor(config);
+}

@@ -1,0 +1,81 @@
+/**
+ * The tiered compactor's configuration (seed 003, issue 6), validated by zod: a bad field is a
+ * CtxfoldError E_BAD_INPUT naming it. Ratios are fractions of the call's budget.
+ */
+import { z } from "zod";
+import { CtxfoldError } from "../errors.js";
+import type { Summarizer } from "./summarizer.js";
+import type { OffloadStore } from "../store/index.js";
+import type { TokenCounter } from "../tokens/token-counter.js";
+import type { PolicyEvent } from "./events.js";
+
+const ratio = (d: number) => z.number().gt(0).lte(1).default(d);
+const count = (d: number) => z.number().int().nonnegative().default(d);
+
+export const TieredSettings = z.strictObject({
+  /** "tiered" (seed 003, the default) or "legacy" (seed 002's three levels and seed 000's step compactor). */
+  mode: z.enum(["tiered", "legacy"]).default("tiered"),
+  /** Usage at or below soft × budget is the normal tier: no compaction at all (stage 0). */
+  softRatio: ratio(0.85),
+  /** Usage above hard × budget is the critical tier: stage 4 may merge the oldest context. */
+  hardRatio: ratio(1),
+  /**
+   * An epoch compacts down to lowWater × budget, so that appends fit for a while and the
+   * rendered prefix stays byte-identical between epochs (provider prompt caches keep hitting).
+   */
+  lowWaterRatio: ratio(0.6),
+  /** Tool steps at the end kept whole in stages 1–3 (the latest assistant/tool exchange and the ones before it). */
+  preserveRecentSteps: count(2),
+  /** Stage 1 shortens tool-call arguments above this many tokens. */
+  argTokens: count(200),
+  /** Stage 2 replaces tool outputs above this many tokens by their observation and ref. */
+  outputTokens: count(120),
+  /** Stage 3 summarises historical text parts above this many tokens… */
+  textTokens: count(300),
+  /** …to about this fraction of their size. */
+  textRatio: ratio(0.25),
+  /** Stage 4's summary of the merged oldest context, at most this many tokens. */
+  mergeTokens: count(1500),
+  /** Below this many milliseconds to the deadline, stages 3–4 and background extraction are skipped. */
+  deadlineReserveMs: count(2000),
+  /** A warning event when one call compacts more than this many parts (churn). */
+  churnWarnAt: count(200),
+});
+export type TieredSettings = z.infer<typeof TieredSettings>;
+
+export interface CompactorConfig extends Partial<TieredSettings> {
+  /** Where removed and shortened originals go. @default an in-memory store */
+  store?: OffloadStore;
+  /** The summariser of stages 3–4 and of memory extraction. @default the extractive one */
+  summarizer?: Summarizer;
+  /** Token counting (estimates for planning; exact verification near the budget). @default o200k_base */
+  counter?: TokenCounter;
+  /** Receives one event per stage and the call's summary. */
+  onEvent?: (event: PolicyEvent) => void;
+  /** The clock (events, deadlines). @default Date.now */
+  now?: () => number;
+}
+
+export const kDefaultTieredSettings: Readonly<TieredSettings> = Object.freeze(TieredSettings.parse({}));
+
+/** Validates the settings part of a config and fills the defaults. */
+export function resolveTieredSettings(config: CompactorConfig, path = "config"): TieredSettings {
+  const { store, summarizer, counter, onEvent, now, ...settings } = config;
+  void store; void counter;
+  for (const [name, fn] of Object.entries({ summarizer, onEvent, now })) {
+    if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: `${path}.${name}` });
+  }
+  const r = TieredSettings.safeParse(settings);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    if (issue.code === "unrecognized_keys") {
+      throw new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${[...Object.keys(kDefaultTieredSettings), "store", "summarizer", "counter", "onEvent", "now"].join(", ")})`, { path });
+    }
+    throw new CtxfoldError("E_BAD_INPUT", issue.message, { path: [path, ...issue.path.map(String)].join(".") });
+  }
+  const s = r.data;
+  if (!(s.lowWaterRatio <= s.softRatio && s.softRatio <= s.hardRatio)) {
+    throw new CtxfoldError("E_BAD_INPUT", `need lowWaterRatio ≤ softRatio ≤ hardRatio, got ${s.lowWaterRatio}, ${s.softRatio}, ${s.hardRatio}`, { path: `${path}.softRatio` });
+  }
+  return s;
+}

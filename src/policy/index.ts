@@ -1,0 +1,12 @@
+// The public names of the tiered policy (seed 003): one block per source file; add lines, never `export *`.
+export { Compactor, CompactorSession, createCompactor } from "./compactor.js";
+export { TieredSettings, kDefaultTieredSettings, resolveTieredSettings } from "./config.js";
+export type { CompactorConfig } from "./config.js";
+export { classify, isTodoReminder } from "./classify.js";
+export type { PolicyEvent } from "./events.js";
+export type { Summarizer } from "./summarizer.js";
+export type { CompactCallOptions, CompactResult, MessageClass, SkipReason, StageReport, Tier } from "./types.js";
+export { extractiveSummarizer, summarizeExtractive, kExtractive } from "./extractive.js";
+export type { ExtractiveSummarizerOptions, SyncSummarizer } from "./extractive.js";
+export { llmSummarizer, kLlmSummarizerDefaults } from "./llm-summarizer.js";
+export type { LlmSummarizerOptions, LlmSummarizerEvent, AsyncSummarizer } from "./llm-summarizer.js";

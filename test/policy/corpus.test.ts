@@ -1,0 +1,45 @@
+/** The tiered compactor's invariants over the dev corpus at 4k, 8k and 32k. */
+import { describe, expect, it } from "vitest";
+import { kFormats, openaiChatAdapter } from "../../src/adapters/index.js";
+import { classify } from "../../src/policy/classify.js";
+import { createCompactor } from "../../src/policy/index.js";
+import { createMemoryStore } from "../../src/store/index.js";
+import { newViolations, validate } from "../../src/validate/index.js";
+import { corpusLines, type CorpusRun } from "../helpers-corpus.js";
+import { hasCorpus, kNoCorpusReason } from "../helpers.js";
+
+describe.skipIf(!hasCorpus)(`tiered compaction on the dev corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
+  const runs = hasCorpus ? corpusLines().map((l) => JSON.parse(l) as CorpusRun).map((r) => ({ id: r.id, messages: openaiChatAdapter.parse(r.messages, { source: r.id }) })) : [];
+
+  it("budget (or BudgetInfeasible), validity, critical verbatim, recoverable, non-destructive", async () => {
+    let compacted = 0;
+    let infeasible = 0;
+    for (const budget of [4000, 8000, 32000]) {
+      const store = createMemoryStore();
+      const compactor = createCompactor({ store });
+      for (const run of runs) {
+        const snapshot = JSON.stringify(run.messages);
+        const r = await compactor.compactCanonical(run.messages, { budget });
+        expect(JSON.stringify(run.messages)).toBe(snapshot);
+        if (r.tier !== "normal") compacted++;
+        if (r.status === "ok") expect(r.tokensAfter, `${run.id} ${budget}`).toBeLessThanOrEqual(budget);
+        else {
+          infeasible++;
+          expect(r.infeasible!.criticalTokens, `${run.id} ${budget}`).toBeGreaterThan(budget * 0.5);
+        }
+        for (const f of ["openai-chat", "anthropic"] as const) {
+          expect(newViolations(validate(run.messages, f), validate(r.canonical, f)), `${run.id} ${budget} ${f}`).toEqual([]);
+        }
+        const classes = classify(run.messages);
+        const outParts = new Set(r.canonical.flatMap((m) => m.parts));
+        run.messages.forEach((m, i) => {
+          if (classes[i] === "critical") for (const p of m.parts) expect(outParts.has(p), `${run.id} ${budget} ${m.id}`).toBe(true);
+        });
+        for (const ref of r.refs) expect(() => store.get(ref)).not.toThrow();
+      }
+    }
+    expect(compacted).toBeGreaterThan(300);
+    expect(kFormats.length).toBe(5);
+    expect(infeasible).toBeLessThan(runs.length);
+  }, 300_000);
+});

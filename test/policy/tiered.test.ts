@@ -1,0 +1,224 @@
+/**
+ * The tiered compactor (seed 003): the seven tests the seed names, then the invariants of
+ * ../shared/DESIGN.md as properties over generated runs at 4k, 8k and 32k.
+ */
+import { describe, expect, it } from "vitest";
+import { kFormats, renderMessages } from "../../src/adapters/index.js";
+import { generateRun } from "../../src/gen/run.js";
+import type { Message } from "../../src/model/schema.js";
+import { messageTexts } from "../../src/model/texts.js";
+import { classify } from "../../src/policy/classify.js";
+import type { PolicyEvent } from "../../src/policy/events.js";
+import { createCompactor } from "../../src/policy/index.js";
+import { createMemoryStore } from "../../src/store/index.js";
+import { newViolations, validate } from "../../src/validate/index.js";
+
+const text = (m: Message) => m.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("\n");
+const run = (seed: number, steps: number, extra: Parameters<typeof generateRun>[0] = { seed }) => generateRun({ ...extra, seed, steps }).messages;
+const setup = (config: Parameters<typeof createCompactor>[0] = {}) => {
+  const store = createMemoryStore();
+  const events: PolicyEvent[] = [];
+  const compactor = createCompactor({ store, onEvent: (e) => events.push(e), ...config });
+  return { store, events, compactor };
+};
+
+/** A long chat without tools: `turns` user/assistant pairs of long text, then a last question. */
+function chat(turns: number): Message[] {
+  const para = (k: number) => Array.from({ length: 40 }, (_, j) => `Point ${k}.${j}: the service at node-${(k * 7 + j) % 13} reported latency ${100 + ((k * j) % 50)} ms.`).join(" ");
+  const out: Message[] = [{ id: "sys", role: "system", parts: [{ type: "text", text: "You are a careful analyst." }], meta: {} }];
+  for (let k = 0; k < turns; k++) {
+    out.push({ id: `u${k}`, role: "user", parts: [{ type: "text", text: k === 0 ? "Task: analyse the latency logs below.\n" + para(k) : para(k) }], meta: {} });
+    out.push({ id: `a${k}`, role: "assistant", parts: [{ type: "text", text: para(k + 1000) }], meta: {} });
+  }
+  out.push({ id: "last", role: "user", parts: [{ type: "text", text: "Now: which node is slowest? Answer in one line." }], meta: {} });
+  return out;
+}
+
+/** The critical messages of an input: system, task, latest user, latest assistant text. */
+function criticalOf(messages: readonly Message[]): Message[] {
+  const classes = classify(messages);
+  return messages.filter((_, i) => classes[i] === "critical");
+}
+
+describe("seed 003's seven tests", () => {
+  it("test_no_compaction_when_under_budget", async () => {
+    const { compactor, store, events } = setup();
+    const wire = renderMessages(run(1, 6), "openai-chat");
+    const r = await compactor.compact(wire, { budget: 1_000_000, format: "openai-chat" });
+    expect(r.tier).toBe("normal");
+    expect(r.stages).toEqual([]);
+    expect(JSON.stringify(r.messages)).toBe(JSON.stringify(wire));
+    expect(store.refs()).toEqual([]);
+    expect(events.map((e) => e.type)).toEqual(["compaction_skipped"]);
+    expect(events[0]).toMatchObject({ reason: "no_pressure" });
+  });
+
+  it("test_compaction_order_tool_trace_before_critical_context", async () => {
+    const { compactor } = setup();
+    const messages = run(2, 30);
+    const before = compactor.measure(messages);
+    const r = await compactor.compactCanonical(messages, { budget: Math.floor(before / 0.9) });
+    // Pressure tier: tool arguments and outputs first; it stops as soon as the low-water mark is met.
+    expect(r.tier).toBe("pressure");
+    expect(r.stages.map((s) => s.stage)).toEqual([...r.stages.map((s) => s.stage)].sort());
+    expect(r.stages[0].stage).toBe(1);
+    expect(r.stages.some((s) => s.stage === 4)).toBe(false);
+    for (const m of criticalOf(messages)) expect(r.canonical).toContainEqual(m);
+    expect(r.tokensAfter).toBeLessThan(before);
+  });
+
+  it("test_preserve_latest_critical_turns_under_pressure", async () => {
+    const { compactor } = setup();
+    const messages = run(3, 40, { seed: 3, steering: 0.2 });
+    const before = compactor.measure(messages);
+    const r = await compactor.compactCanonical(messages, { budget: Math.floor(before / 0.95) });
+    expect(r.tier).toBe("pressure");
+    for (const m of criticalOf(messages)) expect(r.canonical.some((o) => o === m || JSON.stringify(o.parts).includes(JSON.stringify(m.parts)))).toBe(true);
+    // The latest assistant/tool exchange is not replaced.
+    const lastCall = messages.findLastIndex((m) => m.parts.some((p) => p.type === "tool-call"));
+    for (const m of messages.slice(lastCall)) expect(r.canonical).toContainEqual(m);
+  });
+
+  it("test_critical_tier_old_context_merge_without_latest_instruction_loss", async () => {
+    const { compactor, events } = setup();
+    const messages = chat(40);
+    const r = await compactor.compactCanonical(messages, { budget: 6000 });
+    expect(r.tier).toBe("critical");
+    expect(r.status).toBe("ok");
+    expect(r.tokensAfter).toBeLessThanOrEqual(6000);
+    const latestUser = messages.findLast((m) => m.role === "user" && m.parts.some((p) => p.type === "text"))!;
+    expect(r.canonical.some((m) => m.parts.some((p) => p.type === "text" && p.text === text(latestUser)))).toBe(true);
+    expect(r.canonical[0]).toEqual(messages[0]);
+    expect(events.filter((e) => e.type === "compaction_stage").map((e) => (e as { stage: number }).stage)).toContain(4);
+  });
+
+  it("test_memory_extractor_compacts_large_tool_args", async () => {
+    const { compactor } = setup();
+    const doc = "lorem ipsum dolor sit amet ".repeat(4000);
+    const messages: Message[] = [
+      { id: "u", role: "user", parts: [{ type: "text", text: "write the report" }], meta: {} },
+      { id: "a", role: "assistant", parts: [{ type: "tool-call", id: "c1", name: "write_file", args: JSON.stringify({ path: "report.md", content: doc }) }], meta: {} },
+      { id: "t", role: "tool", parts: [{ type: "tool-result", callId: "c1", content: [{ type: "text", text: "ok" }] }], meta: {} },
+    ];
+    const p = await compactor.extractionPayload(messages, { targetTokens: 500 });
+    expect(p.text).not.toContain("lorem ipsum dolor sit amet lorem");
+    expect(p.text).toContain("report.md");
+    expect(p.tokens).toBeLessThanOrEqual(500);
+    const small = await compactor.extractionPayload(messages, { targetTokens: 30 });
+    expect(small.tokens).toBeLessThanOrEqual(30);
+  });
+
+  it("test_timeout_near_skips_nonessential_compaction", async () => {
+    const { compactor } = setup();
+    const messages = run(5, 60);
+    const r = await compactor.compactCanonical(messages, { budget: 5000, deadline: { remainingMs: 10 } });
+    for (const s of r.stages.filter((x) => x.stage >= 3)) expect(s.skipped.deadline).toBe(1);
+    expect(r.stages.filter((x) => x.stage <= 2).every((s) => !s.skipped.deadline)).toBe(true);
+    expect((await compactor.extractionPayload(messages, { targetTokens: 100, deadline: { remainingMs: 10 } })).skipped).toBe("deadline");
+  });
+
+  it("test_no_hard_truncation_marker_inserted_by_runner_compaction_path", async () => {
+    const { compactor, store } = setup();
+    for (const budget of [4000, 8000]) {
+      const r = await compactor.compactCanonical(run(6, 80), { budget });
+      const out = messageTexts(r.canonical).join("\n");
+      expect(out).not.toMatch(/\[truncated\]|\.\.\.truncated|<truncated>|\(truncated\)/i);
+      for (const ref of r.refs) expect(() => store.get(ref)).not.toThrow();
+      expect(r.refs.length).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("invariants over generated runs", () => {
+  const budgets = [4000, 8000, 32000];
+  const runs = Array.from({ length: 24 }, (_, k) => generateRun({ seed: 100 + k, steps: 10 + ((k * 13) % 90) }).messages);
+
+  it("budget, validity, critical verbatim, recoverable, non-destructive, deterministic, idempotent", async () => {
+    for (const budget of budgets) {
+      for (const messages of runs) {
+        const snapshot = JSON.stringify(messages);
+        const { compactor, store } = setup();
+        const r = await compactor.compactCanonical(messages, { budget });
+        // 8. non-destructive
+        expect(JSON.stringify(messages)).toBe(snapshot);
+        // 1. budget (or a typed infeasible result)
+        if (r.status === "ok") expect(r.tokensAfter).toBeLessThanOrEqual(budget);
+        else expect(r.infeasible!.criticalTokens).toBeGreaterThan(0);
+        // 2. validity: nothing the input did not have
+        for (const f of kFormats) expect(newViolations(validate(messages, f), validate(r.canonical, f)), `${budget} ${f}`).toEqual([]);
+        // 3. critical verbatim (as a message, or its parts inside a merged one)
+        const outParts = new Set(r.canonical.flatMap((m) => m.parts));
+        for (const m of criticalOf(messages)) for (const p of m.parts) expect(outParts.has(p)).toBe(true);
+        // 5. recoverable
+        for (const ref of r.refs) expect(store.get(ref).byteLength).toBeGreaterThan(0);
+        // 6. deterministic
+        const again = await setup().compactor.compactCanonical(messages, { budget });
+        expect(JSON.stringify(again.canonical)).toBe(JSON.stringify(r.canonical));
+        // 9. idempotent
+        if (r.status === "ok") {
+          const twice = await compactor.compactCanonical(r.canonical, { budget });
+          expect(twice.canonical).toEqual(r.canonical);
+        }
+      }
+    }
+  });
+
+  it("failures stay visible: each failed result, or its error head, is in the output", async () => {
+    const { compactor } = setup();
+    for (const messages of runs.slice(0, 8)) {
+      const r = await compactor.compactCanonical(messages, { budget: 8000 });
+      const out = messageTexts(r.canonical).join("\n");
+      for (const m of messages) {
+        for (const p of m.parts) {
+          if (p.type !== "tool-result" || !p.isError) continue;
+          const kept = r.canonical.some((o) => o.parts.includes(p));
+          expect(kept || out.includes("✗") || out.includes("failed")).toBe(true);
+        }
+      }
+    }
+  });
+
+  it("stable prefix: in a session, calls between epochs only append", async () => {
+    const { compactor } = setup();
+    const messages = generateRun({ seed: 7, steps: 120 }).messages;
+    const session = compactor.session();
+    let prev: string[] | undefined;
+    let prevEpoch = 0;
+    let stable = 0;
+    for (let i = 10; i <= messages.length; i += 3) {
+      const r = await session.compactCanonical(messages.slice(0, i), { budget: 8000 });
+      const rendered = (renderMessages(r.canonical, "openai-chat") as unknown[]).map((x) => JSON.stringify(x));
+      if (prev && r.epoch === prevEpoch) {
+        expect(rendered.slice(0, prev.length)).toEqual(prev);
+        stable++;
+      }
+      prev = rendered;
+      prevEpoch = r.epoch;
+    }
+    expect(stable).toBeGreaterThan(10);
+    expect(session.epoch).toBeGreaterThan(0);
+  });
+});
+
+describe("bad input", () => {
+  it("invalid config names the field; a bad budget is typed", async () => {
+    expect(() => createCompactor({ softRatio: 2 })).toThrowError(/config\.softRatio/);
+    expect(() => createCompactor({ soft_ratio: 0.5 } as never)).toThrowError(/unknown option "soft_ratio"/);
+    await expect(createCompactor().compactCanonical([], { budget: -1 })).rejects.toThrowError(/options\.budget/);
+  });
+
+  it("a budget below the critical set is BudgetInfeasible with the sizes", async () => {
+    const { compactor } = setup();
+    const r = await compactor.compactCanonical(run(8, 20), { budget: 50 });
+    expect(r.status).toBe("budget_infeasible");
+    expect(r.infeasible!.criticalTokens).toBeGreaterThan(50);
+    expect(r.infeasible!.budget).toBe(50);
+  });
+
+  it("a throwing summariser falls back to the extractive one with an event", async () => {
+    const { compactor, events } = setup({ summarizer: () => { throw new Error("model down"); } });
+    const r = await compactor.compactCanonical(chat(30), { budget: 4000 });
+    expect(r.status).toBe("ok");
+    expect(events.some((e) => e.type === "summarizer_fallback" && e.reason === "model down")).toBe(true);
+  });
+});
