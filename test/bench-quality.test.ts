@@ -29,9 +29,11 @@ describe("critical verbatim", () => {
       { kind: "latest user", index: 4 },
       { kind: "latest assistant text", index: 2 },
     ]);
+    // The latest assistant text calls a tool: its call and the result answering it must fit too.
     expect(criticalCore(input).map((m) => [m.role, m.content])).toEqual([
-      ["system", sys.content], ["user", task.content], ["assistant", a1.content], ["user", steer.content],
+      ["system", sys.content], ["user", task.content], ["assistant", a1.content], ["tool", failed.content], ["user", steer.content],
     ]);
+    expect(criticalCore(input)[2].tool_calls).toEqual(a1.tool_calls);
   });
 
   it("holds for the input itself and for copies", () => {

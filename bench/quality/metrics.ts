@@ -104,8 +104,22 @@ export function criticalVerbatim(input: readonly ChatMessage[], output: readonly
 
 /** The critical messages reduced to what must be sent of them: role and text, in input order. */
 export function criticalCore(input: readonly ChatMessage[]): ChatMessage[] {
-  const idx = [...new Set(criticalMessages(input).map((c) => c.index))].sort((a, b) => a - b);
-  return idx.map((i) => ({ role: input[i].role === "developer" ? "developer" : input[i].role, content: contentText(input[i]) }) as ChatMessage);
+  const idx = new Set(criticalMessages(input).map((c) => c.index));
+  // A critical assistant message that calls tools cannot be sent without its calls and their
+  // results (provider rules): they belong to what must fit.
+  for (const i of [...idx]) {
+    const m = input[i];
+    const ids = new Set(m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []);
+    if (ids.size === 0) continue;
+    input.forEach((r, j) => {
+      if (j > i && r.role === "tool" && ids.has(r.tool_call_id)) idx.add(j);
+    });
+  }
+  return [...idx].sort((a, b) => a - b).map((i) => {
+    const m = input[i];
+    if (m.role === "assistant" && m.tool_calls?.length) return { role: "assistant", content: contentText(m), tool_calls: m.tool_calls } as ChatMessage;
+    return { role: m.role === "developer" ? "developer" : m.role, content: contentText(m), ...(m.role === "tool" ? { tool_call_id: m.tool_call_id } : {}) } as ChatMessage;
+  });
 }
 
 /** Whether a message is a failed tool result (see the module comment). */

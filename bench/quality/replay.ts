@@ -93,6 +93,7 @@ function loadRuns(limit?: number): Run[] {
 
 /** One prompt point of a run, with what every contender's measurement shares. */
 interface Point {
+  runId: string;
   input: OpenAIChatMessage[];
   withPrev: boolean;
   tokens: number;
@@ -109,6 +110,7 @@ function preparePoints(run: Run, max: number): Point[] {
   return samplePoints(at.length, max).map(({ point, withPrev }) => {
     const input = run.messages.slice(0, at[point]);
     return {
+      runId: run.id,
       input,
       withPrev,
       tokens: promptTokens(input),
@@ -124,6 +126,10 @@ class Tally {
   prompts = 0;
   errors = 0;
   errorSamples: string[] = [];
+  /** Where a refusal came although the critical messages fit (run id and prompt index), for follow-up. */
+  refusalSamples: string[] = [];
+  /** Failed results not visible in an output, for follow-up. */
+  failedMissSamples: string[] = [];
   overBudget = 0;
   criticalFits = 0;
   withinWhereCriticalFits = 0;
@@ -202,6 +208,7 @@ function measure(t: Tally, p: Point, budget: number, r: CompactOutput): void {
   for (const f of p.failed) {
     t.failed++;
     if (failedVisible(f.message, out, f.head)) t.failedVisible++;
+    else if (t.failedMissSamples.length < 5) t.failedMissSamples.push(`${p.runId}@${p.input.length}: ${f.message.role === "tool" ? f.message.tool_call_id : ""} head=${JSON.stringify(f.head.slice(0, 60))}`);
   }
   if (r.refs) {
     t.recover ??= { affectedBytes: 0, recoveredBytes: 0, refs: 0, refsResolved: 0 };
@@ -258,6 +265,7 @@ async function replay(runs: Run[], contenders: Contender[], options: Options): P
           t.latencyMs.push(performance.now() - t0);
           measure(t, p, budget, r);
           if (r.infeasible) {
+            if (p.criticalTokens <= budget && t.refusalSamples.length < 10) t.refusalSamples.push(`${run.id}@${p.input.length}`);
             prev = undefined;
             continue;
           }
@@ -293,6 +301,8 @@ function summary(t: Tally) {
     prompts: t.prompts,
     errors: t.errors,
     errorSamples: t.errorSamples,
+    refusalSamples: t.refusalSamples,
+    failedMissSamples: t.failedMissSamples,
     overBudget: t.overBudget,
     criticalFits: t.criticalFits,
     withinBudgetWhereCriticalFits: share(t.withinWhereCriticalFits, t.criticalFits),
@@ -346,7 +356,7 @@ function table(budget: number, rows: [Contender, Summary][]): string {
 
 const kDefinitions = [
   "Within budget: share of the prompts whose critical messages fit that got an output of at most the budget, in exact o200k tokens with OpenAI's message overheads (`TokenCounter.countMessages(…, \"exact\")`: 3 per message, 3 per tool call, 3 per request; a typed refusal counts as not within).",
-  "Critical messages: every system message, the first user message (the task), the latest user message and the latest assistant message with text; they fit when those messages' texts alone, with their overheads, fit the budget. Verbatim: each one's whole text is inside some output message of the same role; the column is the share of outputs that keep all of them.",
+  "Critical messages: every system message, the first user message (the task), the latest user message and the latest assistant message with text; they fit when those messages' texts, plus the tool calls of a critical assistant message and the results answering them (which provider rules require with it), with their overheads, fit the budget. Verbatim: each one's whole text is inside some output message of the same role; the column is the share of outputs that keep all of them.",
   "Infeasible: the contender's typed refusal (ctxfold's `budget_infeasible`, Mastra's TripWire); \"(n fit)\" counts refusals where the critical messages did fit. New violations: outputs with an error-severity provider-rule issue (`validate(…, \"openai-chat\")`) that the input did not have (`newViolations`).",
   "Failed visible: tool results that failed (error text or non-zero exit code) whose answer is still in the output whole, or whose error head or tool_call_id appears in some output text. Recoverable: UTF-8 bytes of the input texts no output text contains any more that the contender's refs give back (peers keep no refs: n/a).",
   "Compression: mean output tokens / input tokens over the prompts above the budget. Cache prefix: mean, over consecutive prompt points of a run, of the tokens of the longest common prefix of the two outputs (equal messages, then the common start of the first differing one) over the tokens of the later output; \"over budget\" keeps the pairs whose later input is above the budget. Latency: per call, conversion to and from the peer's message type included.",

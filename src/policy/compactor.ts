@@ -9,7 +9,7 @@ import { compactStepMessages } from "../steps/messages.js";
 import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
-import { TokenCounter } from "../tokens/token-counter.js";
+import { TokenCounter, type CountableMessage } from "../tokens/token-counter.js";
 import { classify } from "./classify.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
@@ -70,15 +70,13 @@ class Measure {
     return s.length === 0 ? 0 : Math.ceil(this.counter.estimateMany([s])[0]);
   }
 
-  /** Exact tokens of the request (js-tiktoken, memoised per text by the counter). */
+  /**
+   * Exact tokens of the request as the token counter defines them for OpenAI chat messages
+   * (TokenCounter.countMessages: js-tiktoken, per-message and per-call overheads, memoised per
+   * text), over the messages rendered to that format.
+   */
   exact(messages: readonly Message[]): number {
-    let total = kPerRequest;
-    for (const m of messages) {
-      total += kPerMessage;
-      for (const t of messageTexts([m])) total += this.counter.exact(t);
-      for (const p of m.parts) if (p.type === "tool-call") total += kPerToolCall;
-    }
-    return total;
+    return this.counter.countMessages(renderMessages(messages, "openai-chat") as CountableMessage[], "exact");
   }
 }
 
@@ -184,10 +182,16 @@ export class Compactor {
     }
     const w = await this.#stages(messages, budget, tier, options.deadline, started);
     let tokensAfter = w.total;
-    // Estimates are within a few percent; near the budget the exact count decides.
+    // Estimates are within a few percent; near the budget the exact count decides, and where it
+    // is over, stage 4 runs again against the budget scaled by how far the estimate was off.
     if (tokensAfter > 0.9 * budget) tokensAfter = this.#measure.exact(w.msgs);
-    const critical = this.#criticalTokens(w.msgs, w.classes);
+    for (let retry = 0; retry < 2 && tokensAfter > budget; retry++) {
+      const scaled = Math.max(1, Math.floor((budget * w.total) / tokensAfter) - 8);
+      await this.#merge(w, scaled);
+      tokensAfter = this.#measure.exact(w.msgs);
+    }
     const status = tokensAfter <= budget ? "ok" : "budget_infeasible";
+    const critical = status === "ok" ? 0 : this.#measure.exact(this.#criticalSet(w.msgs, w.classes));
     const result = {
       ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,
       ...(status === "budget_infeasible" ? { infeasible: { criticalTokens: critical, budget } } : {}),
@@ -226,8 +230,17 @@ export class Compactor {
     return { text: summary, tokens: this.#measure.text(summary), ref: /\[original: (\S+)\]$/.exec(summary)?.[1] };
   }
 
+  /** The critical messages and, for a critical message that calls tools, the results it needs (provider rules). */
+  #criticalSet(msgs: readonly Message[], classes: readonly MessageClass[]): Message[] {
+    const calls = new Set<string>();
+    msgs.forEach((m, i) => {
+      if (classes[i] === "critical") for (const p of m.parts) if (p.type === "tool-call") calls.add(p.id);
+    });
+    return msgs.filter((m, i) => classes[i] === "critical" || m.parts.some((p) => p.type === "tool-result" && calls.has(p.callId)));
+  }
+
   #criticalTokens(msgs: readonly Message[], classes: readonly MessageClass[]): number {
-    return kPerRequest + msgs.reduce((n, m, i) => n + (classes[i] === "critical" ? this.#measure.of(m) : 0), 0);
+    return this.#measure.all(this.#criticalSet(msgs, classes));
   }
 
   /** Runs stages 1–4 until the total is at or below the target (the low-water mark). */
@@ -312,13 +325,13 @@ export class Compactor {
   }
 
   /** Stage 1: long tool-call arguments become their minimal arguments plus the ref of the original. */
-  #toolArgs(w: Work, tail: number): void {
+  #toolArgs(w: Work, tail: number, includeCritical = false): void {
     const s = this.settings;
     const reduced = new Map(w.steps.filter((x) => x.callId !== undefined).map((x) => [`${x.callMessage}:${x.callId}`, x]));
     for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
       const m = w.msgs[i];
       if (!m.parts.some((p) => p.type === "tool-call")) continue;
-      if (i >= tail || w.classes[i] === "critical") {
+      if (i >= tail || (w.classes[i] === "critical" && !includeCritical)) {
         this.#skip("policy_preserve");
         continue;
       }
@@ -480,12 +493,25 @@ export class Compactor {
       const ref = this.store.put(JSON.stringify(removed), { kind: "history", ext: "json" });
       w.refs.push(ref);
       const text = messageTexts(removed).join("\n");
+      // Failures stay visible through the merge: each failed step's call id and error head
+      // (from the steps, and from the failure lines of an earlier step summary) on a line of its own.
+      const failures: string[] = [];
+      const removedSet = new Set(middle);
+      for (const st of w.steps) {
+        const at = st.resultMessage ?? st.callMessage;
+        if (!st.success && at !== undefined && removedSet.has(at)) failures.push(`${st.callId ?? st.id} (${st.error ?? "failed"})`);
+      }
+      for (const line of text.split("\n")) {
+        const m = /\(failed calls: (.*)\)$/.exec(line.trim());
+        if (m) failures.push(...m[1].split(", "));
+      }
+      const failLine = failures.length === 0 ? "" : `\nFailed: ${[...new Set(failures)].slice(0, 20).join("; ")}${failures.length > 20 ? `; +${failures.length - 20} more` : ""}`;
       const target = Math.min(s.mergeTokens, Math.max(60, Math.floor((budget - this.#criticalTokens(w.msgs, w.classes)) / 4)));
       const summary = await this.#summarize(text, target, "merge");
       const merged: Message = {
         id: `ctxfold-merge-${hashToHex(hashText(summary)).slice(0, 12)}`,
         role: "user",
-        parts: [{ type: "text", text: `[Earlier context, merged: ${removed.length} messages; originals: ${ref}]\n${summary}` }],
+        parts: [{ type: "text", text: `[Earlier context, merged: ${removed.length} messages; originals: ${ref}]${failLine}\n${summary}` }],
         meta: { ctxfold: { kind: "merge", ref } },
       };
       const gone = new Set(middle);
@@ -512,7 +538,15 @@ export class Compactor {
       w.compacted += middle.length;
       if (this.#report) this.#report.compacted += middle.length;
     }
-    // Still over budget: summarise the remaining tool outputs, newest last, within what is left.
+    // Still over budget: the arguments of every remaining call, the latest exchange's included
+    // (a critical message's text stays; its calls' arguments are trace, not critical text)…
+    if (w.total > budget) {
+      const target = w.target;
+      w.target = budget;
+      this.#toolArgs(w, w.msgs.length, true);
+      w.target = target;
+    }
+    // …then the remaining tool outputs, newest last, summarised within what is left.
     for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
       const m = w.msgs[i];
       if (!m.parts.some((p) => p.type === "tool-result")) continue;
@@ -537,6 +571,46 @@ export class Compactor {
         changed = true;
       }
       if (changed) this.#replace(w, i, parts);
+    }
+    // Then a merged summary already in place (from an earlier pass) is summarised tighter,
+    // keeping its header and failure line…
+    for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
+      const m = w.msgs[i];
+      const at = m.parts.findIndex((p) => p.type === "text" && p.text.startsWith("[Earlier context, merged"));
+      if (at < 0) continue;
+      const old = (m.parts[at] as { text: string }).text;
+      const lines = old.split("\n");
+      const head = lines[1]?.startsWith("Failed: ") ? 2 : 1;
+      const body = lines.slice(head).join("\n");
+      const tokens = this.#measure.text(body);
+      const want = Math.max(20, tokens - (w.total - budget) - 8);
+      if (want >= tokens) continue;
+      const shorter = summarizeExtractive(body, want, "merge", this.counter);
+      const parts = [...m.parts];
+      parts[at] = { ...(m.parts[at] as { type: "text"; text: string }), text: [...lines.slice(0, head), shorter].join("\n") };
+      this.#replace(w, i, parts);
+    }
+    // Last, a step summary that stage 3 merged into a critical message shrinks (it is ours, not
+    // the caller's critical text): to its failure lines and refs, then to the failed call ids and
+    // the ref of the removed messages, then to that ref alone, and last it goes — the budget is the hard limit, and the result's refs still name
+    // what it pointed to.
+    for (const keep of [/✗|\(failed calls|\(removed messages|earlier steps omitted/, /\(failed calls|\(removed messages/, /\(removed messages/, null]) {
+      for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
+        const m = w.msgs[i];
+        const at = m.parts.findIndex((p) => p.type === "text" && p.text.startsWith("Previous actions (summarized):"));
+        if (at < 0) continue;
+        const old = (m.parts[at] as { text: string }).text;
+        const parts = [...m.parts];
+        if (keep === null) {
+          if (parts.length < 2) continue;
+          parts.splice(at, 1);
+        } else {
+          const kept = old.split("\n").filter((l, k) => k === 0 || keep.test(l)).join("\n");
+          if (kept.length >= old.length) continue;
+          parts[at] = { ...(m.parts[at] as { type: "text"; text: string }), text: kept };
+        }
+        this.#replace(w, i, parts);
+      }
     }
   }
 }

@@ -122,7 +122,7 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   const removedRef = store.put(JSON.stringify(removed), { kind: "history", ext: "json" });
   const section = formatForPrompt({ ...history, recentSteps: [] }).trimEnd();
   // Failed steps name their tool call ids too, so a failure stays traceable to its call.
-  const failed = gone.filter((s) => !s.success && s.callId !== undefined).map((s) => `${s.id}=${s.callId}`);
+  const failed = gone.filter((s) => !s.success && s.callId !== undefined).map((s) => s.callId!);
   const text = `${section}\n${failed.length > 0 ? `  (failed calls: ${failed.join(", ")})\n` : ""}  (removed messages: ${removedRef})`;
   const summary: Message = {
     id: `ctxfold-steps-${hashToHex(hashText(text))}`,
