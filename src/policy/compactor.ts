@@ -363,8 +363,11 @@ export class Compactor {
   /** Stage 2: tool outputs, oldest first, become the step's observation plus the ref of the original. */
   #toolOutputs(w: Work, tail: number): void {
     const s = this.settings;
-    const calls = new Map<string, { name: string; args: string }>();
-    for (const { call } of extractSteps(w.msgs).steps) calls.set(call.id, { name: call.name, args: call.args });
+    // The observations were made once, from the original outputs (w.steps); a result whose step
+    // is not there (its call was compacted away) is reduced on its own.
+    const reduced = new Map<string, ReducedStep>();
+    for (const st of w.steps) if (st.callId !== undefined && st.resultMessage !== undefined) reduced.set(`${st.resultMessage}:${st.callId}`, st);
+    let calls: Map<string, { name: string; args: string }> | undefined;
     for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
       const m = w.msgs[i];
       if (!m.parts.some((p) => p.type === "tool-result")) continue;
@@ -384,8 +387,12 @@ export class Compactor {
         const key = `${hashToHex(hashText(data))}:output:${s.outputTokens}:${p.callId}`;
         let text = this.#memoGet(key);
         if (text === undefined) {
-          const call = calls.get(p.callId) ?? { name: p.name ?? "unknown_tool", args: "{}" };
-          const step = this.#reducer.reduce(call.name, call.args, p.content, { isError: p.isError });
+          let step = reduced.get(`${i}:${p.callId}`);
+          if (!step) {
+            calls ??= new Map(extractSteps(w.msgs).steps.map(({ call }) => [call.id, { name: call.name, args: call.args }]));
+            const call = calls.get(p.callId) ?? { name: p.name ?? "unknown_tool", args: "{}" };
+            step = this.#reducer.reduce(call.name, call.args, p.content, { isError: p.isError });
+          }
           const ref = this.store.put(data, { kind: "output", ext: json ? "json" : "txt" });
           text = `[ctxfold] ${step.observation}${step.success ? "" : ` (failed: ${step.error ?? "error"}; call ${p.callId})`}\n${refLine("full output", ref)}`;
           this.#memoSet(key, text);
