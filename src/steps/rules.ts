@@ -4,7 +4,7 @@ import {
   countLines, detectContentType, errorHead, extensionOf, extractExitCode, looksFailed, offloadExtension,
   parseJsonOutput, unwrapOutput,
 } from "./detect.js";
-import type { StepAction } from "./types.js";
+import type { ReducedStep, StepAction } from "./types.js";
 
 /**
  * Seed 001's offloading thresholds. Outputs above a threshold are offloaded to the store and
@@ -55,21 +55,11 @@ export interface RuleInput {
   missingResult: boolean;
 }
 
-/** What a rule returns; the reducer adds ids, offloading and redaction. */
-export interface RuleOutput {
-  minimalArgs: Record<string, unknown>;
-  observation: string;
-  /** Seed 001's compaction template line for the step. */
-  summary: string;
-  success: boolean;
-  error?: string;
-  size?: number;
-  count?: number;
-  exitCode?: number;
-  lines?: number;
+/** What a rule returns (the step's facts, see ReducedStep); the reducer adds ids, offloading and redaction. */
+export type RuleOutput = Pick<ReducedStep, "minimalArgs" | "observation" | "summary" | "success" | "error" | "size" | "count" | "exitCode" | "lines"> & {
   /** Offload the output under this kind and extension; null keeps it in the step. */
   offload: { kind: string; ext: string } | null;
-}
+};
 
 /** A reduction rule: which tools it takes, their category and action, and how to reduce them. */
 export interface ReductionRule {
