@@ -1,9 +1,10 @@
 /**
- * `npm run demo`: the main job on generated data. Until the compactor lands this does what
- * compaction will do around its core: generated agent runs are rendered in all five provider
- * formats and parsed back to the canonical model, one batched WASM pass hashes and estimates
- * every text, the estimate is checked against exact o200k_base counts on a sample, the runs are
- * validated per provider, and one run is cut into turns and tool-category groups.
+ * `npm run demo`: the main job on generated data. Generated agent runs are rendered in all five
+ * provider formats and parsed back to the canonical model, one batched WASM pass hashes and
+ * estimates every text, the estimate is checked against exact o200k_base counts on a sample,
+ * the runs are validated per provider, one run is cut into turns and tool-category groups, and
+ * every run is compacted to an 8k budget by the tiered compactor (in process; the worker pool
+ * comes with the batch engine).
  */
 import { performance } from "node:perf_hooks";
 import { kAdapters, kFormats, type Format } from "../src/adapters/index.js";
@@ -15,7 +16,10 @@ import { generateRuns } from "../src/gen/run.js";
 import type { ToolCallPart, ToolResultPart } from "../src/model/schema.js";
 import { messageTexts } from "../src/model/texts.js";
 import { TokenCounter } from "../src/tokens/token-counter.js";
-import { validate } from "../src/validate/index.js";
+import { validate, newViolations } from "../src/validate/index.js";
+import { renderMessages } from "../src/adapters/index.js";
+import { createCompactor } from "../src/policy/index.js";
+import { createMemoryStore } from "../src/store/index.js";
 
 const count = Number(process.env.DEMO_RUNS ?? 200);
 
@@ -24,7 +28,7 @@ const categoryOf = (tool: string): ToolCategory =>
 
 const ms = (t: number) => `${t.toFixed(0)} ms`;
 
-function main(): void {
+async function main(): Promise<void> {
   const t0 = performance.now();
   const runs = generateRuns(count, 1000);
   const tGen = performance.now() - t0;
@@ -82,6 +86,28 @@ function main(): void {
   const calls = run.messages.flatMap((m) => m.parts.filter((p): p is ToolCallPart => p.type === "tool-call"));
   const grouped = groupSteps(calls.map((c) => ({ category: categoryOf(c.name), success: results.get(c.id)?.isError !== true })));
 
+  // The main job: every run compacted to 8k tokens, as an OpenAI Chat request.
+  const budget = 8000;
+  const store = createMemoryStore();
+  const compactor = createCompactor({ store });
+  const tiers = { normal: 0, pressure: 0, critical: 0 };
+  let before = 0;
+  let after = 0;
+  let infeasible = 0;
+  let refs = 0;
+  let broken = 0;
+  const t4 = performance.now();
+  for (const r of runs) {
+    const res = await compactor.compact(renderMessages(r.messages, "openai-chat"), { budget, format: "openai-chat" });
+    tiers[res.tier]++;
+    before += res.tokensBefore;
+    after += res.tokensAfter;
+    refs += res.refs.length;
+    if (res.status !== "ok") infeasible++;
+    if (newViolations(validate(r.messages, "openai-chat"), validate(res.canonical, "openai-chat")).length > 0) broken++;
+  }
+  const tCompact = performance.now() - t4;
+
   const mb = utf8 / 1e6;
   const lines = [
     `ctxfold demo: ${count} generated agent runs, ${messages.toLocaleString()} messages (generated in ${ms(tGen)})`,
@@ -93,8 +119,14 @@ function main(): void {
     `  validation            runs with provider errors: ${invalid.map(([f, n]) => `${f} ${n}`).join(", ")} (${ms(tValidate)})`,
     `  run 0                 ${run.messages.length} messages in ${turns.turnCount()} turns; ${calls.length} tool calls in ${grouped.runs.length} category runs:`,
     ...grouped.runs.slice(0, 6).map((r) => `                          calls ${r.start + 1}..${r.start + r.count}: ${r.count} ${r.category}${r.failures ? ` (${r.failures} failed)` : ""}`),
+    `  compact to ${budget}       ${count} runs in ${ms(tCompact)} (${(tCompact / count).toFixed(1)} ms a run): tiers normal ${tiers.normal}, pressure ${tiers.pressure}, critical ${tiers.critical}; ` +
+      `tokens ${before.toLocaleString()} → ${after.toLocaleString()} (${((1 - after / before) * 100).toFixed(0)}% saved); ${infeasible} over budget; ${broken} with new provider violations; ` +
+      `${refs.toLocaleString()} refs, ${(store.size / 1e6).toFixed(1)} MB offloaded`,
   ];
   process.stdout.write(lines.join("\n") + "\n");
 }
 
-main();
+main().catch((err: unknown) => {
+  process.stderr.write(`demo: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
