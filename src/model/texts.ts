@@ -23,3 +23,4 @@ export function messageTexts(messages: readonly Message[]): string[] {
   }
   return out;
 }
+

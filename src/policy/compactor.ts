@@ -3,6 +3,7 @@ import { hashText, hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
 import type { Message, Part, ResultContentPart, ToolCallPart } from "../model/schema.js";
 import { messageTexts } from "../model/texts.js";
+import { putMessages } from "../store/messages.js";
 import { compactMessages } from "../session/legacy.js";
 import { mergeAdjacent } from "../session/turns.js";
 import { compactStepMessages } from "../steps/messages.js";
@@ -127,6 +128,26 @@ export class Compactor {
     this.#config.onEvent?.(e);
   }
 
+  /**
+   * The steps of `messages`, reduced (seed 001), memoised per step object pair: a runner appends
+   * to its message list, so a later epoch reduces only the steps it has not seen.
+   */
+  #reduceSteps(messages: readonly Message[]): ReducedStep[] {
+    const out = this.#reducer.reduceMessagesWith(messages, (call, result, reduce) => {
+      const key = result ?? call;
+      let byCall = this.#reduced.get(key);
+      if (!byCall) this.#reduced.set(key, (byCall = new WeakMap()));
+      const hit = byCall.get(call);
+      if (hit) return hit;
+      const r = reduce();
+      byCall.set(call, r);
+      return r;
+    });
+    return out;
+  }
+
+  readonly #reduced = new WeakMap<object, WeakMap<object, ReducedStep>>();
+
   /** Estimated tokens of canonical messages as a request (memoised per message). */
   measure(messages: readonly Message[]): number {
     return this.#measure.all(messages);
@@ -249,7 +270,7 @@ export class Compactor {
     const msgs = [...messages];
     const w: Work = {
       msgs, classes: classify(msgs), total: this.#measure.all(msgs), target: Math.floor(s.lowWaterRatio * budget),
-      refs: [], stages: [], compacted: 0, steps: this.#reducer.reduceMessages(msgs),
+      refs: [], stages: [], compacted: 0, steps: this.#reduceSteps(msgs),
     };
     const remaining = () => (deadline === undefined ? Infinity : typeof deadline === "number" ? deadline - this.#now() : deadline.remainingMs - (this.#now() - started));
     const preserve = tier === "critical" ? Math.min(1, s.preserveRecentSteps) : s.preserveRecentSteps;
@@ -259,6 +280,10 @@ export class Compactor {
       [3, "historical_text", () => this.#historical(w, this.#tailStart(w, preserve)), false],
       [4, "merge_oldest", () => this.#merge(w, budget), false],
     ];
+    // When even the best case of stages 1 and 2 leaves the request above the target and stage 3
+    // will run, their work would be superseded: stage 3 replaces every old step (arguments and
+    // outputs included, stored whole) by the step summary. They are then skipped as no_gain.
+    const superseded = remaining() >= s.deadlineReserveMs && this.#bestCaseTraceSavings(w, this.#tailStart(w, preserve)) < w.total - w.target;
     for (const [stage, name, run, essential] of stages) {
       if (w.total <= w.target) break;
       if (stage === 4 && w.total <= s.hardRatio * budget) break; // only above hard
@@ -268,6 +293,8 @@ export class Compactor {
       w.stages.push(report);
       if (!essential && remaining() < s.deadlineReserveMs) {
         report.skipped.deadline = 1;
+      } else if (superseded && stage <= 2) {
+        report.skipped.no_gain = 1;
       } else {
         this.#report = report;
         await run();
@@ -281,6 +308,22 @@ export class Compactor {
   }
 
   #report: StageReport | undefined;
+
+  /**
+   * An upper bound of what stages 1 and 2 can save: every tool-trace message before the tail
+   * shrunk to 40 tokens a part (a replacement is an observation or minimal arguments plus a ref,
+   * rarely less).
+   */
+  #bestCaseTraceSavings(w: Work, tail: number): number {
+    let saving = 0;
+    for (let i = 0; i < tail; i++) {
+      if (w.classes[i] !== "tool_trace") continue;
+      const m = w.msgs[i];
+      const trace = m.parts.filter((p) => p.type === "tool-call" || p.type === "tool-result").length;
+      saving += Math.max(0, this.#measure.of(m) - 40 * Math.max(1, trace));
+    }
+    return saving;
+  }
 
   #skip(reason: SkipReason, n = 1): void {
     if (this.#report) this.#report.skipped[reason] = (this.#report.skipped[reason] ?? 0) + n;
@@ -419,8 +462,8 @@ export class Compactor {
         w.msgs.splice(0, w.msgs.length, ...r.messages);
         w.classes = classify(w.msgs);
         w.total = this.#measure.all(w.msgs);
-        w.steps = this.#reducer.reduceMessages(w.msgs);
-        if (r.removedRef) w.refs.push(r.removedRef);
+        w.steps = this.#reduceSteps(w.msgs);
+        if (r.removedRef) w.refs.push(r.removedRef, ...(r.removedRefs ?? []));
         w.compacted += oldSteps;
         if (this.#report) this.#report.compacted += oldSteps;
       }
@@ -497,8 +540,8 @@ export class Compactor {
     report(this.#report, middle.length);
     if (middle.length > 0) {
       const removed = middle.map((i) => w.msgs[i]);
-      const ref = this.store.put(JSON.stringify(removed), { kind: "history", ext: "json" });
-      w.refs.push(ref);
+      const { ref, refs } = putMessages(this.store, removed);
+      w.refs.push(ref, ...refs);
       const text = messageTexts(removed).join("\n");
       // Failures stay visible through the merge: each failed step's call id and error head
       // (from the steps, and from the failure lines of an earlier step summary) on a line of its own.

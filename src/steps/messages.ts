@@ -1,4 +1,5 @@
 import type { Message, Part } from "../model/schema.js";
+import { putMessages } from "../store/messages.js";
 import { hashText, hashToHex } from "../core/hash.js";
 import { mergeAdjacent } from "../session/turns.js";
 import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
@@ -33,8 +34,12 @@ export interface StepMessagesResult {
   history: CompactedHistory;
   /** Every step, reduced (ids, observations, refs). */
   steps: ReducedStep[];
-  /** The ref of the removed messages, stored whole as JSON, when anything was removed. */
+  /**
+   * The ref of the removed messages when anything was removed: an index of them, each stored
+   * whole (`getMessages(store, removedRef)` gives them back); `removedRefs` are the messages' own refs.
+   */
   removedRef?: string;
+  removedRefs?: string[];
 }
 
 /** Marks the summary message a compaction inserted (in `meta.ctxfold`). */
@@ -119,7 +124,7 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   });
 
   const store = reducer.store;
-  const removedRef = store.put(JSON.stringify(removed), { kind: "history", ext: "json" });
+  const { ref: removedRef, refs: removedRefs } = putMessages(store, removed);
   const section = formatForPrompt({ ...history, recentSteps: [] }).trimEnd();
   // Failed steps name their tool call ids too, so a failure stays traceable to its call.
   const failed = gone.filter((s) => !s.success && s.callId !== undefined).map((s) => s.callId!);
@@ -135,5 +140,5 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   if (insertAt + 1 < gapBefore.length) gapBefore[insertAt + 1] = true;
 
   // Merge what removal made adjacent: user + user, assistant + assistant.
-  return { messages: mergeAdjacent(out, gapBefore), compacted: true, history, steps, removedRef };
+  return { messages: mergeAdjacent(out, gapBefore), compacted: true, history, steps, removedRef, removedRefs };
 }

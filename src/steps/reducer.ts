@@ -30,6 +30,9 @@ export interface StepReducerOptions {
   offload?: boolean;
 }
 
+/** Seed 001's step id: `step_001`. */
+const stepId = (n: number) => `step_${String(n).padStart(3, "0")}`;
+
 /** A tool result with no call before it, as reduceMessages reports it. */
 export interface OrphanResult {
   result: ToolResultPart;
@@ -144,8 +147,7 @@ export class StepReducer {
   }
 
   #nextId(): string {
-    this.#counter++;
-    return `step_${String(this.#counter).padStart(3, "0")}`;
+    return stepId(++this.#counter);
   }
 
   /**
@@ -226,18 +228,42 @@ export class StepReducer {
    * they are reduced as a step of their own, flagged in the observation, with no callMessage).
    */
   reduceMessages(messages: readonly Message[]): ReducedStep[] {
+    return this.reduceMessagesWith(messages, (_call, _result, reduce) => reduce());
+  }
+
+  /**
+   * reduceMessages with a cache hook: `lookup(call, result, reduce)` returns a cached reduction of
+   * that call and result part or calls `reduce()`. Ids, indices and the step counter are set
+   * here, after the lookup, so a cached step lands with the ids of its new position.
+   */
+  reduceMessagesWith(
+    messages: readonly Message[],
+    lookup: (call: object, result: object | undefined, reduce: () => ReducedStep) => ReducedStep,
+  ): ReducedStep[] {
     const { steps, orphans } = extractSteps(messages);
     const items: ({ at: number; step: Step } | { at: number; orphan: OrphanResult })[] = [
       ...steps.map((step) => ({ at: step.callMessage, step })),
       ...orphans.map((orphan) => ({ at: orphan.resultMessage, orphan })),
     ].sort((a, b) => a.at - b.at);
-    return items.map((item) => {
-      if ("step" in item) return this.reduceStep(item.step);
+    // Ids follow the message order (seed 001's counter), whatever the cache returns.
+    const base = this.#counter;
+    const out = items.map((item, k) => {
+      const id = stepId(base + k + 1);
+      if ("step" in item) {
+        const { step } = item;
+        const s = { ...lookup(step.call, step.result, () => this.reduceStep(step)), id, callMessage: step.callMessage };
+        if (step.resultMessage !== undefined) s.resultMessage = step.resultMessage;
+        else delete s.resultMessage;
+        return s;
+      }
       const { result, resultMessage } = item.orphan;
       const s = this.reduce(result.name ?? "unknown_tool", "{}", result.content, { isError: result.isError, callId: result.callId });
       s.observation = `${s.observation} (result with no matching call ${JSON.stringify(result.callId)})`;
       s.resultMessage = resultMessage;
+      s.id = id;
       return s;
     });
+    this.#counter = base + items.length;
+    return out;
   }
 }

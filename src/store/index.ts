@@ -7,3 +7,4 @@ export {
   type OffloadHint, type OffloadStore, type OffloadStoreOptions,
 } from "./offload.js";
 export { FsOffloadStore, createFsStore, type FsOps, type FsStoreOptions } from "./fs-store.js";
+export { putMessages, getMessages } from "./messages.js";

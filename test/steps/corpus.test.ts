@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { kFormats, openaiChatAdapter } from "../../src/adapters/index.js";
 import type { Message } from "../../src/model/schema.js";
 import { createMemoryStore } from "../../src/store/index.js";
+import { getMessages } from "../../src/store/messages.js";
 import { StepCompactor, formatForPrompt } from "../../src/steps/compactor.js";
 import { compactStepMessages } from "../../src/steps/messages.js";
 import { StepReducer, extractSteps, resultPayload } from "../../src/steps/reducer.js";
@@ -69,7 +70,7 @@ describe.skipIf(!hasCorpus)(`step reduction on the dev corpus${hasCorpus ? "" : 
         expect(newViolations(validate(run.messages, format), validate(r.messages, format)), `${run.id} ${format}`).toEqual([]);
       }
       // Everything removed is stored whole under removedRef.
-      const removed = JSON.parse(store.getText(r.removedRef!)) as Message[];
+      const removed = getMessages(store, r.removedRef!);
       const kept = new Set(r.messages.map((m) => m.id));
       // A message that is neither kept nor removed was merged into its neighbour: its parts are there.
       const outParts = new Set(r.messages.flatMap((m) => m.parts));

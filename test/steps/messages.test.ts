@@ -7,6 +7,7 @@ import { compactStepMessages, kStepSummaryKind } from "../../src/steps/messages.
 import { buildReactPrompt, thoughtStepsFromMessages } from "../../src/steps/react.js";
 import { StepReducer } from "../../src/steps/reducer.js";
 import { createMemoryStore } from "../../src/store/index.js";
+import { getMessages } from "../../src/store/messages.js";
 import { newViolations, validate } from "../../src/validate/index.js";
 
 const reducer = () => new StepReducer({ store: createMemoryStore() });
@@ -38,7 +39,7 @@ describe("compactStepMessages on generated runs", () => {
       const callIds = new Set(r.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool-call").map((p) => (p as { id: string }).id));
       const gone = r.steps.filter((s) => !r.history.recentSteps.includes(s));
       for (const s of gone) expect(callIds.has(s.callId!)).toBe(false);
-      const removed = JSON.parse(red.store.getText(r.removedRef!)) as Message[];
+      const removed = getMessages(red.store, r.removedRef!);
       for (const s of gone) expect(removed.some((m) => m.parts.some((p) => p.type === "tool-call" && p.id === s.callId))).toBe(true);
       // The system prompt and task are kept verbatim, first.
       expect(r.messages[0]).toEqual(run.messages[0]);
