@@ -1,0 +1,86 @@
+/**
+ * `npm run bench:policy [-- --readme]`: the tiered compactor in a session, as a runner uses it,
+ * on a generated 520-step run (seeded; no corpus needed). Measures, in one process:
+ * - appending one step: each call gives the session the conversation with one more step; the
+ *   baseline is rendering that step to OpenAI Chat JSON (work a runner does per call anyway);
+ * - one epoch compaction of the whole run in a session that has lived through it (earlier
+ *   epochs every 60 steps), and cold (a fresh compactor); the baseline is one JSON.stringify
+ *   of the run.
+ * Reported as p50 / p99 and as ratios to the baselines (absolute times move with the machine).
+ */
+import { renderMessages } from "../src/adapters/index.js";
+import { generateRun } from "../src/gen/run.js";
+import { createCompactor } from "../src/policy/index.js";
+import { createMemoryStore } from "../src/store/index.js";
+import { rewriteReadmeSection } from "./lib.js";
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
+const msf = (ms: number) => `${ms.toFixed(2)} ms`;
+
+async function main(): Promise<void> {
+  const messages = generateRun({ seed: 5, steps: 520 }).messages;
+  const ends: number[] = [];
+  for (let i = 0; i < messages.length; ) {
+    let j = i + 1;
+    while (j < messages.length && messages[j].role === "tool") j++;
+    ends.push(j);
+    i = j;
+  }
+  const budget = 32_000;
+
+  // Appending one step in a session (budget large enough that appends stay in the epoch).
+  const appendTimes: number[] = [];
+  const renderTimes: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    const compactor = createCompactor({ store: createMemoryStore() });
+    const session = compactor.session();
+    const big = compactor.measure(messages) * 2;
+    await session.compactCanonical(messages.slice(0, ends[0]), { budget: big });
+    for (let k = 1; k < ends.length; k++) {
+      const view = messages.slice(0, ends[k]);
+      let t = performance.now();
+      await session.compactCanonical(view, { budget: big });
+      appendTimes.push(performance.now() - t);
+      t = performance.now();
+      JSON.stringify(renderMessages(messages.slice(ends[k - 1], ends[k]), "openai-chat"));
+      renderTimes.push(performance.now() - t);
+    }
+  }
+
+  // One epoch compaction of the whole run: in a lived-in session, and cold.
+  const epoch: number[] = [];
+  const cold: number[] = [];
+  const stringify: number[] = [];
+  for (let round = 0; round < 10; round++) {
+    const compactor = createCompactor({ store: createMemoryStore() });
+    const session = compactor.session();
+    for (let i = 50; i < messages.length - 30; i += 60) await session.compactCanonical(messages.slice(0, i), { budget });
+    let t = performance.now();
+    await session.compactCanonical(messages, { budget });
+    epoch.push(performance.now() - t);
+    t = performance.now();
+    await createCompactor({ store: createMemoryStore() }).compactCanonical(messages, { budget });
+    cold.push(performance.now() - t);
+    t = performance.now();
+    JSON.stringify(messages);
+    stringify.push(performance.now() - t);
+  }
+
+  const md = [
+    `Generated run: 520 steps, ${messages.length} messages, budget ${budget.toLocaleString("en-US")} for epochs.`,
+    "",
+    "| in a session | p50 | p99 | baseline p50 | vs baseline | target |",
+    "|---|---:|---:|---:|---:|---|",
+    `| append one step | ${us(pct(appendTimes, 0.5))} | ${us(pct(appendTimes, 0.99))} | ${us(pct(renderTimes, 0.5))} (render the step) | ${(pct(appendTimes, 0.5) / pct(renderTimes, 0.5)).toFixed(1)}x | p50 ≤ 20 µs, p99 ≤ 1 ms |`,
+    `| one epoch compaction, lived-in session | ${msf(pct(epoch, 0.5))} | ${msf(pct(epoch, 0.99))} | ${msf(pct(stringify, 0.5))} (JSON.stringify of the run) | ${(pct(epoch, 0.5) / pct(stringify, 0.5)).toFixed(1)}x | ≤ 5 ms |`,
+    `| one epoch compaction, cold compactor | ${msf(pct(cold, 0.5))} | ${msf(pct(cold, 0.99))} | ${msf(pct(stringify, 0.5))} | ${(pct(cold, 0.5) / pct(stringify, 0.5)).toFixed(1)}x | |`,
+  ].join("\n");
+  if (process.argv.includes("--readme")) rewriteReadmeSection("policy", md);
+  process.stdout.write(md + "\n");
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:policy: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
