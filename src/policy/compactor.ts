@@ -81,6 +81,24 @@ class Measure {
   }
 }
 
+/** Seed 003's run aggregates (Compactor.stats()). */
+export interface CompactorStats {
+  /** compact() calls, session appends included. */
+  calls: number;
+  /** Calls that ran the stages (a new epoch in a session). */
+  compactions: number;
+  tiers: Record<Tier, number>;
+  infeasible: number;
+  /** Per stage: how often it ran, parts compacted, tokens saved, milliseconds. */
+  stages: Partial<Record<StageReport["name"], { runs: number; compacted: number; saved: number; ms: number }>>;
+  /** Skip reasons, summed over calls and stages. */
+  skipped: Partial<Record<SkipReason, number>>;
+  churnWarnings: number;
+  summarizerFallbacks: number;
+  tokensIn: number;
+  tokensOut: number;
+}
+
 /** What one run of the stages needs and produces. */
 interface Work {
   msgs: Message[];
@@ -125,7 +143,59 @@ export class Compactor {
   }
 
   #emit(e: PolicyEvent): void {
+    this.#aggregate(e);
     this.#config.onEvent?.(e);
+  }
+
+  readonly #stats: CompactorStats = {
+    calls: 0, compactions: 0, tiers: { normal: 0, pressure: 0, critical: 0 }, infeasible: 0,
+    stages: {}, skipped: {}, churnWarnings: 0, summarizerFallbacks: 0, tokensIn: 0, tokensOut: 0,
+  };
+
+  /** A call its session answered without compacting (an append, or under the soft threshold). */
+  noteSkip(tokens: number, budget: number): void {
+    this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget });
+  }
+
+  /** Seed 003's run aggregates over every call of this compactor (its sessions included). */
+  stats(): CompactorStats {
+    return structuredClone(this.#stats);
+  }
+
+  #aggregate(e: PolicyEvent): void {
+    const st = this.#stats;
+    switch (e.type) {
+      case "compaction_skipped":
+        st.calls++;
+        st.tiers[e.tier]++;
+        st.skipped[e.reason] = (st.skipped[e.reason] ?? 0) + 1;
+        st.tokensIn += e.tokens;
+        st.tokensOut += e.tokens;
+        break;
+      case "compaction_result":
+        st.calls++;
+        st.compactions++;
+        st.tiers[e.tier]++;
+        if (e.status !== "ok") st.infeasible++;
+        st.tokensIn += e.tokensBefore;
+        st.tokensOut += e.tokensAfter;
+        break;
+      case "compaction_stage": {
+        const s = (st.stages[e.name] ??= { runs: 0, compacted: 0, saved: 0, ms: 0 });
+        s.runs++;
+        s.compacted += e.compacted;
+        s.saved += e.tokensBefore - e.tokensAfter;
+        s.ms += e.durationMs;
+        for (const [reason, n] of Object.entries(e.skipped)) st.skipped[reason as SkipReason] = (st.skipped[reason as SkipReason] ?? 0) + (n ?? 0);
+        break;
+      }
+      case "churn_warning":
+        st.churnWarnings++;
+        break;
+      case "summarizer_fallback":
+        st.summarizerFallbacks++;
+        break;
+    }
   }
 
   /**
@@ -133,7 +203,8 @@ export class Compactor {
    * to its message list, so a later epoch reduces only the steps it has not seen.
    */
   #reduceSteps(messages: readonly Message[]): ReducedStep[] {
-    const out = this.#reducer.reduceMessagesWith(messages, (call, result, reduce) => {
+    // Step ids number the steps of this history from step_001, whatever came before (determinism).
+    const out = this.#reducer.restartNumbering().reduceMessagesWith(messages, (call, result, reduce) => {
       const key = result ?? call;
       let byCall = this.#reduced.get(key);
       if (!byCall) this.#reduced.set(key, (byCall = new WeakMap()));
@@ -235,7 +306,7 @@ export class Compactor {
     const d = options.deadline;
     const left = d === undefined ? Infinity : typeof d === "number" ? d - this.#now() : d.remainingMs;
     if (left < this.settings.deadlineReserveMs) return { text: "", tokens: 0, skipped: "deadline" };
-    const steps = new Map(this.#reducer.reduceMessages(messages).filter((x) => x.callId !== undefined).map((x) => [x.callId!, x]));
+    const steps = new Map(this.#reducer.restartNumbering().reduceMessages(messages).filter((x) => x.callId !== undefined).map((x) => [x.callId!, x]));
     const lines: string[] = [];
     for (const m of messages) {
       for (const p of m.parts) {
@@ -724,6 +795,7 @@ export class CompactorSession {
         }
         this.#baseTokens += added;
         this.#outputTokens += added;
+        c.noteSkip(this.#outputTokens, options.budget);
         return ok([...this.#output], this.#baseTokens, this.#outputTokens);
       }
     }
@@ -733,6 +805,7 @@ export class CompactorSession {
       this.#output = [...messages];
       this.#refs = [];
       this.#baseTokens = this.#outputTokens = tokensBefore;
+      c.noteSkip(tokensBefore, options.budget);
       return ok([...messages], tokensBefore, tokensBefore);
     }
     this.#epoch++;

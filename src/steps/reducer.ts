@@ -135,6 +135,12 @@ export class StepReducer {
     return this.#store;
   }
 
+  /** Restarts step numbering (the next step is `step_00<first>`): one history, one numbering. */
+  restartNumbering(first = 1): this {
+    this.#counter = first - 1;
+    return this;
+  }
+
   /** Adds a rule tried before every rule added earlier and the built-ins. */
   addRule(rule: ReductionRule): this {
     this.#rules.unshift(rule);

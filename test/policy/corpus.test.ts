@@ -42,4 +42,14 @@ describe.skipIf(!hasCorpus)(`tiered compaction on the dev corpus${hasCorpus ? ""
     expect(kFormats.length).toBe(5);
     expect(infeasible).toBeLessThan(runs.length);
   }, 300_000);
+
+  it("deterministic and idempotent at 8k", async () => {
+    const a = createCompactor({ store: createMemoryStore() });
+    const b = createCompactor({ store: createMemoryStore() });
+    for (const run of runs) {
+      const r = await a.compactCanonical(run.messages, { budget: 8000 });
+      expect(JSON.stringify((await b.compactCanonical(run.messages, { budget: 8000 })).canonical), run.id).toBe(JSON.stringify(r.canonical));
+      if (r.status === "ok") expect((await a.compactCanonical(r.canonical, { budget: 8000 })).canonical, run.id).toEqual(r.canonical);
+    }
+  }, 300_000);
 });

@@ -222,3 +222,23 @@ describe("bad input", () => {
     expect(events.some((e) => e.type === "summarizer_fallback" && e.reason === "model down")).toBe(true);
   });
 });
+
+describe("telemetry", () => {
+  it("run aggregates: calls, compactions, tiers, stages with savings, skip reasons", async () => {
+    const { compactor } = setup();
+    const messages = generateRun({ seed: 31, steps: 80 }).messages;
+    const session = compactor.session();
+    for (let i = 20; i <= messages.length; i += 20) await session.compactCanonical(messages.slice(0, i), { budget: 8000 });
+    await compactor.compactCanonical(messages.slice(0, 5), { budget: 1_000_000 });
+    const st = compactor.stats();
+    const calls = Math.floor(messages.length / 20) + 1;
+    expect(st.calls).toBe(calls);
+    expect(st.compactions).toBe(session.epoch);
+    expect(st.tiers.normal + st.tiers.pressure + st.tiers.critical).toBe(calls);
+    expect(st.skipped.no_pressure).toBe(calls - st.compactions);
+    const stage3 = st.stages.historical_text!;
+    expect(stage3.runs).toBeGreaterThan(0);
+    expect(stage3.saved).toBeGreaterThan(0);
+    expect(st.tokensOut).toBeLessThan(st.tokensIn);
+  });
+});
