@@ -213,7 +213,7 @@ export class Compactor {
       const r = reduce();
       byCall.set(call, r);
       return r;
-    });
+    }, (call, result, placed) => this.#reduced.get(result ?? call)?.set(call, placed));
     return out;
   }
 

@@ -245,6 +245,7 @@ export class StepReducer {
   reduceMessagesWith(
     messages: readonly Message[],
     lookup: (call: object, result: object | undefined, reduce: () => ReducedStep) => ReducedStep,
+    remember?: (call: object, result: object | undefined, placed: ReducedStep) => void,
   ): ReducedStep[] {
     const { steps, orphans } = extractSteps(messages);
     const items: ({ at: number; step: Step } | { at: number; orphan: OrphanResult })[] = [
@@ -257,9 +258,13 @@ export class StepReducer {
       const id = stepId(base + k + 1);
       if ("step" in item) {
         const { step } = item;
-        const s = { ...lookup(step.call, step.result, () => this.reduceStep(step)), id, callMessage: step.callMessage };
+        const cached = lookup(step.call, step.result, () => this.reduceStep(step));
+        // The cached step as it is when it already sits where this history puts it.
+        if (cached.id === id && cached.callMessage === step.callMessage && cached.resultMessage === step.resultMessage) return cached;
+        const s = { ...cached, id, callMessage: step.callMessage };
         if (step.resultMessage !== undefined) s.resultMessage = step.resultMessage;
         else delete s.resultMessage;
+        remember?.(step.call, step.result, s);
         return s;
       }
       const { result, resultMessage } = item.orphan;

@@ -14,7 +14,8 @@ const kStored = new WeakMap<OffloadStore, WeakMap<Message, string>>();
  * Stores messages removed by a compaction so that they can be given back: each message as its
  * own JSON (kind "message"), memoised per store and message object — messages are never
  * mutated, so a conversation that grew and is compacted again stores only its new messages —
- * and one small index (kind "history") listing them in order. Returns the index ref and every
+ * and one small index (kind "history") listing them in order. (Stores only grow, so a ref
+ * remembered for a store stays valid in it.) Returns the index ref and every
  * message ref (all resolve in `store`); `getMessages(store, ref)` reads them back.
  */
 export function putMessages(store: OffloadStore, messages: readonly Message[]): { ref: string; refs: string[] } {
@@ -22,7 +23,7 @@ export function putMessages(store: OffloadStore, messages: readonly Message[]): 
   if (!known) kStored.set(store, (known = new WeakMap()));
   const refs = messages.map((m) => {
     let ref = known.get(m);
-    if (ref === undefined || !store.has(ref)) {
+    if (ref === undefined) {
       ref = store.put(JSON.stringify(m), { kind: "message", ext: "json" });
       known.set(m, ref);
     }
