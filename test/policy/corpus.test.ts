@@ -5,6 +5,7 @@ import { classify } from "../../src/policy/classify.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { createMemoryStore } from "../../src/store/index.js";
 import { newViolations, validate } from "../../src/validate/index.js";
+import { renderMessages } from "../../src/adapters/index.js";
 import { corpusLines, type CorpusRun } from "../helpers-corpus.js";
 import { hasCorpus, kNoCorpusReason } from "../helpers.js";
 
@@ -51,5 +52,26 @@ describe.skipIf(!hasCorpus)(`tiered compaction on the dev corpus${hasCorpus ? ""
       expect(JSON.stringify((await b.compactCanonical(run.messages, { budget: 8000 })).canonical), run.id).toBe(JSON.stringify(r.canonical));
       if (r.status === "ok") expect((await a.compactCanonical(r.canonical, { budget: 8000 })).canonical, run.id).toEqual(r.canonical);
     }
+  }, 300_000);
+
+  it("stable prefix: replayed prompt by prompt in a session, outputs within an epoch only append", async () => {
+    let pairs = 0;
+    for (const run of runs.slice(0, 120)) {
+      const session = createCompactor({ store: createMemoryStore() }).session();
+      let prev: string[] | undefined;
+      let prevEpoch = -1;
+      for (let i = 1; i < run.messages.length; i++) {
+        if (run.messages[i].role !== "assistant") continue;
+        const r = await session.compactCanonical(run.messages.slice(0, i), { budget: 8000 });
+        const out = (renderMessages(r.canonical, "openai-chat") as unknown[]).map((m) => JSON.stringify(m));
+        if (prev && r.epoch === prevEpoch) {
+          expect(out.slice(0, prev.length), `${run.id} @${i}`).toEqual(prev);
+          pairs++;
+        }
+        prev = out;
+        prevEpoch = r.epoch;
+      }
+    }
+    expect(pairs).toBeGreaterThan(1000);
   }, 300_000);
 });
