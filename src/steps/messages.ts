@@ -45,8 +45,22 @@ export interface StepMessagesResult {
 /** Marks the summary message a compaction inserted (in `meta.ctxfold`). */
 export const kStepSummaryKind = "step-summary";
 
-type PartKey = string;
-const key = (message: number, id: string): PartKey => `${message}\u0000${id}`;
+/** Call ids per message index: which tool-call or tool-result parts of which message. */
+class PartSet<T = true> {
+  readonly #at = new Map<number, Map<string, T>>();
+  set(message: number, id: string, value: T): void {
+    let m = this.#at.get(message);
+    if (!m) this.#at.set(message, (m = new Map()));
+    m.set(id, value);
+  }
+  get(message: number, id: string): T | undefined {
+    return this.#at.get(message)?.get(id);
+  }
+  /** Whether anything is recorded for this message (the common case: no). */
+  touches(message: number): boolean {
+    return this.#at.has(message);
+  }
+}
 
 /**
  * Seed 000's step compaction at message level: the steps of the compact and dropped tiers
@@ -71,17 +85,17 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   const gone = steps.filter((s) => !recent.has(s.id));
   if (gone.length === 0) return untouched();
 
-  const removeCalls = new Set<PartKey>();
-  const removeResults = new Set<PartKey>();
+  const removeCalls = new PartSet();
+  const removeResults = new PartSet();
   for (const s of gone) {
     if (s.callId === undefined) continue;
-    if (s.callMessage !== undefined) removeCalls.add(key(s.callMessage, s.callId));
-    if (s.resultMessage !== undefined) removeResults.add(key(s.resultMessage, s.callId));
+    if (s.callMessage !== undefined) removeCalls.set(s.callMessage, s.callId, true);
+    if (s.resultMessage !== undefined) removeResults.set(s.resultMessage, s.callId, true);
   }
-  const reduceRecent = new Map<PartKey, ReducedStep>();
+  const reduceRecent = new PartSet<ReducedStep>();
   if (options.reduceRecent) {
     for (const s of history.recentSteps) {
-      if (s.outcomeRef && s.callId !== undefined && s.resultMessage !== undefined) reduceRecent.set(key(s.resultMessage, s.callId), s);
+      if (s.outcomeRef && s.callId !== undefined && s.resultMessage !== undefined) reduceRecent.set(s.resultMessage, s.callId, s);
     }
   }
 
@@ -95,14 +109,14 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
     let parts: Part[] = m.parts;
     let changed = false;
     let lostCalls = false;
-    if (m.parts.some((p) => (p.type === "tool-call" && removeCalls.has(key(i, p.id))) || (p.type === "tool-result" && (removeResults.has(key(i, p.callId)) || reduceRecent.has(key(i, p.callId)))))) {
+    if (removeCalls.touches(i) || removeResults.touches(i) || reduceRecent.touches(i)) {
       parts = [];
       for (const p of m.parts) {
-        if (p.type === "tool-call" && removeCalls.has(key(i, p.id))) { lostCalls = true; changed = true; continue; }
-        if (p.type === "tool-result" && removeResults.has(key(i, p.callId))) { changed = true; continue; }
-        if (p.type === "tool-result" && reduceRecent.has(key(i, p.callId))) {
-          const s = reduceRecent.get(key(i, p.callId))!;
-          parts.push({ ...p, content: [{ type: "text", text: `${s.observation}\n(full output: ${s.outcomeRef})` }] });
+        if (p.type === "tool-call" && removeCalls.get(i, p.id)) { lostCalls = true; changed = true; continue; }
+        if (p.type === "tool-result" && removeResults.get(i, p.callId)) { changed = true; continue; }
+        const recent = p.type === "tool-result" ? reduceRecent.get(i, p.callId) : undefined;
+        if (p.type === "tool-result" && recent) {
+          parts.push({ ...p, content: [{ type: "text", text: `${recent.observation}\n(full output: ${recent.outcomeRef})` }] });
           continue;
         }
         parts.push(p);
