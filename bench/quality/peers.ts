@@ -33,7 +33,7 @@ import type { Message } from "../../src/model/schema.js";
 import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
 import { parseMessages, renderMessages } from "../../src/adapters/index.js";
 import { createCompactor } from "../../src/policy/index.js";
-import { createMemoryStore, type OffloadStore } from "../../src/store/index.js";
+import { createMemoryStore } from "../../src/store/index.js";
 import { TokenCounter, type CountableMessage } from "../../src/tokens/token-counter.js";
 import { contentText } from "./metrics.js";
 

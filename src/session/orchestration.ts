@@ -42,7 +42,7 @@ export function activeChain(session: Session, currentLoopId: string | number): L
  * still under maxContextTokens — so the loop that crosses the budget is taken, even one whose
  * raw messages alone exceed it (seed 002: its summaries fit even when its originals do not).
  */
-export function resolveScope(session: Session, chain: readonly Loop[], scope: CompactionScope, maxContextTokens: number, options: OrchestrationOptions = {}): number {
+export function resolveScope(_session: Session, chain: readonly Loop[], scope: CompactionScope, maxContextTokens: number, options: OrchestrationOptions = {}): number {
   const earlier = chain.length - 1;
   if (scope.kind === "fixed-count") return Math.min(scope.count, Math.max(0, earlier));
   const counter = counterOf(options);

@@ -91,7 +91,6 @@ function argString(args: Record<string, unknown>, keys: readonly string[]): stri
 }
 
 const kPathKeys = ["path", "file_path", "filePath", "filename", "file_name", "file", "target_file", "absolute_path", "notebook_path", "dir", "directory", "dir_path", "relative_workspace_path"];
-const kCommandKeys = ["command", "cmd", "script", "code", "input"];
 const kQueryKeys = ["query", "q", "pattern", "regex", "search_term", "search", "term", "keyword", "keywords", "file_name", "name"];
 const kUrlKeys = ["url", "uri", "href", "link", "target"];
 
@@ -158,8 +157,8 @@ function failure(input: RuleInput, json: unknown, exitCode?: number): { success:
 
 const kNoResult = " (no result)";
 
-/** Items of a list-like result: a JSON array, `entries`/`files`/`items`/`results`, or lines. */
-function listItems(output: string, json: unknown, keys: readonly string[]): unknown[] | undefined {
+/** Items of a list-like JSON result: an array, or the array under one of `keys`. */
+function listItems(json: unknown, keys: readonly string[]): unknown[] | undefined {
   if (Array.isArray(json)) return json;
   if (json && typeof json === "object") {
     for (const k of keys) {
@@ -234,7 +233,7 @@ export const fileListRule: ReductionRule = {
     const path = argString(input.args, [...kPathKeys, "pattern"]) ?? ".";
     const json = parseJsonOutput(input.output);
     const { success, error } = failure(input, json);
-    const items = listItems(input.output, json, ["entries", "files", "items", "results", "children"])
+    const items = listItems(json, ["entries", "files", "items", "results", "children"])
       ?? input.output.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !/^total \d+$/.test(l));
     const names = items.map((e) => (typeof e === "string" ? e : e && typeof e === "object" ? String((e as Record<string, unknown>).name ?? (e as Record<string, unknown>).path ?? "") : String(e)));
     const dirs = names.filter((n) => n.endsWith("/") || /^d[rwx-]{9}/.test(n)).length;
@@ -293,7 +292,7 @@ export const searchRule: ReductionRule = {
     const query = argString(input.args, kQueryKeys) ?? (input.argsValid ? oneLine(JSON.stringify(input.args), 60) : oneLine(input.rawArgs, 60));
     const json = parseJsonOutput(input.output);
     const { success, error } = failure(input, json);
-    const items = listItems(input.output, json, ["results", "items", "hits", "matches", "data", "organic_results", "documents"]);
+    const items = listItems(json, ["results", "items", "hits", "matches", "data", "organic_results", "documents"]);
     const nonEmpty = input.output.split(/\r?\n/).filter((l) => l.trim()).length;
     const count = items?.length ?? statedCount(input.output) ?? nonEmpty;
     const q = oneLine(query, 80);
