@@ -254,6 +254,7 @@ export class Compactor {
   /** compact() on canonical messages; the result's `messages` is the canonical list too. */
   async compactCanonical(messages: readonly Message[], options: CompactCallOptions, epoch = 0): Promise<Omit<CompactResult, "format"> & { format?: Format }> {
     checkBudget(options.budget);
+    this.#summarizerDown = false;
     const started = this.#now();
     const budget = options.budget;
     const tokensBefore = this.#measure.all(messages);
@@ -303,6 +304,7 @@ export class Compactor {
    */
   async extractionPayload(messages: readonly Message[], options: { targetTokens: number; deadline?: CompactCallOptions["deadline"] }): Promise<{ text: string; tokens: number; skipped?: "deadline"; ref?: string }> {
     checkBudget(options.targetTokens);
+    this.#summarizerDown = false;
     const d = options.deadline;
     const left = d === undefined ? Infinity : typeof d === "number" ? d - this.#now() : d.remainingMs;
     if (left < this.settings.deadlineReserveMs) return { text: "", tokens: 0, skipped: "deadline" };
@@ -572,6 +574,8 @@ export class Compactor {
     }
   }
 
+  #summarizerDown = false;
+
   /** A summary of `text` within `target` tokens plus the ref of the original (memoised). */
   async #summarize(text: string, target: number, label: string): Promise<string> {
     const key = `${hashToHex(hashText(text))}:${target}:${label}`;
@@ -580,13 +584,15 @@ export class Compactor {
     const ref = this.store.put(text, { kind: "text", ext: "txt" });
     const room = Math.max(1, target - this.#measure.text(refLine("original", ref)) - 1);
     let summary: string | undefined;
-    const custom: Summarizer | undefined = this.#config.summarizer;
+    const custom: Summarizer | undefined = this.#summarizerDown ? undefined : this.#config.summarizer;
     if (custom) {
       try {
-        const answer = await custom(text, room, label);
+        const answer = await withTimeout(Promise.resolve().then(() => custom(text, room, label)), this.settings.summarizerTimeoutMs);
         if (typeof answer === "string" && answer.trim() && this.#measure.text(answer) <= room) summary = answer.trim();
         else this.#emit({ type: "summarizer_fallback", label, reason: typeof answer === "string" && answer.trim() ? "over target" : "empty answer" });
       } catch (err) {
+        // A summariser that fails or times out is not asked again in this call: one wait, not one per part.
+        this.#summarizerDown = true;
         this.#emit({ type: "summarizer_fallback", label, reason: err instanceof Error ? err.message : String(err) });
       }
     }
@@ -734,6 +740,16 @@ export class Compactor {
       }
     }
   }
+}
+
+/** `p`, or a rejection after `ms` milliseconds (the timer never keeps the process alive). */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`summariser timed out after ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 function report(r: StageReport | undefined, n = 1): void {

@@ -38,6 +38,8 @@ export const TieredSettings = z.strictObject({
   mergeTokens: count(1500),
   /** Below this many milliseconds to the deadline, stages 3–4 and background extraction are skipped. */
   deadlineReserveMs: count(2000),
+  /** A custom summariser's answer is awaited this long; then the extractive one is used, with an event. */
+  summarizerTimeoutMs: count(30_000),
   /** A warning event when one call compacts more than this many parts (churn). */
   churnWarnAt: count(200),
 });

@@ -215,6 +215,15 @@ describe("bad input", () => {
     expect(r.infeasible!.budget).toBe(50);
   });
 
+  it("a summariser that never answers times out into the extractive one with an event", async () => {
+    const { compactor, events } = setup({ summarizer: () => new Promise<string>(() => {}), summarizerTimeoutMs: 50 });
+    const r = await compactor.compactCanonical(chat(30), { budget: 4000 });
+    expect(r.status).toBe("ok");
+    const timeouts = events.filter((e) => e.type === "summarizer_fallback" && /timed out after 50 ms/.test(e.reason));
+    // One wait per call, not one per summarised part.
+    expect(timeouts).toHaveLength(1);
+  });
+
   it("a throwing summariser falls back to the extractive one with an event", async () => {
     const { compactor, events } = setup({ summarizer: () => { throw new Error("model down"); } });
     const r = await compactor.compactCanonical(chat(30), { budget: 4000 });
