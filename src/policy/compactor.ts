@@ -10,7 +10,7 @@ import { compactStepMessages } from "../steps/messages.js";
 import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
-import { TokenCounter, type CountableMessage } from "../tokens/token-counter.js";
+import { TokenCounter, kMessageOverhead, type CountableMessage } from "../tokens/token-counter.js";
 import { classify } from "./classify.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
@@ -18,10 +18,9 @@ import { summarizeExtractive } from "./extractive.js";
 import type { Summarizer } from "./summarizer.js";
 import type { CompactCallOptions, CompactResult, MessageClass, SkipReason, StageReport, Tier } from "./types.js";
 
-/** Per-message fixed overhead and per tool call, as OpenAI counts them (token-counter.ts). */
-const kPerMessage = 4;
-const kPerToolCall = 3;
-const kPerRequest = 3;
+/** OpenAI's overheads (token-counter.ts); a message's role counts as one token on top. */
+const { perRequest: kPerRequest, perToolCall: kPerToolCall } = kMessageOverhead.openai;
+const kPerMessage = kMessageOverhead.openai.perMessage + 1;
 
 /** Memo entries kept before the oldest are forgotten. */
 const kMemoEntries = 50_000;
@@ -114,6 +113,12 @@ interface Work {
 
 const refLine = (what: string, ref: string) => `[${what}: ${ref}]`;
 
+/** A memoised replacement: the text that stands in for an original, and the ref of that original. */
+interface Replacement {
+  text: string;
+  ref: string;
+}
+
 /**
  * The tiered compactor (seed 003): deterministic classification, pressure tiers, staged lazy
  * compaction re-measured after each stage, memoisation with skip reasons, deadline awareness,
@@ -126,7 +131,7 @@ export class Compactor {
   readonly counter: TokenCounter;
   readonly #config: CompactorConfig;
   readonly #measure: Measure;
-  readonly #memo = new Map<string, string>();
+  readonly #memo = new Map<string, Replacement>();
   readonly #reducer: StepReducer;
 
   constructor(config: CompactorConfig = {}) {
@@ -321,7 +326,7 @@ export class Compactor {
     const tokens = this.#measure.text(text);
     if (tokens <= options.targetTokens) return { text, tokens };
     const summary = await this.#summarize(text, options.targetTokens, "memory-extraction");
-    return { text: summary, tokens: this.#measure.text(summary), ref: /\[original: (\S+)\]$/.exec(summary)?.[1] };
+    return { text: summary.text, tokens: this.#measure.text(summary.text), ref: summary.ref };
   }
 
   /** The critical messages and, for a critical message that calls tools, the results it needs (provider rules). */
@@ -429,13 +434,13 @@ export class Compactor {
     if (this.#report) this.#report.compacted++;
   }
 
-  #memoGet(key: string): string | undefined {
+  #memoGet(key: string): Replacement | undefined {
     const hit = this.#memo.get(key);
     if (hit !== undefined) this.#skip("cache_hit");
     return hit;
   }
 
-  #memoSet(key: string, value: string): void {
+  #memoSet(key: string, value: Replacement): void {
     if (this.#memo.size >= kMemoEntries) this.#memo.delete(this.#memo.keys().next().value!);
     this.#memo.set(key, value);
   }
@@ -464,13 +469,12 @@ export class Compactor {
         if (args === undefined) {
           const ref = this.store.put(p.args, { kind: "args", ext: "json" });
           const minimal = reduced.get(`${i}:${p.id}`)?.minimalArgs ?? {};
-          args = JSON.stringify({ ...minimal, _ctxfold: `arguments offloaded: ${ref}` });
+          args = { text: JSON.stringify({ ...minimal, _ctxfold: `arguments offloaded: ${ref}` }), ref };
           this.#memoSet(key, args);
         }
-        const ref = /offloaded: (\S+)"/.exec(args)?.[1];
-        if (ref) w.refs.push(ref);
+        w.refs.push(args.ref);
         changed = true;
-        return { ...p, args } satisfies ToolCallPart;
+        return { ...p, args: args.text } satisfies ToolCallPart;
       });
       if (changed) this.#replace(w, i, parts);
     }
@@ -501,8 +505,8 @@ export class Compactor {
           return p;
         }
         const key = `${hashToHex(hashText(data))}:output:${s.outputTokens}:${p.callId}`;
-        let text = this.#memoGet(key);
-        if (text === undefined) {
+        let replacement = this.#memoGet(key);
+        if (replacement === undefined) {
           let step = reduced.get(`${i}:${p.callId}`);
           if (!step) {
             calls ??= new Map(extractSteps(w.msgs).steps.map(({ call }) => [call.id, { name: call.name, args: call.args }]));
@@ -510,13 +514,13 @@ export class Compactor {
             step = this.#reducer.reduce(call.name, call.args, p.content, { isError: p.isError });
           }
           const ref = this.store.put(data, { kind: "output", ext: json ? "json" : "txt" });
-          text = `[ctxfold] ${step.observation}${step.success ? "" : ` (failed: ${step.error ?? "error"}; call ${p.callId})`}\n${refLine("full output", ref)}`;
-          this.#memoSet(key, text);
+          const text = `[ctxfold] ${step.observation}${step.success ? "" : ` (failed: ${step.error ?? "error"}; call ${p.callId})`}\n${refLine("full output", ref)}`;
+          replacement = { text, ref };
+          this.#memoSet(key, replacement);
         }
-        const ref = /full output: (\S+)\]$/.exec(text)?.[1];
-        if (ref) w.refs.push(ref);
+        w.refs.push(replacement.ref);
         changed = true;
-        const content: ResultContentPart[] = [{ type: "text", text }];
+        const content: ResultContentPart[] = [{ type: "text", text: replacement.text }];
         return { ...p, content };
       });
       if (changed) this.#replace(w, i, parts);
@@ -564,10 +568,9 @@ export class Compactor {
           continue;
         }
         const target = Math.max(40, Math.floor(tokens * s.textRatio));
-        const text = await this.#summarize(p.text, target, `text:${m.role}`);
-        parts.push({ ...p, text });
-        const ref = /\[original: (\S+)\]$/.exec(text)?.[1];
-        if (ref) w.refs.push(ref);
+        const summary = await this.#summarize(p.text, target, `text:${m.role}`);
+        parts.push({ ...p, text: summary.text });
+        w.refs.push(summary.ref);
         changed = true;
       }
       if (changed) this.#replace(w, i, parts);
@@ -577,7 +580,7 @@ export class Compactor {
   #summarizerDown = false;
 
   /** A summary of `text` within `target` tokens plus the ref of the original (memoised). */
-  async #summarize(text: string, target: number, label: string): Promise<string> {
+  async #summarize(text: string, target: number, label: string): Promise<Replacement> {
     const key = `${hashToHex(hashText(text))}:${target}:${label}`;
     const hit = this.#memoGet(key);
     if (hit !== undefined) return hit;
@@ -597,7 +600,7 @@ export class Compactor {
       }
     }
     summary ??= summarizeExtractive(text, room, label, this.counter);
-    const out = `${summary}\n${refLine("original", ref)}`;
+    const out = { text: `${summary}\n${refLine("original", ref)}`, ref };
     this.#memoSet(key, out);
     return out;
   }
@@ -634,7 +637,7 @@ export class Compactor {
       }
       const failLine = failures.length === 0 ? "" : `\nFailed: ${[...new Set(failures)].slice(0, 20).join("; ")}${failures.length > 20 ? `; +${failures.length - 20} more` : ""}`;
       const target = Math.min(s.mergeTokens, Math.max(60, Math.floor((budget - this.#criticalTokens(w.msgs, w.classes)) / 4)));
-      const summary = await this.#summarize(text, target, "merge");
+      const summary = (await this.#summarize(text, target, "merge")).text;
       const merged: Message = {
         id: `ctxfold-merge-${hashToHex(hashText(summary)).slice(0, 12)}`,
         role: "user",
@@ -692,9 +695,8 @@ export class Compactor {
           continue;
         }
         const summary = await this.#summarize(resultPayload(p.content).data, Math.max(60, tokens - over), `output:${p.name ?? "tool"}`);
-        const ref = /\[original: (\S+)\]$/.exec(summary)?.[1];
-        if (ref) w.refs.push(ref);
-        parts.push({ ...p, content: [{ type: "text", text: summary }] });
+        w.refs.push(summary.ref);
+        parts.push({ ...p, content: [{ type: "text", text: summary.text }] });
         changed = true;
       }
       if (changed) this.#replace(w, i, parts);
