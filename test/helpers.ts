@@ -32,6 +32,17 @@ export function randomTricky(r: Rng, maxLen: number): string {
   return s;
 }
 
+/** The CtxfoldError `fn` throws; any other outcome fails the test. */
+export function errorOf(fn: () => unknown): CtxfoldError {
+  try {
+    fn();
+  } catch (e) {
+    if (CtxfoldError.isInstance(e)) return e;
+    throw e;
+  }
+  throw new Error("expected a CtxfoldError");
+}
+
 /** The CtxfoldError `fn` throws with `code` (fails the test if it throws nothing or something else). */
 export function thrown(fn: () => unknown, code: CtxfoldErrorCode): CtxfoldError {
   try {

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { anthropicAdapter, type AnthropicMessage, type AnthropicWire } from "../../src/adapters/anthropic.js";
 import { attachRawArgs, kRawArgs } from "../../src/adapters/common.js";
 import { CtxfoldError } from "../../src/errors.js";
+import { errorOf } from "./helpers.js";
 import type { Message, Part, TextPart } from "../../src/model/schema.js";
 
 const A = anthropicAdapter;
@@ -19,15 +20,6 @@ function expectRoundTrips(x: unknown): void {
   expect(JSON.stringify(A.render(A.parse(JSON.parse(json))))).toBe(json);
 }
 
-function caught(f: () => unknown): CtxfoldError {
-  try {
-    f();
-  } catch (e) {
-    if (CtxfoldError.isInstance(e)) return e;
-    throw e;
-  }
-  throw new Error("expected a CtxfoldError");
-}
 
 const cache = { type: "ephemeral" } as const;
 const b64 = { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" };
@@ -390,14 +382,14 @@ describe("canonical messages from other formats", () => {
       { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" } },
       { type: "image", source: { type: "file", file_id: "file-1" } },
     ]);
-    const audio = caught(() => A.render([msg("u", "user", [media({ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }, "audio/wav")])]));
+    const audio = errorOf(() => A.render([msg("u", "user", [media({ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }, "audio/wav")])]));
     expect([audio.code, audio.path]).toEqual(["E_UNKNOWN_PART", "messages[0].parts[0]"]);
   });
 
   it("rejects a system message after the conversation started, and non-text system parts", () => {
-    const late = caught(() => A.render([msg("u", "user", [text("hi")]), msg("s", "system", [text("late")])]));
+    const late = errorOf(() => A.render([msg("u", "user", [text("hi")]), msg("s", "system", [text("late")])]));
     expect([late.code, late.path]).toEqual(["E_BAD_INPUT", "messages[1]"]);
-    const media = caught(() => A.render([msg("s", "system", [{ type: "media", data: "https://x/y.png" }])]));
+    const media = errorOf(() => A.render([msg("s", "system", [{ type: "media", data: "https://x/y.png" }])]));
     expect([media.code, media.path]).toEqual(["E_UNKNOWN_PART", "messages[0].parts[0]"]);
   });
 });
@@ -422,7 +414,7 @@ describe("bad input", () => {
   ];
 
   it.each(cases)("%s: E_SCHEMA naming where and the field", (_, input, path, field) => {
-    const err = caught(() => A.parse(input, { source: "run-7" }));
+    const err = errorOf(() => A.parse(input, { source: "run-7" }));
     expect(err.code).toBe("E_SCHEMA");
     expect(err.path).toBe(`run-7: ${path}`);
     expect(err.message).toMatch(field);
@@ -430,7 +422,7 @@ describe("bad input", () => {
 
   it("rejects roles Anthropic does not have with E_UNKNOWN_ROLE", () => {
     for (const role of ["system", "tool", "developer"]) {
-      const err = caught(() => A.parse([{ role: "user", content: "a" }, { role, content: "b" }]));
+      const err = errorOf(() => A.parse([{ role: "user", content: "a" }, { role, content: "b" }]));
       expect([err.code, err.path]).toEqual(["E_UNKNOWN_ROLE", "messages[1].role"]);
     }
   });

@@ -1,20 +1,10 @@
 /** What the adapter tests share: fixtures' plumbing and fast-check building blocks. */
 import fc from "fast-check";
-import { CtxfoldError } from "../../src/errors.js";
 import type { Message, Part } from "../../src/model/schema.js";
 
 export const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
-/** The CtxfoldError `fn` throws; any other outcome fails the test. */
-export function errorOf(fn: () => unknown): CtxfoldError {
-  try {
-    fn();
-  } catch (e) {
-    if (CtxfoldError.isInstance(e)) return e;
-    throw e;
-  }
-  throw new Error("expected a CtxfoldError");
-}
+export { errorOf } from "../helpers.js";
 
 /** Canonical messages without any meta (what a conversion to another format keeps). */
 export function withoutMeta(messages: readonly Message[]): unknown {

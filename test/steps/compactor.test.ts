@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CtxfoldError } from "../../src/errors.js";
+import { errorOf } from "../helpers.js";
 import {
   autoTuneCompaction, compactForSpawn, CompactStep, formatForPrompt, formatKB, kDefaultCompactionConfig, kPresets, presetConfig,
   shouldCompact, StepCompactor, type CompactedHistory, type ReducedStep, type Summarizer, type ToolCategory,
@@ -44,15 +44,6 @@ const seq = (tools: string[], from = 1, opts: StepOpts = {}) => tools.map((t, i)
 const lines = (h: CompactedHistory) => h.compactSteps.map(String);
 const ids = (steps: readonly ReducedStep[]) => steps.map((s) => s.id);
 
-function thrown(fn: () => unknown): CtxfoldError {
-  try {
-    fn();
-  } catch (err) {
-    if (CtxfoldError.isInstance(err)) return err;
-    throw err;
-  }
-  throw new Error("expected a CtxfoldError");
-}
 
 describe("seed 000 unit tests, ported", () => {
   // The seed's test_compaction_splits_recent expects 7 compact_steps for 7 consecutive
@@ -373,11 +364,11 @@ describe("config, presets, auto-tuning", () => {
       [{ recent_window: 3 }, /^config: unknown option "recent_window" \(options: recentWindow, maxCompactSteps, /],
     ];
     for (const [config, message] of cases) {
-      const err = thrown(() => new StepCompactor(config as never));
+      const err = errorOf(() => new StepCompactor(config as never));
       expect(err.code).toBe("E_BAD_INPUT");
       expect(err.message).toMatch(message);
     }
-    expect(thrown(() => new StepCompactor().compact([], { maxSteps: -1 })).message).toBe("options.maxSteps: must be a non-negative integer, got -1");
+    expect(errorOf(() => new StepCompactor().compact([], { maxSteps: -1 })).message).toBe("options.maxSteps: must be a non-negative integer, got -1");
   });
 
   it("presets are the seed's tuning table", () => {
@@ -394,7 +385,7 @@ describe("config, presets, auto-tuning", () => {
     const c = presetConfig("debugging");
     c.recentWindow = 99;
     expect(kPresets.debugging.recentWindow).toBe(7);
-    const err = thrown(() => presetConfig("toString"));
+    const err = errorOf(() => presetConfig("toString"));
     expect(err.code).toBe("E_BAD_INPUT");
     expect(err.message).toBe('preset: unknown preset "toString" (one of interactive-chat, long-research, code-analysis, debugging)');
   });
@@ -418,7 +409,7 @@ describe("config, presets, auto-tuning", () => {
     expect(tune("write a report on terrorism")).toEqual(plain);
     expect(tune("debugfs mount")).toEqual(plain);
     expect(tune("")).toEqual(plain);
-    expect(thrown(() => autoTuneCompaction(42 as never)).code).toBe("E_NOT_STRING");
+    expect(errorOf(() => autoTuneCompaction(42 as never)).code).toBe("E_NOT_STRING");
   });
 });
 
@@ -544,7 +535,7 @@ describe("compactForSpawn (cross-agent compaction)", () => {
   });
 
   it("rejects a bad sub-goal or maxSteps", () => {
-    expect(thrown(() => compactForSpawn(parent, { subGoal: 3 as never })).code).toBe("E_NOT_STRING");
-    expect(thrown(() => compactForSpawn(parent, { subGoal: "x", maxSteps: -2 })).message).toBe("options.maxSteps: must be a non-negative integer, got -2");
+    expect(errorOf(() => compactForSpawn(parent, { subGoal: 3 as never })).code).toBe("E_NOT_STRING");
+    expect(errorOf(() => compactForSpawn(parent, { subGoal: "x", maxSteps: -2 })).message).toBe("options.maxSteps: must be a non-negative integer, got -2");
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CtxfoldError } from "../../src/errors.js";
+import { errorOf } from "../helpers.js";
 import { generateRun } from "../../src/gen/run.js";
 import { messageTexts } from "../../src/model/texts.js";
 import { kMessageOverhead, TokenCounter } from "../../src/tokens/token-counter.js";
@@ -52,20 +52,11 @@ describe("TokenCounter", () => {
   });
 
   it("names the place of bad input", () => {
-    const bad = (f: () => unknown): CtxfoldError => {
-      try {
-        f();
-      } catch (e) {
-        if (CtxfoldError.isInstance(e)) return e;
-        throw e;
-      }
-      throw new Error("no error");
-    };
-    expect(bad(() => counter.countMessages([{ role: "user", content: "ok" }, { role: "user", content: 7 as unknown as string }])).message).toBe(
+    expect(errorOf(() => counter.countMessages([{ role: "user", content: "ok" }, { role: "user", content: 7 as unknown as string }])).message).toBe(
       "messages[1].content: expected a string, got number",
     );
-    expect(bad(() => counter.countMessages([{ role: "assistant", tool_calls: [{ function: { name: "x" } } as never] }])).path).toBe("messages[0].tool_calls[0]");
-    expect(bad(() => counter.estimate(null as unknown as string)).code).toBe("E_NOT_STRING");
-    expect(bad(() => new TokenCounter({ encoding: "p50k_base" as never })).code).toBe("E_UNKNOWN_ENCODING");
+    expect(errorOf(() => counter.countMessages([{ role: "assistant", tool_calls: [{ function: { name: "x" } } as never] }])).path).toBe("messages[0].tool_calls[0]");
+    expect(errorOf(() => counter.estimate(null as unknown as string)).code).toBe("E_NOT_STRING");
+    expect(errorOf(() => new TokenCounter({ encoding: "p50k_base" as never })).code).toBe("E_UNKNOWN_ENCODING");
   });
 });
