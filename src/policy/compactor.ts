@@ -133,6 +133,8 @@ export class Compactor {
   readonly #measure: Measure;
   readonly #memo = new Map<string, Replacement>();
   readonly #reducer: StepReducer;
+  /** Stage 3's reducer: only its store is used (removed messages go there). */
+  #storeReducer: StepReducer | undefined;
 
   constructor(config: CompactorConfig = {}) {
     this.settings = resolveTieredSettings(config);
@@ -534,7 +536,7 @@ export class Compactor {
     const oldSteps = w.steps.length - recent;
     if (oldSteps > 0) {
       report(this.#report, oldSteps);
-      const r = compactStepMessages(w.msgs, { steps: w.steps, force: true, compactor: { recentWindow: recent }, reducer: new StepReducer({ store: this.store }) });
+      const r = compactStepMessages(w.msgs, { steps: w.steps, force: true, compactor: { recentWindow: recent }, reducer: (this.#storeReducer ??= new StepReducer({ store: this.store })) });
       if (r.compacted) {
         w.msgs.splice(0, w.msgs.length, ...r.messages);
         w.classes = classify(w.msgs);
