@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     setupFiles: ["test/setup/fail-on-console.ts"],
+    globalSetup: ["test/setup/build-dist.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",

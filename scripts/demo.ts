@@ -3,8 +3,9 @@
  * provider formats and parsed back to the canonical model, one batched WASM pass hashes and
  * estimates every text, the estimate is checked against exact o200k_base counts on a sample,
  * the runs are validated per provider, one run is cut into turns and tool-category groups, and
- * every run is compacted to an 8k budget by the tiered compactor (in process; the worker pool
- * comes with the batch engine).
+ * every run is compacted to an 8k budget by the tiered compactor in process, and then the same
+ * runs, written as JSONL in all five formats, go through the batch engine's worker pool (what
+ * `ctxfold compact` does), whose closing summary is printed.
  */
 import { performance } from "node:perf_hooks";
 import { kAdapters, kFormats, type Format } from "../src/adapters/index.js";
@@ -18,6 +19,11 @@ import { messageTexts } from "../src/model/texts.js";
 import { TokenCounter } from "../src/tokens/token-counter.js";
 import { validate, newViolations } from "../src/validate/index.js";
 import { renderMessages } from "../src/adapters/index.js";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { runBatch } from "../src/pool/engine.js";
+import { summaryTable } from "../src/cli/commands/compact.js";
 import { createCompactor } from "../src/policy/index.js";
 import { createMemoryStore } from "../src/store/index.js";
 
@@ -124,6 +130,23 @@ async function main(): Promise<void> {
       `${refs.toLocaleString()} refs, ${(store.size / 1e6).toFixed(1)} MB offloaded`,
   ];
   process.stdout.write(lines.join("\n") + "\n");
+
+  // The batch engine: the runs as JSONL (each format in turn, half of them with other fields
+  // beside "messages"), compacted by a 2-worker pool with originals offloaded to packs.
+  const dir = mkdtempSync(path.join(tmpdir(), "ctxfold-demo-"));
+  try {
+    const input = path.join(dir, "runs.jsonl");
+    writeFileSync(input, runs.map((r, i) => {
+      const wire = renderMessages(r.messages, kFormats[i % kFormats.length]);
+      const env = Array.isArray(wire) ? { messages: wire } : (wire as object);
+      return JSON.stringify(i % 2 ? { id: `run-${i}`, ...env } : wire);
+    }).join("\n") + "\n");
+    const offloadDir = path.join(dir, "out.offload");
+    const summary = await runBatch({ input, output: path.join(dir, "out.jsonl"), budget, format: "auto", mode: "tiered", workers: 2, offloadDir, inProcessBelow: 0 });
+    process.stdout.write(`\nctxfold compact runs.jsonl -o out.jsonl --budget ${budget} --workers 2\n${summaryTable({ ...summary, offloadDir: "out.offload" })}\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 main().catch((err: unknown) => {

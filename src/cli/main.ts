@@ -1,109 +1,104 @@
 #!/usr/bin/env node
 /**
- * The ctxfold command. For now: `count` (tokens of text or of JSONL runs) and `hash`; the
- * compaction commands arrive with the compactor.
+ * The ctxfold command: a dispatcher over src/cli/commands/. Every command takes its argv and a
+ * CliIo and returns its exit code (kExit), so tests run them in-process as well as spawned.
  */
-import { readFileSync } from "node:fs";
-import { createGunzip } from "node:zlib";
-import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { realpathSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
-import { hashText, hashToHex } from "../core/hash.js";
-import { kEncodings, type Encoding } from "../core/weights-table.js";
-import { TokenCounter, type CountableMessage } from "../tokens/token-counter.js";
+import { kExit, kProcessIo, UsageError, type CliIo } from "./common.js";
+import { count, hash } from "./commands/count.js";
+import { compact } from "./commands/compact.js";
+import { stats } from "./commands/stats.js";
+import { explain } from "./commands/explain.js";
+import { show } from "./commands/show.js";
+import { validate } from "./commands/validate.js";
+import { bench } from "./commands/bench.js";
 
-const kUsage = `usage: ctxfold <command> [options]
+export const kUsage = `usage: ctxfold <command> [options]
 
 commands:
-  count FILE|-  [--encoding o200k_base|cl100k_base] [--exact] [--jsonl]
-                tokens of a text file, or with --jsonl of each run (one JSON per line: a
-                messages array, or an object with "messages") in OpenAI chat format
+  compact IN.jsonl[.gz]|- -o OUT.jsonl|- --budget N
+          [--format auto|openai|anthropic|responses|ai-sdk|langchain] [--mode tiered|legacy]
+          [--preset NAME] [--offload-dir DIR] [--workers N] [--resume] [--strict] [--json] [--quiet]
+                compacts every run (one per line: a messages array, or an object with
+                "messages" whose other fields are kept) to the budget, in input order and format
+  stats IN [--budget N,...] [--json]
+                token distribution per run, role and tool category; runs over each budget
+  explain IN --run ID --budget N [--json]
+                per stage: what was compacted, why, tokens before and after, refs
+  show REF --offload-dir DIR
+                the stored bytes of a ref
+  validate IN [--format F] [--json]
+                provider-rule issues of every run, by line and path
+  bench [--quick] [--json]
+                the project's benchmarks (npm run bench)
+  count FILE|- [--encoding o200k_base|cl100k_base] [--exact] [--jsonl]
+                tokens of a text file, or with --jsonl of each run
   hash FILE|-   xxh64 content hash of a text file
 
-exit codes: 0 ok, 1 bad input, 2 bad usage`;
+exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O error);
+2 bad usage; 3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
+130 interrupted (checkpoint written: rerun with --resume)`;
 
-function fail(code: number, message: string): never {
-  process.stderr.write(`ctxfold: ${message}\n`);
-  process.exit(code);
-}
+const kCommands: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
+  compact, stats, explain, show, validate, bench, count, hash,
+};
 
-function option(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i < 0) return undefined;
-  const v = args[i + 1];
-  if (v === undefined || v.startsWith("--")) fail(2, `${name} needs a value`);
-  args.splice(i, 2);
-  return v;
-}
-
-function flag(args: string[], name: string): boolean {
-  const i = args.indexOf(name);
-  if (i >= 0) args.splice(i, 1);
-  return i >= 0;
-}
-
-function lines(file: string): AsyncIterable<string> {
-  const raw = file === "-" ? process.stdin : createReadStream(file);
-  const input = file.endsWith(".gz") ? raw.pipe(createGunzip()) : raw;
-  return createInterface({ input, crlfDelay: Infinity });
-}
-
-async function countJsonl(file: string, counter: TokenCounter, mode: "estimate" | "exact"): Promise<void> {
-  let n = 0;
-  let total = 0;
-  for await (const line of lines(file)) {
-    n++;
-    if (!line.trim()) continue;
-    let run: unknown;
-    try {
-      run = JSON.parse(line);
-    } catch (err) {
-      throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`, { path: `${file}:${n}` });
+/** Runs one command line; never throws (errors become a message on stderr and an exit code). */
+export async function runCli(argv: string[], io: CliIo = kProcessIo): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+    io.stdout.write(kUsage + "\n");
+    return kExit.ok;
+  }
+  const run = kCommands[command];
+  if (!run) {
+    io.stderr.write(`ctxfold: unknown command ${JSON.stringify(command)}\n${kUsage}\n`);
+    return kExit.usage;
+  }
+  try {
+    return await run(rest, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`ctxfold ${command}: ${err.message}\n(ctxfold --help for usage)\n`);
+      return kExit.usage;
     }
-    const messages = Array.isArray(run) ? run : (run as { messages?: unknown }).messages;
-    if (!Array.isArray(messages)) throw new CtxfoldError("E_BAD_INPUT", "expected a messages array or an object with messages", { path: `${file}:${n}` });
-    let tokens: number;
-    try {
-      tokens = counter.countMessages(messages as CountableMessage[], mode);
-    } catch (err) {
-      if (CtxfoldError.isInstance(err)) throw new CtxfoldError(err.code, err.message, { path: `${file}:${n}`, cause: err });
-      throw err;
+    if (CtxfoldError.isInstance(err)) {
+      io.stderr.write(`ctxfold ${command}: ${err.message}\n`);
+      return kExit.failed;
     }
-    total += tokens;
-    const id = Array.isArray(run) ? `line ${n}` : String((run as { id?: unknown }).id ?? `line ${n}`);
-    process.stdout.write(`${tokens}\t${id}\n`);
-  }
-  process.stdout.write(`${total}\ttotal\n`);
-}
-
-async function main(argv: string[]): Promise<void> {
-  const args = [...argv];
-  if (args.length === 0 || flag(args, "--help") || flag(args, "-h")) {
-    process.stdout.write(kUsage + "\n");
-    return;
-  }
-  const command = args.shift();
-  if (command === "count") {
-    const encoding = (option(args, "--encoding") ?? "o200k_base") as Encoding;
-    if (!kEncodings.includes(encoding)) fail(2, `--encoding: one of ${kEncodings.join(", ")}`);
-    const mode = flag(args, "--exact") ? "exact" : "estimate";
-    const jsonl = flag(args, "--jsonl");
-    const file = args.shift() ?? fail(2, "count needs a FILE or -");
-    if (args.length) fail(2, `unknown arguments: ${args.join(" ")}`);
-    const counter = new TokenCounter({ encoding });
-    if (jsonl) return countJsonl(file, counter, mode);
-    const text = readFileSync(file === "-" ? 0 : file, "utf8");
-    process.stdout.write(`${counter.count(text, mode)}\n`);
-  } else if (command === "hash") {
-    const file = args.shift() ?? fail(2, "hash needs a FILE or -");
-    process.stdout.write(`${hashToHex(hashText(readFileSync(file === "-" ? 0 : file, "utf8")))}\n`);
-  } else {
-    fail(2, `unknown command ${JSON.stringify(command)}\n${kUsage}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    // OS errors (ENOENT, EACCES…) and zlib's (Z_DATA_ERROR: a corrupt .gz) are the input's fault.
+    if (typeof code === "string" && /^(E[A-Z]+|Z_[A-Z_]+)$/.test(code)) {
+      io.stderr.write(`ctxfold ${command}: ${(err as Error).message}\n`);
+      return kExit.failed;
+    }
+    throw err;
   }
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  if (CtxfoldError.isInstance(err)) fail(1, err.message);
-  if ((err as NodeJS.ErrnoException).code === "ENOENT") fail(1, (err as Error).message);
-  throw err;
-});
+const isMain = (() => {
+  try {
+    return process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
+  } catch {
+    return false;
+  }
+})();
+
+if (isMain) {
+  // A reader that stops early (`| head`) is not an error.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+  runCli(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`ctxfold: internal error: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exitCode = kExit.failed;
+    },
+  );
+}

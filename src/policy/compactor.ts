@@ -7,6 +7,7 @@ import { putMessages } from "../store/messages.js";
 import { compactMessages } from "../session/legacy.js";
 import { mergeAdjacent } from "../session/turns.js";
 import { compactStepMessages } from "../steps/messages.js";
+import { presetConfig } from "../steps/config.js";
 import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
@@ -536,7 +537,7 @@ export class Compactor {
     const oldSteps = w.steps.length - recent;
     if (oldSteps > 0) {
       report(this.#report, oldSteps);
-      const r = compactStepMessages(w.msgs, { steps: w.steps, force: true, compactor: { recentWindow: recent }, reducer: (this.#storeReducer ??= new StepReducer({ store: this.store })) });
+      const r = compactStepMessages(w.msgs, { steps: w.steps, force: true, compactor: { ...(s.stepPreset ? presetConfig(s.stepPreset) : {}), recentWindow: recent }, reducer: (this.#storeReducer ??= new StepReducer({ store: this.store })) });
       if (r.compacted) {
         w.msgs.splice(0, w.msgs.length, ...r.messages);
         w.classes = classify(w.msgs);

@@ -8,6 +8,7 @@ import type { Summarizer } from "./summarizer.js";
 import type { OffloadStore } from "../store/index.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { PolicyEvent } from "./events.js";
+import { kPresets, type PresetName } from "../steps/config.js";
 
 const ratio = (d: number) => z.number().gt(0).lte(1).default(d);
 const count = (d: number) => z.number().int().nonnegative().default(d);
@@ -42,6 +43,11 @@ export const TieredSettings = z.strictObject({
   summarizerTimeoutMs: count(30_000),
   /** A warning event when one call compacts more than this many parts (churn). */
   churnWarnAt: count(200),
+  /**
+   * Seed 000's tuning-table preset for stage 3's step compaction (its maxCompactSteps and
+   * groupSimilar; how many recent steps stay whole remains preserveRecentSteps). Tiered mode only.
+   */
+  stepPreset: z.enum(Object.keys(kPresets) as [PresetName, ...PresetName[]]).optional(),
 });
 export type TieredSettings = z.infer<typeof TieredSettings>;
 
@@ -71,7 +77,7 @@ export function resolveTieredSettings(config: CompactorConfig, path = "config"):
   if (!r.success) {
     const issue = r.error.issues[0];
     if (issue.code === "unrecognized_keys") {
-      throw new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${[...Object.keys(kDefaultTieredSettings), "store", "summarizer", "counter", "onEvent", "now"].join(", ")})`, { path });
+      throw new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${[...Object.keys(TieredSettings.shape), "store", "summarizer", "counter", "onEvent", "now"].join(", ")})`, { path });
     }
     throw new CtxfoldError("E_BAD_INPUT", issue.message, { path: [path, ...issue.path.map(String)].join(".") });
   }

@@ -8,3 +8,4 @@ export {
 } from "./offload.js";
 export { FsOffloadStore, createFsStore, type FsOps, type FsStoreOptions } from "./fs-store.js";
 export { putMessages, getMessages } from "./messages.js";
+export { PackOffloadStore, createPackStore, type PackStoreOptions } from "./pack-store.js";

@@ -1,0 +1,74 @@
+/**
+ * `ctxfold bench [--quick] [--json] [--scope LIST] [--readme]`: the project's benchmarks, as
+ * `npm run bench` runs them — `node dist/bench/run.js ARGS` in the package root — with every
+ * argument passed through unchanged (the bench runner owns its options) and its stdout and stderr
+ * streamed as they come.
+ *
+ * The script is found from this file's own place, as load-core.ts finds build/core.wasm: the
+ * package root is two levels above src/cli/ whether this runs from the sources (tests) or from
+ * dist/src/cli/ (the built package), recognised by its package.json naming ctxfold.
+ * CTXFOLD_BENCH_SCRIPT names another script (tests, or a bench kept outside the package).
+ * An installed package ships dist/src and build/core.wasm only, not dist/bench: then one line
+ * says so on stderr and the exit code is 1.
+ *
+ * Exit: the benchmark's own exit code; 130 when it was interrupted (SIGINT is forwarded to it and
+ * its end awaited), 128 + n for another signal n; 1 when the script is absent or cannot start.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { constants } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { kExit, type CliIo } from "../common.js";
+import { fail } from "../runs.js";
+
+/** The package root above this file (src/cli/commands or dist/src/cli/commands), or undefined. */
+function packageRoot(): string | undefined {
+  for (const rel of ["../../../", "../../../../"]) {
+    const root = fileURLToPath(new URL(rel, import.meta.url));
+    try {
+      const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name?: unknown };
+      if (pkg.name === "ctxfold") return root;
+    } catch {
+      // no package.json here: try the next level
+    }
+  }
+  return undefined;
+}
+
+/** The bench runner to start and the directory to start it in; `script` may not exist. */
+export function locateBench(): { script: string; cwd: string } {
+  const override = process.env.CTXFOLD_BENCH_SCRIPT;
+  if (override) return { script: override, cwd: packageRoot() ?? dirname(override) };
+  const root = packageRoot() ?? fileURLToPath(new URL("../../../", import.meta.url));
+  return { script: join(root, "dist", "bench", "run.js"), cwd: root };
+}
+
+export async function bench(argv: string[], io: CliIo): Promise<number> {
+  const { script, cwd } = locateBench();
+  if (!existsSync(script)) {
+    const why = process.env.CTXFOLD_BENCH_SCRIPT ? "(named by CTXFOLD_BENCH_SCRIPT)" : "(an installed package has no bench/: run it from a checkout built with `npm run build`)";
+    return fail(io, "bench", `no benchmark script at ${script} ${why}`);
+  }
+  const child = spawn(process.execPath, [script, ...argv], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.pipe(io.stdout, { end: false });
+  child.stderr.pipe(io.stderr, { end: false });
+  let interrupted = false;
+  const off = io.onInterrupt(() => {
+    interrupted = true;
+    child.kill("SIGINT");
+  });
+  try {
+    const { code, signal, error } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+      child.once("error", (error) => resolve({ code: null, signal: null, error }));
+      // "close", not "exit": the child's output has been read to the end by then.
+      child.once("close", (code, signal) => resolve({ code, signal }));
+    });
+    if (error) return fail(io, "bench", `cannot start ${script}: ${error.message}`);
+    if (interrupted || signal === "SIGINT") return kExit.interrupted;
+    if (signal) return 128 + (constants.signals[signal] ?? 0);
+    return code ?? kExit.failed;
+  } finally {
+    off();
+  }
+}

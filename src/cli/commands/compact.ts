@@ -1,0 +1,104 @@
+import { availableParallelism } from "node:os";
+import { kPresets, type PresetName } from "../../steps/config.js";
+import { kCliFormats } from "../../pool/job.js";
+import { runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import { intOption, kExit, parseCli, UsageError, type CliIo } from "../common.js";
+
+const kOptions = {
+  output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
+  preset: { type: "string" }, "offload-dir": { type: "string" }, workers: { type: "string" }, resume: { type: "boolean" },
+  strict: { type: "boolean" }, json: { type: "boolean" }, quiet: { type: "boolean" },
+} as const;
+
+/**
+ * `ctxfold compact IN -o OUT --budget N [...]` (README "The ctxfold command"). Originals of what
+ * is removed or shortened go to --offload-dir, by default `OUT.offload/` beside the output
+ * (`./ctxfold-offload/` when writing to stdout). Workers default to the machine's cores (at
+ * most 8); one worker, or an input under 1 MiB, compacts in-process.
+ */
+export async function compact(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCli(argv, kOptions);
+  const [input, ...rest] = positionals;
+  if (input === undefined) throw new UsageError("compact needs an input file (or - for stdin)");
+  if (rest.length) throw new UsageError(`unknown arguments: ${rest.join(" ")}`);
+  const output = values.output as string | undefined;
+  if (output === undefined) throw new UsageError("-o OUT is required (- for stdout)");
+  const budget = intOption(values.budget as string | undefined, "budget");
+  const format = kCliFormats[(values.format as string | undefined) ?? "auto"];
+  if (format === undefined) throw new UsageError(`--format: one of auto, openai, anthropic, responses, ai-sdk, langchain (got ${JSON.stringify(values.format)})`);
+  const mode = (values.mode as string | undefined) ?? "tiered";
+  if (mode !== "tiered" && mode !== "legacy") throw new UsageError(`--mode: tiered or legacy (got ${JSON.stringify(mode)})`);
+  const preset = values.preset as string | undefined;
+  if (preset !== undefined && !(preset in kPresets)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
+  const workers = intOption(values.workers as string | undefined, "workers", Math.min(8, availableParallelism()));
+  const offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
+  const quiet = Boolean(values.quiet);
+  const progress = !quiet && io.stderrIsTTY ? new ProgressLine(io) : undefined;
+
+  const summary = await runBatch({
+    input, output, budget, format, mode, workers, offloadDir,
+    ...(preset ? { preset: preset as PresetName } : {}),
+    resume: Boolean(values.resume), strict: Boolean(values.strict),
+    stdin: io.stdin, stdout: io.stdout,
+    onInterrupt: (stop) => io.onInterrupt(() => {
+      progress?.clear();
+      if (!quiet) io.stderr.write("ctxfold: interrupted: finishing the chunks in flight…\n");
+      stop();
+    }),
+    onProgress: progress ? (p) => progress.draw(p) : undefined,
+    onError: (e) => io.stderr.write(`ctxfold: ${input === "-" ? "stdin" : input}:${e.line}: ${e.code}: ${e.reason} (written through unchanged)\n`),
+  });
+  progress?.clear();
+  const report = { ...summary, offloadDir };
+  if (values.json) (output === "-" ? io.stderr : io.stdout).write(JSON.stringify(report) + "\n");
+  else if (!quiet) io.stderr.write(summaryTable(report) + "\n");
+  if (summary.interrupted) {
+    if (!quiet) io.stderr.write(`ctxfold: stopped after line ${summary.lines}; ${summary.checkpoint ? `rerun with --resume to continue (${summary.checkpoint})` : "output was stdout, so there is no checkpoint"}\n`);
+    return kExit.interrupted;
+  }
+  return summary.errors > 0 ? kExit.partial : kExit.ok;
+}
+
+const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/** The closing summary (stderr). */
+export function summaryTable(s: BatchSummary & { offloadDir: string }): string {
+  const rows: [string, string][] = [
+    ["runs", `${int(s.runs)} (${int(s.compacted)} compacted, ${int(s.fit)} within budget, ${int(s.errors)} errors${s.infeasible ? `, ${int(s.infeasible)} over budget: critical messages alone exceed it` : ""})`],
+    ["tokens in → out", `${int(s.tokensIn)} → ${int(s.tokensOut)} (estimated)`],
+    ["compression", s.tokensIn > 0 ? `${((1 - s.tokensOut / s.tokensIn) * 100).toFixed(1)}% saved` : "-"],
+    ["tiers", `normal ${int(s.tiers.normal)} · pressure ${int(s.tiers.pressure)} · critical ${int(s.tiers.critical)}`],
+    ["offloaded", `${mb(s.offloadedBytes)} to ${s.offloadDir}`],
+    ["bytes in → out", `${mb(s.bytesIn)} → ${mb(s.bytesOut)}`],
+    ["time", `${s.seconds.toFixed(1)} s, ${int(s.runs / Math.max(s.seconds, 1e-9))} runs/s, ${(s.bytesIn / 1e6 / Math.max(s.seconds, 1e-9)).toFixed(1)} MB/s, ${s.workers === 0 ? "in-process" : `${s.workers} workers`}`],
+  ];
+  if (s.resumedAfterLine > 0) rows.push(["resumed", `after line ${int(s.resumedAfterLine)}`]);
+  if (s.retried > 0 || s.crashed > 0) rows.push(["worker crashes", `${s.retried} chunks retried, ${s.crashed} written through`]);
+  if (s.errors > 0 && s.errorsFile) rows.push(["errors", s.errorsFile]);
+  const w = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join("\n");
+}
+
+/** One redrawn line on a terminal: runs, MB, runs/s, ETA and a bar (when the size is known). */
+class ProgressLine {
+  #last = 0;
+  constructor(readonly io: CliIo) {}
+  draw(p: BatchProgress): void {
+    const now = performance.now();
+    if (now - this.#last < 100) return;
+    this.#last = now;
+    const s = p.elapsedMs / 1000;
+    let line = `${int(p.runs)} runs · ${mb(p.readBytes)} · ${int(p.runs / Math.max(s, 1e-9))} runs/s`;
+    if (p.totalBytes) {
+      const f = Math.min(1, p.readBytes / p.totalBytes);
+      const eta = f > 0 ? (s * (1 - f)) / f : 0;
+      const bar = "#".repeat(Math.round(f * 24)).padEnd(24, ".");
+      line += ` · ETA ${Math.floor(eta / 60)}:${String(Math.round(eta % 60)).padStart(2, "0")} [${bar}] ${(f * 100).toFixed(0)}%`;
+    }
+    this.io.stderr.write(`\r${line}\x1b[K`);
+  }
+  clear(): void {
+    this.io.stderr.write("\r\x1b[K");
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * `ctxfold explain IN --run ID --budget N [--json] [--offload-dir DIR] [--format F] [--mode M]
+ * [--preset NAME]`: compacts one run as `compact` would (same compactor options, same reading of
+ * the line) and says what each stage of the tiered compactor did.
+ *
+ * The run is the first line whose id (`id`, `run_id` or `instance_id`) is ID, or the line a
+ * `line N` ID names (the id a run without one gets, usable for any line). Per stage it prints
+ * the stage's number and name, its candidates, what it compacted, why it skipped the rest
+ * (cache_hit, policy_preserve, no_pressure, no_gain, deadline), tokens before and after, and its
+ * duration; then the result's tier, status, tokens before and after, and every ref it stored
+ * (in order, once each). In the normal tier no stage runs: it says so; `--mode legacy` runs
+ * seed 002's three levels, which report no stages (only the result). Summariser fallbacks and
+ * churn warnings the compactor reported are listed too.
+ *
+ * Refs go to an fs store at DIR with --offload-dir (one file per ref, which `ctxfold show REF
+ * --offload-dir DIR` reads as it reads compact's packs), else to memory (the refs are listed but
+ * gone when the command ends).
+ *
+ * Exit 0 when the run was compacted and explained, whatever its status (a budget_infeasible
+ * result is a finding, printed as such); 1 when no line has the run, or its line is not a run in
+ * a supported format (the error names the line); 2 for bad usage.
+ */
+import { resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { CtxfoldError } from "../../errors.js";
+import type { PolicyEvent } from "../../policy/events.js";
+import { createCompactor } from "../../policy/index.js";
+import type { CompactResult, StageReport } from "../../policy/types.js";
+import { kPresets, type PresetName } from "../../steps/config.js";
+import { createFsStore, createMemoryStore, type OffloadStore } from "../../store/index.js";
+import { intOption, kExit, parseCli, UsageError, type CliIo, type JsonlRun } from "../common.js";
+import { fail, formatOption, num, readRuns, shownName, table, wireOf } from "../runs.js";
+
+/** What `--json` prints. */
+export interface ExplainReport {
+  file: string;
+  line: number;
+  id: string;
+  format: CompactResult["format"];
+  messages: number;
+  budget: number;
+  mode: CompactResult["mode"];
+  tier: CompactResult["tier"];
+  status: CompactResult["status"];
+  infeasible?: CompactResult["infeasible"];
+  tokensBefore: number;
+  tokensAfter: number;
+  durationMs: number;
+  stages: StageReport[];
+  /** Distinct refs, in the order first stored. */
+  refs: string[];
+  /** The fs store's directory, or null for the in-memory store. */
+  offloadDir: string | null;
+  /** Summariser fallbacks and churn warnings. */
+  warnings: PolicyEvent[];
+}
+
+/** The run `id` names in `file`, with its line; bad lines on the way are counted, not fatal. */
+async function findRun(file: string, io: CliIo, id: string): Promise<{ line: number; run: JsonlRun } | { error: CtxfoldError } | { missing: number }> {
+  const byLine = /^line (\d+)$/.exec(id);
+  const wanted = byLine ? Number(byLine[1]) : undefined;
+  let bad = 0;
+  for await (const item of readRuns(file, io)) {
+    if (wanted !== undefined && item.line === wanted) return item.error ? { error: item.error } : { line: item.line, run: item.run };
+    if (item.error) {
+      bad++;
+      continue;
+    }
+    if (wanted === undefined && item.run.id === id) return { line: item.line, run: item.run };
+  }
+  return { missing: bad };
+}
+
+export async function explain(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCli(argv, {
+    run: { type: "string" }, budget: { type: "string" }, json: { type: "boolean" }, "offload-dir": { type: "string" }, format: { type: "string" },
+    mode: { type: "string" }, preset: { type: "string" },
+  });
+  const [file, ...rest] = positionals;
+  if (file === undefined) throw new UsageError("explain needs an input file (IN.jsonl[.gz], or - for stdin)");
+  if (rest.length) throw new UsageError(`unknown arguments: ${rest.join(" ")}`);
+  const id = values.run as string | undefined;
+  if (id === undefined || id === "") throw new UsageError("--run ID is required (a run's id, or `line N`)");
+  const budget = intOption(values.budget as string | undefined, "budget");
+  const format = formatOption(values.format as string | undefined);
+  const dir = values["offload-dir"] as string | undefined;
+  if (dir === "") throw new UsageError("--offload-dir: expected a directory");
+  const mode = (values.mode as string | undefined) ?? "tiered";
+  if (mode !== "tiered" && mode !== "legacy") throw new UsageError(`--mode: tiered or legacy (got ${JSON.stringify(mode)})`);
+  const preset = values.preset as string | undefined;
+  if (preset !== undefined && !Object.hasOwn(kPresets, preset)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
+
+  const found = await findRun(file, io, id);
+  if ("missing" in found) {
+    const also = found.missing ? ` (${found.missing} line${found.missing === 1 ? "" : "s"} could not be read)` : "";
+    return fail(io, "explain", `no run with id ${JSON.stringify(id)} in ${shownName(file)}${also}`);
+  }
+  if ("error" in found) return fail(io, "explain", found.error.message);
+
+  const store: OffloadStore = dir !== undefined ? createFsStore({ dir }) : createMemoryStore();
+  const warnings: PolicyEvent[] = [];
+  const compactor = createCompactor({
+    store,
+    mode,
+    ...(preset !== undefined ? { stepPreset: preset as PresetName } : {}),
+    // A monotonic clock with sub-millisecond resolution: stage durations of a small run are
+    // fractions of a millisecond (no deadline is passed, so nothing reads it as epoch time).
+    now: () => performance.now(),
+    onEvent: (e) => {
+      if (e.type === "summarizer_fallback" || e.type === "churn_warning") warnings.push(e);
+    },
+  });
+  let r: CompactResult;
+  const t0 = performance.now();
+  try {
+    r = await compactor.compact(wireOf(found.run), { budget, ...(format ? { format } : {}) });
+  } catch (err) {
+    if (!CtxfoldError.isInstance(err)) throw err;
+    // A store that cannot be written is not the line's fault; anything else is the run's input.
+    return fail(io, "explain", err.code.startsWith("E_STORE") ? err.message : `${shownName(file)}:${found.line}: ${err.message}`);
+  }
+  // Parsing, the stages and rendering: what a caller of compact() waits for.
+  const durationMs = performance.now() - t0;
+  const report: ExplainReport = {
+    file: shownName(file), line: found.line, id: found.run.id, format: r.format, messages: found.run.messages.length, budget, mode: r.mode,
+    tier: r.tier, status: r.status, ...(r.infeasible ? { infeasible: r.infeasible } : {}),
+    tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter, durationMs, stages: r.stages, refs: [...new Set(r.refs)],
+    offloadDir: dir !== undefined ? resolve(dir) : null, warnings,
+  };
+  io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : render(report, compactor.settings.softRatio));
+  return kExit.ok;
+}
+
+const ms = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(1));
+
+/** Skip reasons as `reason n`, comma-separated; "–" when none. */
+function skips(s: StageReport["skipped"]): string {
+  return Object.entries(s).filter(([, n]) => n).map(([k, n]) => `${k} ${n}`).join(", ") || "–";
+}
+
+function render(r: ExplainReport, softRatio: number): string {
+  const out: string[] = [];
+  out.push(`run ${r.id} (${r.file}:${r.line}): ${r.format}, ${num(r.messages)} wire messages, budget ${num(r.budget)}`);
+  out.push(`tier ${r.tier}, status ${r.status}, tokens ${num(r.tokensBefore)} → ${num(r.tokensAfter)}, ${ms(r.durationMs)} ms`);
+  if (r.infeasible) {
+    out.push(`budget infeasible: the critical messages alone take ${num(r.infeasible.criticalTokens)} tokens of the ${num(r.infeasible.budget)} budget`);
+  }
+  out.push("");
+  if (r.stages.length === 0) {
+    out.push(r.tier === "normal"
+      ? `stage 0 (fits): ${num(r.tokensBefore)} tokens ≤ ${softRatio} × budget (${num(Math.floor(softRatio * r.budget))}): nothing to compact`
+      : r.mode === "legacy" ? "legacy mode: seed 002's three levels ran (they report no stages)" : "no stage ran");
+  } else {
+    out.push(table([
+      ["stage", "candidates", "compacted", "skipped", "tokens before", "after", "ms"],
+      ...r.stages.map((s) => [`${s.stage} ${s.name}`, num(s.candidateCount), num(s.compacted), skips(s.skipped), num(s.tokensBefore), num(s.tokensAfter), ms(s.durationMs)]),
+    ], { indent: "", align: "lrrlrrr" }).trimEnd());
+  }
+  for (const w of r.warnings) {
+    if (w.type === "summarizer_fallback") out.push(`warning: the summariser fell back to the extractive one for ${w.label}: ${w.reason}`);
+    else if (w.type === "churn_warning") out.push(`warning: ${num(w.compacted)} parts compacted in one call (churn warning above ${num(w.limit)})`);
+  }
+  out.push("");
+  if (r.refs.length === 0) out.push("refs: none");
+  else {
+    out.push(r.offloadDir !== null ? `refs (${r.refs.length}, stored in ${r.offloadDir}; \`ctxfold show REF --offload-dir ${r.offloadDir}\`):` : `refs (${r.refs.length}, held in memory only: rerun with --offload-dir DIR to keep them):`);
+    for (const ref of r.refs) out.push(`  ${ref}`);
+  }
+  return out.join("\n") + "\n";
+}

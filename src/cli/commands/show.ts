@@ -1,0 +1,51 @@
+/**
+ * `ctxfold show REF --offload-dir DIR`: writes the stored bytes of REF to stdout, exactly (binary
+ * data and WTF-8 text included, no newline added), so `ctxfold show REF … > file` gives back the
+ * original a compaction replaced.
+ *
+ * REF is a ref as compact and explain print it (`workspace/outputs/<kind>_<hash>.<ext>`). DIR
+ * holds either layout: the packs `compact` appends to (pack-store.ts: `pack-….bin` and their
+ * indexes) or one file per ref (fs-store.ts, what `explain` writes); both are read. The ref's
+ * prefix (before the last `/`) does not matter — stores made with another prefix use the same
+ * names — and a bare name (`output_<hash>.txt`) is taken as a ref too. The name must match the
+ * stores' own pattern, so no other path is ever read. An index of stored
+ * messages (`history_….json`) prints as the JSON it is: its `refs` are refs to show in turn.
+ *
+ * Exit 0 (also when the reader of a pipe stops early, as `| head` does); 1 for a malformed ref or
+ * one not stored in DIR (the message names both); 2 for bad usage.
+ */
+import { existsSync, statSync } from "node:fs";
+import { CtxfoldError } from "../../errors.js";
+import { createPackStore, kDefaultOffloadPrefix } from "../../store/index.js";
+import { kExit, parseCli, UsageError, type CliIo } from "../common.js";
+import { fail, writeAll } from "../runs.js";
+
+export async function show(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCli(argv, { "offload-dir": { type: "string" } });
+  const dir = values["offload-dir"] as string | undefined;
+  if (positionals.length !== 1) throw new UsageError("show needs one REF");
+  if (dir === undefined || dir === "") throw new UsageError("--offload-dir DIR is required (where the refs were stored)");
+  const ref = positionals[0];
+  const slash = ref.lastIndexOf("/");
+  const prefix = slash > 0 ? ref.slice(0, slash) : kDefaultOffloadPrefix;
+  const store = createPackStore({ dir, prefix });
+  let bytes: Uint8Array;
+  try {
+    bytes = store.get(slash > 0 ? ref : `${prefix}/${ref}`);
+  } catch (err) {
+    if (!CtxfoldError.isInstance(err)) throw err;
+    if (err.code === "E_BAD_REF") return fail(io, "show", `not a ref (expected …/<kind>_<16 hex digits>.<ext>): ${JSON.stringify(ref)}`);
+    if (err.code === "E_REF_NOT_FOUND") {
+      const why = !existsSync(store.dir) ? ` (${store.dir} does not exist)` : !statSync(store.dir).isDirectory() ? ` (${store.dir} is not a directory)` : "";
+      return fail(io, "show", `${JSON.stringify(ref)} is not stored in ${store.dir}${why}`);
+    }
+    return fail(io, "show", err.message);
+  }
+  try {
+    await writeAll(io.stdout, bytes);
+  } catch (err) {
+    // The reader stopped reading (`ctxfold show REF … | head`): nothing is wrong with the ref.
+    if ((err as NodeJS.ErrnoException).code !== "EPIPE") throw err;
+  }
+  return kExit.ok;
+}

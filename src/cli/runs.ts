@@ -1,0 +1,224 @@
+/**
+ * What the read-only commands (stats, explain, validate) share: the --format names, reading a
+ * JSONL file run by run with bad lines as values rather than exceptions, parsing a run's wire
+ * messages into the canonical model, and locating a canonical message in its wire array.
+ *
+ * Kept apart from common.ts, which the batch commands (compact, count) own.
+ */
+import type { Readable } from "node:stream";
+import { parseMessages, type Format } from "../adapters/index.js";
+import { reusable } from "../adapters/common.js";
+import { CtxfoldError } from "../errors.js";
+import type { Message } from "../model/schema.js";
+import { kExit, openInput, readLines, runOfLine, UsageError, type CliIo, type JsonlRun } from "./common.js";
+
+/**
+ * The --format names of the command line (the usage's auto|openai|anthropic|responses|ai-sdk|langchain)
+ * and the library's own names, to the library's Format; "auto" is undefined (detected per run).
+ */
+const kFormatNames: Readonly<Record<string, Format | undefined>> = {
+  auto: undefined,
+  openai: "openai-chat",
+  "openai-chat": "openai-chat",
+  responses: "openai-responses",
+  "openai-responses": "openai-responses",
+  anthropic: "anthropic",
+  "ai-sdk": "ai-sdk",
+  langchain: "langchain",
+};
+
+/** The Format a --format value names (undefined for auto or when absent), or a UsageError. */
+export function formatOption(value: string | undefined): Format | undefined {
+  if (value === undefined) return undefined;
+  if (!Object.hasOwn(kFormatNames, value)) {
+    throw new UsageError(`--format: one of auto, openai, anthropic, responses, ai-sdk, langchain; got ${JSON.stringify(value)}`);
+  }
+  return kFormatNames[value];
+}
+
+/**
+ * `err` located at `file:line`, its own path kept after it (`runs.jsonl:3: messages[0]: …`).
+ * common.ts's atLine does the same but keeps err.message whole, and a CtxfoldError's message
+ * already starts with its path, so the path would be printed twice; this takes the message
+ * without it.
+ */
+export function locate(err: unknown, file: string, line: number): CtxfoldError {
+  const where = `${shownName(file)}:${line}`;
+  if (!CtxfoldError.isInstance(err)) return new CtxfoldError("E_BAD_INPUT", err instanceof Error ? err.message : String(err), { path: where, cause: err });
+  const bare = err.path && err.message.startsWith(`${err.path}: `) ? err.message.slice(err.path.length + 2) : err.message;
+  return new CtxfoldError(err.code, bare, { path: err.path ? `${where}: ${err.path}` : where, cause: err });
+}
+
+/** How a file is named in messages: `stdin` for `-`. */
+export const shownName = (file: string): string => (file === "-" ? "stdin" : file);
+
+/** One non-blank line of a JSONL file: its run, or why it is not one. */
+export type RunLine = { line: number; run: JsonlRun; error?: undefined } | { line: number; run?: undefined; error: CtxfoldError };
+
+/**
+ * The runs of a JSONL file (`-` for stdin, gzip detected), one per non-blank line. A line that
+ * is not JSON or not a run comes back as an error located at `file:line` (locate), so a command
+ * decides whether it is fatal. A failure of the stream itself (a missing file, corrupt gzip)
+ * throws: there is nothing more to read.
+ */
+export async function* readRuns(file: string, io: CliIo): AsyncGenerator<RunLine> {
+  const input: Readable = openInput(file, io);
+  const lines = readLines(input);
+  try {
+    yield* runLines(lines, file);
+  } finally {
+    // A reader that stops early (explain found its run) lets go of the file; stdin is the caller's.
+    await lines.return(undefined);
+    if (file !== "-") input.destroy();
+  }
+}
+
+async function* runLines(lines: AsyncGenerator<{ line: string; n: number }>, file: string): AsyncGenerator<RunLine> {
+  for (;;) {
+    let next: IteratorResult<{ line: string; n: number }>;
+    try {
+      next = await lines.next();
+    } catch (err) {
+      throw streamError(err, file);
+    }
+    if (next.done) return;
+    const { line, n } = next.value;
+    if (!line.trim()) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (err) {
+      yield { line: n, error: locate(new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`), file, n) };
+      continue;
+    }
+    let item: RunLine;
+    try {
+      item = { line: n, run: runOfLine(value, n) };
+    } catch (err) {
+      item = { line: n, error: locate(err, file, n) };
+    }
+    yield item;
+  }
+}
+
+/**
+ * zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR: a corrupt or truncated .gz) as E_BAD_INPUT naming the
+ * file, so the dispatcher reports them like any unreadable input; other errors pass unchanged.
+ */
+function streamError(err: unknown, file: string): unknown {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (typeof code === "string" && code.startsWith("Z_")) {
+    return new CtxfoldError("E_BAD_INPUT", `cannot decompress: ${(err as Error).message} (${code})`, { path: shownName(file), cause: err });
+  }
+  return err;
+}
+
+/**
+ * What a run's messages are handed to the adapters as: the `messages` array, or, for an envelope
+ * with a `system` field, the Anthropic request `{ system, messages }` (what detectFormat reads
+ * such an object as, and what `compact` hands the compactor, so every command reads a line alike;
+ * under a --format other than anthropic such a line is then not valid input).
+ */
+export function wireOf(run: JsonlRun): unknown {
+  return run.envelope && "system" in run.envelope ? { system: run.envelope.system, messages: run.messages } : run.messages;
+}
+
+/** A run parsed into the canonical model. */
+export interface ParsedRun {
+  format: Format;
+  /** What the adapters read (see wireOf). */
+  wire: unknown;
+  messages: Message[];
+}
+
+/** Parses a run under `format` (detected when undefined); failures are CtxfoldErrors at `file:line`. */
+export function parseRun(run: JsonlRun, file: string, line: number, format?: Format): ParsedRun {
+  const wire = wireOf(run);
+  try {
+    const parsed = parseMessages(wire, format ? { format } : {});
+    return { format: parsed.format, wire, messages: parsed.messages };
+  } catch (err) {
+    throw locate(err, file, line);
+  }
+}
+
+/**
+ * Where each canonical message came from in the wire, as a path a user finds in the file:
+ * `messages[3]` (the wire array's index), or `system` for an Anthropic system prompt. Validator
+ * paths index the canonical list, which differs from the wire's where one wire message becomes
+ * several (an Anthropic user turn of tool results) or several become one (a Responses run of
+ * items); this maps them back through the adapters' record of what each message was parsed from.
+ * Undefined for a message with no recorded origin (none after a fresh parse).
+ */
+export function wireLocator(parsed: ParsedRun): (index: number) => string | undefined {
+  const wireMessages = Array.isArray(parsed.wire) ? parsed.wire : (parsed.wire as { messages: unknown[] }).messages;
+  const at = new Map<unknown, number>();
+  wireMessages.forEach((m, i) => at.set(m, i));
+  const where: (string | undefined)[] = new Array(parsed.messages.length);
+  for (let i = 0; i < parsed.messages.length; ) {
+    const r = reusable(parsed.messages, i, parsed.format);
+    if (!r) {
+      i++;
+      continue;
+    }
+    // A Responses run of items is recorded as the slice of them: its first item locates it.
+    const k = at.get(r.raw) ?? (Array.isArray(r.raw) ? at.get(r.raw[0]) : undefined);
+    const path = k !== undefined ? `messages[${k}]` : wireMessages === parsed.wire ? undefined : "system";
+    for (let j = 0; j < r.length; j++) where[i + j] = path;
+    i += r.length;
+  }
+  return (index) => where[index];
+}
+
+/**
+ * An error message on stderr, continuation lines indented (zod's prettified issues span
+ * several lines), so that each bad line reads as one block.
+ */
+export function writeError(io: CliIo, err: unknown): void {
+  const message = err instanceof Error ? err.message : String(err);
+  io.stderr.write(`${message.replace(/\n/g, "\n  ")}\n`);
+}
+
+/** Reports a failure the way the dispatcher does (`ctxfold CMD: message`) and returns kExit.failed. */
+export function fail(io: CliIo, command: string, message: string): number {
+  io.stderr.write(`ctxfold ${command}: ${message}\n`);
+  return kExit.failed;
+}
+
+/**
+ * Writes `data` and waits until the stream took it (a large output to a pipe). A write error
+ * (EPIPE: the reader of a pipe went away, as `| head` does) rejects instead of surfacing as an
+ * unhandled 'error' event.
+ */
+export function writeAll(stream: NodeJS.WritableStream, data: string | Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    stream.once("error", onError);
+    stream.write(data, (err) => {
+      // On failure the stream emits 'error' after this callback: the listener stays for it.
+      if (err) return reject(err);
+      stream.off("error", onError);
+      resolve();
+    });
+  });
+}
+
+/** A number with thousands separators (human tables). */
+export const num = (n: number): string => n.toLocaleString("en-US", { maximumFractionDigits: 0 });
+
+/** A fraction as a percentage with one decimal ("12.5%"). */
+export const pct = (part: number, whole: number): string => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : "–");
+
+/**
+ * Rows of cells as a table; `align` has one letter per column, `l` or `r` (default: the first
+ * column left, the others right).
+ */
+export function table(rows: readonly (readonly string[])[], options: { indent?: string; align?: string } = {}): string {
+  const { indent = "  ", align = "l" } = options;
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  const left = (i: number) => (align[i] ?? "r") === "l";
+  return rows
+    .map((r) => indent + r.map((c, i) => (left(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ").trimEnd())
+    .join("\n") + "\n";
+}

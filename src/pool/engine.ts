@@ -1,0 +1,376 @@
+/**
+ * The batch engine behind `ctxfold compact`: streams JSONL, cuts it into chunks of whole lines
+ * (≥ chunkBytes), compacts them in a Piscina pool (or in-process for one worker and small
+ * inputs), and writes the results in input order. Memory stays bounded: at most
+ * `2 × workers` chunks are in flight, and reading waits for a free slot.
+ *
+ * Faults: a bad line is written through with an error record (or, under `strict`, stops the
+ * run); a chunk whose worker dies is retried once in a fresh worker, then written through with
+ * an error record per run; an interrupt finishes the chunks in flight and leaves a checkpoint
+ * (`OUT.checkpoint.json`) from which `resume` continues with no run lost or written twice.
+ */
+import { existsSync, statSync, createReadStream } from "node:fs";
+import { open, readFile, rm, truncate, type FileHandle } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import type { Readable, Writable } from "node:stream";
+import { Piscina } from "piscina";
+import { getCoreModule } from "../core/load-core.js";
+import { CtxfoldError } from "../errors.js";
+import { kNodeFsOps, writeFileAtomic } from "../store/fs-ops.js";
+import { addStats, compactChunk, emptyStats, unpack, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
+import { gunzipIfGzip } from "./input.js";
+import type { WorkerTask } from "./worker.js";
+
+export interface BatchOptions extends Omit<JobOptions, "file"> {
+  /** A file (.gz is gunzipped; gzip data is also recognised by its magic bytes) or "-" for `stdin`. */
+  input: string;
+  /** A file, or "-" for `stdout`. */
+  output: string;
+  /** Worker threads; 1 compacts in-process. */
+  workers: number;
+  /** Continue from OUT.checkpoint.json. */
+  resume?: boolean;
+  /** Stop at the first line that cannot be compacted (E_BAD_INPUT naming file:line). */
+  strict?: boolean;
+  stdin?: Readable;
+  stdout?: Writable;
+  /** Called when the run is to stop (SIGINT); returns the handler's removal. */
+  onInterrupt?: (stop: () => void) => () => void;
+  /** Called after every chunk written. */
+  onProgress?: (p: BatchProgress) => void;
+  /** Error records of a run written to stdout go here, one line each. @default ignored */
+  onError?: (record: ErrorRecord) => void;
+  /** @default 256 KiB, or CTXFOLD_CHUNK_BYTES (tests use small chunks to have many) */
+  chunkBytes?: number;
+  /** Inputs smaller than this (files only) run in-process whatever `workers` says. @default 1 MiB */
+  inProcessBelow?: number;
+}
+
+export interface BatchProgress {
+  runs: number;
+  /** Input bytes read so far (compressed bytes for .gz), and the input's size when known. */
+  readBytes: number;
+  totalBytes?: number;
+  elapsedMs: number;
+}
+
+export interface BatchSummary extends ChunkStats {
+  lines: number;
+  chunks: number;
+  seconds: number;
+  /** Worker threads used (0: in-process). */
+  workers: number;
+  interrupted: boolean;
+  /** Lines the run skipped because a checkpoint said they were done. */
+  resumedAfterLine: number;
+  errorsFile?: string;
+  checkpoint?: string;
+  /** Chunks retried after a worker died, and chunks written through after the retry died too. */
+  retried: number;
+  crashed: number;
+  /** The process's peak resident set (main thread and workers), MB. */
+  peakRssMB: number;
+}
+
+interface Checkpoint {
+  ctxfold: "checkpoint";
+  version: 1;
+  input: string;
+  options: Omit<JobOptions, "file">;
+  /** Input lines done (all written), output and errors-file bytes written for them. */
+  lines: number;
+  outBytes: number;
+  errBytes: number;
+  stats: ChunkStats;
+}
+
+const kDefaultChunkBytes = 256 * 1024;
+const kDefaultInProcessBelow = 1 << 20;
+
+/** The worker script: dist's worker.js beside this file, or dist's when running from sources. */
+function workerFile(): string {
+  const here = new URL("./worker.js", import.meta.url);
+  if (existsSync(fileURLToPath(here))) return here.href;
+  const built = new URL("../../dist/src/pool/worker.js", import.meta.url);
+  if (existsSync(fileURLToPath(built))) return built.href;
+  throw new CtxfoldError("E_BAD_INPUT", `the pool's worker script is not built (looked for ${fileURLToPath(here)}); run \`npm run build\``);
+}
+
+/** Whole-line chunks of the input, after skipping `skipLines` lines. */
+async function* chunksOf(input: Readable, chunkBytes: number, skipLines: number): AsyncGenerator<{ bytes: Uint8Array; firstLine: number }> {
+  let pending: Buffer[] = [];
+  let size = 0;
+  let line = 1;
+  let skip = skipLines;
+  const take = (all: Buffer, cut: number) => {
+    const bytes = new Uint8Array(cut);
+    bytes.set(all.subarray(0, cut));
+    let n = 0;
+    for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) n++;
+    if (cut > 0 && bytes[cut - 1] !== 0x0a) n++;
+    const chunk = { bytes, firstLine: line };
+    line += n;
+    return chunk;
+  };
+  for await (const data of input as AsyncIterable<Buffer>) {
+    let buf = data;
+    while (skip > 0 && buf.length > 0) {
+      const nl = buf.indexOf(0x0a);
+      if (nl < 0) {
+        buf = buf.subarray(buf.length);
+        break;
+      }
+      buf = buf.subarray(nl + 1);
+      skip--;
+      line++;
+    }
+    if (buf.length === 0) continue;
+    pending.push(buf);
+    size += buf.length;
+    if (size < chunkBytes) continue;
+    const all = Buffer.concat(pending, size);
+    const cut = all.lastIndexOf(0x0a) + 1;
+    if (cut === 0) continue; // one line longer than a chunk: keep reading
+    yield take(all, cut);
+    pending = cut < all.length ? [all.subarray(cut)] : [];
+    size = all.length - cut;
+  }
+  if (size > 0) {
+    const all = Buffer.concat(pending, size);
+    yield take(all, all.length);
+  }
+}
+
+/** A chunk written through unchanged, with an error record per run (after a worker died twice). */
+function passThrough(bytes: Uint8Array, firstLine: number, reason: string): ChunkResult {
+  const stats = emptyStats();
+  const errors: ErrorRecord[] = [];
+  let lines = 0;
+  for (let start = 0; start < bytes.length; lines++) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    if (bytes.subarray(start, end).some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d)) {
+      stats.runs++;
+      stats.errors++;
+      errors.push({ line: firstLine + lines, code: "E_WORKER_CRASH", reason });
+    }
+    start = end + 1;
+  }
+  const out = bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? Buffer.concat([bytes, Buffer.from("\n")]) : bytes;
+  stats.bytesIn = bytes.length;
+  stats.bytesOut = out.length;
+  return { out, errors, stats, lines };
+}
+
+/** Where output goes: a file (positioned writes, so resume can truncate) or a stream. */
+interface Sink {
+  write(bytes: Uint8Array): Promise<void>;
+  close(): Promise<void>;
+}
+
+function streamSink(stream: Writable): Sink {
+  return {
+    write: (bytes) => new Promise<void>((resolve, reject) => {
+      if (bytes.length === 0) return resolve();
+      const ok = stream.write(bytes, (err) => (err ? reject(err) : undefined));
+      if (ok) resolve();
+      else stream.once("drain", resolve);
+    }),
+    close: async () => undefined,
+  };
+}
+
+async function fileSink(path: string, at: number): Promise<Sink & { handle: FileHandle }> {
+  const handle = await open(path, at > 0 ? "r+" : "w");
+  if (at > 0) await handle.truncate(at);
+  let position = at;
+  return {
+    handle,
+    async write(bytes) {
+      let done = 0;
+      while (done < bytes.length) {
+        const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position);
+        done += bytesWritten;
+        position += bytesWritten;
+      }
+    },
+    close: () => handle.close(),
+  };
+}
+
+const sameOptions = (a: Omit<JobOptions, "file">, b: Omit<JobOptions, "file">) =>
+  JSON.stringify([a.budget, a.format, a.mode, a.preset ?? null, a.offloadDir ?? null]) === JSON.stringify([b.budget, b.format, b.mode, b.preset ?? null, b.offloadDir ?? null]);
+
+/** Runs the batch; resolves with its summary (interrupted or not), rejects on fatal errors. */
+export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
+  const started = performance.now();
+  const job: JobOptions = {
+    budget: options.budget, format: options.format, mode: options.mode, file: options.input === "-" ? "stdin" : options.input,
+    ...(options.preset ? { preset: options.preset } : {}), ...(options.offloadDir ? { offloadDir: options.offloadDir } : {}),
+  };
+  const { file: _file, ...jobKey } = job; // eslint-disable-line @typescript-eslint/no-unused-vars
+  const toFile = options.output !== "-";
+  const checkpointPath = toFile ? `${options.output}.checkpoint.json` : undefined;
+  const errorsPath = toFile ? `${options.output}.errors.jsonl` : undefined;
+
+  // Resume: the checkpoint must be this run's; output and errors are cut back to what it covers.
+  let resumed: Checkpoint | undefined;
+  if (options.resume) {
+    if (!checkpointPath) throw new CtxfoldError("E_BAD_INPUT", "--resume needs -o FILE (a checkpoint sits beside the output file)");
+    if (!existsSync(checkpointPath)) throw new CtxfoldError("E_BAD_INPUT", `no checkpoint to resume from (${checkpointPath})`);
+    const cp = JSON.parse(await readFile(checkpointPath, "utf8")) as Checkpoint;
+    if (cp.ctxfold !== "checkpoint" || cp.version !== 1) throw new CtxfoldError("E_BAD_INPUT", `${checkpointPath} is not a ctxfold checkpoint`);
+    if (cp.input !== options.input || !sameOptions(cp.options, jobKey)) {
+      throw new CtxfoldError("E_BAD_INPUT", `${checkpointPath} was written for ${cp.input} with ${JSON.stringify(cp.options)}; rerun with the same input and options, or without --resume`);
+    }
+    resumed = cp;
+  } else if (checkpointPath && existsSync(checkpointPath)) {
+    await rm(checkpointPath);
+  }
+
+  const out: Sink = toFile ? await fileSink(options.output, resumed?.outBytes ?? 0) : streamSink(options.stdout ?? process.stdout);
+  let errBytes = resumed?.errBytes ?? 0;
+  let errSink: Sink | undefined;
+  if (errorsPath) {
+    if (resumed) {
+      if (existsSync(errorsPath)) await truncate(errorsPath, errBytes);
+      errSink = await fileSink(errorsPath, errBytes);
+    } else if (existsSync(errorsPath)) {
+      await rm(errorsPath);
+    }
+  }
+
+  let totalBytes: number | undefined;
+  let raw: Readable;
+  if (options.input === "-") raw = options.stdin ?? process.stdin;
+  else {
+    totalBytes = statSync(options.input).size;
+    raw = createReadStream(options.input, { highWaterMark: 1 << 20 });
+  }
+  let readBytes = 0;
+  raw.on("data", (d: Buffer) => (readBytes += d.length));
+  const input = gunzipIfGzip(raw);
+
+  const inProcess = options.workers <= 1 || (totalBytes !== undefined && totalBytes < (options.inProcessBelow ?? kDefaultInProcessBelow));
+  const workers = inProcess ? 0 : options.workers;
+  const pool = inProcess ? undefined : new Piscina({
+    filename: workerFile(), minThreads: workers, maxThreads: workers, idleTimeout: 60_000,
+    workerData: { coreModule: getCoreModule() },
+  });
+
+  const summary: BatchSummary = {
+    ...(resumed ? structuredClone(resumed.stats) : emptyStats()), lines: resumed?.lines ?? 0, chunks: 0, seconds: 0, workers,
+    interrupted: false, resumedAfterLine: resumed?.lines ?? 0, retried: 0, crashed: 0, peakRssMB: 0,
+    ...(errorsPath ? { errorsFile: errorsPath } : {}), ...(checkpointPath ? { checkpoint: checkpointPath } : {}),
+  };
+  let stopping = false;
+  const removeInterrupt = options.onInterrupt?.(() => {
+    stopping = true;
+  });
+
+  // Output bytes in the file so far, resumed ones included.
+  let outBytes = resumed?.outBytes ?? 0;
+  const saveCheckpoint = () => {
+    if (!checkpointPath) return;
+    const stats = emptyStats();
+    addStats(stats, summary);
+    const cp: Checkpoint = { ctxfold: "checkpoint", version: 1, input: options.input, options: jobKey, lines: summary.lines, outBytes, errBytes, stats };
+    writeFileAtomic(kNodeFsOps, checkpointPath, Buffer.from(JSON.stringify(cp)), false);
+  };
+
+  const runChunk = async (bytes: Uint8Array, firstLine: number, chunk: number): Promise<ChunkResult> => {
+    if (!pool) return compactChunk(bytes, firstLine, job);
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const copy = bytes.slice();
+      const task: WorkerTask = { bytes: copy, firstLine, options: job, chunk, attempt };
+      try {
+        const packed = (await pool.run(task, { transferList: [copy.buffer as ArrayBuffer] })) as Uint8Array;
+        const { out: o, meta } = unpack<Omit<ChunkResult, "out">>(packed);
+        return { out: o, ...meta };
+      } catch (err) {
+        lastError = err;
+        if (attempt === 0) summary.retried++;
+      }
+    }
+    summary.crashed++;
+    return passThrough(bytes, firstLine, `worker died compacting this chunk twice: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+  };
+
+  const inFlight = new Map<number, Promise<ChunkResult>>();
+  const limit = pool ? 2 * workers : 1;
+  let next = 0; // the next chunk to write
+  let issued = 0;
+  let failure: unknown;
+
+  const writeResult = async (r: ChunkResult) => {
+    if (options.strict && r.errors.length > 0) {
+      const e = r.errors[0];
+      throw new CtxfoldError(e.code as never, `${e.reason} (--strict: stopped; ${summary.lines} lines before it were written)`, { path: `${job.file}:${e.line}${e.path ? `: ${e.path}` : ""}` });
+    }
+    await out.write(r.out);
+    if (r.errors.length > 0) {
+      if (errorsPath) {
+        errSink ??= await fileSink(errorsPath, 0);
+        const text = Buffer.from(r.errors.map((e) => JSON.stringify(e) + "\n").join(""), "utf8");
+        await errSink.write(text);
+        errBytes += text.length;
+      } else for (const e of r.errors) options.onError?.(e);
+    }
+    addStats(summary, r.stats);
+    summary.lines += r.lines;
+    summary.chunks++;
+    outBytes += r.out.length;
+    saveCheckpoint();
+    options.onProgress?.({ runs: summary.runs, readBytes, ...(totalBytes !== undefined ? { totalBytes } : {}), elapsedMs: performance.now() - started });
+  };
+
+  const drainReady = async () => {
+    while (inFlight.has(next)) {
+      const p = inFlight.get(next)!;
+      inFlight.delete(next);
+      next++;
+      await writeResult(await p);
+    }
+  };
+
+  try {
+    for await (const { bytes, firstLine } of chunksOf(input, options.chunkBytes ?? (Number(process.env.CTXFOLD_CHUNK_BYTES) || kDefaultChunkBytes), resumed?.lines ?? 0)) {
+      if (stopping) break;
+      const p = runChunk(bytes, firstLine, issued);
+      p.catch(() => undefined); // awaited in order below
+      inFlight.set(issued++, p);
+      if (inFlight.size >= limit) {
+        // Wait for the oldest chunk and write it (and any after it already done).
+        const oldest = inFlight.get(next)!;
+        inFlight.delete(next);
+        next++;
+        await writeResult(await oldest);
+        await drainReady();
+      }
+    }
+    while (inFlight.size > 0) {
+      const p = inFlight.get(next)!;
+      inFlight.delete(next);
+      next++;
+      await writeResult(await p);
+    }
+  } catch (err) {
+    failure = err;
+  } finally {
+    removeInterrupt?.();
+    raw.destroy();
+    await pool?.destroy();
+    await out.close();
+    await errSink?.close();
+  }
+  if (failure) {
+    if (checkpointPath && existsSync(checkpointPath) && options.strict) await rm(checkpointPath);
+    throw failure;
+  }
+  summary.interrupted = stopping;
+  if (!stopping && checkpointPath && existsSync(checkpointPath)) await rm(checkpointPath);
+  summary.seconds = (performance.now() - started) / 1000;
+  summary.peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
+  return summary;
+}

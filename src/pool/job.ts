@@ -1,0 +1,231 @@
+/**
+ * The batch engine's unit of work, shared by the in-process path and the Piscina workers: a
+ * chunk of whole JSONL lines in, the compacted lines (in order, in each run's own format) plus
+ * error records and stats out. Pure apart from the offload store it writes to.
+ */
+import { kFormats, type Format } from "../adapters/index.js";
+import { CtxfoldError } from "../errors.js";
+import { Compactor, createCompactor } from "../policy/index.js";
+import type { OffloadHint, OffloadStore } from "../store/index.js";
+import { createMemoryStore, createPackStore, PackOffloadStore } from "../store/index.js";
+import type { PresetName } from "../steps/config.js";
+
+/** The formats `--format` names (short CLI names to the library's). */
+export const kCliFormats: Readonly<Record<string, Format | "auto">> = {
+  auto: "auto", openai: "openai-chat", anthropic: "anthropic", responses: "openai-responses", "ai-sdk": "ai-sdk", langchain: "langchain",
+  ...Object.fromEntries(kFormats.map((f) => [f, f])),
+};
+
+export interface JobOptions {
+  budget: number;
+  /** The input's format, or "auto" to detect it per run. */
+  format: Format | "auto";
+  mode: "tiered" | "legacy";
+  /** Seed 000's preset for stage 3's step compaction. */
+  preset?: PresetName;
+  /** Where removed and shortened originals go; none keeps them in memory (tests, --dry runs). */
+  offloadDir?: string;
+  /** The input's name in error records. */
+  file: string;
+}
+
+/** A line that could not be compacted: it was written through unchanged. */
+export interface ErrorRecord {
+  line: number;
+  id?: string;
+  code: string;
+  reason: string;
+  path?: string;
+}
+
+export interface ChunkStats {
+  runs: number;
+  /** Runs a compaction changed. */
+  compacted: number;
+  /** Runs within the soft threshold, written through byte-identical. */
+  fit: number;
+  /** Runs whose critical messages alone exceed the budget (written compacted as far as possible). */
+  infeasible: number;
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  tiers: { normal: number; pressure: number; critical: number };
+  /** Bytes put under distinct new refs into the offload store. */
+  offloadedBytes: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+export interface ChunkResult {
+  out: Uint8Array;
+  errors: ErrorRecord[];
+  stats: ChunkStats;
+  /** Input lines this chunk held. */
+  lines: number;
+}
+
+export const emptyStats = (): ChunkStats => ({
+  runs: 0, compacted: 0, fit: 0, infeasible: 0, errors: 0, tokensIn: 0, tokensOut: 0,
+  tiers: { normal: 0, pressure: 0, critical: 0 }, offloadedBytes: 0, bytesIn: 0, bytesOut: 0,
+});
+
+export function addStats(into: ChunkStats, s: ChunkStats): void {
+  for (const k of ["runs", "compacted", "fit", "infeasible", "errors", "tokensIn", "tokensOut", "offloadedBytes", "bytesIn", "bytesOut"] as const) into[k] += s[k];
+  for (const t of ["normal", "pressure", "critical"] as const) into.tiers[t] += s.tiers[t];
+}
+
+/** Counts the bytes of puts that made a ref this process had not seen. */
+class CountingStore implements OffloadStore {
+  readonly #seen = new Set<string>();
+  bytes = 0;
+  constructor(readonly inner: OffloadStore) {}
+  get prefix(): string {
+    return this.inner.prefix;
+  }
+  put(data: Uint8Array | string, hint?: OffloadHint): string {
+    const ref = this.inner.put(data, hint);
+    if (!this.#seen.has(ref)) {
+      this.#seen.add(ref);
+      this.bytes += typeof data === "string" ? Buffer.byteLength(data, "utf8") : data.length;
+    }
+    return ref;
+  }
+  get(ref: string): Uint8Array {
+    return this.inner.get(ref);
+  }
+  getText(ref: string): string {
+    return this.inner.getText(ref);
+  }
+  has(ref: string): boolean {
+    return this.inner.has(ref);
+  }
+}
+
+/** One compactor per distinct options in this thread (its memo and measurements carry across chunks). */
+const kCompactors = new Map<string, { compactor: Compactor; store: CountingStore }>();
+
+function compactorFor(options: JobOptions): { compactor: Compactor; store: CountingStore } {
+  const key = JSON.stringify([options.mode, options.preset ?? null, options.offloadDir ?? null]);
+  let hit = kCompactors.get(key);
+  if (!hit) {
+    const store = new CountingStore(options.offloadDir ? createPackStore({ dir: options.offloadDir }) : createMemoryStore());
+    hit = { compactor: createCompactor({ store, mode: options.mode, ...(options.preset ? { stepPreset: options.preset } : {}) }), store };
+    kCompactors.set(key, hit);
+  }
+  return hit;
+}
+
+const kDecoder = new TextDecoder("utf-8", { fatal: true });
+const kEncoder = new TextEncoder();
+const kNewline = new Uint8Array([0x0a]);
+
+/** The id a run's line gives it (`id`, `run_id` or `instance_id`), for error records. */
+function idOf(value: unknown): string | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const v = value as Record<string, unknown>;
+  const id = v.id ?? v.run_id ?? v.instance_id;
+  return typeof id === "string" || typeof id === "number" ? String(id) : undefined;
+}
+
+/**
+ * The output line's value: the rendered messages in the input line's shape — the envelope with
+ * its fields in their order and `messages` (and an Anthropic `system`) replaced, or the bare
+ * array (an Anthropic system prompt, if the render has one, makes it a `{ system, messages }`).
+ */
+function lineOf(rendered: unknown, envelope: Record<string, unknown> | undefined): unknown {
+  const wire = (Array.isArray(rendered) ? { messages: rendered } : rendered) as { system?: unknown; messages: unknown };
+  if (!envelope) return Array.isArray(rendered) || wire.system === undefined ? wire.messages : rendered;
+  const out: Record<string, unknown> = { ...envelope, messages: wire.messages };
+  if (wire.system !== undefined) out.system = wire.system;
+  return out;
+}
+
+/**
+ * Compacts every line of `bytes` (whole lines; the last may lack its newline) whose first line
+ * is number `firstLine` of the input. A line that is not JSON, not a run, or that the compactor
+ * rejects is written through byte for byte with an error record; a run within the soft
+ * threshold is written through byte for byte too (nothing to do, and its bytes stay the
+ * caller's); every other run is written as the compacted messages in its own format, the
+ * line's other fields kept in their order.
+ */
+export async function compactChunk(bytes: Uint8Array, firstLine: number, options: JobOptions): Promise<ChunkResult> {
+  const { compactor, store } = compactorFor(options);
+  const offloadedBefore = store.bytes;
+  const stats = emptyStats();
+  const errors: ErrorRecord[] = [];
+  const pieces: Uint8Array[] = [];
+  let lines = 0;
+  for (let start = 0; start < bytes.length; lines++) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    const lineNo = firstLine + lines;
+    const raw = bytes.subarray(start, end);
+    start = end + 1;
+    const body = raw.length > 0 && raw[raw.length - 1] === 0x0d ? raw.subarray(0, raw.length - 1) : raw;
+    stats.bytesIn += raw.length + 1;
+    const through = () => {
+      pieces.push(raw, kNewline);
+      stats.bytesOut += raw.length + 1;
+    };
+    if (body.every((b) => b === 0x20 || b === 0x09)) {
+      through(); // a blank line stays, so line numbers keep meaning the same in the output
+      continue;
+    }
+    stats.runs++;
+    let value: unknown;
+    let id: string | undefined;
+    try {
+      try {
+        value = JSON.parse(kDecoder.decode(body));
+      } catch (err) {
+        throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`);
+      }
+      id = idOf(value);
+      const envelope = Array.isArray(value) ? undefined : (value as Record<string, unknown> | null);
+      const messages = Array.isArray(value) ? value : envelope && typeof envelope === "object" ? envelope.messages : undefined;
+      if (!Array.isArray(messages)) throw new CtxfoldError("E_BAD_INPUT", "expected a messages array or an object with a messages array", { path: "messages" });
+      // An Anthropic request keeps its system prompt beside the messages: both go in, both come out.
+      const request = envelope && "system" in envelope;
+      const r = await compactor.compact(request ? { system: envelope.system, messages } : messages, { budget: options.budget, ...(options.format === "auto" ? {} : { format: options.format }) });
+      stats.tokensIn += r.tokensBefore;
+      stats.tokensOut += r.tokensAfter;
+      stats.tiers[r.tier]++;
+      if (r.status === "budget_infeasible") stats.infeasible++;
+      if (r.tier === "normal") {
+        stats.fit++;
+        through();
+        continue;
+      }
+      stats.compacted++;
+      const json = JSON.stringify(lineOf(r.messages, envelope ?? undefined));
+      const encoded = kEncoder.encode(json);
+      pieces.push(encoded, kNewline);
+      stats.bytesOut += encoded.length + 1;
+    } catch (err) {
+      if (!CtxfoldError.isInstance(err)) throw err;
+      stats.errors++;
+      errors.push({ line: lineNo, ...(id !== undefined ? { id } : {}), code: err.code, reason: err.message, ...(err.path ? { path: err.path } : {}) });
+      through();
+    }
+  }
+  // Every ref in this chunk's output resolves on disk before the output is written.
+  if (store.inner instanceof PackOffloadStore) store.inner.flush();
+  stats.offloadedBytes = store.bytes - offloadedBefore;
+  return { out: Buffer.concat(pieces), errors, stats, lines };
+}
+
+/** out ‖ JSON(meta) ‖ uint32 length of the JSON, in one fresh buffer (transferable). */
+export function pack(out: Uint8Array, meta: unknown): Uint8Array {
+  const json = Buffer.from(JSON.stringify(meta), "utf8");
+  const packed = new Uint8Array(out.length + json.length + 4);
+  packed.set(out, 0);
+  packed.set(json, out.length);
+  new DataView(packed.buffer).setUint32(out.length + json.length, json.length, true);
+  return packed;
+}
+
+export function unpack<M>(packed: Uint8Array): { out: Uint8Array; meta: M } {
+  const n = new DataView(packed.buffer, packed.byteOffset, packed.byteLength).getUint32(packed.length - 4, true);
+  const at = packed.length - 4 - n;
+  return { out: packed.subarray(0, at), meta: JSON.parse(Buffer.from(packed.buffer, packed.byteOffset + at, n).toString("utf8")) as M };
+}

@@ -1,0 +1,153 @@
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
+import * as path from "node:path";
+import { randomBytes } from "node:crypto";
+import { threadId } from "node:worker_threads";
+import { CtxfoldError } from "../errors.js";
+import { errorCode, errorMessage } from "./fs-ops.js";
+import { ContentAddressedStore, type OffloadStoreOptions } from "./offload.js";
+
+export interface PackStoreOptions extends OffloadStoreOptions {
+  /** The directory of the packs (created on the first flush). */
+  dir: string;
+}
+
+interface Entry {
+  pack: string;
+  offset: number;
+  length: number;
+}
+
+const kPackPattern = /^pack-[0-9a-z-]+\.bin$/;
+
+/**
+ * Offloaded outputs for batch work: the same refs as the other stores, but the bytes appended
+ * to one pack file per store instance (`DIR/pack-<pid>-<thread>-<random>.bin`) with an index
+ * beside it (`….idx`, one JSON line `[name, offset, length]` per entry). Storing a chunk's
+ * outputs is then two appends, not a file (temp, write, rename) per output: on the batch
+ * engine's runs, per-file stores spent most of their time in the kernel.
+ *
+ * Puts are buffered until `flush()` (the batch engine flushes before a chunk's output is
+ * written, so every ref in the output resolves on disk). Pack bytes are written before their
+ * index lines, so a crash leaves at most unindexed bytes, never an index entry without them.
+ * Reading (`get`, `has`) sees this instance's entries, every index in DIR (read once, on the
+ * first lookup), and plain files named like refs in DIR (the FsOffloadStore layout), so
+ * `ctxfold show` reads either layout.
+ *
+ * Collision handling is per instance (as in every store, different bytes under one hash get
+ * `-1`, `-2`…); concurrent writers in one directory do not see each other's entries until a
+ * later open, which for 64-bit content hashes only matters past ~10⁹ distinct outputs.
+ */
+export class PackOffloadStore extends ContentAddressedStore {
+  readonly dir: string;
+  #onDisk: Map<string, Entry> | undefined;
+  /** Plain files in DIR named like refs (the FsOffloadStore layout), listed with the indexes. */
+  readonly #plain = new Set<string>();
+  readonly #pending = new Map<string, Uint8Array>();
+  readonly #mine = new Map<string, Entry>();
+  #pack: string | undefined;
+  #size = 0;
+
+  constructor(options: PackStoreOptions) {
+    super(options);
+    this.dir = path.resolve(options.dir);
+  }
+
+  /** The packs' indexes in DIR, read once. */
+  #disk(): Map<string, Entry> {
+    if (this.#onDisk) return this.#onDisk;
+    const map = new Map<string, Entry>();
+    const files = existsSync(this.dir) ? readdirSync(this.dir).filter((f) => f.endsWith(".idx")).sort() : [];
+    if (existsSync(this.dir)) for (const f of readdirSync(this.dir)) if (!f.endsWith(".idx") && !kPackPattern.test(f) && !f.startsWith(".")) this.#plain.add(f);
+    for (const idx of files) {
+      const pack = idx.replace(/\.idx$/, ".bin");
+      if (!kPackPattern.test(pack)) continue;
+      const text = readFileSync(path.join(this.dir, idx), "utf8");
+      for (const line of text.split("\n")) {
+        if (!line) continue;
+        try {
+          const [name, offset, length] = JSON.parse(line) as [string, number, number];
+          if (!map.has(name)) map.set(name, { pack, offset, length });
+        } catch {
+          // a line cut short by a crash: its bytes were never referenced by written output
+        }
+      }
+    }
+    return (this.#onDisk = map);
+  }
+
+  #read(e: Entry): Uint8Array {
+    const file = path.join(this.dir, e.pack);
+    try {
+      const fd = openSync(file, "r");
+      try {
+        const out = new Uint8Array(e.length);
+        let done = 0;
+        while (done < e.length) {
+          const n = readSync(fd, out, done, e.length - done, e.offset + done);
+          if (n === 0) throw new CtxfoldError("E_STORE_READ", `${file} ends before ${e.offset + e.length}`);
+          done += n;
+        }
+        return out;
+      } finally {
+        closeSync(fd);
+      }
+    } catch (cause) {
+      if (CtxfoldError.isInstance(cause)) throw cause;
+      throw new CtxfoldError("E_STORE_READ", `cannot read ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+    }
+  }
+
+  protected load(name: string): Uint8Array | undefined {
+    const pending = this.#pending.get(name);
+    if (pending) return pending;
+    const e = this.#mine.get(name) ?? this.#disk().get(name);
+    if (e) return this.#read(e);
+    if (!this.#plain.has(name)) return undefined;
+    const plain = path.join(this.dir, name);
+    return existsSync(plain) && statSync(plain).isFile() ? readFileSync(plain) : undefined;
+  }
+
+  protected save(name: string, bytes: Uint8Array): void {
+    this.#pending.set(name, bytes.slice());
+  }
+
+  protected exists(name: string): boolean {
+    return this.#pending.has(name) || this.#mine.has(name) || this.#disk().has(name) || this.#plain.has(name);
+  }
+
+  /** Appends the buffered puts to this instance's pack and index. E_STORE_WRITE on failure (nothing is lost from the buffer). */
+  flush(): void {
+    if (this.#pending.size === 0) return;
+    this.#pack ??= `pack-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}.bin`;
+    const packFile = path.join(this.dir, this.#pack);
+    const entries: [string, Entry][] = [];
+    let at = this.#size;
+    for (const [name, bytes] of this.#pending) {
+      entries.push([name, { pack: this.#pack, offset: at, length: bytes.length }]);
+      at += bytes.length;
+    }
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      appendAll(packFile, Buffer.concat([...this.#pending.values()]));
+      appendAll(packFile.replace(/\.bin$/, ".idx"), Buffer.from(entries.map(([n, e]) => JSON.stringify([n, e.offset, e.length]) + "\n").join(""), "utf8"));
+    } catch (cause) {
+      throw new CtxfoldError("E_STORE_WRITE", `cannot write ${packFile}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+    }
+    for (const [n, e] of entries) this.#mine.set(n, e);
+    this.#size = at;
+    this.#pending.clear();
+  }
+}
+
+function appendAll(file: string, bytes: Uint8Array): void {
+  const fd = openSync(file, "a");
+  try {
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function createPackStore(options: PackStoreOptions): PackOffloadStore {
+  return new PackOffloadStore(options);
+}

@@ -1,0 +1,170 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderMessages, type Format } from "../../src/adapters/index.js";
+import { generateRuns } from "../../src/gen/run.js";
+import { createCompactor } from "../../src/policy/index.js";
+import { createMemoryStore, createPackStore, getMessages } from "../../src/store/index.js";
+
+const kCli = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
+const kFormats: Format[] = ["openai-chat", "anthropic", "openai-responses", "ai-sdk", "langchain"];
+const kBudget = 8000;
+
+let dir: string;
+let input: string;
+let lines: string[];
+
+/** Runs in every format, as bare arrays and as objects with other fields (Anthropic with `system`). */
+function corpusLines(count: number, seed: number): string[] {
+  return generateRuns(count, seed).map((r, i) => {
+    const m = renderMessages(r.messages, kFormats[i % kFormats.length]);
+    const env = Array.isArray(m) ? { messages: m } : (m as object);
+    return JSON.stringify(i % 3 ? { id: `run-${i}`, ...env, source: { seed, i } } : m);
+  });
+}
+
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: Buffer } = {}) {
+  const r = spawnSync(process.execPath, [kCli, ...args], { cwd: dir, env: { ...process.env, ...options.env }, input: options.stdin, maxBuffer: 1 << 30 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr.toString() };
+}
+
+/** What the in-process API gives for each line (the CLI's output must equal it run for run). */
+async function expected(source: string[]): Promise<string[]> {
+  const compactor = createCompactor({ store: createMemoryStore() });
+  const out: string[] = [];
+  for (const line of source) {
+    const value = JSON.parse(line) as unknown;
+    const env = Array.isArray(value) ? undefined : (value as Record<string, unknown>);
+    const messages = env ? env.messages : value;
+    const r = await compactor.compact(env && "system" in env ? { system: env.system, messages } : messages, { budget: kBudget });
+    if (r.tier === "normal") out.push(line);
+    else {
+      const wire = (Array.isArray(r.messages) ? { messages: r.messages } : r.messages) as { system?: unknown; messages: unknown };
+      out.push(JSON.stringify(env ? { ...env, ...wire } : Array.isArray(r.messages) || wire.system === undefined ? wire.messages : r.messages));
+    }
+  }
+  return out;
+}
+
+const outLines = (file: string) => readFileSync(file, "utf8").split("\n").slice(0, -1);
+let want: string[];
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "ctxfold-cli-"));
+  lines = corpusLines(20, 5); // ~2.5 MB: above the in-process threshold, so the pool runs
+  input = path.join(dir, "in.jsonl");
+  writeFileSync(input, lines.join("\n") + "\n");
+  want = await expected(lines);
+}, 120_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("ctxfold compact", () => {
+  it("writes, with 2 workers, what the in-process API returns, run for run, refs resolving in the offload dir", () => {
+    const r = cli(["compact", "in.jsonl", "-o", "out.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { env: { CTXFOLD_CHUNK_BYTES: "200000" } });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout.toString()) as { runs: number; compacted: number; workers: number; errors: number; offloadDir: string };
+    expect(summary).toMatchObject({ runs: 20, workers: 2, errors: 0 });
+    expect(summary.compacted).toBeGreaterThan(10);
+    expect(outLines(path.join(dir, "out.jsonl"))).toEqual(want);
+    // The summary messages' history refs resolve from the packs.
+    const store = createPackStore({ dir: path.join(dir, "out.jsonl.offload") });
+    const refs = [...readFileSync(path.join(dir, "out.jsonl"), "utf8").matchAll(/workspace\/outputs\/history_[0-9a-f]{16}\.json/g)].map((m) => m[0]);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of refs.slice(0, 5)) expect(getMessages(store, ref).length).toBeGreaterThan(0);
+  });
+
+  it("reads gzip input and writes stdout from stdin, with the same output", () => {
+    writeFileSync(path.join(dir, "in.jsonl.gz"), gzipSync(readFileSync(input)));
+    const gz = cli(["compact", "in.jsonl.gz", "-o", "gz.jsonl", "--budget", String(kBudget), "--quiet"]);
+    expect(gz.code).toBe(0);
+    expect(outLines(path.join(dir, "gz.jsonl"))).toEqual(want);
+    const piped = cli(["compact", "-", "-o", "-", "--budget", String(kBudget), "--quiet", "--workers", "1"], { stdin: gzipSync(readFileSync(input)) });
+    expect(piped.stderr).toBe("");
+    expect(piped.code).toBe(0);
+    expect(piped.stdout.toString().split("\n").slice(0, -1)).toEqual(want);
+  });
+
+  it("passes malformed lines through byte for byte with error records, and stops on them under --strict", () => {
+    const bad = [lines[0], "{not json", '{"id":"x","messages":"nope"}', "", `[{"role":"wizard","content":"hi"}]`, lines[1]];
+    writeFileSync(path.join(dir, "bad.jsonl"), bad.join("\n") + "\n");
+    const r = cli(["compact", "bad.jsonl", "-o", "bad.out.jsonl", "--budget", String(kBudget), "--quiet"]);
+    expect(r.code).toBe(3);
+    const out = outLines(path.join(dir, "bad.out.jsonl"));
+    expect(out).toHaveLength(bad.length);
+    expect(out.slice(1, 5)).toEqual(bad.slice(1, 5));
+    expect([out[0], out[5]]).toEqual([want[0], want[1]]);
+    const errors = outLines(path.join(dir, "bad.out.jsonl.errors.jsonl")).map((l) => JSON.parse(l) as { line: number; code: string; id?: string; reason: string });
+    expect(errors.map((e) => [e.line, e.code])).toEqual([[2, "E_BAD_INPUT"], [3, "E_BAD_INPUT"], [5, "E_UNKNOWN_ROLE"]]);
+    expect(errors[1].id).toBe("x");
+
+    const strict = cli(["compact", "bad.jsonl", "-o", "strict.jsonl", "--budget", String(kBudget), "--strict", "--quiet"]);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain("bad.jsonl:2");
+  });
+
+  it("retries a chunk whose worker dies, and writes it through with error records when it dies again", () => {
+    const env = { CTXFOLD_CHUNK_BYTES: "200000" };
+    const once = cli(["compact", "in.jsonl", "-o", "crash1.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { env: { ...env, CTXFOLD_TEST_CRASH: "1" } });
+    expect(once.code).toBe(0);
+    expect(JSON.parse(once.stdout.toString())).toMatchObject({ retried: 1, crashed: 0, errors: 0 });
+    expect(outLines(path.join(dir, "crash1.jsonl"))).toEqual(want);
+
+    const always = cli(["compact", "in.jsonl", "-o", "crash2.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { env: { ...env, CTXFOLD_TEST_CRASH: "1:always" } });
+    expect(always.code).toBe(3);
+    const s = JSON.parse(always.stdout.toString()) as { crashed: number; errors: number };
+    expect(s.crashed).toBe(1);
+    const out = outLines(path.join(dir, "crash2.jsonl"));
+    const errors = outLines(path.join(dir, "crash2.jsonl.errors.jsonl")).map((l) => JSON.parse(l) as { line: number; code: string });
+    expect(errors.length).toBe(s.errors);
+    expect(errors.every((e) => e.code === "E_WORKER_CRASH")).toBe(true);
+    // Lines of the dead chunk are the input's; every other line is compacted as usual.
+    const dead = new Set(errors.map((e) => e.line - 1));
+    out.forEach((l, i) => expect(l).toBe(dead.has(i) ? lines[i] : want[i]));
+  });
+
+  it("stops on SIGINT with a checkpoint, and --resume finishes with no run lost or written twice", async () => {
+    const env = { ...process.env, CTXFOLD_CHUNK_BYTES: "60000" };
+    const out = path.join(dir, "int.jsonl");
+    const child = spawn(process.execPath, [kCli, "compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--quiet"], { cwd: dir, env });
+    const code = await new Promise<number | null>((resolve) => {
+      const poll = setInterval(() => {
+        if (existsSync(`${out}.checkpoint.json`)) {
+          clearInterval(poll);
+          child.kill("SIGINT");
+        }
+      }, 5);
+      child.on("exit", (c) => {
+        clearInterval(poll);
+        resolve(c);
+      });
+    });
+    expect(code).toBe(130);
+    const checkpoint = JSON.parse(readFileSync(`${out}.checkpoint.json`, "utf8")) as { lines: number };
+    expect(checkpoint.lines).toBeGreaterThan(0);
+    expect(checkpoint.lines).toBeLessThan(lines.length);
+    expect(outLines(out)).toEqual(want.slice(0, checkpoint.lines));
+
+    const resumed = cli(["compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--resume", "--json"], { env: { CTXFOLD_CHUNK_BYTES: "60000" } });
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout.toString())).toMatchObject({ resumedAfterLine: checkpoint.lines, runs: 20 });
+    expect(outLines(out)).toEqual(want);
+    expect(existsSync(`${out}.checkpoint.json`)).toBe(false);
+
+    const mismatch = cli(["compact", "in.jsonl", "-o", "int.jsonl", "--budget", "9000", "--resume"]);
+    expect(mismatch.code).toBe(1);
+    expect(mismatch.stderr).toContain("no checkpoint");
+  });
+
+  it("explains bad usage with exit code 2", () => {
+    expect(cli(["compact", "in.jsonl", "-o", "x.jsonl"]).code).toBe(2);
+    const r = cli(["compact", "in.jsonl", "-o", "x.jsonl", "--budget", "8000", "--format", "klingon"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--format");
+    expect(cli(["compact", "-", "-o", "-", "--budget", "8000", "--resume"]).code).toBe(1);
+  });
+});
