@@ -322,6 +322,9 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     summary.chunks++;
     outBytes += r.out.length;
     saveCheckpoint();
+    // Test hook: CTXFOLD_TEST_CHUNK_DELAY_MS slows writing, so an interrupt lands mid-run.
+    const delay = Number(process.env.CTXFOLD_TEST_CHUNK_DELAY_MS);
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     options.onProgress?.({ runs: summary.runs, readBytes, ...(totalBytes !== undefined ? { totalBytes } : {}), elapsedMs: performance.now() - started });
   };
 

@@ -128,7 +128,7 @@ describe("ctxfold compact", () => {
   });
 
   it("stops on SIGINT with a checkpoint, and --resume finishes with no run lost or written twice", async () => {
-    const env = { ...process.env, CTXFOLD_CHUNK_BYTES: "60000" };
+    const env = { ...process.env, CTXFOLD_CHUNK_BYTES: "60000", CTXFOLD_TEST_CHUNK_DELAY_MS: "150" };
     const out = path.join(dir, "int.jsonl");
     const child = spawn(process.execPath, [kCli, "compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--quiet"], { cwd: dir, env });
     const code = await new Promise<number | null>((resolve) => {
