@@ -1,7 +1,9 @@
 import { createReadStream } from "node:fs";
+import { createInterface } from "node:readline";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Readable, Writable } from "node:stream";
 import { gunzipIfGzip } from "../pool/input.js";
+import { kFormats, type Format } from "../adapters/index.js";
 import { CtxfoldError } from "../errors.js";
 
 /**
@@ -65,39 +67,40 @@ export function openInput(file: string, io: CliIo): Readable {
 
 /** Async lines of a readable (LF or CRLF), with their 1-based numbers. */
 export async function* readLines(input: Readable): AsyncGenerator<{ line: string; n: number }> {
-  const { createInterface } = await import("node:readline");
   let n = 0;
   for await (const line of createInterface({ input, crlfDelay: Infinity })) yield { line, n: ++n };
 }
 
-/** A CtxfoldError located at `file:line`. */
+/** How a file is named in messages: `stdin` for `-`. */
+export const shownName = (file: string): string => (file === "-" ? "stdin" : file);
+
+/**
+ * `err` located at `file:line`, its own path kept after it (`runs.jsonl:3: messages[0]: …`);
+ * a CtxfoldError's message already starts with its path, so it is said once.
+ */
 export function atLine(err: unknown, file: string, line: number): CtxfoldError {
-  const where = `${file === "-" ? "stdin" : file}:${line}`;
-  if (CtxfoldError.isInstance(err)) {
-    // The message already starts with the error's own path; say where once, then that.
-    const bare = err.path && err.message.startsWith(`${err.path}: `) ? err.message.slice(err.path.length + 2) : err.message;
-    return new CtxfoldError(err.code, bare, { path: err.path ? `${where}: ${err.path}` : where, cause: err });
+  const where = `${shownName(file)}:${line}`;
+  if (!CtxfoldError.isInstance(err)) return new CtxfoldError("E_BAD_INPUT", err instanceof Error ? err.message : String(err), { path: where, cause: err });
+  const bare = err.path && err.message.startsWith(`${err.path}: `) ? err.message.slice(err.path.length + 2) : err.message;
+  return new CtxfoldError(err.code, bare, { path: err.path ? `${where}: ${err.path}` : where, cause: err });
+}
+
+/**
+ * The --format names of the command line (auto|openai|anthropic|responses|ai-sdk|langchain) and
+ * the library's own names, to the library's Format; "auto" is undefined (detected per run).
+ */
+const kFormatNames: Readonly<Record<string, Format | undefined>> = {
+  auto: undefined, openai: "openai-chat", responses: "openai-responses", anthropic: "anthropic", "ai-sdk": "ai-sdk", langchain: "langchain",
+  ...Object.fromEntries(kFormats.map((f) => [f, f])),
+};
+
+/** The Format a --format value names (undefined for auto or when absent), or a UsageError. */
+export function formatOption(value: string | undefined): Format | undefined {
+  if (value === undefined) return undefined;
+  if (!Object.hasOwn(kFormatNames, value)) {
+    throw new UsageError(`--format: one of auto, openai, anthropic, responses, ai-sdk, langchain; got ${JSON.stringify(value)}`);
   }
-  return new CtxfoldError("E_BAD_INPUT", err instanceof Error ? err.message : String(err), { path: where, cause: err });
+  return kFormatNames[value];
 }
 
-/** One run of a JSONL line: a bare messages array, or an object with `messages` (other fields kept). */
-export interface JsonlRun {
-  messages: unknown[];
-  /** The line's object when it was one (its other fields are written back unchanged). */
-  envelope?: Record<string, unknown>;
-  /** The run's id: the object's `id` or `run_id`, else `line N`. */
-  id: string;
-}
-
-/** A parsed JSONL line as a run, or E_BAD_INPUT saying what the line is instead. */
-export function runOfLine(value: unknown, line: number): JsonlRun {
-  if (Array.isArray(value)) return { messages: value, id: `line ${line}` };
-  if (value !== null && typeof value === "object" && Array.isArray((value as { messages?: unknown }).messages)) {
-    const envelope = value as Record<string, unknown>;
-    const id = envelope.id ?? envelope.run_id ?? envelope.instance_id;
-    return { messages: envelope.messages as unknown[], envelope, id: typeof id === "string" || typeof id === "number" ? String(id) : `line ${line}` };
-  }
-  throw new CtxfoldError("E_BAD_INPUT", "expected a messages array or an object with a messages array", { path: "messages" });
-}
-
+export { runOfLine, wireOf, type JsonlRun } from "../pool/jsonl.js";

@@ -1,6 +1,5 @@
 /**
- * What the read-only commands (stats, explain, validate) share: the --format names, reading a
- * JSONL file run by run with bad lines as values rather than exceptions, parsing a run's wire
+ * What the read-only commands (stats, explain, validate) share: reading a JSONL file run by run with bad lines as values rather than exceptions, parsing a run's wire
  * messages into the canonical model, and locating a canonical message in its wire array.
  *
  * Kept apart from common.ts, which the batch commands (compact, count) own.
@@ -10,54 +9,14 @@ import { parseMessages, type Format } from "../adapters/index.js";
 import { reusable } from "../adapters/common.js";
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
-import { kExit, openInput, readLines, runOfLine, UsageError, type CliIo, type JsonlRun } from "./common.js";
-
-/**
- * The --format names of the command line (the usage's auto|openai|anthropic|responses|ai-sdk|langchain)
- * and the library's own names, to the library's Format; "auto" is undefined (detected per run).
- */
-const kFormatNames: Readonly<Record<string, Format | undefined>> = {
-  auto: undefined,
-  openai: "openai-chat",
-  "openai-chat": "openai-chat",
-  responses: "openai-responses",
-  "openai-responses": "openai-responses",
-  anthropic: "anthropic",
-  "ai-sdk": "ai-sdk",
-  langchain: "langchain",
-};
-
-/** The Format a --format value names (undefined for auto or when absent), or a UsageError. */
-export function formatOption(value: string | undefined): Format | undefined {
-  if (value === undefined) return undefined;
-  if (!Object.hasOwn(kFormatNames, value)) {
-    throw new UsageError(`--format: one of auto, openai, anthropic, responses, ai-sdk, langchain; got ${JSON.stringify(value)}`);
-  }
-  return kFormatNames[value];
-}
-
-/**
- * `err` located at `file:line`, its own path kept after it (`runs.jsonl:3: messages[0]: …`).
- * common.ts's atLine does the same but keeps err.message whole, and a CtxfoldError's message
- * already starts with its path, so the path would be printed twice; this takes the message
- * without it.
- */
-export function locate(err: unknown, file: string, line: number): CtxfoldError {
-  const where = `${shownName(file)}:${line}`;
-  if (!CtxfoldError.isInstance(err)) return new CtxfoldError("E_BAD_INPUT", err instanceof Error ? err.message : String(err), { path: where, cause: err });
-  const bare = err.path && err.message.startsWith(`${err.path}: `) ? err.message.slice(err.path.length + 2) : err.message;
-  return new CtxfoldError(err.code, bare, { path: err.path ? `${where}: ${err.path}` : where, cause: err });
-}
-
-/** How a file is named in messages: `stdin` for `-`. */
-export const shownName = (file: string): string => (file === "-" ? "stdin" : file);
+import { atLine, kExit, openInput, readLines, runOfLine, shownName, wireOf, type CliIo, type JsonlRun } from "./common.js";
 
 /** One non-blank line of a JSONL file: its run, or why it is not one. */
 export type RunLine = { line: number; run: JsonlRun; error?: undefined } | { line: number; run?: undefined; error: CtxfoldError };
 
 /**
  * The runs of a JSONL file (`-` for stdin, gzip detected), one per non-blank line. A line that
- * is not JSON or not a run comes back as an error located at `file:line` (locate), so a command
+ * is not JSON or not a run comes back as an error located at `file:line` (atLine), so a command
  * decides whether it is fatal. A failure of the stream itself (a missing file, corrupt gzip)
  * throws: there is nothing more to read.
  */
@@ -88,14 +47,14 @@ async function* runLines(lines: AsyncGenerator<{ line: string; n: number }>, fil
     try {
       value = JSON.parse(line);
     } catch (err) {
-      yield { line: n, error: locate(new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`), file, n) };
+      yield { line: n, error: atLine(new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`), file, n) };
       continue;
     }
     let item: RunLine;
     try {
       item = { line: n, run: runOfLine(value, n) };
     } catch (err) {
-      item = { line: n, error: locate(err, file, n) };
+      item = { line: n, error: atLine(err, file, n) };
     }
     yield item;
   }
@@ -113,16 +72,6 @@ function streamError(err: unknown, file: string): unknown {
   return err;
 }
 
-/**
- * What a run's messages are handed to the adapters as: the `messages` array, or, for an envelope
- * with a `system` field, the Anthropic request `{ system, messages }` (what detectFormat reads
- * such an object as, and what `compact` hands the compactor, so every command reads a line alike;
- * under a --format other than anthropic such a line is then not valid input).
- */
-export function wireOf(run: JsonlRun): unknown {
-  return run.envelope && "system" in run.envelope ? { system: run.envelope.system, messages: run.messages } : run.messages;
-}
-
 /** A run parsed into the canonical model. */
 export interface ParsedRun {
   format: Format;
@@ -138,7 +87,7 @@ export function parseRun(run: JsonlRun, file: string, line: number, format?: For
     const parsed = parseMessages(wire, format ? { format } : {});
     return { format: parsed.format, wire, messages: parsed.messages };
   } catch (err) {
-    throw locate(err, file, line);
+    throw atLine(err, file, line);
   }
 }
 

@@ -19,6 +19,7 @@ import { CtxfoldError } from "../errors.js";
 import { kNodeFsOps, writeFileAtomic } from "../store/fs-ops.js";
 import { addStats, compactChunk, emptyStats, unpack, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
 import { gunzipIfGzip } from "./input.js";
+import { isBlankLine, linesOf } from "./jsonl.js";
 import type { WorkerTask } from "./worker.js";
 
 export interface BatchOptions extends Omit<JobOptions, "file"> {
@@ -146,15 +147,12 @@ function passThrough(bytes: Uint8Array, firstLine: number, reason: string): Chun
   const stats = emptyStats();
   const errors: ErrorRecord[] = [];
   let lines = 0;
-  for (let start = 0; start < bytes.length; lines++) {
-    let end = bytes.indexOf(0x0a, start);
-    if (end < 0) end = bytes.length;
-    if (bytes.subarray(start, end).some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d)) {
-      stats.runs++;
-      stats.errors++;
-      errors.push({ line: firstLine + lines, code: "E_WORKER_CRASH", reason });
-    }
-    start = end + 1;
+  for (const { raw, index } of linesOf(bytes)) {
+    lines++;
+    if (isBlankLine(raw)) continue;
+    stats.runs++;
+    stats.errors++;
+    errors.push({ line: firstLine + index, code: "E_WORKER_CRASH", reason });
   }
   const out = bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? Buffer.concat([bytes, Buffer.from("\n")]) : bytes;
   stats.bytesIn = bytes.length;
@@ -328,36 +326,23 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     options.onProgress?.({ runs: summary.runs, readBytes, ...(totalBytes !== undefined ? { totalBytes } : {}), elapsedMs: performance.now() - started });
   };
 
-  const drainReady = async () => {
-    while (inFlight.has(next)) {
-      const p = inFlight.get(next)!;
-      inFlight.delete(next);
-      next++;
-      await writeResult(await p);
-    }
+  /** Writes the oldest chunk in flight once it is done (output stays in input order). */
+  const writeNext = async () => {
+    const p = inFlight.get(next)!;
+    inFlight.delete(next);
+    next++;
+    await writeResult(await p);
   };
 
   try {
     for await (const { bytes, firstLine } of chunksOf(input, options.chunkBytes ?? (Number(process.env.CTXFOLD_CHUNK_BYTES) || kDefaultChunkBytes), resumed?.lines ?? 0)) {
       if (stopping) break;
       const p = runChunk(bytes, firstLine, issued);
-      p.catch(() => undefined); // awaited in order below
+      p.catch(() => undefined); // awaited in order by writeNext
       inFlight.set(issued++, p);
-      if (inFlight.size >= limit) {
-        // Wait for the oldest chunk and write it (and any after it already done).
-        const oldest = inFlight.get(next)!;
-        inFlight.delete(next);
-        next++;
-        await writeResult(await oldest);
-        await drainReady();
-      }
+      if (inFlight.size >= limit) await writeNext();
     }
-    while (inFlight.size > 0) {
-      const p = inFlight.get(next)!;
-      inFlight.delete(next);
-      next++;
-      await writeResult(await p);
-    }
+    while (inFlight.size > 0) await writeNext();
   } catch (err) {
     failure = err;
   } finally {

@@ -3,18 +3,13 @@
  * chunk of whole JSONL lines in, the compacted lines (in order, in each run's own format) plus
  * error records and stats out. Pure apart from the offload store it writes to.
  */
-import { kFormats, type Format } from "../adapters/index.js";
+import type { Format } from "../adapters/index.js";
 import { CtxfoldError } from "../errors.js";
 import { Compactor, createCompactor } from "../policy/index.js";
 import type { OffloadHint, OffloadStore } from "../store/index.js";
 import { createMemoryStore, createPackStore, PackOffloadStore } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
-
-/** The formats `--format` names (short CLI names to the library's). */
-export const kCliFormats: Readonly<Record<string, Format | "auto">> = {
-  auto: "auto", openai: "openai-chat", anthropic: "anthropic", responses: "openai-responses", "ai-sdk": "ai-sdk", langchain: "langchain",
-  ...Object.fromEntries(kFormats.map((f) => [f, f])),
-};
+import { isBlankLine, lineOf, linesOf, runIdOf, runOfLine, wireOf } from "./jsonl.js";
 
 export interface JobOptions {
   budget: number;
@@ -119,27 +114,6 @@ const kDecoder = new TextDecoder("utf-8", { fatal: true });
 const kEncoder = new TextEncoder();
 const kNewline = new Uint8Array([0x0a]);
 
-/** The id a run's line gives it (`id`, `run_id` or `instance_id`), for error records. */
-function idOf(value: unknown): string | undefined {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
-  const v = value as Record<string, unknown>;
-  const id = v.id ?? v.run_id ?? v.instance_id;
-  return typeof id === "string" || typeof id === "number" ? String(id) : undefined;
-}
-
-/**
- * The output line's value: the rendered messages in the input line's shape — the envelope with
- * its fields in their order and `messages` (and an Anthropic `system`) replaced, or the bare
- * array (an Anthropic system prompt, if the render has one, makes it a `{ system, messages }`).
- */
-function lineOf(rendered: unknown, envelope: Record<string, unknown> | undefined): unknown {
-  const wire = (Array.isArray(rendered) ? { messages: rendered } : rendered) as { system?: unknown; messages: unknown };
-  if (!envelope) return Array.isArray(rendered) || wire.system === undefined ? wire.messages : rendered;
-  const out: Record<string, unknown> = { ...envelope, messages: wire.messages };
-  if (wire.system !== undefined) out.system = wire.system;
-  return out;
-}
-
 /**
  * Compacts every line of `bytes` (whole lines; the last may lack its newline) whose first line
  * is number `firstLine` of the input. A line that is not JSON, not a run, or that the compactor
@@ -155,38 +129,31 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
   const errors: ErrorRecord[] = [];
   const pieces: Uint8Array[] = [];
   let lines = 0;
-  for (let start = 0; start < bytes.length; lines++) {
-    let end = bytes.indexOf(0x0a, start);
-    if (end < 0) end = bytes.length;
-    const lineNo = firstLine + lines;
-    const raw = bytes.subarray(start, end);
-    start = end + 1;
-    const body = raw.length > 0 && raw[raw.length - 1] === 0x0d ? raw.subarray(0, raw.length - 1) : raw;
+  for (const { raw, index } of linesOf(bytes)) {
+    lines++;
+    const lineNo = firstLine + index;
     stats.bytesIn += raw.length + 1;
     const through = () => {
       pieces.push(raw, kNewline);
       stats.bytesOut += raw.length + 1;
     };
-    if (body.every((b) => b === 0x20 || b === 0x09)) {
+    if (isBlankLine(raw)) {
       through(); // a blank line stays, so line numbers keep meaning the same in the output
       continue;
     }
     stats.runs++;
-    let value: unknown;
     let id: string | undefined;
     try {
+      const body = raw[raw.length - 1] === 0x0d ? raw.subarray(0, raw.length - 1) : raw;
+      let value: unknown;
       try {
         value = JSON.parse(kDecoder.decode(body));
       } catch (err) {
         throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`);
       }
-      id = idOf(value);
-      const envelope = Array.isArray(value) ? undefined : (value as Record<string, unknown> | null);
-      const messages = Array.isArray(value) ? value : envelope && typeof envelope === "object" ? envelope.messages : undefined;
-      if (!Array.isArray(messages)) throw new CtxfoldError("E_BAD_INPUT", "expected a messages array or an object with a messages array", { path: "messages" });
-      // An Anthropic request keeps its system prompt beside the messages: both go in, both come out.
-      const request = envelope && "system" in envelope;
-      const r = await compactor.compact(request ? { system: envelope.system, messages } : messages, { budget: options.budget, ...(options.format === "auto" ? {} : { format: options.format }) });
+      id = runIdOf(value);
+      const run = runOfLine(value, lineNo);
+      const r = await compactor.compact(wireOf(run), { budget: options.budget, ...(options.format === "auto" ? {} : { format: options.format }) });
       stats.tokensIn += r.tokensBefore;
       stats.tokensOut += r.tokensAfter;
       stats.tiers[r.tier]++;
@@ -197,8 +164,7 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
         continue;
       }
       stats.compacted++;
-      const json = JSON.stringify(lineOf(r.messages, envelope ?? undefined));
-      const encoded = kEncoder.encode(json);
+      const encoded = kEncoder.encode(JSON.stringify(lineOf(r.messages, run.envelope)));
       pieces.push(encoded, kNewline);
       stats.bytesOut += encoded.length + 1;
     } catch (err) {

@@ -1,8 +1,7 @@
 import { availableParallelism } from "node:os";
 import { kPresets, type PresetName } from "../../steps/config.js";
-import { kCliFormats } from "../../pool/job.js";
 import { runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
-import { intOption, kExit, parseCli, UsageError, type CliIo } from "../common.js";
+import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
 
 const kOptions = {
   output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
@@ -24,8 +23,7 @@ export async function compact(argv: string[], io: CliIo): Promise<number> {
   const output = values.output as string | undefined;
   if (output === undefined) throw new UsageError("-o OUT is required (- for stdout)");
   const budget = intOption(values.budget as string | undefined, "budget");
-  const format = kCliFormats[(values.format as string | undefined) ?? "auto"];
-  if (format === undefined) throw new UsageError(`--format: one of auto, openai, anthropic, responses, ai-sdk, langchain (got ${JSON.stringify(values.format)})`);
+  const format = formatOption(values.format as string | undefined) ?? "auto";
   const mode = (values.mode as string | undefined) ?? "tiered";
   if (mode !== "tiered" && mode !== "legacy") throw new UsageError(`--mode: tiered or legacy (got ${JSON.stringify(mode)})`);
   const preset = values.preset as string | undefined;
@@ -46,7 +44,7 @@ export async function compact(argv: string[], io: CliIo): Promise<number> {
       stop();
     }),
     onProgress: progress ? (p) => progress.draw(p) : undefined,
-    onError: (e) => io.stderr.write(`ctxfold: ${input === "-" ? "stdin" : input}:${e.line}: ${e.code}: ${e.reason} (written through unchanged)\n`),
+    onError: (e) => io.stderr.write(`ctxfold: ${shownName(input)}:${e.line}: ${e.code}: ${e.reason} (written through unchanged)\n`),
   });
   progress?.clear();
   const report = { ...summary, offloadDir };

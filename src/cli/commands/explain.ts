@@ -28,8 +28,8 @@ import { createCompactor } from "../../policy/index.js";
 import type { CompactResult, StageReport } from "../../policy/types.js";
 import { kPresets, type PresetName } from "../../steps/config.js";
 import { createFsStore, createMemoryStore, type OffloadStore } from "../../store/index.js";
-import { intOption, kExit, parseCli, UsageError, type CliIo, type JsonlRun } from "../common.js";
-import { fail, formatOption, num, readRuns, shownName, table, wireOf } from "../runs.js";
+import { formatOption, intOption, kExit, parseCli, shownName, UsageError, wireOf, type CliIo, type JsonlRun } from "../common.js";
+import { fail, num, readRuns, table } from "../runs.js";
 
 /** What `--json` prints. */
 export interface ExplainReport {

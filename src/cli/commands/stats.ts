@@ -28,8 +28,8 @@ import { messageTexts } from "../../model/texts.js";
 import { extractSteps, StepReducer } from "../../steps/reducer.js";
 import type { StepAction } from "../../steps/types.js";
 import { kMessageOverhead, TokenCounter } from "../../tokens/token-counter.js";
-import { kExit, parseCli, UsageError, type CliIo } from "../common.js";
-import { num, parseRun, pct, readRuns, shownName, table, writeError } from "../runs.js";
+import { kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
+import { num, parseRun, pct, readRuns, table, writeError } from "../runs.js";
 
 export const kDefaultBudgets = [8000, 32_000, 128_000] as const;
 

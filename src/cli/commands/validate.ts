@@ -25,8 +25,8 @@ import type { Format } from "../../adapters/index.js";
 import { CtxfoldError } from "../../errors.js";
 import type { Issue, IssueCode } from "../../validate/index.js";
 import { validate as validateMessages } from "../../validate/index.js";
-import { kExit, parseCli, UsageError, type CliIo } from "../common.js";
-import { formatOption, num, parseRun, readRuns, shownName, wireLocator, writeError } from "../runs.js";
+import { formatOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
+import { num, parseRun, readRuns, wireLocator, writeError } from "../runs.js";
 
 /** One issue as reported: the validator's issue, where its run is, and where its message sits in the wire. */
 export interface ReportedIssue extends Issue {

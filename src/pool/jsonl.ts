@@ -1,0 +1,65 @@
+/**
+ * The JSONL line format every command and the batch engine read: one run per line, a bare
+ * messages array or an object with `messages` whose other fields are kept. An object with a
+ * `system` field is an Anthropic request: its system prompt goes to the adapters with the
+ * messages and comes back with them.
+ */
+import { CtxfoldError } from "../errors.js";
+
+/** One run of a JSONL line. */
+export interface JsonlRun {
+  messages: unknown[];
+  /** The line's object when it was one (its other fields are written back unchanged). */
+  envelope?: Record<string, unknown>;
+  /** The run's id: the object's `id`, `run_id` or `instance_id`, else `line N`. */
+  id: string;
+}
+
+/** The id a line's object gives its run (`id`, `run_id` or `instance_id`), or undefined. */
+export function runIdOf(value: unknown): string | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const v = value as Record<string, unknown>;
+  const id = v.id ?? v.run_id ?? v.instance_id;
+  return typeof id === "string" || typeof id === "number" ? String(id) : undefined;
+}
+
+/** A parsed JSONL line as a run, or E_BAD_INPUT saying what the line is instead. */
+export function runOfLine(value: unknown, line: number): JsonlRun {
+  if (Array.isArray(value)) return { messages: value, id: `line ${line}` };
+  if (value !== null && typeof value === "object" && Array.isArray((value as { messages?: unknown }).messages)) {
+    const envelope = value as Record<string, unknown>;
+    return { messages: envelope.messages as unknown[], envelope, id: runIdOf(value) ?? `line ${line}` };
+  }
+  throw new CtxfoldError("E_BAD_INPUT", "expected a messages array or an object with a messages array", { path: "messages" });
+}
+
+/** What a run's messages are handed to the adapters as: the array, or an Anthropic `{ system, messages }`. */
+export function wireOf(run: JsonlRun): unknown {
+  return run.envelope && "system" in run.envelope ? { system: run.envelope.system, messages: run.messages } : run.messages;
+}
+
+/**
+ * The output line's value: the rendered messages in the input line's shape — the envelope with
+ * its fields in their order and `messages` (and an Anthropic `system`) replaced, or the bare
+ * array (an Anthropic system prompt, if the render has one, makes it a `{ system, messages }`).
+ */
+export function lineOf(rendered: unknown, envelope: Record<string, unknown> | undefined): unknown {
+  const wire = (Array.isArray(rendered) ? { messages: rendered } : rendered) as { system?: unknown; messages: unknown };
+  if (!envelope) return Array.isArray(rendered) || wire.system === undefined ? wire.messages : rendered;
+  const out: Record<string, unknown> = { ...envelope, messages: wire.messages };
+  if (wire.system !== undefined) out.system = wire.system;
+  return out;
+}
+
+/** Each line of `bytes` (without its newline), and its index; a last line without a newline counts. */
+export function* linesOf(bytes: Uint8Array): Generator<{ raw: Uint8Array; index: number }> {
+  for (let start = 0, index = 0; start < bytes.length; index++) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    yield { raw: bytes.subarray(start, end), index };
+    start = end + 1;
+  }
+}
+
+/** Whether a line holds only spaces, tabs and a CR (blank lines stay, as they are, in the output). */
+export const isBlankLine = (raw: Uint8Array): boolean => raw.every((b) => b === 0x20 || b === 0x09 || b === 0x0d);
