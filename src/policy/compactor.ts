@@ -73,7 +73,7 @@ class Measure {
 
   /**
    * Exact tokens of the request as the token counter defines them for OpenAI chat messages
-   * (TokenCounter.countMessages: js-tiktoken, per-message and per-call overheads, memoised per
+   * (TokenCounter.countMessages: BpeCounter, per-message and per-call overheads, memoised per
    * text), over the messages rendered to that format.
    */
   exact(messages: readonly Message[]): number {

@@ -126,7 +126,7 @@ export function decodeText(bytes: Uint8Array): string {
   return out + decoder.decode(bytes.subarray(last));
 }
 
-const equalBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0;
+export const equalBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0;
 
 function typeOf(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
@@ -170,11 +170,21 @@ export abstract class ContentAddressedStore implements OffloadStore {
     const ext = sanitizeExt(hint?.ext);
     for (let n = 0; ; n++) {
       const name = n === 0 ? `${stem}.${ext}` : `${stem}-${n}.${ext}`;
-      const existing = this.load(name);
-      if (existing === undefined) this.save(name, bytes);
-      else if (!equalBytes(existing, bytes)) continue;
+      const held = this.holds(name, bytes);
+      if (held === "other") continue;
+      if (held === "free") this.save(name, bytes);
       return `${this.prefix}/${name}`;
     }
+  }
+
+  /**
+   * Whether `name` is free, holds exactly `bytes`, or holds other bytes (a hash collision).
+   * Compares in full; a store whose reads are costly may answer from a cryptographic digest
+   * of bytes it has compared before.
+   */
+  protected holds(name: string, bytes: Uint8Array): "free" | "same" | "other" {
+    const existing = this.load(name);
+    return existing === undefined ? "free" : equalBytes(existing, bytes) ? "same" : "other";
   }
 
   /** A fresh copy of the stored bytes: the caller may change it without touching the store. */

@@ -1,10 +1,10 @@
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
 import * as path from "node:path";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { threadId } from "node:worker_threads";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage } from "./fs-ops.js";
-import { ContentAddressedStore, type OffloadStoreOptions } from "./offload.js";
+import { ContentAddressedStore, equalBytes, type OffloadStoreOptions } from "./offload.js";
 
 export interface PackStoreOptions extends OffloadStoreOptions {
   /** The directory of the packs (created on the first flush). */
@@ -44,6 +44,8 @@ export class PackOffloadStore extends ContentAddressedStore {
   readonly #plain = new Set<string>();
   readonly #pending = new Map<string, Uint8Array>();
   readonly #mine = new Map<string, Entry>();
+  /** SHA-256 of entries on disk already compared in full once (see holds). */
+  readonly #digests = new Map<string, string>();
   #pack: string | undefined;
   #size = 0;
 
@@ -107,6 +109,22 @@ export class PackOffloadStore extends ContentAddressedStore {
     return existsSync(plain) && statSync(plain).isFile() ? readFileSync(plain) : undefined;
   }
 
+  /**
+   * A put of bytes already stored must prove them equal (the name is only a 64-bit hash), which
+   * for an entry on disk means reading it back: the first time in full, and then against the
+   * SHA-256 of those bytes, kept. Batch inputs repeat content (system prompts, files read in many
+   * runs), and a read per repeat cost more than the rest of the put.
+   */
+  protected override holds(name: string, bytes: Uint8Array): "free" | "same" | "other" {
+    const pending = this.#pending.get(name);
+    if (pending) return equalBytes(pending, bytes) ? "same" : "other";
+    const known = this.#digests.get(name);
+    if (known !== undefined) return sha256(bytes) === known ? "same" : "other";
+    const held = super.holds(name, bytes);
+    if (held === "same") this.#digests.set(name, sha256(bytes));
+    return held;
+  }
+
   protected save(name: string, bytes: Uint8Array): void {
     this.#pending.set(name, bytes.slice());
   }
@@ -138,6 +156,8 @@ export class PackOffloadStore extends ContentAddressedStore {
     this.#pending.clear();
   }
 }
+
+const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("base64");
 
 function appendAll(file: string, bytes: Uint8Array): void {
   const fd = openSync(file, "a");

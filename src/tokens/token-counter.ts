@@ -1,9 +1,9 @@
-import { createRequire } from "node:module";
 import { kDefaultMemoEntries } from "../constants.js";
 import { CtxfoldError, notStringError } from "../errors.js";
 import { coreFor, type Backend } from "../core/backend.js";
 import { hashStringReference } from "../core/reference/xxh64.js";
 import { ENCODING_COUNT, encodingIndex, kEncodings, WEIGHT_TABLE, WEIGHTS_STALE, type Encoding } from "../core/weights-table.js";
+import { bpeCounter } from "./bpe.js";
 import { countFeatures, estimateFromFeatures, FEATURE_COUNT } from "./estimator.js";
 
 export type { Encoding };
@@ -46,28 +46,9 @@ export interface TokenCounterOptions {
   memoEntries?: number;
 }
 
-interface Tiktoken {
-  encode(text: string, allowedSpecial?: "all" | string[], disallowedSpecial?: "all" | string[]): number[];
-}
-
-const require = createRequire(import.meta.url);
-const tokenizers = new Map<Encoding, Tiktoken>();
-
-/** js-tiktoken for one encoding, loaded on first exact count (~0.7 s and ~140 MB for o200k). */
-function exactTokenizer(encoding: Encoding): Tiktoken {
-  let t = tokenizers.get(encoding);
-  if (!t) {
-    const { Tiktoken } = require("js-tiktoken/lite") as { Tiktoken: new (ranks: unknown) => Tiktoken };
-    const ranks = require(`js-tiktoken/ranks/${encoding}`) as { default?: unknown };
-    t = new Tiktoken(ranks.default ?? ranks);
-    tokenizers.set(encoding, t);
-  }
-  return t;
-}
-
 /**
  * Counts tokens two ways: `estimate` (the calibrated WASM estimator, ~1000x faster) for
- * decisions, `exact` (js-tiktoken) where a hard limit is checked. Both are memoised by content
+ * decisions, `exact` (BpeCounter: tiktoken's encodings, counted) where a hard limit is checked. Both are memoised by content
  * hash (XXH64 of the text), so a growing transcript costs only its new parts. Special tokens
  * in the text are counted as ordinary text, as a provider does with user content.
  */
@@ -120,14 +101,14 @@ export class TokenCounter {
     return Math.max(1, Math.round(this.estimateMany([text])[0]));
   }
 
-  /** Exact tokens of one text with js-tiktoken, memoised by content hash. */
+  /** Exact tokens of one text (BpeCounter, equal to js-tiktoken's encode(text, [], []).length), memoised by content hash. */
   exact(text: string): number {
     if (typeof text !== "string") throw notStringError("text", text);
     if (text.length === 0) return 0;
     const key = this.#key(text);
     const hit = this.#exactMemo.get(key);
     if (hit !== undefined) return hit;
-    const n = exactTokenizer(this.encoding).encode(text, [], []).length;
+    const n = bpeCounter(this.encoding).count(text);
     this.#tokenized++;
     this.#remember(this.#exactMemo, key, n);
     return n;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashBytes, hashToHex } from "../../src/core/hash.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import {
-  createFsStore, createMemoryStore, encodeText, type FsOps, type OffloadStore, type OffloadStoreOptions,
+  createFsStore, createMemoryStore, createPackStore, encodeText, type FsOps, type OffloadStore, type OffloadStoreOptions,
 } from "../../src/store/index.js";
 import { createRng, randomTricky, thrown } from "../helpers.js";
 
@@ -34,7 +34,24 @@ function randomBytes(seed: number, n: number): Uint8Array {
 const kStores: [string, (options?: OffloadStoreOptions) => OffloadStore][] = [
   ["memory", (options) => createMemoryStore(options)],
   ["fs", (options) => createFsStore({ dir: freshDir(), ...options })],
+  ["pack (buffered)", (options) => createPackStore({ dir: freshDir(), ...options })],
+  ["pack (flushed after every put)", (options) => flushing(createPackStore({ dir: freshDir(), ...options }))],
 ];
+
+/** A pack store whose every put reaches its pack at once, so lookups go to disk (and to its digests). */
+function flushing(store: ReturnType<typeof createPackStore>): OffloadStore {
+  return {
+    prefix: store.prefix,
+    put: (data, hint) => {
+      const ref = store.put(data, hint);
+      store.flush();
+      return ref;
+    },
+    get: (ref) => store.get(ref),
+    getText: (ref) => store.getText(ref),
+    has: (ref) => store.has(ref),
+  };
+}
 
 describe.each(kStores)("%s store", (_, make) => {
   it("names refs prefix/kind_xxh64.ext, with the prefix option", () => {
@@ -217,6 +234,27 @@ describe("MemoryOffloadStore", () => {
     store.put("héllo");
     expect(store.size).toBe(16);
     expect(store.refs()).toEqual([a, b]);
+  });
+});
+
+describe("PackOffloadStore", () => {
+  it("a repeated put is proved equal by a read, then by the digest of what was read; collisions still chain", () => {
+    const dir = freshDir();
+    const hash = () => 9n;
+    const first = createPackStore({ dir, hash });
+    const a = first.put("alpha");
+    first.flush();
+    const second = createPackStore({ dir, hash });
+    for (let i = 0; i < 3; i++) expect(second.put("alpha")).toBe(a); // read once, then digest
+    const b = second.put("beta"); // collides with alpha on disk: compared against the digest
+    expect(b).toBe("workspace/outputs/output_0000000000000009-1.txt");
+    second.flush();
+    expect(second.put("beta")).toBe(b);
+    expect(second.put("alpha")).toBe(a);
+    expect(second.put("gamma")).toBe("workspace/outputs/output_0000000000000009-2.txt");
+    second.flush();
+    const third = createPackStore({ dir, hash });
+    expect([third.getText(a), third.getText(b), third.getText("workspace/outputs/output_0000000000000009-2.txt")]).toEqual(["alpha", "beta", "gamma"]);
   });
 });
 

@@ -13,7 +13,7 @@
  * texts, tool-call names and arguments, tool-result text, reasoning text; OpenAI's per-message,
  * per-call and per-request overheads whatever the format), so "over budget" here means what
  * `compact` and `explain` will find over it. Estimated (the WASM estimator) unless --exact
- * (js-tiktoken, ~1000× slower).
+ * (the BPE counter, ~150× slower).
  *
  * A line that is not JSON, not a run, or whose messages fail their format's schema is reported on
  * stderr as `file:line: …`, counted, and left out of the figures. Exit 0, or 3 when some line was

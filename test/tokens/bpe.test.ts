@@ -1,0 +1,98 @@
+// BpeCounter against js-tiktoken, its reference: the counts must be equal text for text.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { gunzipSync } from "node:zlib";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { kEncodings, type Encoding } from "../../src/core/weights-table.js";
+import { generateText, type TextKind } from "../../src/gen/text.js";
+import { bpeCounter } from "../../src/tokens/bpe.js";
+import { createRng, hasCorpus, kCorpusPath, kNoCorpusReason, randomTricky } from "../helpers.js";
+
+const require = createRequire(import.meta.url);
+const { Tiktoken } = require("js-tiktoken/lite") as { Tiktoken: new (ranks: unknown) => { encode(t: string, a: string[], d: string[]): number[] } };
+const reference = new Map<Encoding, { encode(t: string, a: string[], d: string[]): number[] }>();
+function tiktoken(encoding: Encoding): (text: string) => number {
+  let t = reference.get(encoding);
+  if (!t) {
+    const ranks = require(`js-tiktoken/ranks/${encoding}`) as { default?: unknown };
+    reference.set(encoding, (t = new Tiktoken(ranks.default ?? ranks)));
+  }
+  return (text) => t.encode(text, [], []).length;
+}
+
+const kEdgeCases = [
+  "",
+  "a",
+  " ",
+  "hello world",
+  "<|endoftext|> and <|endofprompt|> are text here",
+  "I'm sure they'll say it's theirs; WE'VE SEEN IT'S 'RE",
+  "1234567890 3.14159 1e-9 0x7fffffff",
+  "   leading and trailing   \r\n\r\n\n\t\t",
+  "naïve café — “quotes” … 日本語のテキスト 中文 한국어 עברית العربية",
+  "emoji 👩‍👩‍👧‍👦 🏳️‍🌈 🇫🇷 and ZWJ",
+  "lone \ud800 high and \udc00 low surrogates",
+  "\u0000\u0001\u001f control \u007f\u0080\u00ff",
+  "x".repeat(1200),
+  "ab".repeat(600),
+  " ".repeat(4000) + "end",
+  Buffer.from(Array.from({ length: 900 }, (_, i) => (i * 7919) % 256)).toString("base64"),
+  "/usr/local/lib/node_modules/some-package/dist/index.js:1234:56",
+  "def f(x):\n    return {'a': [1, 2, 3]}\n\n\nclass C:\n\tpass\n",
+];
+
+describe.each(kEncodings.map((e) => [e]))("BpeCounter(%s) equals js-tiktoken", (encoding) => {
+  const ours = bpeCounter(encoding);
+  const theirs = tiktoken(encoding);
+
+  it("on edge cases: empty, specials as text, contractions, digits, whitespace runs, scripts, emoji, surrogates, long pieces", () => {
+    for (const text of kEdgeCases) expect(ours.count(text), JSON.stringify(text.slice(0, 60))).toBe(theirs(text));
+  });
+
+  it("on every kind of generated text", () => {
+    for (const kind of ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] satisfies TextKind[]) {
+      for (const seed of [1, 2]) {
+        const text = generateText(kind, 20_000, createRng(seed));
+        expect(ours.count(text), kind).toBe(theirs(text));
+      }
+    }
+  });
+
+  it("on long one-piece words (the heap merge, over 256 bytes) as on short ones (the quadratic merge)", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom("a", "b", "e", "r", "s", "t", "é", "ß"), minLength: 1, maxLength: 700 }), (word) => {
+        expect(ours.count(word)).toBe(theirs(word));
+      }),
+      { numRuns: 120 },
+    );
+  });
+
+  it("on random UTF-16 (astral pairs, lone surrogates, CJK, controls)", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), (seed) => {
+        const text = randomTricky(createRng(seed), 400);
+        expect(ours.count(text)).toBe(theirs(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe.skipIf(!hasCorpus)(`BpeCounter equals js-tiktoken on the dev corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
+  it("o200k_base, every message text of every fifth run", () => {
+    const ours = bpeCounter("o200k_base");
+    const theirs = tiktoken("o200k_base");
+    const lines = gunzipSync(readFileSync(kCorpusPath)).toString("utf8").split("\n").filter(Boolean);
+    let texts = 0;
+    const walk = (v: unknown): void => {
+      if (typeof v === "string") {
+        texts++;
+        if (ours.count(v) !== theirs(v)) expect(ours.count(v), JSON.stringify(v.slice(0, 80))).toBe(theirs(v));
+      } else if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === "object") Object.values(v).forEach(walk);
+    };
+    lines.forEach((l, i) => i % 5 === 0 && walk(JSON.parse(l)));
+    expect(texts).toBeGreaterThan(5000);
+  });
+});
