@@ -29,7 +29,8 @@ export type CtxfoldErrorCode =
   | "E_STORE_WRITE"
   | "E_STORE_READ"
   | "E_SESSION_NOT_FOUND"
-  | "E_SESSION_CORRUPT";
+  | "E_SESSION_CORRUPT"
+  | "E_WORKER_CRASH";
 
 export class CtxfoldError extends Error {
   readonly code: CtxfoldErrorCode;

@@ -20,16 +20,18 @@ export const kUsage = `usage: ctxfold <command> [options]
 commands:
   compact IN.jsonl[.gz]|- -o OUT.jsonl|- --budget N
           [--format auto|openai|anthropic|responses|ai-sdk|langchain] [--mode tiered|legacy]
-          [--preset NAME] [--offload-dir DIR] [--workers N] [--resume] [--strict] [--json] [--quiet]
+          [--preset NAME] [--offload-dir DIR] [--workers N] [--max-worker-heap-mb N|0]
+          [--resume] [--strict] [--json] [--quiet]
                 compacts every run (one per line: a messages array, or an object with
                 "messages" whose other fields are kept) to the budget, in input order and format
-  stats IN [--budget N,...] [--json]
+  stats IN [--budget N,...] [--exact] [--encoding o200k_base|cl100k_base] [--json]
                 token distribution per run, role and tool category; runs over each budget
-  explain IN --run ID --budget N [--json]
+  explain IN --run ID --budget N [--format F] [--mode tiered|legacy] [--preset NAME]
+          [--offload-dir DIR] [--json]
                 per stage: what was compacted, why, tokens before and after, refs
   show REF --offload-dir DIR
                 the stored bytes of a ref
-  validate IN [--format F] [--json]
+  validate IN [--format F] [--errors-only] [--json]
                 provider-rule issues of every run, by line and path
   bench [--quick] [--json]
                 the project's benchmarks (npm run bench)

@@ -127,6 +127,37 @@ describe("ctxfold compact", () => {
     out.forEach((l, i) => expect(l).toBe(dead.has(i) ? lines[i] : want[i]));
   });
 
+  it("--max-worker-heap-mb: a run too big for a worker's heap is retried, then passed through with a record naming the flag", () => {
+    // A 40 MB tool output between ordinary runs: its chunk is that one line (chunks are whole lines).
+    const big = JSON.stringify({ id: "big", messages: [
+      { role: "user", content: "task" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c1", content: "line of output text\n".repeat(2_000_000) },
+      { role: "assistant", content: "done" },
+    ] });
+    const source = [...lines.slice(0, 4), big, ...lines.slice(4, 8)];
+    writeFileSync(path.join(dir, "big.jsonl"), source.join("\n") + "\n");
+    const r = cli(["compact", "big.jsonl", "-o", "oom.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"], { env: { CTXFOLD_CHUNK_BYTES: "1" } });
+    expect(r.code, r.stderr).toBe(3);
+    const summary = JSON.parse(r.stdout.toString()) as { runs: number; crashed: number; retried: number; errors: number };
+    expect(summary).toMatchObject({ runs: 9, crashed: 1, retried: 1 });
+    // The dead chunk (the big line, and whatever lines the reader cut with it) is written through.
+    const errors = outLines(path.join(dir, "oom.jsonl.errors.jsonl")).map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
+    expect(errors.length).toBe(summary.errors);
+    expect(errors.map((e) => e.line)).toContain(5);
+    for (const e of errors) expect(e).toMatchObject({ code: "E_WORKER_CRASH", reason: expect.stringContaining("raise --max-worker-heap-mb, now 40") });
+    const dead = new Set(errors.map((e) => e.line - 1));
+    const wanted = [...want.slice(0, 4), big, ...want.slice(4, 8)];
+    outLines(path.join(dir, "oom.jsonl")).forEach((l, i) => expect(l).toBe(dead.has(i) ? source[i] : wanted[i]));
+  });
+
+  it("--max-worker-heap-mb too small for a worker to start: exit 1 naming the flag, no hang", () => {
+    const r = cli(["compact", "in.jsonl", "-o", "tiny.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "4"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/a worker died outside a chunk: .*raise --max-worker-heap-mb, now 4/);
+    expect(cli(["compact", "in.jsonl", "-o", "x.jsonl", "--budget", "100", "--max-worker-heap-mb", "-1"]).code).toBe(2);
+  });
+
   it("stops on SIGINT with a checkpoint, and --resume finishes with no run lost or written twice", async () => {
     const env = { ...process.env, CTXFOLD_CHUNK_BYTES: "60000", CTXFOLD_TEST_CHUNK_DELAY_MS: "150" };
     const out = path.join(dir, "int.jsonl");

@@ -1,12 +1,12 @@
 import { availableParallelism } from "node:os";
 import { kPresets, type PresetName } from "../../steps/config.js";
-import { runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import { kDefaultWorkerHeapMb, runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
 import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
 
 const kOptions = {
   output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
   preset: { type: "string" }, "offload-dir": { type: "string" }, workers: { type: "string" }, resume: { type: "boolean" },
-  strict: { type: "boolean" }, json: { type: "boolean" }, quiet: { type: "boolean" },
+  strict: { type: "boolean" }, json: { type: "boolean" }, quiet: { type: "boolean" }, "max-worker-heap-mb": { type: "string" },
 } as const;
 
 /**
@@ -29,12 +29,14 @@ export async function compact(argv: string[], io: CliIo): Promise<number> {
   const preset = values.preset as string | undefined;
   if (preset !== undefined && !(preset in kPresets)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
   const workers = intOption(values.workers as string | undefined, "workers", Math.min(8, availableParallelism()));
+  const heap = values["max-worker-heap-mb"] as string | undefined;
+  const workerHeapMb = heap === "0" ? 0 : intOption(heap, "max-worker-heap-mb", kDefaultWorkerHeapMb);
   const offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
   const quiet = Boolean(values.quiet);
   const progress = !quiet && io.stderrIsTTY ? new ProgressLine(io) : undefined;
 
   const summary = await runBatch({
-    input, output, budget, format, mode, workers, offloadDir,
+    input, output, budget, format, mode, workers, offloadDir, workerHeapMb,
     ...(preset ? { preset: preset as PresetName } : {}),
     resume: Boolean(values.resume), strict: Boolean(values.strict),
     stdin: io.stdin, stdout: io.stdout,
