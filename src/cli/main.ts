@@ -14,6 +14,7 @@ import { explain } from "./commands/explain.js";
 import { show } from "./commands/show.js";
 import { validate } from "./commands/validate.js";
 import { bench } from "./commands/bench.js";
+import { evalCommand } from "./commands/eval.js";
 
 export const kUsage = `usage: ctxfold <command> [options]
 
@@ -33,6 +34,11 @@ commands:
                 the stored bytes of a ref
   validate IN [--format F] [--errors-only] [--json]
                 provider-rule issues of every run, by line and path
+  eval IN --budget N,... [--config FILE] [--compare FILE] [--against langchain,mastra,ai-sdk]
+          [--points N] [--runs N] [--trace N|ID,...] [--format F]
+          [--fail-under metric=value,...] [--json] [--html FILE] [--quiet]
+                replays each run prompt by prompt and scores the compaction per budget
+                (exit 1 when a --fail-under threshold is missed)
   bench [--quick] [--json]
                 the project's benchmarks (npm run bench)
   count FILE|- [--encoding o200k_base|cl100k_base] [--exact] [--jsonl]
@@ -44,7 +50,7 @@ exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O er
 130 interrupted (checkpoint written: rerun with --resume)`;
 
 const kCommands: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
-  compact, stats, explain, show, validate, bench, count, hash,
+  compact, stats, explain, show, validate, eval: evalCommand, bench, count, hash,
 };
 
 /** Runs one command line; never throws (errors become a message on stderr and an exit code). */

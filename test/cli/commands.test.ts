@@ -15,39 +15,12 @@ import { explain, type ExplainReport } from "../../src/cli/commands/explain.js";
 import { show } from "../../src/cli/commands/show.js";
 import { stats, type StatsReport } from "../../src/cli/commands/stats.js";
 import { validate, type ValidateReport } from "../../src/cli/commands/validate.js";
-import { kExit, UsageError, type CliIo } from "../../src/cli/common.js";
+import { kExit, UsageError } from "../../src/cli/common.js";
+import { fakeIo, run } from "./fake-io.js";
 import { generateRun, generateRuns } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { createFsStore, createPackStore, putMessages } from "../../src/store/index.js";
-
-/** A CliIo whose streams are strings (and bytes) the test reads afterwards. */
-function fakeIo(stdin: Readable = Readable.from([])) {
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  const sink = (into: Buffer[]) => new Writable({ write(chunk, _enc, cb) { into.push(Buffer.from(chunk)); cb(); } });
-  const interrupts: (() => void)[] = [];
-  const io: CliIo = {
-    stdin, stdout: sink(out), stderr: sink(err), stderrIsTTY: false,
-    onInterrupt(handler) {
-      interrupts.push(handler);
-      return () => interrupts.splice(interrupts.indexOf(handler), 1);
-    },
-  };
-  return {
-    io, interrupts,
-    bytes: () => Buffer.concat(out),
-    stdout: () => Buffer.concat(out).toString("utf8"),
-    stderr: () => Buffer.concat(err).toString("utf8"),
-  };
-}
-
-/** Runs `command` with a fresh fake io; the exit code and what it wrote. */
-async function run(command: (argv: string[], io: CliIo) => Promise<number>, argv: string[], stdin?: Readable) {
-  const f = fakeIo(stdin);
-  const code = await command(argv, f.io);
-  return { code, out: f.stdout(), err: f.stderr(), bytes: f.bytes(), fake: f };
-}
 
 const json = <T>(s: string): T => JSON.parse(s) as T;
 

@@ -12,9 +12,13 @@ const kOptions = {
 /**
  * `ctxfold compact IN -o OUT --budget N [...]` (README "The ctxfold command"). Originals of what
  * is removed or shortened go to --offload-dir, by default `OUT.offload/` beside the output
- * (`./ctxfold-offload/` when writing to stdout). Workers default to the machine's cores (at
- * most 8); one worker, or an input under 1 MiB, compacts in-process.
+ * (`./ctxfold-offload/` when writing to stdout). Workers default to one less than the machine's
+ * cores (at most 8): the main thread reads, cuts and writes, and V8's collector threads need a
+ * core too — on 2 cores, 2 workers measured slower than compacting in-process (README, bench:batch).
+ * One worker, or an input under 1 MiB, compacts in-process.
  */
+export const kDefaultWorkers = (): number => Math.max(1, Math.min(8, availableParallelism() - 1));
+
 export async function compact(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCli(argv, kOptions);
   const [input, ...rest] = positionals;
@@ -28,7 +32,7 @@ export async function compact(argv: string[], io: CliIo): Promise<number> {
   if (mode !== "tiered" && mode !== "legacy") throw new UsageError(`--mode: tiered or legacy (got ${JSON.stringify(mode)})`);
   const preset = values.preset as string | undefined;
   if (preset !== undefined && !(preset in kPresets)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
-  const workers = intOption(values.workers as string | undefined, "workers", Math.min(8, availableParallelism()));
+  const workers = intOption(values.workers as string | undefined, "workers", kDefaultWorkers());
   const heap = values["max-worker-heap-mb"] as string | undefined;
   const workerHeapMb = heap === "0" ? 0 : intOption(heap, "max-worker-heap-mb", kDefaultWorkerHeapMb);
   const offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);

@@ -154,7 +154,7 @@ function percentile(sorted: readonly number[], p: number): number {
 }
 
 /** --budget: a comma list of positive integers, kept in ascending order without repeats. */
-function budgetsOption(value: string | undefined): number[] {
+export function budgetsOption(value: string | undefined): number[] {
   if (value === undefined) return [...kDefaultBudgets];
   const items = value.split(",").map((s) => s.trim());
   const budgets = items.map(Number);

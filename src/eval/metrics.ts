@@ -30,8 +30,8 @@
  *   UTF-8 bytes are recovered when a text the contender's refs resolve to contains them (a stored
  *   text, or any string inside it when it is JSON).
  */
-import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
-import { errorHead, extractExitCode, looksFailed, parseJsonOutput } from "../../src/steps/detect.js";
+import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
+import { errorHead, extractExitCode, looksFailed, parseJsonOutput } from "../steps/detect.js";
 
 export type ChatMessage = OpenAIChatMessage;
 

@@ -1,8 +1,11 @@
 /**
- * The contenders of `npm run bench:quality`: one protocol (OpenAI Chat Completions messages in,
- * the same out, a token budget), and an adapter per peer that converts to the peer's own message
- * type, runs it configured as its documentation suggests for keeping a prompt under a budget, and
- * converts back. Peers are devDependencies; nothing in src/ imports them.
+ * The contenders of `ctxfold eval` and `npm run bench:quality`: one protocol (OpenAI Chat
+ * Completions messages in, the same out, a token budget), and an adapter per peer that converts
+ * to the peer's own message type, runs it configured as its documentation suggests for keeping a
+ * prompt under a budget, and converts back. Peers are optional plugins: each is imported only
+ * when asked for (`--against`), and a peer whose package is not installed is a one-line note
+ * (loadPeers), never a crash. They are devDependencies here and optional peerDependencies of the
+ * published package.
  *
  * - "no compaction": the input unchanged (the baseline).
  * - LangChain `trimMessages` (@langchain/core/messages): strategy "last", includeSystem, startOn
@@ -29,12 +32,13 @@
  *   "openai-chat" })`: one session per run and budget, called at the run's prompt points in order
  *   (epochs keep the prefix stable between compactions, as in a runner).
  */
-import type { Message } from "../../src/model/schema.js";
-import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
-import { parseMessages, renderMessages } from "../../src/adapters/index.js";
-import { createCompactor } from "../../src/policy/index.js";
-import { createMemoryStore } from "../../src/store/index.js";
-import { TokenCounter, type CountableMessage } from "../../src/tokens/token-counter.js";
+import type { Message } from "../model/schema.js";
+import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
+import { parseMessages, renderMessages } from "../adapters/index.js";
+import { createCompactor, type CompactorConfig, type StageReport } from "../policy/index.js";
+import { createMemoryStore } from "../store/index.js";
+import { TokenCounter, type CountableMessage } from "../tokens/token-counter.js";
+import { CtxfoldError } from "../errors.js";
 import { contentText } from "./metrics.js";
 
 export interface CompactOutput {
@@ -48,6 +52,10 @@ export interface CompactOutput {
   resolve?: (ref: string) => string;
   /** Something odd the adapter had to mend (tallied and reported under the tables). */
   anomaly?: string;
+  /** ctxfold: the session's epoch after the call, whether the call started it, and its stages. */
+  epoch?: number;
+  newEpoch?: boolean;
+  stages?: StageReport[];
 }
 
 export interface Contender {
@@ -280,30 +288,77 @@ export async function aiSdkPruneRecipe(): Promise<Contender> {
 
 /**
  * The ctxfold contender: one compactor session per run and budget (`compactor.session()`), the
- * way a runner uses it, so epochs keep the rendered prefix stable between compactions.
+ * way a runner uses it, so epochs keep the rendered prefix stable between compactions. `config`
+ * is createCompactor's (validated by it: a bad field throws E_BAD_INPUT naming it); its store is
+ * replaced by a fresh memory store per run, whose refs the metrics resolve.
  */
-export async function ctxfold(): Promise<Contender> {
+export async function ctxfold(config: Omit<CompactorConfig, "store"> = {}, name = "ctxfold"): Promise<Contender> {
+  createCompactor({ ...config }); // validates the config before any run
   let store = createMemoryStore();
-  let session = createCompactor({ store }).session();
+  let session = createCompactor({ ...config, store }).session();
+  let lastEpoch = 0;
   return {
-    name: "ctxfold",
+    name,
     version: "this repo",
-    note: 'createCompactor({ store: createMemoryStore() }).session().compact(messages, { budget, format: "openai-chat" }), one session per run and budget; status "budget_infeasible" is its typed refusal; refs resolve through the store',
+    note: `createCompactor(${Object.keys(config).length ? `${JSON.stringify(config)} + ` : ""}{ store: createMemoryStore() }).session().compact(messages, { budget, format: "openai-chat" }), one session per run and budget; status "budget_infeasible" is its typed refusal; refs resolve through the store`,
     startRun() {
       store = createMemoryStore();
-      session = createCompactor({ store }).session();
+      session = createCompactor({ ...config, store }).session();
+      lastEpoch = 0;
     },
     async compact(messages, budget) {
       const r = await session.compact(messages, { budget, format: "openai-chat" });
       const s = store;
+      const newEpoch = r.epoch !== lastEpoch;
+      lastEpoch = r.epoch;
       return {
         messages: r.messages as OpenAIChatMessage[],
         infeasible: r.status === "budget_infeasible",
         refs: r.refs,
         resolve: (ref) => s.getText(ref),
+        epoch: r.epoch,
+        newEpoch,
+        stages: r.stages,
       };
     },
   };
+}
+
+/** The peers `--against` names, with the package each needs. */
+export const kPeers = {
+  langchain: { name: "LangChain trimMessages", package: "@langchain/core", load: langchainTrim },
+  mastra: { name: "Mastra TokenLimiter", package: "@mastra/core", load: mastraTokenLimiter },
+  "ai-sdk": { name: "AI SDK pruneMessages recipe", package: "ai", load: aiSdkPruneRecipe },
+} as const;
+export type PeerName = keyof typeof kPeers;
+
+const isMissingModule = (e: unknown) => {
+  const code = (e as { code?: unknown })?.code;
+  return code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND" || code === "ERR_PACKAGE_PATH_NOT_EXPORTED";
+};
+
+/**
+ * The peers named, in the order named; a peer whose package is not installed (or fails to load)
+ * gives a one-line note instead. An unknown name throws E_BAD_INPUT listing the known ones.
+ */
+export async function loadPeers(
+  names: readonly string[],
+  registry: Readonly<Record<string, { name: string; package: string; load: () => Promise<Contender> }>> = kPeers,
+): Promise<{ contenders: Contender[]; notes: string[] }> {
+  const contenders: Contender[] = [];
+  const notes: string[] = [];
+  for (const n of names) {
+    if (!Object.hasOwn(registry, n)) throw new CtxfoldError("E_BAD_INPUT", `unknown peer ${JSON.stringify(n)} (one of ${Object.keys(registry).join(", ")})`, { path: "against" });
+    const peer = registry[n];
+    try {
+      contenders.push(await peer.load());
+    } catch (e) {
+      notes.push(isMissingModule(e)
+        ? `${peer.name} skipped: ${peer.package} is not installed (npm install ${peer.package})`
+        : `${peer.name} skipped: ${String((e as Error)?.message ?? e).split("\n")[0]}`);
+    }
+  }
+  return { contenders, notes };
 }
 
 /** Every contender that loads, in table order, and a note for each one that does not. */
@@ -312,7 +367,7 @@ export async function loadContenders(only?: readonly string[]): Promise<{ conten
   const contenders: Contender[] = [];
   const want = (name: string) => !only || only.some((o) => name.toLowerCase().includes(o.toLowerCase()));
   const loaders: [string, () => Promise<Contender | string>][] = [
-    ["ctxfold", ctxfold],
+    ["ctxfold", () => ctxfold()],
     ["no compaction", async () => noCompaction()],
     ["LangChain trimMessages", langchainTrim],
     ["Mastra TokenLimiter", mastraTokenLimiter],

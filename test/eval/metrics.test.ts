@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   cachePrefixShare, commonPrefix, commonPrefixTokens, contentText, criticalCore, criticalMessages, criticalVerbatim, failedVisible, isFailedToolResult,
   percentile, recoverable, samplePoints, visibleHead, type ChatMessage, type PrefixCounter,
-} from "../bench/quality/metrics.js";
+} from "../../src/eval/metrics.js";
 
 const sys: ChatMessage = { role: "system", content: "You are an agent." };
 const task: ChatMessage = { role: "user", content: "Fix the failing test in utils.py." };

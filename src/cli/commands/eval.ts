@@ -1,0 +1,152 @@
+/**
+ * `ctxfold eval IN --budget 8000,32000 [--config FILE] [--compare FILE] [--against langchain,…]
+ * [--points N] [--runs N] [--trace N|ID,…] [--format F] [--fail-under metric=value,…] [--json]
+ * [--html FILE] [--quiet]` (issue 8): replays each run of IN prompt by prompt through ctxfold (and
+ * the peers named) at each budget and reports the metrics of src/eval per budget.
+ *
+ * Input: any format the adapters read (detected per run, or --format), converted to OpenAI Chat
+ * messages for measuring. A line that is not JSON, not a run, or fails its format's schema is
+ * counted and listed by id (or line) and left out; runs the compactor refuses (budget_infeasible)
+ * are counted in the metrics and listed by id: neither stops the eval.
+ *
+ * Exit: 0; 1 when a --fail-under threshold is missed (one line each on stderr naming the metric,
+ * the budget, the value and the threshold), or the input cannot be read; 2 bad usage.
+ * Progress (runs done, prompts) on stderr when it is a terminal, unless --quiet or --json.
+ */
+import { writeFileSync } from "node:fs";
+import { basename } from "node:path";
+import { renderMessages } from "../../adapters/index.js";
+import type { OpenAIChatMessage } from "../../adapters/openai-chat.js";
+import { CtxfoldError } from "../../errors.js";
+import { describeMisses, evaluate, kPeers, parseThresholds, readConfigFile, type EvalMetrics, type EvalReport, type FailedRun } from "../../eval/index.js";
+import { renderHtmlReport } from "../../eval/html.js";
+import type { EvalRun } from "../../eval/replay.js";
+import { runIdOf } from "../../pool/jsonl.js";
+import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
+import { num, parseRun, readRuns, table, writeAll } from "../runs.js";
+import { budgetsOption } from "./stats.js";
+
+const kOptions = {
+  budget: { type: "string" }, config: { type: "string" }, compare: { type: "string" }, against: { type: "string" }, points: { type: "string" },
+  runs: { type: "string" }, trace: { type: "string" }, format: { type: "string" }, "fail-under": { type: "string" }, json: { type: "boolean" },
+  html: { type: "string" }, quiet: { type: "boolean" },
+} as const;
+
+/** The runs of `file` as OpenAI Chat messages, and the lines that could not be used. */
+export async function readEvalRuns(file: string, io: CliIo, format?: ReturnType<typeof formatOption>): Promise<{ runs: EvalRun[]; failed: FailedRun[] }> {
+  const runs: EvalRun[] = [];
+  const failed: FailedRun[] = [];
+  for await (const item of readRuns(file, io)) {
+    try {
+      if (item.error) throw item.error;
+      const parsed = parseRun(item.run, shownName(file), item.line, format);
+      runs.push({ id: item.run.id, messages: renderMessages(parsed.messages, "openai-chat") as OpenAIChatMessage[] });
+    } catch (err) {
+      if (!CtxfoldError.isInstance(err)) throw err;
+      const id = item.run ? runIdOf(item.run.envelope ?? {}) : undefined;
+      failed.push({ ...(id !== undefined ? { id } : {}), line: item.line, code: err.code, reason: err.message });
+    }
+  }
+  return { runs, failed };
+}
+
+/** `count` runs spread evenly over `runs` (quick checks), or all of them. */
+function spread<T>(items: readonly T[], count: number | undefined): T[] {
+  if (count === undefined || count >= items.length) return [...items];
+  return Array.from({ length: count }, (_, k) => items[Math.floor((k * items.length) / count)]);
+}
+
+export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCli(argv, kOptions);
+  const [file, ...rest] = positionals;
+  if (file === undefined) throw new UsageError("eval needs an input file (IN.jsonl[.gz], or - for stdin)");
+  if (rest.length) throw new UsageError(`unknown arguments: ${rest.join(" ")}`);
+  if (values.budget === undefined) throw new UsageError("--budget is required (a comma list, e.g. --budget 8000,32000)");
+  const budgets = budgetsOption(values.budget as string);
+  const points = intOption(values.points as string | undefined, "points", 40);
+  if (points < 2) throw new UsageError("--points: at least 2 (consecutive pairs)");
+  const limit = values.runs === undefined ? undefined : intOption(values.runs as string, "runs");
+  const format = formatOption(values.format as string | undefined);
+  const against = ((values.against as string | undefined) ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const unknownPeer = against.find((a) => !Object.hasOwn(kPeers, a));
+  if (unknownPeer !== undefined) throw new UsageError(`--against: unknown peer ${JSON.stringify(unknownPeer)} (one of ${Object.keys(kPeers).join(", ")})`);
+  let thresholds;
+  try {
+    thresholds = values["fail-under"] === undefined ? undefined : parseThresholds(values["fail-under"] as string);
+  } catch (err) {
+    throw new UsageError(`--${(err as Error).message}`); // the error's path is "fail-under"
+
+  }
+  const traceArg = values.trace as string | undefined;
+  const trace = traceArg === undefined ? undefined : /^\d+$/.test(traceArg) ? Number(traceArg) : traceArg.split(",").map((s) => s.trim()).filter(Boolean);
+  const configFile = values.config as string | undefined;
+  const compareFile = values.compare as string | undefined;
+  const config = configFile ? readConfigFile(configFile) : undefined;
+  const compare = compareFile ? { config: readConfigFile(compareFile), name: `ctxfold (${basename(compareFile)})` } : undefined;
+
+  const { runs: all, failed } = await readEvalRuns(file, io, format);
+  const runs = spread(all, limit);
+  const progress = !values.quiet && !values.json && io.stderrIsTTY;
+  const report = await evaluate(runs, failed, {
+    input: shownName(file), budgets, points, against,
+    ...(config ? { config, configName: `ctxfold (${basename(configFile!)})` } : {}),
+    ...(compare ? { compare } : {}),
+    ...(trace !== undefined ? { trace } : {}),
+    ...(thresholds ? { thresholds } : {}),
+    ...(progress ? { onProgress: (done: number, total: number, prompts: number) => io.stderr.write(`\r  ${done}/${total} runs, ${num(prompts)} prompts`) } : {}),
+  });
+  if (progress) io.stderr.write("\r\x1b[K");
+  if (values.html) writeFileSync(values.html as string, renderHtmlReport(report));
+  await writeAll(io.stdout, values.json ? `${JSON.stringify(report)}\n` : render(report));
+  const misses = describeMisses(report.thresholds);
+  for (const m of misses) io.stderr.write(`ctxfold eval: threshold missed: ${m}\n`);
+  return misses.length > 0 ? kExit.failed : kExit.ok;
+}
+
+const pctOf = (x: number | null) => (x === null ? "n/a" : x === 1 ? "100%" : `${(x * 100).toFixed(x > 0.9995 ? 2 : 1)}%`);
+const fixed = (x: number | null, d = 2) => (x === null ? "n/a" : x.toFixed(d));
+
+function row(name: string, m: EvalMetrics): string[] {
+  return [
+    m.errors ? `${name} (${m.errors} errors)` : name,
+    pctOf(m.withinBudget),
+    m.infeasibleWhereCriticalFits ? `${m.infeasible} (${m.infeasibleWhereCriticalFits} fit)` : String(m.infeasible),
+    String(m.newViolationPrompts),
+    pctOf(m.criticalVerbatim),
+    pctOf(m.failedVisible),
+    pctOf(m.recoverable),
+    fixed(m.compression),
+    fixed(m.cachePrefix),
+    fixed(m.latencyMs.p50, 2),
+    fixed(m.latencyMs.p99, 2),
+    m.throughput === null ? "n/a" : num(m.throughput),
+  ];
+}
+
+/** The human report: a table per budget, then what could not be measured. */
+export function render(r: EvalReport): string {
+  const out: string[] = [`${r.input}: ${num(r.corpus.runs)} runs, ${num(r.corpus.prompts)} prompt points (at most ${r.options.points} a run), ${num(r.corpus.pairs)} consecutive pairs`];
+  for (const b of r.budgets) {
+    const first = b.rows[0]?.metrics;
+    out.push("", `budget ${num(b.budget)}: ${first ? `${num(first.overBudget)} prompts over it, ${num(first.prompts - first.criticalFits)} where the critical messages alone do not fit` : ""}`);
+    out.push(table([
+      ["contender", "within budget", "infeasible", "new violations", "critical verbatim", "failed visible", "recoverable", "compression", "cache prefix", "p50 ms", "p99 ms", "prompts/s"],
+      ...b.rows.map(({ contender, metrics }) => row(contender, metrics)),
+    ]).trimEnd());
+  }
+  if (r.notes.length) out.push("", ...r.notes.map((n) => `note: ${n}`));
+  if (r.failedRuns.length) {
+    out.push("", `${num(r.failedRuns.length)} line${r.failedRuns.length === 1 ? "" : "s"} left out:`);
+    for (const f of r.failedRuns.slice(0, 20)) out.push(`  line ${f.line}${f.id !== undefined ? ` (${f.id})` : ""}: ${f.code}: ${f.reason.split("\n")[0]}`);
+    if (r.failedRuns.length > 20) out.push(`  … ${num(r.failedRuns.length - 20)} more (--json lists all)`);
+  }
+  if (r.infeasibleRuns.length) {
+    out.push("", `budget infeasible (critical messages alone over the budget) at some prompts of ${num(r.infeasibleRuns.length)} run×budget${r.infeasibleRuns.length === 1 ? "" : "s"}:`);
+    out.push(`  ${r.infeasibleRuns.slice(0, 20).map((x) => `${x.id} @${x.budget} (${x.points})`).join(", ")}${r.infeasibleRuns.length > 20 ? ", …" : ""}`);
+  }
+  if (r.thresholds.length) {
+    out.push("", "thresholds:");
+    for (const t of r.thresholds) out.push(`  ${t.ok ? "ok  " : "MISS"} ${t.metric} ≥ ${t.threshold} at ${t.budget}: ${t.value === null ? "n/a" : Number(t.value.toFixed(4))}`);
+  }
+  return out.join("\n") + "\n";
+}

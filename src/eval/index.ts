@@ -1,0 +1,104 @@
+/**
+ * `ctxfold eval` as a library (issue 8): score compaction on recorded runs. `evaluate` takes runs
+ * as OpenAI Chat messages (the wire every contender is measured in; the CLI converts other
+ * formats through the adapters) and the lines that could not be used, replays them through
+ * ctxfold (a config, and optionally a second one to compare) and the peers asked for, and
+ * returns the report that `--json` prints and `--html` draws.
+ */
+import { readFileSync } from "node:fs";
+import { CtxfoldError } from "../errors.js";
+import { resolveTieredSettings, TieredSettings, type CompactorConfig } from "../policy/index.js";
+import { ctxfold, loadPeers, type Contender } from "./contenders.js";
+import { promptPoints, replayRuns, type EvalRun } from "./replay.js";
+import { checkThresholds, type Threshold } from "./thresholds.js";
+import type { EvalReport, FailedRun } from "./types.js";
+
+export type { EvalMetrics, EvalReport, FailedRun, ThresholdResult, TraceEpoch, TracePoint, TraceRun } from "./types.js";
+export { checkThresholds, describeMisses, kThresholdMetrics, parseThresholds, type Threshold, type ThresholdMetric } from "./thresholds.js";
+export { kPeers, loadPeers, ctxfold as ctxfoldContender, type CompactOutput, type Contender, type PeerName } from "./contenders.js";
+export { promptPoints, replayRuns, traceRun, type EvalRun, type ReplayOptions, type ReplayResult } from "./replay.js";
+export * as metrics from "./metrics.js";
+
+/**
+ * A ctxfold config file: a JSON object of TieredSettings fields (what createCompactor takes,
+ * without store, summariser or counter, which are code). E_BAD_INPUT naming the file and the
+ * field for anything else.
+ */
+export function readConfigFile(file: string): Omit<CompactorConfig, "store"> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new CtxfoldError("E_BAD_INPUT", `cannot read it: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { path: file });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`, { path: file });
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new CtxfoldError("E_BAD_INPUT", `expected a JSON object of compactor settings`, { path: file });
+  const unknown = Object.keys(value).filter((k) => !Object.hasOwn(TieredSettings.shape, k));
+  if (unknown.length) {
+    throw new CtxfoldError("E_BAD_INPUT", `unknown setting ${unknown.map((k) => JSON.stringify(k)).join(", ")} (settings: ${Object.keys(TieredSettings.shape).join(", ")})`, { path: `${file}.${unknown[0]}` });
+  }
+  resolveTieredSettings(value as CompactorConfig, file); // throws naming `file.field`
+  return value as Omit<CompactorConfig, "store">;
+}
+
+export interface EvaluateOptions {
+  /** The input's name in the report. */
+  input: string;
+  budgets: number[];
+  /** At most this many prompt points per run. @default 40 */
+  points?: number;
+  /** The ctxfold config evaluated (thresholds apply to it), and its name in the report. */
+  config?: Omit<CompactorConfig, "store">;
+  configName?: string;
+  /** A second config, side by side. */
+  compare?: { config: Omit<CompactorConfig, "store">; name: string };
+  /** Peers: langchain, mastra, ai-sdk. */
+  against?: readonly string[];
+  /** More contenders (tests; the bench's "no compaction" baseline). */
+  extraContenders?: readonly Contender[];
+  /** Runs to trace for the report: ids, or how many of the runs with the most prompt points. @default 2 */
+  trace?: number | readonly string[];
+  thresholds?: readonly Threshold[];
+  onProgress?: (done: number, total: number, prompts: number) => void;
+}
+
+/** Replays `runs` and builds the report (see the module comment). */
+export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly FailedRun[], options: EvaluateOptions): Promise<EvalReport> {
+  const primary = await ctxfold(options.config ?? {}, options.configName ?? "ctxfold");
+  const contenders: Contender[] = [primary];
+  if (options.compare) contenders.push(await ctxfold(options.compare.config, options.compare.name));
+  const { contenders: peers, notes } = await loadPeers(options.against ?? []);
+  contenders.push(...peers, ...(options.extraContenders ?? []));
+  const points = options.points ?? 40;
+  const trace = Array.isArray(options.trace)
+    ? options.trace
+    : [...runs].sort((a, b) => promptPoints(b.messages).length - promptPoints(a.messages).length).slice(0, (options.trace as number | undefined) ?? 2).map((r) => r.id);
+  const r = await replayRuns(runs, contenders, { budgets: options.budgets, points, trace, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  const budgets = options.budgets.map((budget) => ({ budget, rows: contenders.map((c) => ({ contender: c.name, metrics: r.metrics.get(budget)!.get(c)! })) }));
+  return {
+    ctxfold: "eval",
+    version: 1,
+    date: new Date().toISOString(),
+    node: process.version,
+    input: options.input,
+    options: {
+      budgets: options.budgets, points,
+      ...(options.configName ? { config: options.configName } : {}),
+      ...(options.compare ? { compare: options.compare.name } : {}),
+      against: [...(options.against ?? [])],
+    },
+    corpus: { runs: runs.length, prompts: r.prompts, pairs: r.pairs },
+    contenders: contenders.map((c) => ({ name: c.name, version: c.version, note: c.note })),
+    notes,
+    failedRuns: [...failedRuns],
+    infeasibleRuns: r.infeasibleRuns,
+    budgets,
+    traces: r.traces,
+    thresholds: options.thresholds ? checkThresholds(options.thresholds, budgets.map((b) => ({ budget: b.budget, metrics: b.rows[0].metrics })), primary.name) : [],
+  };
+}

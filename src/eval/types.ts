@@ -1,0 +1,120 @@
+/**
+ * The result of `ctxfold eval` (issue 8): what `--json` prints and what the HTML report draws.
+ * Shares are in [0, 1] or null when there was nothing to measure (no failed results, no
+ * over-budget prompt…); a null never passes a --fail-under threshold.
+ */
+
+/** What one contender scored at one budget over every replayed prompt point. */
+export interface EvalMetrics {
+  /** Prompt points replayed (every call, also one that threw). */
+  prompts: number;
+  /** Points whose input was above the budget. */
+  overBudget: number;
+  /** Points whose critical messages alone fit the budget. */
+  criticalFits: number;
+  /** Share of the points whose critical messages fit that got an output within the budget (exact o200k). */
+  withinBudget: number | null;
+  /** Typed refusals (ctxfold's budget_infeasible), and those where the critical messages did fit. */
+  infeasible: number;
+  infeasibleWhereCriticalFits: number;
+  /** Calls that threw. */
+  errors: number;
+  errorSamples: string[];
+  /** Points whose output has an error-severity provider-rule issue the input did not have. */
+  newViolationPrompts: number;
+  newViolationCodes: Record<string, number>;
+  /** Share of the points (with an output) whose output holds no new error-severity violation. */
+  violationFree: number | null;
+  /** Share of outputs keeping every critical message verbatim, and per kind. */
+  criticalVerbatim: number | null;
+  criticalVerbatimByKind: Record<string, number | null>;
+  failedResults: number;
+  /** Share of failed tool results still visible (their answer, error head or call id). */
+  failedVisible: number | null;
+  failedMissSamples: string[];
+  /** Share of removed or shortened input bytes the contender's refs give back; null when it keeps no refs. */
+  recoverable: number | null;
+  /** Refs the contender returned over all points, and how many did not resolve; null when it keeps no refs. */
+  refs: { total: number; unresolved: number } | null;
+  /** Mean output tokens / input tokens over the points above the budget (lower is more compression). */
+  compression: number | null;
+  /** Mean cache-prefix share of consecutive outputs, over all pairs and over the pairs above the budget. */
+  cachePrefix: number | null;
+  cachePrefixOverBudget: number | null;
+  cachePrefixPairs: number;
+  latencyMs: { p50: number | null; p99: number | null };
+  /** Prompt points compacted per second of the contender's own time. */
+  throughput: number | null;
+  /** Oddities a peer adapter had to mend, by what, with how many points. */
+  anomalies: Record<string, number>;
+}
+
+/** One replayed prompt point of a traced run. */
+export interface TracePoint {
+  /** Messages in the prompt (the point is before messages[messages - 1]… the agent's next call). */
+  messages: number;
+  tokensIn: number;
+  /** Tokens of the output; null when the call refused (infeasible) or threw. */
+  tokensOut: number | null;
+  /** The session's epoch after this call. */
+  epoch: number;
+  /** Whether this call started a new epoch (compacted the whole conversation). */
+  newEpoch: boolean;
+}
+
+/** What one epoch of a traced run removed: its stages and the refs new in it. */
+export interface TraceEpoch {
+  epoch: number;
+  /** Index into TraceRun.points of the call that started it. */
+  atPoint: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  stages: { name: string; candidates: number; compacted: number; tokensBefore: number; tokensAfter: number }[];
+  refs: string[];
+}
+
+/** A run replayed at every prompt point through ctxfold at one budget, for the report's plots. */
+export interface TraceRun {
+  runId: string;
+  budget: number;
+  contender: string;
+  points: TracePoint[];
+  epochs: TraceEpoch[];
+}
+
+/** A run the eval could not use (schema error, not a run…): counted and listed, never a crash. */
+export interface FailedRun {
+  id?: string;
+  line: number;
+  code: string;
+  reason: string;
+}
+
+/** A --fail-under check. */
+export interface ThresholdResult {
+  metric: string;
+  threshold: number;
+  budget: number;
+  contender: string;
+  value: number | null;
+  ok: boolean;
+}
+
+export interface EvalReport {
+  ctxfold: "eval";
+  version: 1;
+  date: string;
+  node: string;
+  input: string;
+  options: { budgets: number[]; points: number; config?: string; compare?: string; against: string[] };
+  corpus: { runs: number; prompts: number; pairs: number };
+  contenders: { name: string; version: string; note: string }[];
+  /** One line each: a peer whose package is not installed, and the like. */
+  notes: string[];
+  failedRuns: FailedRun[];
+  /** Runs the first contender refused (budget_infeasible) at some points of a budget. */
+  infeasibleRuns: { id: string; budget: number; points: number }[];
+  budgets: { budget: number; rows: { contender: string; metrics: EvalMetrics }[] }[];
+  traces: TraceRun[];
+  thresholds: ThresholdResult[];
+}

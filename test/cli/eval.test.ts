@@ -1,0 +1,106 @@
+// `ctxfold eval` in-process: input formats and bad lines, thresholds and exit codes, --json,
+// --html, --compare, --against, and usage errors.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderMessages, type Format } from "../../src/adapters/index.js";
+import { evalCommand } from "../../src/cli/commands/eval.js";
+import { runCli } from "../../src/cli/main.js";
+import { kExit } from "../../src/cli/common.js";
+import type { EvalReport } from "../../src/eval/index.js";
+import { generateRun } from "../../src/gen/run.js";
+import { run } from "./fake-io.js";
+
+let dir: string;
+let input: string;
+
+function line(id: string, seed: number, format: Format): string {
+  const wire = renderMessages(generateRun({ seed, steps: 24 }).messages, format);
+  return JSON.stringify(Array.isArray(wire) ? { id, messages: wire } : { id, ...(wire as object) });
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "ctxfold-eval-"));
+  input = join(dir, "runs.jsonl");
+  writeFileSync(input, [
+    line("openai-1", 11, "openai-chat"),
+    "{not json",
+    line("anthropic-1", 12, "anthropic"),
+    JSON.stringify({ id: "bad-schema", messages: [{ role: "wizard", content: "hi" }] }),
+    line("openai-2", 13, "openai-chat"),
+  ].join("\n") + "\n");
+}, 60_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("ctxfold eval", () => {
+  it("replays every format, lists the lines it cannot use by line and id, and passes thresholds it meets", async () => {
+    const r = await run(evalCommand, [input, "--budget", "4000,8000", "--points", "8", "--json", "--fail-under", "within_budget=1,failed_visible=1,critical_verbatim=100%"]);
+    expect(r.code, r.err).toBe(kExit.ok);
+    const report = JSON.parse(r.out) as EvalReport;
+    expect(report.corpus.runs).toBe(3);
+    expect(report.failedRuns.map((f) => [f.line, f.id ?? null, f.code])).toEqual([[2, null, "E_BAD_INPUT"], [4, "bad-schema", expect.stringMatching(/^E_/)]]);
+    expect(report.budgets.map((b) => b.budget)).toEqual([4000, 8000]);
+    expect(report.thresholds).toHaveLength(6);
+    expect(report.thresholds.every((t) => t.ok)).toBe(true);
+    expect(report.traces.length).toBe(4); // the two runs with the most points, at each budget
+  });
+
+  it("a missed threshold exits 1 with a line naming the metric, budget, value and threshold", async () => {
+    const r = await run(evalCommand, [input, "--budget", "8000", "--points", "4", "--fail-under", "throughput=1000000000,within_budget=1"]);
+    expect(r.code).toBe(kExit.failed);
+    expect(r.err).toMatch(/^ctxfold eval: threshold missed: throughput at budget 8000: [0-9.]+\/s < 1000000000\.0\/s \(ctxfold\)$/m);
+    expect(r.err).not.toMatch(/within_budget/);
+    expect(r.out).toMatch(/MISS throughput ≥ 1000000000 at 8000/);
+  });
+
+  it("prints a table per budget; --html writes the self-contained report; --compare adds a row", async () => {
+    const cfg = join(dir, "low.json");
+    writeFileSync(cfg, JSON.stringify({ lowWaterRatio: 0.4 }));
+    const html = join(dir, "report.html");
+    const r = await run(evalCommand, [input, "--budget", "8000", "--points", "6", "--compare", cfg, "--html", html, "--trace", "openai-1"]);
+    expect(r.code, r.err).toBe(kExit.ok);
+    expect(r.out).toMatch(/budget 8,000: /);
+    expect(r.out).toMatch(/^\s+ctxfold\s+100%/m);
+    expect(r.out).toMatch(/^\s+ctxfold \(low\.json\)\s/m);
+    expect(r.out).toMatch(/2 lines left out:\n\s+line 2: E_BAD_INPUT/);
+    const page = readFileSync(html, "utf8");
+    expect(page).toMatch(/<svg[^>]*class="trace"/);
+    expect(page).toContain("openai-1");
+    expect(page).not.toMatch(/(src|href)="https?:/);
+  });
+
+  it("--against runs an installed peer side by side", async () => {
+    const r = await run(evalCommand, [input, "--budget", "8000", "--points", "4", "--against", "langchain", "--json", "--trace", "0"]);
+    expect(r.code, r.err).toBe(kExit.ok);
+    const report = JSON.parse(r.out) as EvalReport;
+    expect(report.budgets[0].rows.map((x) => x.contender)).toEqual(["ctxfold", "LangChain trimMessages"]);
+  }, 60_000);
+
+  it("bad usage exits 2 naming the option; a bad config file exits 1 naming the file and field", async () => {
+    const cli = (...argv: string[]) => run((args, io) => runCli(["eval", ...args], io), argv);
+    const usage: [string[], RegExp][] = [
+      [[input], /--budget is required/],
+      [[input, "--budget", "8000", "--against", "crewai"], /--against: unknown peer "crewai" \(one of langchain, mastra, ai-sdk\)/],
+      [[input, "--budget", "x"], /--budget: expected a comma list of positive integers/],
+      [[input, "--budget", "8000", "--fail-under", "speed=1"], /--fail-under: unknown metric "speed"/],
+      [[input, "--budget", "8000", "--points", "1"], /--points: at least 2/],
+    ];
+    for (const [argv, message] of usage) {
+      const r = await cli(...argv);
+      expect(r.code).toBe(kExit.usage);
+      expect(r.err).toMatch(message);
+    }
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, JSON.stringify({ softRatio: 3 }));
+    let r = await cli(input, "--budget", "8000", "--config", bad);
+    expect(r.code).toBe(kExit.failed);
+    expect(r.err).toMatch(/bad\.json\.softRatio/);
+    writeFileSync(bad, JSON.stringify({ store: "x" }));
+    r = await cli(input, "--budget", "8000", "--config", bad);
+    expect(r.err).toMatch(/bad\.json\.store: unknown setting "store"/);
+    r = await cli(join(dir, "missing.jsonl"), "--budget", "8000");
+    expect(r.code).toBe(kExit.failed);
+    expect(r.err).toMatch(/ENOENT/);
+  });
+});
