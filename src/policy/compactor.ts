@@ -8,6 +8,7 @@ import { compactMessages } from "../session/legacy.js";
 import { mergeAdjacent } from "../session/turns.js";
 import { compactStepMessages } from "../steps/messages.js";
 import { presetConfig } from "../steps/config.js";
+import { errorHead, extractExitCode, looksFailed, parseJsonOutput } from "../steps/detect.js";
 import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
@@ -697,9 +698,13 @@ export class Compactor {
           parts.push(p);
           continue;
         }
-        const summary = await this.#summarize(resultPayload(p.content).data, Math.max(60, tokens - over), `output:${p.name ?? "tool"}`);
+        // A failed output keeps its failure visible whole (call id and error head) above the
+        // summary, which gets the rest of the room: an error line cut to fit is not visible.
+        const failure = failureLine(p, text);
+        const room = Math.max(60, tokens - over) - (failure ? this.#measure.text(failure) + 1 : 0);
+        const summary = await this.#summarize(resultPayload(p.content).data, Math.max(20, room), `output:${p.name ?? "tool"}`);
         w.refs.push(summary.ref);
-        parts.push({ ...p, content: [{ type: "text", text: summary.text }] });
+        parts.push({ ...p, content: [{ type: "text", text: failure ? `${failure}\n${summary.text}` : summary.text }] });
         changed = true;
       }
       if (changed) this.#replace(w, i, parts);
@@ -745,6 +750,19 @@ export class Compactor {
       }
     }
   }
+}
+
+/**
+ * For a tool result that failed (flagged as an error, reads as a failure, or reports a non-zero
+ * exit code): one line naming its call and its error head, kept whole wherever the result is
+ * shortened to fit. Undefined for a result that did not fail.
+ */
+function failureLine(p: { callId: string; isError?: boolean }, text: string): string | undefined {
+  const json = parseJsonOutput(text);
+  const code = extractExitCode(text, json);
+  if (!p.isError && !looksFailed(text, json) && (code === undefined || code === 0)) return undefined;
+  const head = errorHead(text);
+  return `[ctxfold] call ${p.callId} failed${code ? ` (exit ${code})` : ""}${head ? `: ${head}` : ""}`;
 }
 
 /** `p`, or a rejection after `ms` milliseconds (the timer never keeps the process alive). */

@@ -178,6 +178,27 @@ describe("invariants over generated runs", () => {
     }
   });
 
+  it("a failed latest output summarised to a sliver (critical tier) keeps its call id and whole error head", async () => {
+    // The task takes most of the budget, so stage 4 must shrink the latest (failed) output to a
+    // few tokens; a head cut to fit ("…test_xfail_run…") would not tell the agent what failed.
+    const head = "FAILED testing/test_skipping.py::TestXFail::test_xfail_run_with_skip_mark[test_input0-expected0]";
+    const log = ["<returncode>1</returncode>", ...Array.from({ length: 200 }, (_, i) => `testing/test_skipping.py::test_${i} PASSED`), head, "=== 1 failed, 200 passed in 1.81s ==="].join("\n");
+    const m = (id: string, role: Message["role"], parts: Message["parts"]): Message => ({ id, role, parts, meta: {} });
+    const messages: Message[] = [
+      m("s", "system", [{ type: "text", text: "You are a coding agent." }]),
+      m("u", "user", [{ type: "text", text: "Fix the skipping bug. ".repeat(1300) }]),
+      m("a", "assistant", [{ type: "tool-call", id: "call_87", name: "bash", args: '{"command":"pytest testing/test_skipping.py"}' }]),
+      m("t", "tool", [{ type: "tool-result", callId: "call_87", name: "bash", content: [{ type: "text", text: log }] }]),
+    ];
+    const { compactor } = setup();
+    const budget = 8000;
+    const r = await compactor.compactCanonical(messages, { budget });
+    expect(r.status).toBe("ok");
+    expect(r.tokensAfter).toBeLessThanOrEqual(budget);
+    const last = text(r.canonical.at(-1)!) || JSON.stringify(r.canonical.at(-1)!.parts);
+    expect(last).toContain(`call call_87 failed (exit 1): ${head}`);
+  });
+
   it("stable prefix: in a session, calls between epochs only append", async () => {
     const { compactor } = setup();
     const messages = generateRun({ seed: 7, steps: 120 }).messages;
