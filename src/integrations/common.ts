@@ -1,0 +1,115 @@
+/**
+ * What every integration shares (issue 9): the options, the budget a call compacts to, and the
+ * compactor sessions kept per conversation so epochs (and provider prompt caches) work across
+ * the calls of an agent loop.
+ *
+ * Budget: `budget` when given; else the model's context window (`contextWindow`, or the table
+ * below for a model id it knows) minus `reserveTokens` (the answer's room, default 4096). A
+ * model whose context size is unknown and no budget: E_BAD_INPUT saying so — guessing a window
+ * would either waste context or overflow it.
+ *
+ * Sessions: one CompactorSession per conversation, found by the caller's id when given, else by
+ * the conversation's stable prefix (its system messages and first user message: what stays the
+ * same across the calls of one agent run). At most `maxSessions` are kept (least recently used
+ * go first); a forgotten conversation only loses its epoch (its next call compacts afresh).
+ */
+import { createHash } from "node:crypto";
+import { CtxfoldError } from "../errors.js";
+import type { Message } from "../model/schema.js";
+import { createCompactor, type Compactor, type CompactorConfig } from "../policy/index.js";
+import type { CompactorSession } from "../policy/compactor.js";
+
+export interface IntegrationOptions extends CompactorConfig {
+  /** Tokens the compacted prompt may take. Required unless the context window is known. */
+  budget?: number;
+  /** The model's context window, tokens (for a model the table does not know). */
+  contextWindow?: number;
+  /** Room kept for the answer when the budget comes from the context window. @default 4096 */
+  reserveTokens?: number;
+  /** Conversations whose sessions are kept (least recently used dropped). @default 1000 */
+  maxSessions?: number;
+}
+
+/**
+ * Context windows of models by id prefix (longest prefix wins), as their providers document
+ * them. Deliberately short: a model not listed needs `budget` or `contextWindow`.
+ */
+export const kContextWindows: Readonly<Record<string, number>> = Object.freeze({
+  "gpt-4o": 128_000,
+  "gpt-4o-mini": 128_000,
+  "gpt-4.1": 1_047_576,
+  "gpt-5": 400_000,
+  "o3": 200_000,
+  "o4-mini": 200_000,
+  "claude-3-5-sonnet": 200_000,
+  "claude-3-5-haiku": 200_000,
+  "claude-3-7-sonnet": 200_000,
+  "claude-sonnet-4": 200_000,
+  "claude-opus-4": 200_000,
+  "claude-haiku-4": 200_000,
+});
+
+const kDefaultReserve = 4096;
+
+/** The context window of `modelId` from kContextWindows (longest matching prefix), or undefined. */
+export function contextWindowOf(modelId: string | undefined): number | undefined {
+  if (!modelId) return undefined;
+  const id = modelId.replace(/^[a-z-]+\//, ""); // "openai/gpt-4o" → "gpt-4o"
+  let best: string | undefined;
+  for (const k of Object.keys(kContextWindows)) if (id.startsWith(k) && (best === undefined || k.length > best.length)) best = k;
+  return best === undefined ? undefined : kContextWindows[best];
+}
+
+/** The budget a call compacts to (see the module comment). */
+export function budgetOf(options: IntegrationOptions, modelId?: string): number {
+  if (options.budget !== undefined) {
+    if (!Number.isInteger(options.budget) || options.budget <= 0) throw new CtxfoldError("E_BAD_INPUT", `expected a positive integer, got ${JSON.stringify(options.budget)}`, { path: "budget" });
+    return options.budget;
+  }
+  const window = options.contextWindow ?? contextWindowOf(modelId);
+  if (window === undefined) {
+    throw new CtxfoldError("E_BAD_INPUT", `the context size of model ${JSON.stringify(modelId ?? "(unnamed)")} is unknown: pass budget (tokens the prompt may take) or contextWindow`, { path: "budget" });
+  }
+  const budget = window - (options.reserveTokens ?? kDefaultReserve);
+  if (!Number.isInteger(budget) || budget <= 0) throw new CtxfoldError("E_BAD_INPUT", `contextWindow ${window} leaves no room after reserveTokens ${options.reserveTokens ?? kDefaultReserve}`, { path: "reserveTokens" });
+  return budget;
+}
+
+/** The key of a conversation by its stable prefix: its system messages and its first user message. */
+export function conversationKey(messages: readonly Message[]): string {
+  const h = createHash("sha256");
+  for (const m of messages) {
+    if (m.role !== "system" && m.role !== "user") continue;
+    h.update(m.role).update("\0").update(JSON.stringify(m.parts)).update("\0");
+    if (m.role === "user") break;
+  }
+  return h.digest("base64url");
+}
+
+/** One compactor and its sessions, per conversation (see the module comment). */
+export class SessionPool {
+  readonly compactor: Compactor;
+  readonly #sessions = new Map<string, CompactorSession>();
+  readonly #max: number;
+
+  constructor(options: IntegrationOptions = {}) {
+    const { budget, contextWindow, reserveTokens, maxSessions, ...config } = options;
+    void budget; void contextWindow; void reserveTokens;
+    this.compactor = createCompactor(config);
+    this.#max = maxSessions ?? 1000;
+  }
+
+  /** The session of conversation `key`, made on first use; the most recently used go last. */
+  session(key: string): CompactorSession {
+    let s = this.#sessions.get(key);
+    if (s) this.#sessions.delete(key);
+    else s = this.compactor.session();
+    this.#sessions.set(key, s);
+    while (this.#sessions.size > this.#max) this.#sessions.delete(this.#sessions.keys().next().value!);
+    return s;
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+}

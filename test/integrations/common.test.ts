@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { parseMessages } from "../../src/adapters/index.js";
+import { budgetOf, contextWindowOf, conversationKey, SessionPool } from "../../src/integrations/common.js";
+import type { Message } from "../../src/model/schema.js";
+import { thrown } from "../helpers.js";
+import { agentRun, callPoints, checkPrompts, historyIn, type RecordedCall } from "./harness.js";
+
+const text = (id: string, role: Message["role"], t: string): Message => ({ id, role, parts: [{ type: "text", text: t }], meta: {} });
+
+describe("budgetOf", () => {
+  it("takes the budget, else the known or given context window minus the reserve", () => {
+    expect(budgetOf({ budget: 9000 }, "anything")).toBe(9000);
+    expect(contextWindowOf("openai/gpt-4o-mini-2024-07-18")).toBe(128_000);
+    expect(contextWindowOf("claude-sonnet-4-20250514")).toBe(200_000);
+    expect(budgetOf({}, "gpt-4o")).toBe(128_000 - 4096);
+    expect(budgetOf({ contextWindow: 32_000, reserveTokens: 2000 }, "my-local-model")).toBe(30_000);
+  });
+
+  it("an unknown model without a budget says so; a bad budget names the field", () => {
+    expect(thrown(() => budgetOf({}, "my-local-model"), "E_BAD_INPUT").message).toMatch(/context size of model "my-local-model" is unknown: pass budget/);
+    expect(thrown(() => budgetOf({ budget: 0 }), "E_BAD_INPUT").path).toBe("budget");
+    expect(thrown(() => budgetOf({ contextWindow: 1000 }), "E_BAD_INPUT").path).toBe("reserveTokens");
+  });
+});
+
+describe("sessions per conversation", () => {
+  it("keys a conversation by its system messages and first user message only", () => {
+    const a = [text("s", "system", "sys"), text("u", "user", "task A"), text("x", "assistant", "one")];
+    expect(conversationKey(a)).toBe(conversationKey([...a, text("y", "user", "later steering")]));
+    expect(conversationKey(a)).not.toBe(conversationKey([a[0], text("u", "user", "task B")]));
+  });
+
+  it("keeps at most maxSessions, dropping the least recently used", () => {
+    const pool = new SessionPool({ maxSessions: 2 });
+    const first = pool.session("a");
+    pool.session("b");
+    expect(pool.session("a")).toBe(first); // used again: now the most recent
+    pool.session("c"); // drops b
+    expect(pool.size).toBe(2);
+    expect(pool.session("a")).toBe(first);
+    expect(pool.session("b")).not.toBe(first);
+  });
+});
+
+describe("the loop harness on a bare session (what every integration builds on)", () => {
+  it("200 steps in OpenAI chat: within budget, valid, a stable prefix between epochs", async () => {
+    const run = agentRun(200);
+    const pool = new SessionPool();
+    const budget = 16_000;
+    const calls: RecordedCall[] = [];
+    for (const at of callPoints(run)) {
+      const input = historyIn(run, at, "openai-chat");
+      const r = await pool.session(conversationKey(parseMessages(input, { format: "openai-chat" }).messages)).compact(input, { budget, format: "openai-chat" });
+      calls.push({ input, received: r.messages });
+    }
+    const { epochs, overBudget } = checkPrompts(calls, budget, "openai-chat");
+    expect(pool.size).toBe(1);
+    expect(overBudget).toBeGreaterThan(100);
+    expect(epochs).toBeGreaterThan(1);
+  }, 120_000);
+});
