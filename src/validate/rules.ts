@@ -102,7 +102,8 @@ const hasToolCall = (m: Message): boolean => m.parts.some((p) => p.type === "too
 const isBlank = (s: string): boolean => !/\S/.test(s);
 
 /** A reasoning part Anthropic accepts back: signed thinking, or redacted thinking. */
-function isSignedReasoning(p: Part | undefined): boolean {
+/** A reasoning part Anthropic accepts back: signed, or redacted. */
+export function isSignedReasoning(p: Part | undefined): boolean {
   return p !== undefined && p.type === "reasoning" && (!!p.signature || !!p.redacted);
 }
 
