@@ -13,7 +13,6 @@ import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/r
 import type { ReducedStep } from "../steps/types.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { TokenCounter, kMessageOverhead, type CountableMessage } from "../tokens/token-counter.js";
-import { isSignedReasoning, usesThinking } from "../validate/rules.js";
 import { classify } from "./classify.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
@@ -427,26 +426,7 @@ export class Compactor {
       }
     });
     const byCount = keep === 0 ? w.msgs.length : calls.length >= keep ? calls[calls.length - keep] : calls.length > 0 ? calls[0] : w.msgs.length;
-    return this.#thinkingStart(w, Math.min(byCount, criticalCall));
-  }
-
-  /**
-   * With extended thinking in use, the tail starts at an assistant message that opens with its
-   * signed thinking: what stages 3 and 4 put before the tail (a summary in a user message) starts
-   * a new turn for Anthropic, and a tool-use turn in progress must open with its thinking
-   * (THINKING_DROPPED). So the tail moves back to the nearest such message after the task,
-   * keeping a few more steps whole (a steering message between tool results is no turn start for
-   * Anthropic: it joins their user message); where there is none (the input lacked it too), it
-   * stays.
-   */
-  #thinkingStart(w: Work, start: number): number {
-    if (start >= w.msgs.length || !usesThinking(w.msgs)) return start;
-    const task = w.msgs.findIndex((m) => m.role === "user");
-    for (let i = start; i > task; i--) {
-      const m = w.msgs[i];
-      if (m.role === "assistant" && isSignedReasoning(m.parts[0])) return i;
-    }
-    return start;
+    return Math.min(byCount, criticalCall);
   }
 
   #replace(w: Work, i: number, parts: Part[]): void {

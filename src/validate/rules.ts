@@ -102,8 +102,7 @@ const hasToolCall = (m: Message): boolean => m.parts.some((p) => p.type === "too
 const isBlank = (s: string): boolean => !/\S/.test(s);
 
 /** A reasoning part Anthropic accepts back: signed thinking, or redacted thinking. */
-/** A reasoning part Anthropic accepts back: signed, or redacted. */
-export function isSignedReasoning(p: Part | undefined): boolean {
+function isSignedReasoning(p: Part | undefined): boolean {
   return p !== undefined && p.type === "reasoning" && (!!p.signature || !!p.redacted);
 }
 
