@@ -1,12 +1,15 @@
 /**
- * `npm run bench:batch [-- --mb 200] [--rss-gb 1] [--budget 8000] [--readme]`: the batch engine
+ * `npm run bench:batch [-- --mb 200] [--rss-gb 1] [--budget 8000] [--readme] [--json]`: the batch engine
  * end to end (issue 7), through the built CLI as a user runs it, on the dev corpus uncompressed
  * and repeated to `--mb` MB (generated runs when ../shared is absent). In one session:
  * - baseline: one process reading the same file line by line, JSON.parse + JSON.stringify of
  *   every line, writing the lines out (what any JSONL transform costs at least);
  * - `ctxfold compact --workers 1` (in-process) and `--workers 2` (Piscina pool);
  * - peak RSS of the 2-worker run on the `--mb` input and on a `--rss-gb` GB one.
- * Reported as MB/s and as ratios (absolute speed moves with the machine).
+ * Reported as MB/s and as ratios (absolute speed moves with the machine): a markdown table, or
+ * with --json the measurements as JSON (what `npm run bench:gate` reads).
+ * CTXFOLD_BENCH_SLOWDOWN=batch:N (see bench/lib.ts) runs the 2-worker compaction N times and
+ * reports the total time, to prove the gate trips on "batch: 2 workers / 1 worker".
  */
 import { spawnSync } from "node:child_process";
 import { closeSync, createReadStream, createWriteStream, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
@@ -17,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { renderMessages } from "../src/adapters/index.js";
 import { generateRuns } from "../src/gen/run.js";
-import { rewriteReadmeSection } from "./lib.js";
+import { kSlowdownEnv, parseSlowdown, rewriteReadmeSection } from "./lib.js";
 
 const kCli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const kCorpus = fileURLToPath(new URL("../../../shared/corpus/dev.jsonl.gz", import.meta.url));
@@ -87,6 +90,8 @@ async function main(): Promise<void> {
     rmSync(path.join(dir, "base.jsonl"));
     const one = ctxfold(dir, input, 1, budget);
     const two = ctxfold(dir, input, 2, budget);
+    const slowdown = parseSlowdown(process.env[kSlowdownEnv]).filter((s) => s.target === "batch").reduce((n, s) => n * s.factor, 1);
+    for (let i = 1; i < slowdown; i++) two.seconds += ctxfold(dir, input, 2, budget).seconds;
     let big: Run | undefined;
     let bigBytes = 0;
     if (rssGb > 0) {
@@ -107,7 +112,8 @@ async function main(): Promise<void> {
       ...(big ? [`| ctxfold compact --workers 2, ${(bigBytes / 1e9).toFixed(2)} GB input | ${(bigBytes / 1e6 / big.seconds).toFixed(1)} | | | ${big.peakRssMB} MB (${((big.peakRssMB / two.peakRssMB - 1) * 100).toFixed(0)}% vs ${(bytes / 1e6).toFixed(0)} MB) | ≤ 300 MB, within 10% |`] : []),
     ].join("\n");
     if (process.argv.includes("--readme")) rewriteReadmeSection("batch", md);
-    process.stdout.write(md + "\n");
+    const json = { source, bytes, budget, cores: availableParallelism(), cpu, baselineSeconds: base, workers1: one, workers2: two, big: big ? { bytes: bigBytes, ...big } : null };
+    process.stdout.write(process.argv.includes("--json") ? JSON.stringify(json, null, 2) + "\n" : md + "\n");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

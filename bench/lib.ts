@@ -41,6 +41,7 @@ export interface RunOptions {
  */
 export async function runCases(cases: Case[], options: RunOptions): Promise<CaseResult[]> {
   const rounds = options.rounds ?? 3;
+  cases = applySlowdown(cases, parseSlowdown(process.env[kSlowdownEnv]));
   const best = new Map<Case, { medianNs: number; samples: number }>();
   for (let round = 0; round < rounds; round++) {
     for (const c of cases) {
@@ -68,6 +69,67 @@ export async function runCases(cases: Case[], options: RunOptions): Promise<Case
     const mbPerSec = c.bytes / (medianNs / 1e9) / 1e6;
     process.stderr.write(`  ${c.group.padEnd(22)} ${c.name.padEnd(34)} ${fmt(mbPerSec)} MB/s\n`);
     return { group: c.group, name: c.name, bytes: c.bytes, items, medianNs, mbPerSec, nsPerItem: medianNs / items, samples };
+  });
+}
+
+/** The environment variable that injects a slowdown (see parseSlowdown). */
+export const kSlowdownEnv = "CTXFOLD_BENCH_SLOWDOWN";
+
+/** One injected slowdown: the cases `target` names do their work `factor` times per call. */
+export interface Slowdown {
+  target: string;
+  factor: number;
+}
+
+/**
+ * Parses CTXFOLD_BENCH_SLOWDOWN, `TARGET:N[;TARGET:N...]`, which exists to prove the bench gate
+ * (bench/gate.ts) trips: each case TARGET names does its work N times per measured call while its
+ * `bytes` stay the same, so its throughput, and every ratio with it as numerator, drops ~N×.
+ * TARGET is a group prefix (`hash`, `hash 1 MB`, `estimate`, `turn map`...) naming that group's
+ * ctxfold WASM cases (names starting "ctxfold wasm"), or `GROUP / NAME-PREFIX` for any one case
+ * (`adapters, dev corpus / openai-chat parse + render`); `batch` is read by bench/batch.ts.
+ * Unset or empty: no slowdown. A malformed value throws, naming the variable.
+ */
+export function parseSlowdown(spec: string | undefined): Slowdown[] {
+  if (!spec?.trim()) return [];
+  // ";" between entries: group names have commas ("adapters, dev corpus").
+  return spec.split(";").map((part) => {
+    const at = part.lastIndexOf(":");
+    const target = part.slice(0, at).trim();
+    const factor = Number(part.slice(at + 1));
+    if (at < 0 || !target || !Number.isInteger(factor) || factor < 1) {
+      throw new Error(`${kSlowdownEnv} takes TARGET:N[;TARGET:N...] with N a whole number >= 1; got ${JSON.stringify(part)} in ${JSON.stringify(spec)}`);
+    }
+    return { target, factor };
+  });
+}
+
+/** The factor the slowdowns give case `group` / `name` (1: none). */
+export function slowdownFactor(slowdowns: readonly Slowdown[], group: string, name: string): number {
+  let factor = 1;
+  for (const s of slowdowns) {
+    const hit = s.target.includes(" / ") ? `${group} / ${name}`.startsWith(s.target) : group.startsWith(s.target) && name.startsWith("ctxfold wasm");
+    if (hit) factor *= s.factor;
+  }
+  return factor;
+}
+
+/** `cases` with the slowdowns applied (each slowed case says so on stderr). */
+export function applySlowdown(cases: Case[], slowdowns: readonly Slowdown[]): Case[] {
+  if (slowdowns.length === 0) return cases;
+  return cases.map((c) => {
+    const n = slowdownFactor(slowdowns, c.group, c.name);
+    if (n === 1) return c;
+    process.stderr.write(`  ${kSlowdownEnv}: ${c.group} / ${c.name} does its work ${n} times per call\n`);
+    const fn = c.fn;
+    return {
+      ...c,
+      fn: () => {
+        let r: unknown;
+        for (let i = 0; i < n; i++) r = fn();
+        return r;
+      },
+    };
   });
 }
 

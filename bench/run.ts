@@ -5,6 +5,16 @@
  * throughput as a ratio to ctxfold's WASM path measured in the same run, checks the foundation
  * issue's targets, and writes bench/results/<scope>.json. --readme rewrites the README's bench
  * section (between the bench:begin / bench:end markers) with the tables and the machine.
+ * `npm run bench:gate` (bench/gate.ts) measures ratios of these same cases (bench/pairs.ts) and
+ * compares them with bench/baseline.json; `npm run bench:gate -- --from FILE` reads this
+ * script's --quick --json output instead.
+ *
+ * CTXFOLD_BENCH_SLOWDOWN=TARGET:N[;TARGET:N...] (read by the bench harness only: bench/lib.ts's
+ * runCases, bench/pairs.ts, bench/batch.ts) makes the cases TARGET names do their work N times
+ * per measured call, to prove the gate trips (test/bench-gate.test.ts):
+ * `hash:4` slows every ctxfold WASM case of the hash groups 4× (`hash 1 MB:4` only that group's;
+ * `GROUP / NAME:N` any one case, e.g. `adapters, dev corpus / openai-chat parse + render:2`).
+ * Never set it for real figures.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
