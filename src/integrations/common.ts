@@ -75,12 +75,16 @@ export function budgetOf(options: IntegrationOptions, modelId?: string): number 
   return budget;
 }
 
-/** The key of a conversation by its stable prefix: its system messages and its first user message. */
+/**
+ * The key of a conversation by its stable prefix: its system messages and its first user
+ * message, their parts without `meta` — provider options such as cache breakpoints or a
+ * framework's timestamps change between calls of one conversation, its text does not.
+ */
 export function conversationKey(messages: readonly Message[]): string {
   const h = createHash("sha256");
   for (const m of messages) {
     if (m.role !== "system" && m.role !== "user") continue;
-    h.update(m.role).update("\0").update(JSON.stringify(m.parts)).update("\0");
+    h.update(m.role).update("\0").update(JSON.stringify(m.parts.map(({ meta, ...p }) => (void meta, p)))).update("\0");
     if (m.role === "user") break;
   }
   return h.digest("base64url");

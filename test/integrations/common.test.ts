@@ -59,3 +59,14 @@ describe("the loop harness on a bare session (what every integration builds on)"
     expect(epochs).toBeGreaterThan(1);
   }, 120_000);
 });
+
+describe("the package's integration entry points", () => {
+  it("ctxfold/ai-sdk, /mastra, /langchain, /requests and /eval resolve to the built modules with their exports", async () => {
+    const load = (name: string) => import(/* @vite-ignore */ `ctxfold/${name}`) as Promise<Record<string, unknown>>;
+    expect(Object.keys(await load("ai-sdk"))).toEqual(expect.arrayContaining(["ctxfoldMiddleware", "ctxfoldPrepareStep"]));
+    expect(Object.keys(await load("mastra"))).toContain("CtxfoldProcessor");
+    expect(Object.keys(await load("langchain"))).toEqual(expect.arrayContaining(["ctxfoldRunnable", "compactLangChainMessages"]));
+    expect(Object.keys(await load("requests"))).toEqual(expect.arrayContaining(["compactOpenAIRequest", "compactAnthropicRequest"]));
+    expect(Object.keys(await load("eval"))).toEqual(expect.arrayContaining(["evaluate", "parseThresholds"]));
+  });
+});

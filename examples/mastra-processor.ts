@@ -1,0 +1,68 @@
+/**
+ * ctxfold as a Mastra input processor: an agent's tool loop whose every prompt stays within a
+ * token budget, with a prefix that stays byte-identical between compactions (epochs) so the
+ * provider's prompt cache keeps hitting. A drop-in for TokenLimiter at request time.
+ *
+ * Runs offline: a local stub model (swap in `"openai/gpt-4o"` or any Mastra model) asks to read
+ * one file per step and records each prompt it receives; the tool returns a made-up file. One
+ * line per model call: the prompt's tokens before → after ctxfold, and where a new epoch starts.
+ *
+ *   import { CtxfoldProcessor } from "ctxfold/mastra";   // in your project
+ */
+import { pathToFileURL } from "node:url";
+import { Agent } from "@mastra/core/agent";
+import { createTool } from "@mastra/core/tools";
+import { MockLanguageModelV3 } from "ai/test";
+import { z } from "zod";
+import type { CompactInfo } from "../src/integrations/ai-sdk.js";
+import { CtxfoldProcessor } from "../src/integrations/mastra.js";
+
+/** A made-up source file, the same for the same path. */
+function fakeFile(path: string, lines = 40): string {
+  let seed = [...path].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
+  const rnd = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+  const words = ["user", "cache", "queue", "worker", "retry", "config", "handler", "parse", "token", "result", "session", "budget"];
+  const w = () => words[Math.floor(rnd() * words.length)]!;
+  return Array.from({ length: lines }, (_, i) => `${String(i + 1).padStart(3)}  export function ${w()}_${w()}(${w()}: number) { return ${w()}(${Math.floor(rnd() * 1000)}); }`).join("\n");
+}
+
+export async function main(steps = 40, log: (line: string) => void = console.log): Promise<{ budget: number; reports: CompactInfo[]; prompts: unknown[]; text: string }> {
+  const budget = 8000;
+  const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
+  // The stub model: at call n it reads src/module<n>.ts; at the last step it answers.
+  const model: MockLanguageModelV3 = new MockLanguageModelV3({
+    modelId: "stub-model",
+    doGenerate: async () => {
+      const n = model.doGenerateCalls.length; // the call being answered (its prompt is recorded)
+      return n < steps
+        ? { content: [{ type: "tool-call", toolCallId: `call_${n}`, toolName: "readFile", input: JSON.stringify({ path: `src/module${n}.ts` }) }], finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage, warnings: [] }
+        : { content: [{ type: "text", text: `Read ${n - 1} files.` }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+    },
+  });
+
+  const reports: CompactInfo[] = [];
+  const agent = new Agent({
+    id: "coder",
+    name: "coder",
+    instructions: "You are a coding agent. Read the files you need, then answer.",
+    model,
+    tools: {
+      readFile: createTool({ id: "readFile", description: "Read a file", inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => fakeFile(path) }),
+    },
+    inputProcessors: [
+      new CtxfoldProcessor({
+        budget, // or leave it out for a model whose context window ctxfold knows (gpt-4o, claude-sonnet-4, …)
+        onCompact: (info) => {
+          reports.push(info);
+          log(`call ${String(reports.length).padStart(3)}: ${String(info.tokensBefore).padStart(6)} → ${String(info.tokensAfter).padStart(5)} tokens${info.newEpoch ? `  new epoch ${info.epoch}: prefix rebuilt` : ""}`);
+        },
+      }),
+    ],
+  });
+
+  const result = await agent.generate("Read every module of the project and summarise what it does.", { maxSteps: steps });
+  log(`${result.steps.length} steps, ${reports.filter((r) => r.newEpoch).length} epochs, every prompt ≤ ${budget} tokens: ${reports.every((r) => r.tokensAfter <= budget)}`);
+  return { budget, reports, prompts: model.doGenerateCalls.map((c) => c.prompt), text: result.text };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -1,0 +1,364 @@
+/**
+ * Request-body helpers (issue 9): compact the messages of an OpenAI Chat Completions or Anthropic
+ * Messages request body right before it is sent, whatever client sends it.
+ *
+ *   const body = await compactOpenAIRequest({ model: "gpt-4o", messages, tools }, { budget: 100_000 });
+ *   const answer = await openai.chat.completions.create(body);
+ *
+ * Decisions:
+ * - The body comes back as a new object of the same shape: `messages` (and Anthropic's `system`)
+ *   compacted, every other field the very value it was (same key order). The caller's body, its
+ *   messages and their blocks are never mutated; a block that gains or loses a `cache_control`
+ *   is a copy.
+ * - Budget: `budget` when given (the messages' budget, as everywhere in ctxfold); else the
+ *   model's context window (`contextWindow`, or the table in common.ts for `body.model`) minus
+ *   the answer's room — the body's `max_completion_tokens` / `max_tokens` when present, else
+ *   `reserveTokens` — minus the tool definitions (their JSON, exact o200k): they take context
+ *   too, and only a derived budget knows nothing about them. Unknown window and no budget:
+ *   budgetOf's E_BAD_INPUT naming the model.
+ * - Sessions: one per conversation, found by `conversationId` when given, else by the stable
+ *   prefix (conversationKey), and per format (the same conversation sent to both providers, a
+ *   fallback, keeps one session each: their canonical messages differ in format meta, so one
+ *   shared session would start a new epoch at every switch).
+ * - Where the sessions live (sessionPoolFor): options that only say how to budget and key
+ *   (budget, contextWindow, reserveTokens, conversationId, cacheBreakpoint, model) share one
+ *   module-wide pool, so options written inline on every call still keep their epochs; options
+ *   that configure the compactor (a summariser, a store, onEvent, maxSessions, ...) get a pool
+ *   of their own per options object — pass the same object on every call (hoist it), else each
+ *   call starts afresh (still within budget, but a new epoch each time: no prompt-cache hits).
+ *
+ * Anthropic `cache_control` (prompt-caching breakpoints; the adapter keeps a block's
+ * `cache_control` in its part meta, so a kept block keeps its breakpoint and a replaced one
+ * would keep it too):
+ * - A breakpoint stays only on a block that reaches the model byte-identical to a block of the
+ *   request (the caller's breakpoint on kept content); one on content compaction replaced
+ *   (a shortened tool result, a summarised text) is removed, and so is one on an empty text
+ *   block (Anthropic rejects both an empty text block with cache_control and more than 4
+ *   breakpoints). Content compaction removed takes its breakpoints with it.
+ * - `cacheBreakpoint: true` marks the last block of the current epoch's compacted prefix (the
+ *   last message of the output of the call that started the epoch; for a conversation not yet
+ *   compacted, of its first call): the part every call of the epoch repeats byte for byte, so
+ *   one cache write there is read by all of them. It goes on the last block that may carry one
+ *   (not thinking / redacted_thinking, not empty text; a string content becomes one text
+ *   block), walking back a message when the last has none; a block already marked counts as
+ *   ours. Within an epoch calls only append, so the mark stays on the same block and the
+ *   prefix stays byte-identical. It does not cache what the epoch appends: keep your own
+ *   breakpoint on the last message for that (Anthropic's 20-block look-back finds the previous
+ *   call's entry).
+ * - At most 4 breakpoints: ours is placed only when tools and system hold fewer than 4 (they are
+ *   the caller's explicit choices and cache the longest-lived prefix); past 4 the caller's
+ *   message-level breakpoints go first, oldest first (a later breakpoint caches everything
+ *   before it, so the oldest are the least useful), ours never; only a request whose tools and
+ *   system alone hold more than 4 (which Anthropic rejects anyway) loses tools / system ones,
+ *   earliest first, for the same reason.
+ */
+import { CtxfoldError } from "../errors.js";
+import { anthropicAdapter, openaiChatAdapter, type Format } from "../adapters/index.js";
+import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
+import type { Message } from "../model/schema.js";
+import type { CompactorSession } from "../policy/compactor.js";
+import { budgetOf, conversationKey, SessionPool, type IntegrationOptions } from "./common.js";
+
+// ---------------------------------------------------------------------------------------------
+// Options and sessions.
+
+export interface RequestOptions extends IntegrationOptions {
+  /** The conversation's id: its session. Without one, its stable prefix (system messages and first user message) keys it. */
+  conversationId?: string;
+}
+
+export interface AnthropicRequestOptions extends RequestOptions {
+  /** Mark the end of the epoch's compacted prefix with `cache_control: { type: "ephemeral" }` (see the module comment). */
+  cacheBreakpoint?: boolean;
+}
+
+/** Option keys that do not configure the compactor (see sessionPoolFor). */
+const kCallKeys = new Set(["budget", "contextWindow", "reserveTokens", "conversationId", "cacheBreakpoint", "model"]);
+let sharedPool: SessionPool | undefined;
+const pools = new WeakMap<object, SessionPool>();
+
+/**
+ * The SessionPool for calls made with `options`: one module-wide pool when the options configure
+ * no compactor (only budget, contextWindow, reserveTokens, conversationId, cacheBreakpoint,
+ * model), else one per options object (see the module comment).
+ */
+export function sessionPoolFor(options: IntegrationOptions): SessionPool {
+  const own = Object.keys(options).some((k) => !kCallKeys.has(k) && (options as Record<string, unknown>)[k] !== undefined);
+  if (!own) return (sharedPool ??= new SessionPool());
+  let pool = pools.get(options);
+  if (!pool) pools.set(options, (pool = new SessionPool(options)));
+  return pool;
+}
+
+/** The session of a conversation in `format`: by the caller's id, else by its stable prefix. */
+export function sessionFor(pool: SessionPool, format: Format, messages: readonly Message[], conversationId: string | undefined): CompactorSession {
+  if (conversationId !== undefined && (typeof conversationId !== "string" || conversationId === "")) {
+    throw new CtxfoldError("E_BAD_INPUT", `expected a non-empty string, got ${JSON.stringify(conversationId)}`, { path: "conversationId" });
+  }
+  return pool.session(`${format}\0${conversationId ?? conversationKey(messages)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bodies and budgets.
+
+/** What compactOpenAIRequest reads of a Chat Completions request body (the SDK's params type fits). */
+export interface OpenAIRequestBody {
+  model?: string;
+  messages: readonly unknown[];
+  tools?: readonly unknown[] | null;
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+}
+
+/** What compactAnthropicRequest reads of a Messages request body (the SDK's params type fits). */
+export interface AnthropicRequestBody {
+  model?: string;
+  system?: unknown;
+  messages: readonly unknown[];
+  tools?: readonly unknown[] | null;
+  max_tokens?: number | null;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function checkBody(body: unknown, what: string): asserts body is Record<string, unknown> & { messages: unknown[] } {
+  if (!isObject(body)) throw new CtxfoldError("E_SCHEMA", `expected a ${what} request body object, got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}`, { path: "body" });
+  if (!Array.isArray(body.messages)) throw new CtxfoldError("E_SCHEMA", `expected an array of messages, got ${body.messages === null ? "null" : typeof body.messages}`, { path: "body.messages" });
+}
+
+/** The answer's room a body asks for: its first present field of `keys` (null is absent). */
+function maxOutput(body: Record<string, unknown>, keys: readonly string[]): number | undefined {
+  for (const k of keys) {
+    const v = body[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) throw new CtxfoldError("E_BAD_INPUT", `expected a positive integer, got ${JSON.stringify(v)}`, { path: `body.${k}` });
+    return v;
+  }
+  return undefined;
+}
+
+/** The messages' budget of one request (see the module comment). */
+function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Record<string, unknown>, outputKeys: readonly string[]): number {
+  const model = typeof body.model === "string" ? body.model : undefined;
+  if (options.budget !== undefined) return budgetOf(options, model);
+  const reserve = maxOutput(body, outputKeys) ?? options.reserveTokens;
+  const budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model);
+  const tools = body.tools;
+  if (!Array.isArray(tools) || tools.length === 0) return budget;
+  const toolTokens = pool.compactor.counter.count(JSON.stringify(tools), "exact");
+  if (budget - toolTokens <= 0) {
+    throw new CtxfoldError("E_BAD_INPUT", `the tool definitions (${toolTokens} tokens) leave no room for messages in the context window after the answer's ${reserve ?? "default"} reserve`, { path: "body.tools" });
+  }
+  return budget - toolTokens;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI Chat Completions.
+
+/**
+ * Compacts the `messages` of an OpenAI Chat Completions request body; every other field comes
+ * back untouched (see the module comment for the budget and the sessions).
+ */
+export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B, options: RequestOptions = {}): Promise<B> {
+  checkBody(body, "Chat Completions");
+  const pool = sessionPoolFor(options);
+  const budget = requestBudget(options, pool, body, ["max_completion_tokens", "max_tokens"]);
+  const messages = openaiChatAdapter.parse(body.messages);
+  const session = sessionFor(pool, "openai-chat", messages, options.conversationId);
+  const r = await session.compactCanonical(messages, { budget, format: "openai-chat" });
+  return { ...body, messages: openaiChatAdapter.render(r.canonical) } as B;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic Messages.
+
+type Block = Record<string, unknown>;
+
+/** Where a block sits: tools[i], system[i], messages[i].content[k], or messages[i].content[k].content[n]. */
+interface Spot {
+  area: "tools" | "system" | "messages";
+  i: number;
+  k?: number;
+  n?: number;
+}
+
+const hasMark = (b: unknown): boolean => isObject(b) && b.cache_control !== undefined && b.cache_control !== null;
+const emptyText = (b: Block): boolean => b.type === "text" && (typeof b.text !== "string" || b.text.trim() === "");
+const kUnmarkable = new Set(["thinking", "redacted_thinking"]);
+
+/** The compacted request under edit: containers are copied before their first change (the caller's stay as they are). */
+class Draft {
+  readonly #own = new WeakSet<object>();
+  constructor(
+    public tools: unknown[] | undefined,
+    public system: unknown,
+    public messages: AnthropicMessage[],
+  ) {}
+
+  #arr<T>(a: T[]): T[] {
+    if (this.#own.has(a)) return a;
+    const c = [...a];
+    this.#own.add(c);
+    return c;
+  }
+
+  #obj<T extends object>(o: T): T {
+    if (this.#own.has(o)) return o;
+    const c = { ...o };
+    this.#own.add(c);
+    return c;
+  }
+
+  /** Every block (with its spot) in prompt order: tools, system, then messages (tool_result content inside its block). */
+  *blocks(): Generator<[Spot, Block]> {
+    if (this.tools) for (let i = 0; i < this.tools.length; i++) if (isObject(this.tools[i])) yield [{ area: "tools", i }, this.tools[i] as Block];
+    if (Array.isArray(this.system)) for (let i = 0; i < this.system.length; i++) if (isObject(this.system[i])) yield [{ area: "system", i }, this.system[i] as Block];
+    for (let i = 0; i < this.messages.length; i++) {
+      const content = this.messages[i].content;
+      if (!Array.isArray(content)) continue;
+      for (let k = 0; k < content.length; k++) {
+        const b = content[k] as unknown;
+        if (!isObject(b)) continue;
+        yield [{ area: "messages", i, k }, b];
+        if (b.type === "tool_result" && Array.isArray(b.content)) {
+          for (let n = 0; n < b.content.length; n++) if (isObject(b.content[n])) yield [{ area: "messages", i, k, n }, b.content[n] as Block];
+        }
+      }
+    }
+  }
+
+  set(s: Spot, block: Block): void {
+    if (s.area === "tools") (this.tools = this.#arr(this.tools!))[s.i] = block;
+    else if (s.area === "system") (this.system = this.#arr(this.system as unknown[]))[s.i] = block;
+    else {
+      const messages = (this.messages = this.#arr(this.messages));
+      const m = (messages[s.i] = this.#obj(messages[s.i]));
+      const content = this.#arr(m.content as Block[]);
+      m.content = content as AnthropicMessage["content"];
+      if (s.n === undefined) content[s.k!] = block;
+      else {
+        const result = (content[s.k!] = this.#obj(content[s.k!]));
+        (result.content = this.#arr(result.content as Block[]))[s.n] = block;
+      }
+    }
+  }
+
+  /** A message whose content is a string becomes one text block carrying `mark`. */
+  markString(i: number, mark: unknown): void {
+    const messages = (this.messages = this.#arr(this.messages));
+    const m = (messages[i] = this.#obj(messages[i]));
+    m.content = [{ type: "text", text: m.content as string, cache_control: mark }];
+  }
+}
+
+function unmarked(b: Block): Block {
+  const { cache_control, ...rest } = b;
+  void cache_control;
+  return rest;
+}
+
+/** JSON of every block of the request that carries a breakpoint (system and messages). */
+function requestMarks(body: Record<string, unknown>): Set<string> {
+  const marks = new Set<string>();
+  const draft = new Draft(undefined, body.system, body.messages as AnthropicMessage[]);
+  for (const [, b] of draft.blocks()) if (hasMark(b)) marks.add(JSON.stringify(b));
+  return marks;
+}
+
+/** Where the epoch's compacted prefix ends, per session (see the module comment). */
+interface PrefixState {
+  epoch: number;
+  /** The previous call's rendered messages, before breakpoint edits. */
+  wire: readonly AnthropicMessage[];
+  /** Wire messages in the epoch's compacted prefix. */
+  prefix: number;
+}
+const prefixes = new WeakMap<CompactorSession, PrefixState>();
+
+function samePrefix(a: readonly AnthropicMessage[], b: readonly AnthropicMessage[], n: number): boolean {
+  if (a.length < n || b.length < n) return false;
+  for (let j = 0; j < n; j++) if (a[j] !== b[j] && JSON.stringify(a[j]) !== JSON.stringify(b[j])) return false;
+  return true;
+}
+
+/** Wire messages in the current epoch's compacted prefix, updating the session's state. */
+function prefixLength(session: CompactorSession, wire: readonly AnthropicMessage[]): number {
+  const st = prefixes.get(session);
+  const prefix = st && st.epoch === session.epoch && samePrefix(st.wire, wire, st.prefix) ? st.prefix : wire.length;
+  prefixes.set(session, { epoch: session.epoch, wire, prefix });
+  return prefix;
+}
+
+/** Marks the last markable block of messages[0..end) (see the module comment); returns its spot, or undefined when none can carry one. */
+function placeMark(draft: Draft, end: number): Spot | undefined {
+  const mark = { type: "ephemeral" };
+  for (let i = end - 1; i >= 0; i--) {
+    const content = draft.messages[i].content as unknown;
+    if (typeof content === "string") {
+      if (content.trim() === "") continue;
+      draft.markString(i, mark);
+      return { area: "messages", i, k: 0 };
+    }
+    if (!Array.isArray(content)) continue;
+    for (let k = content.length - 1; k >= 0; k--) {
+      const b = content[k] as unknown;
+      if (!isObject(b) || typeof b.type !== "string" || kUnmarkable.has(b.type) || emptyText(b)) continue;
+      if (!hasMark(b)) draft.set({ area: "messages", i, k }, { ...b, cache_control: mark });
+      return { area: "messages", i, k };
+    }
+  }
+  return undefined;
+}
+
+const sameSpot = (a: Spot | undefined, b: Spot): boolean => a !== undefined && a.area === b.area && a.i === b.i && a.k === b.k && a.n === b.n;
+
+/** Breakpoints made valid, and ours placed when asked (see the module comment). */
+function fixBreakpoints(draft: Draft, known: ReadonlySet<string>, prefix: number | undefined): void {
+  // 1. None on replaced content or empty text.
+  for (const [spot, b] of [...draft.blocks()]) {
+    if (spot.area !== "tools" && hasMark(b) && (emptyText(b) || !known.has(JSON.stringify(b)))) draft.set(spot, unmarked(b));
+  }
+  // 2. Ours, when tools and system leave room.
+  let ours: Spot | undefined;
+  if (prefix !== undefined) {
+    let head = 0;
+    for (const [spot, b] of draft.blocks()) if (spot.area !== "messages" && hasMark(b)) head++;
+    if (head < 4) ours = placeMark(draft, prefix);
+  }
+  // 3. At most 4: the caller's message-level ones oldest first, then tools / system earliest first.
+  const marked = [...draft.blocks()].filter(([, b]) => hasMark(b));
+  let excess = marked.length - 4;
+  if (excess <= 0) return;
+  const order = [...marked.filter(([s]) => s.area === "messages" && !sameSpot(ours, s)), ...marked.filter(([s]) => s.area !== "messages")];
+  for (const [spot, b] of order) {
+    if (excess-- <= 0) break;
+    draft.set(spot, unmarked(b));
+  }
+}
+
+/**
+ * Compacts the `system` and `messages` of an Anthropic Messages request body, keeps its
+ * `cache_control` breakpoints valid and, with `cacheBreakpoint: true`, marks the end of the
+ * compacted prefix; every other field comes back untouched (see the module comment).
+ */
+export async function compactAnthropicRequest<B extends AnthropicRequestBody>(body: B, options: AnthropicRequestOptions = {}): Promise<B> {
+  checkBody(body, "Messages");
+  const pool = sessionPoolFor(options);
+  const budget = requestBudget(options, pool, body, ["max_tokens"]);
+  // The adapter reads `system` and `messages` of the body (and nothing else of it).
+  const messages = anthropicAdapter.parse(body);
+  const session = sessionFor(pool, "anthropic", messages, options.conversationId);
+  const r = await session.compactCanonical(messages, { budget, format: "anthropic" });
+  const wire: AnthropicWire = anthropicAdapter.render(r.canonical);
+  const prefix = options.cacheBreakpoint ? prefixLength(session, wire.messages) : undefined;
+  const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : undefined;
+  const draft = new Draft(tools, wire.system, wire.messages);
+  fixBreakpoints(draft, requestMarks(body), prefix);
+  const out: Record<string, unknown> = { ...(body as Record<string, unknown>), messages: draft.messages };
+  if (draft.tools !== tools) out.tools = draft.tools;
+  if (draft.system !== undefined) out.system = draft.system;
+  else delete out.system;
+  return out as unknown as B;
+}

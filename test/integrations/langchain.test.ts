@@ -1,0 +1,191 @@
+import { AIMessage, AIMessageChunk, ChatMessage, HumanMessage, isBaseMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
+import { RunnableLambda, RunnableSequence } from "@langchain/core/runnables";
+import { describe, expect, it } from "vitest";
+import { renderMessages } from "../../src/adapters/index.js";
+import { CtxfoldError } from "../../src/errors.js";
+import type { LangchainMessage } from "../../src/adapters/langchain.js";
+import type { Message } from "../../src/model/schema.js";
+import { compactLangChainMessages, ctxfoldRunnable, langChainCompactor } from "../../src/integrations/langchain.js";
+import { agentRun, callPoints, checkPrompts, exactTokens, type RecordedCall } from "./harness.js";
+import { parseMessages } from "../../src/adapters/index.js";
+
+const budget = 16_000;
+
+/** The run's messages as LangChain instances, one per canonical message (as an agent's state holds them). */
+function instancesOf(run: readonly Message[]): BaseMessage[] {
+  const dicts = renderMessages(run, "langchain") as LangchainMessage[];
+  expect(dicts.length).toBe(run.length); // one result per tool message: indices line up
+  return dicts.map((d) => {
+    const { type, ...fields } = d;
+    switch (type) {
+      case "system": return new SystemMessage(fields as never);
+      case "human": return new HumanMessage(fields as never);
+      case "ai": return new AIMessage(fields as never);
+      case "tool": return new ToolMessage(fields as never);
+      default: throw new Error(`unexpected kind ${String(type)}`);
+    }
+  });
+}
+
+/** The adapter's dict form of LangChain instances (what the harness parses). */
+function dictsOf(messages: readonly BaseMessage[]): LangchainMessage[] {
+  return messages.map((m) => {
+    const d: Record<string, unknown> = { type: m.getType() };
+    for (const k of ["content", "id", "name", "additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls", "usage_metadata", "tool_call_id", "status", "artifact"]) {
+      const v = (m as unknown as Record<string, unknown>)[k];
+      if (v !== undefined) d[k] = v;
+    }
+    return d as LangchainMessage;
+  });
+}
+
+/** A chat model stand-in that records every prompt it receives. */
+function stubModel() {
+  const prompts: BaseMessage[][] = [];
+  const model = RunnableLambda.from(async (messages: BaseMessage[]) => {
+    prompts.push(messages);
+    return new AIMessage("ok");
+  });
+  return { model, prompts };
+}
+
+/** Prompts whose messages are not the previous prompt's very objects, message for message, plus new ones. */
+function identityBreaks(prompts: readonly BaseMessage[][]): number {
+  let breaks = 0;
+  for (let k = 1; k < prompts.length; k++) {
+    const prev = prompts[k - 1];
+    if (!(prev.length <= prompts[k].length && prev.every((m, j) => m === prompts[k][j]))) breaks++;
+  }
+  return breaks;
+}
+
+describe("ctxfoldRunnable: the 200-step agent loop through a LangChain chain", () => {
+  it("every prompt within budget, valid, its prefix the very same objects between epochs, in the same classes", async () => {
+    const run = agentRun(200);
+    const history = instancesOf(run);
+    const compact = await ctxfoldRunnable<BaseMessage>({ budget });
+    expect(compact).toBeInstanceOf(RunnableLambda);
+    const { model, prompts } = stubModel();
+    const chain = compact.pipe(model);
+    const calls: RecordedCall[] = [];
+    const points = callPoints(run);
+    for (const at of points) {
+      const input = history.slice(0, at);
+      const answer = await chain.invoke(input, { configurable: { thread_id: "loop" } });
+      expect((answer as AIMessage).content).toBe("ok");
+      calls.push({ input: dictsOf(input), received: dictsOf(prompts.at(-1)!) });
+    }
+    expect(prompts.length).toBe(points.length);
+    const { epochs, overBudget } = checkPrompts(calls, budget, "langchain");
+    expect(overBudget).toBeGreaterThan(100);
+    // Between epochs the model gets the previous prompt's objects themselves, not equal copies.
+    expect(identityBreaks(prompts)).toBe(epochs);
+    // Kept messages are the caller's objects; changed or made ones are instances of the right class.
+    const inputs = new Set<BaseMessage>(history);
+    let made = 0;
+    for (const p of prompts) {
+      for (const m of p) {
+        expect(isBaseMessage(m)).toBe(true);
+        if (inputs.has(m)) continue;
+        made++;
+        const cls = { human: HumanMessage, ai: AIMessage, system: SystemMessage, tool: ToolMessage }[m.getType() as "human" | "ai" | "system" | "tool"];
+        expect(m).toBeInstanceOf(cls);
+      }
+    }
+    expect(made).toBeGreaterThan(0);
+    expect(prompts.flat().some((m) => m instanceof ToolMessage && !inputs.has(m))).toBe(true);
+  }, 120_000);
+
+  it("keeps two interleaved conversations (thread ids) in separate sessions", async () => {
+    const runs = [agentRun(60, 21), agentRun(60, 22)];
+    const histories = runs.map(instancesOf);
+    // The exact-typed form: the plain function in the caller's own RunnableLambda.
+    const compact = RunnableLambda.from(langChainCompactor<BaseMessage>({ budget }));
+    const stubs = [stubModel(), stubModel()];
+    const chains = stubs.map((s) => compact.pipe(s.model));
+    const calls: RecordedCall[][] = [[], []];
+    const points = runs.map(callPoints);
+    for (let k = 0; k < Math.max(points[0].length, points[1].length); k++) {
+      for (const c of [0, 1]) {
+        const at = points[c][k];
+        if (at === undefined) continue;
+        const input = histories[c].slice(0, at);
+        await chains[c].invoke(input, { configurable: { thread_id: `thread-${c}` } });
+        calls[c].push({ input: dictsOf(input), received: dictsOf(stubs[c].prompts.at(-1)!) });
+      }
+    }
+    // One shared session would start a new epoch at every switch; each keeps its own prefix.
+    for (const c of [0, 1]) checkPrompts(calls[c], budget, "langchain");
+  }, 120_000);
+
+  it("fits in a prompt-template chain, and as a plain function where LangChain coerces functions", async () => {
+    const compact = await ctxfoldRunnable<BaseMessage>({ budget: 4000 });
+    const { model, prompts } = stubModel();
+    const prompt = ChatPromptTemplate.fromMessages([["system", "You are terse."], new MessagesPlaceholder("history")]);
+    const history = instancesOf(agentRun(30, 5)).slice(1, 60);
+    await prompt.pipe(compact).pipe(model).invoke({ history });
+    const got = prompts[0];
+    expect(got[0]).toBeInstanceOf(SystemMessage);
+    expect(exactTokens(parseMessages(dictsOf(got), { format: "langchain" }).messages)).toBeLessThanOrEqual(4000);
+    // The plain function works where LangChain coerces functions.
+    const seq = RunnableSequence.from([langChainCompactor<BaseMessage>({ budget: 4000 }), model]);
+    await seq.invoke(history);
+    expect(prompts[1].length).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe("compactLangChainMessages", () => {
+  it("returns untouched messages as the same objects, dicts as dicts", async () => {
+    const history = instancesOf(agentRun(3, 2));
+    const out = await compactLangChainMessages(history, { budget: 100_000, conversationId: "small" });
+    expect(out.length).toBe(history.length);
+    out.forEach((m, j) => expect(m).toBe(history[j]));
+    const dicts = renderMessages(agentRun(40, 3), "langchain") as LangchainMessage[];
+    const small = await compactLangChainMessages(dicts, { budget: 6000 });
+    expect(small.some((d) => !dicts.includes(d))).toBe(true); // compacted
+    for (const d of small) expect(isBaseMessage(d)).toBe(false);
+    expect(exactTokens(parseMessages(small, { format: "langchain" }).messages)).toBeLessThanOrEqual(6000);
+  });
+
+  it("an unknown context size without a budget says so", async () => {
+    const messages = [new HumanMessage("hi")];
+    await expect(compactLangChainMessages(messages, { model: "my-local-model" })).rejects.toThrow(/budget: the context size of model "my-local-model" is unknown: pass budget/);
+    await expect(compactLangChainMessages(messages)).rejects.toThrow(/context size of model "\(unnamed\)" is unknown/);
+    const err = await ctxfoldRunnable({ model: "my-local-model" }).catch((e: unknown) => e);
+    expect(CtxfoldError.isInstance(err) && err.code).toBe("E_BAD_INPUT");
+    expect((err as Error).message).toMatch(/context size of model "my-local-model" is unknown/);
+    // A known model needs no budget.
+    await expect(compactLangChainMessages(messages, { model: "gpt-4o" })).resolves.toEqual(messages);
+  });
+
+  it("names an unknown message shape and where it is", async () => {
+    const ok = [new SystemMessage("sys"), new HumanMessage("task")];
+    const fail = async (bad: unknown, index = 2) => {
+      const err = await compactLangChainMessages([...ok, bad] as BaseMessage[], { budget: 1000 }).catch((e: unknown) => e);
+      expect(CtxfoldError.isInstance(err), String(err)).toBe(true);
+      expect((err as CtxfoldError).path).toBe(`messages[${index}]`);
+      return err as CtxfoldError;
+    };
+    const generic = await fail(new ChatMessage({ content: "x", role: "critic" }));
+    expect(generic.code).toBe("E_UNKNOWN_ROLE");
+    expect(generic.message).toMatch(/ChatMessage \(type "generic"\) has no ctxfold form/);
+    expect((await fail("hello")).message).toMatch(/a string is a LangChain message-like/);
+    expect((await fail(["human", "hello"])).message).toMatch(/\[role, content\] tuple/);
+    expect((await fail(new AIMessage("x").toJSON())).message).toMatch(/serialised LangChain AIMessage .*load\(\)/);
+    expect((await fail({ type: "human", data: { content: "x" } })).message).toMatch(/stored LangChain message/);
+    expect((await fail(null)).message).toMatch(/got null/);
+    expect((await fail({ type: "wizard", content: "x" })).message).toMatch(/unknown langchain message type "wizard"/);
+    const notList = await compactLangChainMessages({ messages: ok } as never, { budget: 1000 }).catch((e: unknown) => e);
+    expect((notList as CtxfoldError).message).toMatch(/^messages: expected an array of LangChain messages or a ChatPromptValue, got an object with keys messages/);
+  });
+
+  it("reads chunks, and gives a changed chunk back as its message class", async () => {
+    const run = agentRun(40, 4);
+    const history: BaseMessage[] = instancesOf(run).map((m) => (m instanceof AIMessage ? new AIMessageChunk({ content: m.content, tool_calls: m.tool_calls, id: m.id }) : m));
+    const out = await compactLangChainMessages(history, { budget: 6000, conversationId: "chunks" });
+    expect(out.length).toBeGreaterThan(0);
+    for (const m of out) expect(history.includes(m) || m instanceof HumanMessage || m instanceof AIMessage || m instanceof ToolMessage || m instanceof SystemMessage).toBe(true);
+    expect(exactTokens(parseMessages(dictsOf(out), { format: "langchain" }).messages)).toBeLessThanOrEqual(6000);
+  });
+});
