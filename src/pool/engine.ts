@@ -49,7 +49,7 @@ export interface BatchOptions extends Omit<JobOptions, "file"> {
    * Each worker's V8 old-generation limit, MB (its young generation gets kWorkerYoungHeapMb); 0
    * leaves V8's defaults. @default 128: a worker's live heap is ~50 MB on the dev corpus, and
    * without a limit V8 lets each grow to ~150 MB before collecting, which put 2 workers at
-   * 400–750 MB of RSS; with it, ≤ 300 MB at ~15% less throughput. A run too big for the limit
+   * 400–750 MB of RSS; with it, ~300 MB for 15–30% more CPU in the collector. A run too big for the limit
    * kills its worker: its chunk is retried, then passed through with E_WORKER_CRASH.
    */
   workerHeapMb?: number;

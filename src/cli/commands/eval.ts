@@ -75,7 +75,6 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
     thresholds = values["fail-under"] === undefined ? undefined : parseThresholds(values["fail-under"] as string);
   } catch (err) {
     throw new UsageError(`--${(err as Error).message}`); // the error's path is "fail-under"
-
   }
   const traceArg = values.trace as string | undefined;
   const trace = traceArg === undefined ? undefined : /^\d+$/.test(traceArg) ? Number(traceArg) : traceArg.split(",").map((s) => s.trim()).filter(Boolean);
