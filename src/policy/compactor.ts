@@ -1,7 +1,7 @@
 import { parseMessages, renderMessages, type Format } from "../adapters/index.js";
 import { hashText, hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
-import type { Message, Part, ResultContentPart, ToolCallPart } from "../model/schema.js";
+import type { Message, Part, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
 import { messageTexts } from "../model/texts.js";
 import { putMessages } from "../store/messages.js";
 import { compactMessages } from "../session/legacy.js";
@@ -13,6 +13,7 @@ import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/r
 import type { ReducedStep } from "../steps/types.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { TokenCounter, kMessageOverhead, type CountableMessage } from "../tokens/token-counter.js";
+import { isSignedReasoning, turnInProgressOpener, usesThinking } from "../validate/rules.js";
 import { classify } from "./classify.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
@@ -283,6 +284,7 @@ export class Compactor {
       return { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs };
     }
     const w = await this.#stages(messages, budget, tier, options.deadline, started);
+    this.#keepThinkingOpener(w, messages, budget);
     let tokensAfter = w.total;
     // Estimates are within a few percent; near the budget the exact count decides, and where it
     // is over, stage 4 runs again against the budget scaled by how far the estimate was off.
@@ -508,20 +510,13 @@ export class Compactor {
           this.#skip("no_gain");
           return p;
         }
-        const key = `${hashToHex(hashText(data))}:output:${s.outputTokens}:${p.callId}`;
-        let replacement = this.#memoGet(key);
-        if (replacement === undefined) {
-          let step = reduced.get(`${i}:${p.callId}`);
-          if (!step) {
-            calls ??= new Map(extractSteps(w.msgs).steps.map(({ call }) => [call.id, { name: call.name, args: call.args }]));
-            const call = calls.get(p.callId) ?? { name: p.name ?? "unknown_tool", args: "{}" };
-            step = this.#reducer.reduce(call.name, call.args, p.content, { isError: p.isError });
-          }
-          const ref = this.store.put(data, { kind: "output", ext: json ? "json" : "txt" });
-          const text = `[ctxfold] ${step.observation}${step.success ? "" : ` (failed: ${step.error ?? "error"}; call ${p.callId})`}\n${refLine("full output", ref)}`;
-          replacement = { text, ref };
-          this.#memoSet(key, replacement);
-        }
+        const replacement = this.#observation(p, data, json, () => {
+          const step = reduced.get(`${i}:${p.callId}`);
+          if (step) return step;
+          calls ??= new Map(extractSteps(w.msgs).steps.map(({ call }) => [call.id, { name: call.name, args: call.args }]));
+          const call = calls.get(p.callId) ?? { name: p.name ?? "unknown_tool", args: "{}" };
+          return this.#reducer.reduce(call.name, call.args, p.content, { isError: p.isError });
+        });
         w.refs.push(replacement.ref);
         changed = true;
         const content: ResultContentPart[] = [{ type: "text", text: replacement.text }];
@@ -529,6 +524,73 @@ export class Compactor {
       });
       if (changed) this.#replace(w, i, parts);
     }
+  }
+
+  /** A tool output's stage-2 replacement: its step's observation plus the ref of the output (memoised). */
+  #observation(p: ToolResultPart, data: string, json: unknown, step: () => ReducedStep): Replacement {
+    const key = `${hashToHex(hashText(data))}:output:${this.settings.outputTokens}:${p.callId}`;
+    let replacement = this.#memoGet(key);
+    if (replacement === undefined) {
+      const st = step();
+      const ref = this.store.put(data, { kind: "output", ext: json ? "json" : "txt" });
+      const text = `[ctxfold] ${st.observation}${st.success ? "" : ` (failed: ${st.error ?? "error"}; call ${p.callId})`}\n${refLine("full output", ref)}`;
+      replacement = { text, ref };
+      this.#memoSet(key, replacement);
+    }
+    return replacement;
+  }
+
+  /**
+   * Extended thinking (Anthropic): a tool-use turn in progress must open with its thinking. When
+   * the stages removed the input's opener of that turn (its first assistant message, opening with
+   * signed thinking) and the output's turn now opens without thinking (THINKING_DROPPED), the
+   * opener goes back where the output's turn starts, whole (its thinking must be sent unmodified),
+   * with its results as their observations and refs. Left as it was when the opener's calls or
+   * results are still elsewhere in the output, or when putting it back would take the output
+   * above the soft threshold.
+   */
+  #keepThinkingOpener(w: Work, input: readonly Message[], budget: number): void {
+    if (!usesThinking(input)) return;
+    // Whether or not the turn is in progress yet: the agent's next call will make it so.
+    const at = turnInProgressOpener(input, { evenIfDone: true });
+    if (at < 0 || !isSignedReasoning(input[at].parts[0]) || w.msgs.includes(input[at])) return;
+    const into = turnInProgressOpener(w.msgs, { evenIfDone: true });
+    if (into < 0 || isSignedReasoning(w.msgs[into].parts[0])) return;
+    const opener = input[at];
+    const ids = new Set(opener.parts.flatMap((p) => (p.type === "tool-call" ? [p.id] : [])));
+    if (w.msgs.some((m) => m.parts.some((p) => (p.type === "tool-call" || p.type === "tool-result") && ids.has(p.type === "tool-call" ? p.id : p.callId)))) return;
+    const results: Message[] = [];
+    for (let i = at + 1; i < input.length && input[i].role === "tool"; i++) results.push(input[i]);
+    const answered = new Set(results.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool-result" ? [p.callId] : []))));
+    if ([...ids].some((id) => !answered.has(id))) return;
+    const calls = new Map(opener.parts.flatMap((p) => (p.type === "tool-call" ? [[p.id, p] as const] : [])));
+    const refsBefore = w.refs.length;
+    const shortened = results.map((m) => {
+      let changed = false;
+      const parts = m.parts.map((p) => {
+        if (p.type !== "tool-result") return p;
+        const { data, json } = resultPayload(p.content);
+        if (data.startsWith("[ctxfold]") || this.#measure.text(resultText(p.content)) <= this.settings.outputTokens) return p;
+        const call = calls.get(p.callId)!;
+        const replacement = this.#observation(p, data, json, () => this.#reducer.reduce(call.name, call.args, p.content, { isError: p.isError }));
+        w.refs.push(replacement.ref);
+        changed = true;
+        return { ...p, content: [{ type: "text", text: replacement.text }] as ResultContentPart[] };
+      });
+      return changed ? { ...m, parts } : m;
+    });
+    const msgs = [...w.msgs.slice(0, into), opener, ...shortened, ...w.msgs.slice(into)];
+    const total = this.#measure.all(msgs);
+    // Only within the soft threshold: above it the output would not be a fixed point (compacting
+    // it again would change it) and could miss the budget; there the gap stays.
+    if (total > this.settings.softRatio * budget) {
+      w.refs.length = refsBefore;
+      return;
+    }
+    w.msgs = msgs;
+    w.classes = classify(msgs);
+    w.total = total;
+    w.steps = this.#reduceSteps(msgs);
   }
 
   /** Stage 3: old steps grouped into one summary (seed 000), then long historical text summarised. */

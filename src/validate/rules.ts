@@ -102,7 +102,7 @@ const hasToolCall = (m: Message): boolean => m.parts.some((p) => p.type === "too
 const isBlank = (s: string): boolean => !/\S/.test(s);
 
 /** A reasoning part Anthropic accepts back: signed thinking, or redacted thinking. */
-function isSignedReasoning(p: Part | undefined): boolean {
+export function isSignedReasoning(p: Part | undefined): boolean {
   return p !== undefined && p.type === "reasoning" && (!!p.signature || !!p.redacted);
 }
 
@@ -286,9 +286,15 @@ function roleAlternation(ctx: RuleContext): Finding[] {
  * result (a real user turn); it is a tool-use loop in progress when its last non-system
  * message is a tool message or an assistant message with calls.
  */
-function thinkingDropped(ctx: RuleContext): Finding[] {
-  if (!ctx.thinking) return [];
-  const { messages } = ctx;
+/**
+ * The index of the first assistant message of the final turn when that turn is a tool-use loop
+ * in progress, else -1 (THINKING_DROPPED's definition: the final turn starts after the last user
+ * message that is not part of a run holding tool results; it is in progress when its last
+ * non-system message is a tool message or an assistant message with calls). With `evenIfDone`,
+ * the final turn's first assistant message whatever its last message is (a compactor's output
+ * ending in a steering message becomes a turn in progress at the agent's next call).
+ */
+export function turnInProgressOpener(messages: readonly Message[], options: { evenIfDone?: boolean } = {}): number {
   let turnStart = 0;
   let runStart = -1;
   let runHasTool = false;
@@ -305,21 +311,25 @@ function thinkingDropped(ctx: RuleContext): Finding[] {
     if (runStart >= 0 && !runHasTool) turnStart = i;
     runStart = -1;
   }
-  if (last < 0 || (runStart >= 0 && !runHasTool)) return [];
+  if (last < 0 || (runStart >= 0 && !runHasTool)) return -1;
   const end = messages[last];
-  if (!(end.role === "tool" || (end.role === "assistant" && hasToolCall(end)))) return [];
-  for (let i = turnStart; i <= last; i++) {
-    const m = messages[i];
-    if (m.role !== "assistant") continue;
-    if (isSignedReasoning(m.parts[0])) return [];
-    return [{
-      index: i,
-      path: m.parts.length > 0 ? partPath(i, 0) : msgPath(i),
-      key: m.id,
-      message: `assistant message ${quote(m.id)} opens the tool-use turn in progress but does not start with a signed reasoning part (thinking is in use)`,
-    }];
-  }
-  return [];
+  if (!options.evenIfDone && !(end.role === "tool" || (end.role === "assistant" && hasToolCall(end)))) return -1;
+  for (let i = turnStart; i <= last; i++) if (messages[i].role === "assistant") return i;
+  return -1;
+}
+
+function thinkingDropped(ctx: RuleContext): Finding[] {
+  if (!ctx.thinking) return [];
+  const i = turnInProgressOpener(ctx.messages);
+  if (i < 0) return [];
+  const m = ctx.messages[i];
+  if (isSignedReasoning(m.parts[0])) return [];
+  return [{
+    index: i,
+    path: m.parts.length > 0 ? partPath(i, 0) : msgPath(i),
+    key: m.id,
+    message: `assistant message ${quote(m.id)} opens the tool-use turn in progress but does not start with a signed reasoning part (thinking is in use)`,
+  }];
 }
 
 function reasoningSignatureMissing(ctx: RuleContext): Finding[] {

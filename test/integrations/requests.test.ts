@@ -203,13 +203,12 @@ function withoutMark(b: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-// Seeds: on some generated runs the compactor itself (a bare session too) opens the Anthropic
-// turn in progress without its thinking after an epoch (THINKING_DROPPED; e.g. seed 14 at 200
-// steps; seeds 46, 53, 56 at 60 steps): a known gap of the tiered compactor (README, issue 6).
-// The seeds below avoid it, so these tests check what the integration adds.
+// Seed 14 at 200 steps is a run on which the compactor once opened the Anthropic turn in
+// progress without its thinking after an epoch (THINKING_DROPPED); it now puts the turn's
+// opener back (test/policy/tiered.test.ts covers that on a bare session).
 describe("compactAnthropicRequest: the 200-step agent loop", () => {
   it("within budget, valid, stable prefix; breakpoints valid, ours after the compacted prefix", async () => {
-    const run = agentRun(200, 9);
+    const run = agentRun(200, 14);
     const options: AnthropicRequestOptions = { budget, cacheBreakpoint: true, conversationId: "anthropic-loop" };
     const { calls, replacedMarks, sent } = await anthropicLoop(run, { tools: true, system: true, firstResult: true }, options);
     const { overBudget } = checkPrompts(calls, budget, "anthropic");

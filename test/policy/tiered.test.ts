@@ -3,7 +3,7 @@
  * ../shared/DESIGN.md as properties over generated runs at 4k, 8k and 32k.
  */
 import { describe, expect, it } from "vitest";
-import { kFormats, renderMessages } from "../../src/adapters/index.js";
+import { kFormats, parseMessages, renderMessages } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
@@ -198,6 +198,25 @@ describe("invariants over generated runs", () => {
     const last = text(r.canonical.at(-1)!) || JSON.stringify(r.canonical.at(-1)!.parts);
     expect(last).toContain(`call call_87 failed (exit 1): ${head}`);
   });
+
+  it("with extended thinking (Anthropic), the turn in progress still opens with signed thinking after every epoch", async () => {
+    // Generated runs reason at ~30% of assistant turns: a tail cut at a step without thinking,
+    // after a summary in the user message, opened the turn without it (THINKING_DROPPED).
+    for (const [seed, steps] of [[14, 130], [46, 60], [53, 60], [58, 60]] as const) {
+      const messages = run(seed, steps);
+      const session = setup().compactor.session();
+      for (let at = 2; at < messages.length; at++) {
+        if (messages[at].role !== "assistant") continue;
+        const input = renderMessages(messages.slice(0, at), "anthropic");
+        const r = await session.compact(input, { budget: 16_000, format: "anthropic" });
+        const before = validate(parseMessages(input, { format: "anthropic" }).messages, "anthropic");
+        for (const out of [r.canonical, parseMessages(r.messages, { format: "anthropic" }).messages]) {
+          const issues = newViolations(before, validate(out, "anthropic")).filter((i) => i.severity === "error");
+          expect(issues, `seed ${seed}, call before message ${at}`).toEqual([]);
+        }
+      }
+    }
+  }, 120_000);
 
   it("stable prefix: in a session, calls between epochs only append", async () => {
     const { compactor } = setup();
