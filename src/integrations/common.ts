@@ -18,6 +18,7 @@ import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { createCompactor, type Compactor, type CompactorConfig } from "../policy/index.js";
 import type { CompactorSession } from "../policy/compactor.js";
+import type { Format } from "../adapters/index.js";
 
 export interface IntegrationOptions extends CompactorConfig {
   /** Tokens the compacted prompt may take. Required unless the context window is known. */
@@ -90,17 +91,22 @@ export function conversationKey(messages: readonly Message[]): string {
   return h.digest("base64url");
 }
 
+/**
+ * Options the integrations read themselves (budget, conversation keys, callbacks, the pool's
+ * size): never the compactor's, whose config rejects unknown keys.
+ */
+const kIntegrationKeys: ReadonlySet<string> = new Set(["budget", "contextWindow", "reserveTokens", "maxSessions", "model", "conversationId", "cacheBreakpoint", "onCompact"]);
+
 /** One compactor and its sessions, per conversation (see the module comment). */
 export class SessionPool {
   readonly compactor: Compactor;
   readonly #sessions = new Map<string, CompactorSession>();
   readonly #max: number;
 
+  /** `options` may hold any integration's own options too (kIntegrationKeys): only the rest configures the compactor. */
   constructor(options: IntegrationOptions = {}) {
-    const { budget, contextWindow, reserveTokens, maxSessions, ...config } = options;
-    void budget; void contextWindow; void reserveTokens;
-    this.compactor = createCompactor(config);
-    this.#max = maxSessions ?? 1000;
+    this.compactor = createCompactor(Object.fromEntries(Object.entries(options).filter(([k]) => !kIntegrationKeys.has(k))) as CompactorConfig);
+    this.#max = options.maxSessions ?? 1000;
   }
 
   /** The session of conversation `key`, made on first use; the most recently used go last. */
@@ -116,4 +122,29 @@ export class SessionPool {
   get size(): number {
     return this.#sessions.size;
   }
+}
+
+let sharedPool: SessionPool | undefined;
+const pools = new WeakMap<object, SessionPool>();
+
+/**
+ * The SessionPool for calls made with `options`: one module-wide pool when the options configure
+ * neither the compactor nor the pool (only the integrations' own keys, maxSessions aside), so
+ * options written inline on every call still keep their epochs; else one per options object
+ * (which the caller must then reuse across calls).
+ */
+export function sessionPoolFor(options: IntegrationOptions): SessionPool {
+  const own = Object.entries(options).some(([k, v]) => v !== undefined && (k === "maxSessions" || !kIntegrationKeys.has(k)));
+  if (!own) return (sharedPool ??= new SessionPool());
+  let pool = pools.get(options);
+  if (!pool) pools.set(options, (pool = new SessionPool(options)));
+  return pool;
+}
+
+/** The session of a conversation in `format` (its own scope): by the caller's id, else by its stable prefix. */
+export function sessionFor(pool: SessionPool, format: Format, messages: readonly Message[], conversationId: string | undefined): CompactorSession {
+  if (conversationId !== undefined && (typeof conversationId !== "string" || conversationId === "")) {
+    throw new CtxfoldError("E_BAD_INPUT", `expected a non-empty string, got ${JSON.stringify(conversationId)}`, { path: "conversationId" });
+  }
+  return pool.session(`${format}\0${conversationId ?? conversationKey(messages)}`);
 }

@@ -41,8 +41,7 @@ import { CtxfoldError } from "../errors.js";
 import { langchainAdapter } from "../adapters/index.js";
 import type { LangchainMessage } from "../adapters/langchain.js";
 import type { Message, Role } from "../model/schema.js";
-import { budgetOf, SessionPool, type IntegrationOptions } from "./common.js";
-import { sessionFor, sessionPoolFor } from "./requests.js";
+import { budgetOf, sessionFor, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types.

@@ -20,7 +20,7 @@
  *   prefix (conversationKey), and per format (the same conversation sent to both providers, a
  *   fallback, keeps one session each: their canonical messages differ in format meta, so one
  *   shared session would start a new epoch at every switch).
- * - Where the sessions live (sessionPoolFor): options that only say how to budget and key
+ * - Where the sessions live (common.ts's sessionPoolFor): options that only say how to budget and key
  *   (budget, contextWindow, reserveTokens, conversationId, cacheBreakpoint, model) share one
  *   module-wide pool, so options written inline on every call still keep their epochs; options
  *   that configure the compactor (a summariser, a store, onEvent, maxSessions, ...) get a pool
@@ -55,9 +55,8 @@
 import { CtxfoldError } from "../errors.js";
 import { anthropicAdapter, openaiChatAdapter, type Format } from "../adapters/index.js";
 import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
-import type { Message } from "../model/schema.js";
 import type { CompactorSession } from "../policy/compactor.js";
-import { budgetOf, conversationKey, SessionPool, type IntegrationOptions } from "./common.js";
+import { budgetOf, sessionFor, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------
 // Options and sessions.
@@ -70,32 +69,6 @@ export interface RequestOptions extends IntegrationOptions {
 export interface AnthropicRequestOptions extends RequestOptions {
   /** Mark the end of the epoch's compacted prefix with `cache_control: { type: "ephemeral" }` (see the module comment). */
   cacheBreakpoint?: boolean;
-}
-
-/** Option keys that do not configure the compactor (see sessionPoolFor). */
-const kCallKeys = new Set(["budget", "contextWindow", "reserveTokens", "conversationId", "cacheBreakpoint", "model"]);
-let sharedPool: SessionPool | undefined;
-const pools = new WeakMap<object, SessionPool>();
-
-/**
- * The SessionPool for calls made with `options`: one module-wide pool when the options configure
- * no compactor (only budget, contextWindow, reserveTokens, conversationId, cacheBreakpoint,
- * model), else one per options object (see the module comment).
- */
-export function sessionPoolFor(options: IntegrationOptions): SessionPool {
-  const own = Object.keys(options).some((k) => !kCallKeys.has(k) && (options as Record<string, unknown>)[k] !== undefined);
-  if (!own) return (sharedPool ??= new SessionPool());
-  let pool = pools.get(options);
-  if (!pool) pools.set(options, (pool = new SessionPool(options)));
-  return pool;
-}
-
-/** The session of a conversation in `format`: by the caller's id, else by its stable prefix. */
-export function sessionFor(pool: SessionPool, format: Format, messages: readonly Message[], conversationId: string | undefined): CompactorSession {
-  if (conversationId !== undefined && (typeof conversationId !== "string" || conversationId === "")) {
-    throw new CtxfoldError("E_BAD_INPUT", `expected a non-empty string, got ${JSON.stringify(conversationId)}`, { path: "conversationId" });
-  }
-  return pool.session(`${format}\0${conversationId ?? conversationKey(messages)}`);
 }
 
 // ---------------------------------------------------------------------------------------------

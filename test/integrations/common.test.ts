@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseMessages } from "../../src/adapters/index.js";
-import { budgetOf, contextWindowOf, conversationKey, SessionPool } from "../../src/integrations/common.js";
+import { budgetOf, contextWindowOf, conversationKey, SessionPool, type IntegrationOptions } from "../../src/integrations/common.js";
 import type { Message } from "../../src/model/schema.js";
 import { thrown } from "../helpers.js";
 import { agentRun, callPoints, checkPrompts, historyIn, type RecordedCall } from "./harness.js";
@@ -28,6 +28,12 @@ describe("sessions per conversation", () => {
     const a = [text("s", "system", "sys"), text("u", "user", "task A"), text("x", "assistant", "one")];
     expect(conversationKey(a)).toBe(conversationKey([...a, text("y", "user", "later steering")]));
     expect(conversationKey(a)).not.toBe(conversationKey([a[0], text("u", "user", "task B")]));
+  });
+
+  it("the integrations' own options (model, conversationId, cacheBreakpoint, …) do not reach the compactor's config", () => {
+    const pool = new SessionPool({ model: "gpt-4o", conversationId: "c", cacheBreakpoint: true, budget: 9000, reserveTokens: 100, lowWaterRatio: 0.5 } as IntegrationOptions);
+    expect(pool.compactor.settings.lowWaterRatio).toBe(0.5);
+    expect(() => new SessionPool({ lowWaterRatio: 2 })).toThrow(/lowWaterRatio/);
   });
 
   it("keeps at most maxSessions, dropping the least recently used", () => {

@@ -64,6 +64,9 @@ describe("compactOpenAIRequest: the 200-step agent loop", () => {
     // max_tokens (the older name) counts the same; null is absent.
     const legacy = await compactOpenAIRequest({ ...body, max_completion_tokens: null, max_tokens: 4000 }, { contextWindow: 20_000, conversationId: "derived-legacy" });
     expect(exactTokens(parseMessages(legacy.messages, { format: "openai-chat" }).messages)).toBeLessThanOrEqual(20_000 - 4000 - toolTokens);
+    // A compactor setting beside the request options (its own pool; conversationId stays the helper's).
+    const tuned = await compactOpenAIRequest(body, { contextWindow: 20_000, conversationId: "derived-tuned", lowWaterRatio: 0.4 });
+    expect(exactTokens(parseMessages(tuned.messages, { format: "openai-chat" }).messages)).toBeLessThan(tokens);
   });
 
   it("an unknown context size without a budget says so; a bad field is named", async () => {
