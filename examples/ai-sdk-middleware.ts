@@ -14,15 +14,7 @@ import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ctxfoldMiddleware, type CompactInfo } from "../src/integrations/ai-sdk.js";
-
-/** A made-up source file, the same for the same path. */
-function fakeFile(path: string, lines = 40): string {
-  let seed = [...path].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
-  const rnd = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
-  const words = ["user", "cache", "queue", "worker", "retry", "config", "handler", "parse", "token", "result", "session", "budget"];
-  const w = () => words[Math.floor(rnd() * words.length)]!;
-  return Array.from({ length: lines }, (_, i) => `${String(i + 1).padStart(3)}  export function ${w()}_${w()}(${w()}: number) { return ${w()}(${Math.floor(rnd() * 1000)}); }`).join("\n");
-}
+import { readFile } from "./fake-files.js";
 
 export async function main(steps = 40, log: (line: string) => void = console.log): Promise<{ budget: number; reports: CompactInfo[]; prompts: unknown[]; text: string }> {
   const budget = 8000;
@@ -55,7 +47,7 @@ export async function main(steps = 40, log: (line: string) => void = console.log
     system: "You are a coding agent. Read the files you need, then answer.",
     prompt: "Read every module of the project and summarise what it does.",
     tools: {
-      readFile: tool({ description: "Read a file", inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => fakeFile(path) }),
+      readFile: tool({ description: "Read a file", inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => readFile(path) }),
     },
     stopWhen: stepCountIs(steps),
   });

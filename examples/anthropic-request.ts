@@ -11,6 +11,7 @@
 import { pathToFileURL } from "node:url";
 import { parseMessages, renderMessages, TokenCounter, type CountableMessage } from "../src/index.js";
 import { compactAnthropicRequest } from "../src/integrations/requests.js";
+import { readFile } from "./fake-files.js";
 
 type Block = { type: string; [key: string]: unknown };
 type Message = { role: "user" | "assistant"; content: string | Block[] };
@@ -27,13 +28,6 @@ function stubModel() {
     return { content: [{ type: "text", text: `Reading module ${n}.` }, { type: "tool_use", id: `toolu_${n}`, name: "read_file", input: { path: `src/module${n}.ts` } }] as Block[] };
   };
   return { bodies, create };
-}
-
-/** The tool stand-in: a file of 40 lines. */
-function readFile(path: string): string {
-  const lines: string[] = [];
-  for (let i = 1; i <= 40; i++) lines.push(`${i}\texport function step${i}(input: string): string { return input.trim().slice(${i}) + ${JSON.stringify(path)}; }`);
-  return lines.join("\n");
 }
 
 const counter = new TokenCounter({ encoding: "o200k_base", provider: "openai" });

@@ -13,6 +13,7 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import { pathToFileURL } from "node:url";
 import { TokenCounter } from "../src/index.js";
 import { ctxfoldRunnable } from "../src/integrations/langchain.js";
+import { readFile } from "./fake-files.js";
 
 /** The chat model stand-in: records each prompt, asks to read the next file. */
 function stubModel() {
@@ -23,13 +24,6 @@ function stubModel() {
     return new AIMessage({ content: `Reading module ${n}.`, tool_calls: [{ id: `call_${n}`, name: "read_file", args: { path: `src/module${n}.ts` }, type: "tool_call" }] });
   });
   return { prompts, model };
-}
-
-/** The tool stand-in: a file of 40 lines. */
-function readFile(path: string): string {
-  const lines: string[] = [];
-  for (let i = 1; i <= 40; i++) lines.push(`${i}\texport function step${i}(input: string): string { return input.trim().slice(${i}) + ${JSON.stringify(path)}; }`);
-  return lines.join("\n");
 }
 
 const counter = new TokenCounter({ encoding: "o200k_base" });

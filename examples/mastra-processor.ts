@@ -16,15 +16,7 @@ import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import type { CompactInfo } from "../src/integrations/ai-sdk.js";
 import { CtxfoldProcessor } from "../src/integrations/mastra.js";
-
-/** A made-up source file, the same for the same path. */
-function fakeFile(path: string, lines = 40): string {
-  let seed = [...path].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
-  const rnd = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
-  const words = ["user", "cache", "queue", "worker", "retry", "config", "handler", "parse", "token", "result", "session", "budget"];
-  const w = () => words[Math.floor(rnd() * words.length)]!;
-  return Array.from({ length: lines }, (_, i) => `${String(i + 1).padStart(3)}  export function ${w()}_${w()}(${w()}: number) { return ${w()}(${Math.floor(rnd() * 1000)}); }`).join("\n");
-}
+import { readFile } from "./fake-files.js";
 
 export async function main(steps = 40, log: (line: string) => void = console.log): Promise<{ budget: number; reports: CompactInfo[]; prompts: unknown[]; text: string }> {
   const budget = 8000;
@@ -47,7 +39,7 @@ export async function main(steps = 40, log: (line: string) => void = console.log
     instructions: "You are a coding agent. Read the files you need, then answer.",
     model,
     tools: {
-      readFile: createTool({ id: "readFile", description: "Read a file", inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => fakeFile(path) }),
+      readFile: createTool({ id: "readFile", description: "Read a file", inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => readFile(path) }),
     },
     inputProcessors: [
       new CtxfoldProcessor({

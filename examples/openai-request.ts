@@ -11,6 +11,7 @@
 import { pathToFileURL } from "node:url";
 import { TokenCounter, type CountableMessage } from "../src/index.js";
 import { compactOpenAIRequest } from "../src/integrations/requests.js";
+import { readFile } from "./fake-files.js";
 
 type ChatMessage = { role: string; content: string | null; tool_calls?: ToolCall[]; tool_call_id?: string };
 type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
@@ -28,13 +29,6 @@ function stubModel() {
     return { choices: [{ message: { role: "assistant", content: `Reading module ${n}.`, tool_calls: [call] } as ChatMessage }] };
   };
   return { bodies, create };
-}
-
-/** The tool stand-in: a file of 40 lines. */
-function readFile(path: string): string {
-  const lines: string[] = [];
-  for (let i = 1; i <= 40; i++) lines.push(`${i}\texport function step${i}(input: string): string { return input.trim().slice(${i}) + ${JSON.stringify(path)}; }`);
-  return lines.join("\n");
 }
 
 const counter = new TokenCounter({ encoding: "o200k_base", provider: "openai" });

@@ -54,3 +54,14 @@ export function thrown(fn: () => unknown, code: CtxfoldErrorCode): CtxfoldError 
   }
   throw new Error(`expected ${code}, nothing was thrown`);
 }
+
+/** The CtxfoldError a promise rejects with; any other outcome fails the test. */
+export async function rejection(p: Promise<unknown>): Promise<CtxfoldError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(CtxfoldError.isInstance(e), String(e)).toBe(true);
+    return e as CtxfoldError;
+  }
+  throw new Error("expected a CtxfoldError, nothing was thrown");
+}

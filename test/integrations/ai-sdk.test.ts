@@ -2,9 +2,9 @@ import { generateText, wrapLanguageModel, type LanguageModelMiddleware, type Mod
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { parseMessages } from "../../src/adapters/index.js";
-import { CtxfoldError } from "../../src/errors.js";
 import { ctxfoldMiddleware, ctxfoldPrepareStep, type AiSdkCallParams, type CompactInfo } from "../../src/integrations/ai-sdk.js";
-import { agentRun, callPoints, checkPrompts, exactTokens, historyIn, type RecordedCall } from "./harness.js";
+import { rejection } from "../helpers.js";
+import { agentRun, callPoints, checkPrompts, exactTokens, historyIn, providerPrompt, type RecordedCall } from "./harness.js";
 
 // The SDK prints its warnings by default; the suite fails on console output.
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -32,32 +32,6 @@ function recorder(into: unknown[]): LanguageModelMiddleware {
 
 const history = (run: ReturnType<typeof agentRun>, at: number) => historyIn(run, at, "ai-sdk") as ModelMessage[];
 
-/**
- * The provider prompt generateText makes of a ModelMessage[] (for loops that call the
- * middleware directly: the SDK's own conversion costs ~70 ms a call on 500 messages): new
- * objects every call, string content as one text part, consecutive tool messages combined.
- */
-function providerPrompt(messages: readonly ModelMessage[]): AiSdkCallParams["prompt"] {
-  const out: { role: string; content: unknown }[] = [];
-  for (const m of messages) {
-    const content = typeof m.content === "string" ? (m.role === "system" ? m.content : [{ type: "text", text: m.content }]) : m.content.map((p) => ({ ...p }));
-    const last = out.at(-1);
-    if (m.role === "tool" && last?.role === "tool") (last.content as unknown[]).push(...(content as unknown[]));
-    else out.push({ role: m.role, content });
-  }
-  return out;
-}
-
-/** The CtxfoldError a promise rejects with. */
-async function rejection(p: Promise<unknown>): Promise<CtxfoldError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(CtxfoldError.isInstance(e), String(e)).toBe(true);
-    return e as CtxfoldError;
-  }
-  throw new Error("expected a CtxfoldError, nothing was thrown");
-}
 
 describe("ctxfoldMiddleware (wrapLanguageModel)", () => {
   it("a 200-step agent loop through wrapLanguageModel + generateText: every prompt within budget, valid, prefix stable between epochs", async () => {

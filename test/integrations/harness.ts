@@ -7,9 +7,11 @@
  * did not have, and a stable prefix between epochs (consecutive prompts share their earlier one
  * whole, message for message byte-identical, except where a new epoch starts; few epochs).
  */
+import type { ModelMessage } from "ai";
 import { expect } from "vitest";
 import { parseMessages, renderMessages, type Format } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";
+import type { AiSdkPromptMessage } from "../../src/integrations/ai-sdk.js";
 import type { Message } from "../../src/model/schema.js";
 import { TokenCounter, type CountableMessage } from "../../src/tokens/token-counter.js";
 import { newViolations, validate } from "../../src/validate/index.js";
@@ -84,4 +86,21 @@ function wireMessages(wire: unknown): unknown[] {
 /** The canonical run rendered in `format`, up to message `end` (what the agent holds at a call). */
 export function historyIn(messages: readonly Message[], end: number, format: Format): unknown {
   return renderMessages(messages.slice(0, end), format);
+}
+
+/**
+ * The provider prompt (LanguageModelV2 / V3 prompt) the AI SDK — and Mastra, through it — makes
+ * of a ModelMessage[] history: new objects every call, string content as one text part,
+ * consecutive tool messages combined. For loops that call a middleware or processor directly
+ * (the SDK's own conversion costs ~70 ms a call on 500 messages).
+ */
+export function providerPrompt(messages: readonly ModelMessage[]): AiSdkPromptMessage[] {
+  const out: { role: string; content: unknown }[] = [];
+  for (const m of messages) {
+    const content = typeof m.content === "string" ? (m.role === "system" ? m.content : [{ type: "text", text: m.content }]) : m.content.map((p) => ({ ...p }));
+    const last = out.at(-1);
+    if (m.role === "tool" && last?.role === "tool") (last.content as unknown[]).push(...(content as unknown[]));
+    else out.push({ role: m.role, content });
+  }
+  return out as AiSdkPromptMessage[];
 }

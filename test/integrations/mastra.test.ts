@@ -7,30 +7,13 @@ import { createTool } from "@mastra/core/tools";
 import type { ModelMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { CtxfoldError } from "../../src/errors.js";
 import { createRng, generateText as generateFiller } from "../../src/gen/text.js";
 import type { AiSdkPromptMessage, CompactInfo } from "../../src/integrations/ai-sdk.js";
 import { CtxfoldProcessor, type MastraLLMRequestArgs } from "../../src/integrations/mastra.js";
-import { agentRun, callPoints, checkPrompts, historyIn, type RecordedCall } from "./harness.js";
+import { rejection } from "../helpers.js";
+import { agentRun, callPoints, checkPrompts, historyIn, providerPrompt, type RecordedCall } from "./harness.js";
 
 const kBudget = 16_000;
-
-/**
- * The provider prompt (LanguageModelV2Prompt) Mastra hands processLLMRequest for a history:
- * new objects every call, string content as one text part, consecutive tool messages combined
- * (what its prompt conversion does with the AI SDK's). Its `createdAt` stamps are left out here;
- * the live-agent test below has them.
- */
-function providerPrompt(messages: readonly ModelMessage[]): AiSdkPromptMessage[] {
-  const out: { role: string; content: unknown }[] = [];
-  for (const m of messages) {
-    const content = typeof m.content === "string" ? (m.role === "system" ? m.content : [{ type: "text", text: m.content }]) : m.content.map((p) => ({ ...p }));
-    const last = out.at(-1);
-    if (m.role === "tool" && last?.role === "tool") (last.content as unknown[]).push(...(content as unknown[]));
-    else out.push({ role: m.role, content });
-  }
-  return out;
-}
 
 const promptAt = (run: ReturnType<typeof agentRun>, at: number) => providerPrompt(historyIn(run, at, "ai-sdk") as ModelMessage[]);
 
@@ -56,16 +39,6 @@ function stubModel(answer: (n: number) => Pick<GenerateResult, "content" | "fini
 
 const ok = (): Pick<GenerateResult, "content" | "finishReason"> => ({ content: [{ type: "text", text: "ok" }], finishReason: { unified: "stop", raw: "stop" } });
 
-/** The CtxfoldError a promise rejects with. */
-async function rejection(p: Promise<unknown>): Promise<CtxfoldError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(CtxfoldError.isInstance(e), String(e)).toBe(true);
-    return e as CtxfoldError;
-  }
-  throw new Error("expected a CtxfoldError, nothing was thrown");
-}
 
 /** A Mastra RequestContext holding `values`. */
 function contextOf(values: Record<string, unknown>): RequestContext {
