@@ -12,9 +12,9 @@
  *   count as one) has a text that contains the critical message's whole text (a compactor may merge
  *   it with a neighbour; its bytes must still be there, in order, under the same role). A critical
  *   message with an empty text is trivially verbatim.
- * - **Failed tool result** (`isFailedToolResult`): a tool message whose text reads as a failure
- *   (`looksFailed` of src/steps/detect.ts: "Error…", "Traceback…", a JSON `error` field, …) or
- *   reports a non-zero exit code (`extractExitCode`: `<returncode>1</returncode>`, "exit code 2",
+ * - **Failed tool result** (`isFailedToolResult`, by `isFailedOutput` of src/steps/detect.ts): a
+ *   tool message whose text reads as a failure (`looksFailed`: "Error…", "Traceback…", a JSON
+ *   `error` field, …) or reports a non-zero exit code (`extractExitCode`: `<returncode>1</returncode>`, "exit code 2",
  *   `exit_code` fields). It is **visible** in an output (`failedVisible`) when the output still
  *   has a tool message answering the same call with the same text, or its error head
  *   (`errorHead`, without a trailing "…", when at least 8 characters long) appears in some output
@@ -31,7 +31,7 @@
  *   text, or any string inside it when it is JSON).
  */
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
-import { errorHead, extractExitCode, looksFailed, parseJsonOutput } from "../steps/detect.js";
+import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../steps/detect.js";
 
 export type ChatMessage = OpenAIChatMessage;
 
@@ -127,9 +127,7 @@ export function isFailedToolResult(m: ChatMessage): boolean {
   if (m.role !== "tool") return false;
   const text = contentText(m);
   const json = parseJsonOutput(text);
-  if (looksFailed(text, json)) return true;
-  const code = extractExitCode(text, json);
-  return code !== undefined && code !== 0;
+  return isFailedOutput(text, json, false, extractExitCode(text, json));
 }
 
 /** The error head used for visibility: errorHead without a trailing ellipsis; "" when shorter than 8 characters. */

@@ -8,7 +8,7 @@ import { compactMessages } from "../session/legacy.js";
 import { mergeAdjacent } from "../session/turns.js";
 import { compactStepMessages } from "../steps/messages.js";
 import { presetConfig } from "../steps/config.js";
-import { errorHead, extractExitCode, looksFailed, parseJsonOutput } from "../steps/detect.js";
+import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../steps/detect.js";
 import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
@@ -822,7 +822,7 @@ export class Compactor {
 function failureLine(p: { callId: string; isError?: boolean }, text: string): string | undefined {
   const json = parseJsonOutput(text);
   const code = extractExitCode(text, json);
-  if (!p.isError && !looksFailed(text, json) && (code === undefined || code === 0)) return undefined;
+  if (!isFailedOutput(text, json, p.isError, code)) return undefined;
   const head = errorHead(text);
   return `[ctxfold] call ${p.callId} failed${code ? ` (exit ${code})` : ""}${head ? `: ${head}` : ""}`;
 }

@@ -168,6 +168,15 @@ export function errorHead(output: string, max = 200): string {
   return best.length > max ? best.slice(0, max - 1) + "…" : best;
 }
 
+/**
+ * Whether a tool output failed: the provider flagged it an error, its exit code is non-zero, or
+ * it reads as a failure (looksFailed). One definition for the reducer's rules, the compactor's
+ * failure lines and the eval's failed-visible metric.
+ */
+export function isFailedOutput(output: string, json: unknown, isError: boolean | undefined, exitCode: number | undefined): boolean {
+  return !!isError || (exitCode !== undefined && exitCode !== 0) || looksFailed(output, json);
+}
+
 /** Whether an output reads as a failure by its first line or a JSON error field. */
 export function looksFailed(output: string, json?: unknown): boolean {
   if (json && typeof json === "object" && !Array.isArray(json)) {

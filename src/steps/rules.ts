@@ -1,7 +1,7 @@
 import type { ToolCategory } from "../core/group-steps.js";
 import { formatSize } from "./format-size.js";
 import {
-  countLines, detectContentType, errorHead, extensionOf, extractExitCode, looksFailed, offloadExtension,
+  countLines, detectContentType, errorHead, extensionOf, extractExitCode, isFailedOutput, offloadExtension,
   parseJsonOutput, unwrapOutput,
 } from "./detect.js";
 import type { ReducedStep, StepAction } from "./types.js";
@@ -148,8 +148,7 @@ export function shortUrl(url: string): string {
 /** Shared failure logic: the provider's flag, a non-zero exit code, or an output that reads as an error. */
 function failure(input: RuleInput, json: unknown, exitCode?: number): { success: boolean; error?: string } {
   if (input.missingResult) return { success: true };
-  const failed = input.isError || (exitCode !== undefined && exitCode !== 0) || looksFailed(input.output, json);
-  if (!failed) return { success: true };
+  if (!isFailedOutput(input.output, json, input.isError, exitCode)) return { success: true };
   const jsonError = json && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>).error : undefined;
   const error = typeof jsonError === "string" && jsonError ? oneLine(jsonError, 200) : errorHead(unwrapOutput(input.output));
   return { success: false, error: error || (exitCode !== undefined ? `exit ${exitCode}` : "failed") };
