@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
 import { loadContenders, type Contender } from "../../src/eval/contenders.js";
-import { replayRuns, type EvalRun } from "../../src/eval/replay.js";
+import { replayRuns, spread, type EvalRun } from "../../src/eval/replay.js";
 import type { EvalMetrics } from "../../src/eval/types.js";
 import { fmt, rewriteReadmeSection } from "../lib.js";
 
@@ -76,8 +76,7 @@ function deepFreeze<T>(v: T): T {
 
 function loadRuns(limit?: number): EvalRun[] {
   const lines = gunzipSync(readFileSync(kCorpus)).toString("utf8").split("\n").filter(Boolean);
-  const pick = limit === undefined || limit >= lines.length ? lines : Array.from({ length: limit }, (_, k) => lines[Math.floor((k * lines.length) / limit)]);
-  return pick.map((l) => {
+  return spread(lines, limit).map((l) => {
     const r = JSON.parse(l) as { id: string; messages: OpenAIChatMessage[] };
     return { id: r.id, messages: deepFreeze(r.messages) };
   });

@@ -361,27 +361,14 @@ export async function loadPeers(
   return { contenders, notes };
 }
 
-/** Every contender that loads, in table order, and a note for each one that does not. */
+/**
+ * The quality bench's contenders, in table order: ctxfold, the "no compaction" baseline, then
+ * every peer that loads (loadPeers: a note for each one that does not). `only` keeps those whose
+ * names contain one of its words.
+ */
 export async function loadContenders(only?: readonly string[]): Promise<{ contenders: Contender[]; notes: string[] }> {
-  const notes: string[] = [];
-  const contenders: Contender[] = [];
   const want = (name: string) => !only || only.some((o) => name.toLowerCase().includes(o.toLowerCase()));
-  const loaders: [string, () => Promise<Contender | string>][] = [
-    ["ctxfold", () => ctxfold()],
-    ["no compaction", async () => noCompaction()],
-    ["LangChain trimMessages", langchainTrim],
-    ["Mastra TokenLimiter", mastraTokenLimiter],
-    ["AI SDK pruneMessages recipe", aiSdkPruneRecipe],
-  ];
-  for (const [name, load] of loaders) {
-    if (!want(name)) continue;
-    try {
-      const c = await load();
-      if (typeof c === "string") notes.push(c);
-      else contenders.push(c);
-    } catch (e) {
-      notes.push(`${name} skipped: ${(e as Error).message.split("\n")[0]}`);
-    }
-  }
-  return { contenders, notes };
+  const own = [...(want("ctxfold") ? [await ctxfold()] : []), ...(want("no compaction") ? [noCompaction()] : [])];
+  const peers = await loadPeers((Object.keys(kPeers) as PeerName[]).filter((k) => want(kPeers[k].name)));
+  return { contenders: [...own, ...peers.contenders], notes: peers.notes };
 }

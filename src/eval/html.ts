@@ -73,14 +73,11 @@ const attrNum = (v: number): string => (isNum(v) ? String(v) : "");
 function ratio(v: number | null | undefined): string {
   return isNum(v) ? `${v.toFixed(v < 0.1 ? 3 : 2)}×` : "n/a";
 }
-function ms(v: number | null | undefined): string {
-  if (!isNum(v)) return "n/a";
-  return `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US")} ms`;
-}
-function perSecond(v: number | null | undefined): string {
-  if (!isNum(v)) return "n/a";
-  return `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US")}/s`;
-}
+/** Two decimals below 10, one below 100, else a whole number with separators; `unit` after it. */
+const magnitude = (unit: string) => (v: number | null | undefined): string =>
+  isNum(v) ? `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US")}${unit}` : "n/a";
+const ms = magnitude(" ms");
+const perSecond = magnitude("/s");
 /** A tick label: 500 → "500", 2,500 → "2.5k", 1,200,000 → "1.2M". */
 function compact(v: number): string {
   const trim = (x: number) => String(Math.round(x * 100) / 100);
@@ -97,7 +94,6 @@ type Format = (v: number | null | undefined) => string;
 interface Column {
   /** The EvalMetrics key (a dotted path for latency), matched against ThresholdResult.metric. */
   key: string;
-  aliases?: string[];
   label: string;
   help: string;
   kind: "count" | "share" | "ratio" | "ms" | "rate";
@@ -120,21 +116,21 @@ const kColumns: Column[] = [
   { key: "failedResults", label: "failed results", kind: "count", help: "Failed tool results in the inputs.", get: (m) => m.failedResults },
   { key: "failedVisible", label: "failed visible", kind: "share", help: "Share of failed tool results still visible (their answer, error head or call id).", get: (m) => m.failedVisible },
   { key: "recoverable", label: "recoverable", kind: "share", help: "Share of removed or shortened input bytes the contender's refs give back; n/a when it keeps no refs.", get: (m) => m.recoverable },
-  { key: "refs.total", aliases: ["refs"], label: "refs", kind: "count", help: "Refs the contender returned over all points; n/a when it keeps no refs.", get: (m) => m.refs?.total },
+  { key: "refs.total", label: "refs", kind: "count", help: "Refs the contender returned over all points; n/a when it keeps no refs.", get: (m) => m.refs?.total },
   { key: "refs.unresolved", label: "unresolved refs", kind: "count", help: "Refs returned that did not resolve; n/a when the contender keeps no refs.", get: (m) => m.refs?.unresolved },
   { key: "compression", label: "compression", kind: "ratio", help: "Mean output tokens / input tokens over the points above the budget (lower is more compression).", get: (m) => m.compression },
   { key: "cachePrefix", label: "cache prefix", kind: "share", help: "Mean cache-prefix share of consecutive outputs, over all pairs.", get: (m) => m.cachePrefix },
   { key: "cachePrefixOverBudget", label: "cache prefix, over budget", kind: "share", help: "Mean cache-prefix share of consecutive outputs, over the pairs above the budget.", get: (m) => m.cachePrefixOverBudget },
   { key: "cachePrefixPairs", label: "pairs", kind: "count", help: "Consecutive output pairs measured for the cache prefix.", get: (m) => m.cachePrefixPairs },
-  { key: "latencyMs.p50", aliases: ["latencyP50", "p50"], label: "latency p50", kind: "ms", help: "Median time of one call.", get: (m) => m.latencyMs?.p50 },
-  { key: "latencyMs.p99", aliases: ["latencyP99", "p99"], label: "latency p99", kind: "ms", help: "99th-percentile time of one call.", get: (m) => m.latencyMs?.p99 },
+  { key: "latencyMs.p50", label: "latency p50", kind: "ms", help: "Median time of one call.", get: (m) => m.latencyMs?.p50 },
+  { key: "latencyMs.p99", label: "latency p99", kind: "ms", help: "99th-percentile time of one call.", get: (m) => m.latencyMs?.p99 },
   { key: "throughput", label: "throughput", kind: "rate", help: "Prompt points compacted per second of the contender's own time.", get: (m) => m.throughput },
 ];
 
 /** "within-budget", "within_budget", "withinBudget", "latency.p50"… → one comparable key. */
 const norm = (metric: string) => String(metric).toLowerCase().replace(/[^a-z0-9]/g, "");
 const kColumnByName = new Map<string, Column>();
-for (const c of kColumns) for (const name of [c.key, ...(c.aliases ?? [])]) kColumnByName.set(norm(name), c);
+for (const c of kColumns) kColumnByName.set(norm(c.key), c);
 
 /**
  * The column a --fail-under metric is shown in (src/eval/thresholds.ts names them in snake_case:

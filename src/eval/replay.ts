@@ -63,6 +63,12 @@ interface Point {
   failed: { message: OpenAIChatMessage; head: string }[];
 }
 
+/** `count` items spread evenly over `items` (a quick eval over part of a corpus), or all of them. */
+export function spread<T>(items: readonly T[], count: number | undefined): T[] {
+  if (count === undefined || count >= items.length) return [...items];
+  return Array.from({ length: count }, (_, k) => items[Math.floor((k * items.length) / count)]);
+}
+
 /** Indices i where the agent called the model with messages[0..i). */
 export function promptPoints(messages: readonly OpenAIChatMessage[]): number[] {
   const at: number[] = [];

@@ -20,7 +20,7 @@ import type { OpenAIChatMessage } from "../../adapters/openai-chat.js";
 import { CtxfoldError } from "../../errors.js";
 import { describeMisses, evaluate, kPeers, parseThresholds, readConfigFile, type EvalMetrics, type EvalReport, type FailedRun } from "../../eval/index.js";
 import { renderHtmlReport } from "../../eval/html.js";
-import type { EvalRun } from "../../eval/replay.js";
+import { spread, type EvalRun } from "../../eval/replay.js";
 import { runIdOf } from "../../pool/jsonl.js";
 import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
 import { num, parseRun, readRuns, table, writeAll } from "../runs.js";
@@ -48,12 +48,6 @@ export async function readEvalRuns(file: string, io: CliIo, format?: ReturnType<
     }
   }
   return { runs, failed };
-}
-
-/** `count` runs spread evenly over `runs` (quick checks), or all of them. */
-function spread<T>(items: readonly T[], count: number | undefined): T[] {
-  if (count === undefined || count >= items.length) return [...items];
-  return Array.from({ length: count }, (_, k) => items[Math.floor((k * items.length) / count)]);
 }
 
 export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
