@@ -3,9 +3,10 @@ import { hashText, hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
 import type { Message, Part, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
 import { messageTexts } from "../model/texts.js";
-import { putMessages } from "../store/messages.js";
+import { prepareMessages, putMessages } from "../store/messages.js";
 import { compactMessages } from "../session/legacy.js";
 import { mergeAdjacent } from "../session/turns.js";
+import { StepCompactor } from "../steps/compactor.js";
 import { compactStepMessages } from "../steps/messages.js";
 import { presetConfig } from "../steps/config.js";
 import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../steps/detect.js";
@@ -213,8 +214,18 @@ export class Compactor {
    * to its message list, so a later epoch reduces only the steps it has not seen.
    */
   #reduceSteps(messages: readonly Message[]): ReducedStep[] {
+    // A list that starts with the messages of a recent call (a growing conversation) keeps that
+    // call's steps up to its first unanswered call and scans only from there.
+    let head: ReducedStep[] = [];
+    let from = 0;
+    for (const prev of this.#stepLists) {
+      if (prev.messages.length > messages.length || !prev.messages.every((m, i) => m === messages[i])) continue;
+      head = prev.steps.slice(0, prev.kept);
+      from = prev.cut;
+      break;
+    }
     // Step ids number the steps of this history from step_001, whatever came before (determinism).
-    const out = this.#reducer.restartNumbering().reduceMessagesWith(messages, (call, result, reduce) => {
+    const tail = this.#reducer.restartNumbering(head.length + 1).reduceMessagesWith(messages, (call, result, reduce) => {
       const key = result ?? call;
       let byCall = this.#reduced.get(key);
       if (!byCall) this.#reduced.set(key, (byCall = new WeakMap()));
@@ -223,11 +234,57 @@ export class Compactor {
       const r = reduce();
       byCall.set(call, r);
       return r;
-    }, (call, result, placed) => this.#reduced.get(result ?? call)?.set(call, placed));
+    }, (call, result, placed) => this.#reduced.get(result ?? call)?.set(call, placed), from);
+    const out = head.length === 0 ? tail : [...head, ...tail];
+    // Where a later, longer list must scan from: the first call not answered yet.
+    const open = out.find((st) => st.callMessage !== undefined && st.resultMessage === undefined);
+    const cut = open?.callMessage ?? messages.length;
+    let kept = out.findIndex((st) => (st.callMessage ?? st.resultMessage ?? 0) >= cut);
+    if (kept < 0) kept = out.length;
+    this.#stepLists.unshift({ messages: [...messages], steps: out, cut, kept });
+    this.#stepLists.length = Math.min(this.#stepLists.length, 2);
     return out;
   }
 
+  /**
+   * The two latest lists #reduceSteps reduced (an epoch reduces its input, then its output) and
+   * their steps: `kept` steps sit before message `cut`, from which a longer list is scanned again.
+   */
+  readonly #stepLists: { messages: Message[]; steps: ReducedStep[]; cut: number; kept: number }[] = [];
+
   readonly #reduced = new WeakMap<object, WeakMap<object, ReducedStep>>();
+  /** prepare()'s reducer: the same reductions as #reducer's, without touching its step numbering. */
+  readonly #prepReducer = new StepReducer({ offload: false });
+
+  /**
+   * Work a later epoch over `messages` will need, done ahead (a session calls it in idle time):
+   * each step answered in `messages[from..]` reduced and memoised as #reduceSteps memoises it
+   * (the epoch then only places it), and each tool message rendered as putMessages stores it.
+   * Stops once `sliceMs` have passed (after one message at least) and returns the index it
+   * reached (`messages.length` when done). Output does not depend on whether it ran.
+   */
+  prepare(messages: readonly Message[], from: number, sliceMs = 2): number {
+    const t0 = performance.now();
+    let i = from;
+    while (i < messages.length) {
+      const m = messages[i];
+      let trace = false;
+      for (const p of m.parts) {
+        if (p.type === "tool-call") trace = true;
+        if (p.type !== "tool-result") continue;
+        trace = true;
+        const call = callOf(messages, i, p.callId);
+        if (call === undefined) continue;
+        let byCall = this.#reduced.get(p);
+        if (!byCall) this.#reduced.set(p, (byCall = new WeakMap()));
+        if (!byCall.has(call.part)) byCall.set(call.part, this.#prepReducer.reduceStep({ call: call.part, callMessage: call.at, result: p, resultMessage: i }));
+      }
+      if (trace) prepareMessages([m]);
+      i++;
+      if (performance.now() - t0 >= sliceMs) break;
+    }
+    return i;
+  }
 
   /** Estimated tokens of canonical messages as a request (memoised per message). */
   measure(messages: readonly Message[]): number {
@@ -283,7 +340,7 @@ export class Compactor {
       this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
       return { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs };
     }
-    const w = await this.#stages(messages, budget, tier, options.deadline, started);
+    const w = await this.#stages(messages, tokensBefore, budget, tier, options.deadline, started);
     this.#keepThinkingOpener(w, messages, budget);
     let tokensAfter = w.total;
     // Estimates are within a few percent; near the budget the exact count decides, and where it
@@ -349,11 +406,11 @@ export class Compactor {
   }
 
   /** Runs stages 1–4 until the total is at or below the target (the low-water mark). */
-  async #stages(messages: readonly Message[], budget: number, tier: Tier, deadline: CompactCallOptions["deadline"], started: number): Promise<Work> {
+  async #stages(messages: readonly Message[], total: number, budget: number, tier: Tier, deadline: CompactCallOptions["deadline"], started: number): Promise<Work> {
     const s = this.settings;
     const msgs = [...messages];
     const w: Work = {
-      msgs, classes: classify(msgs), total: this.#measure.all(msgs), target: Math.floor(s.lowWaterRatio * budget),
+      msgs, classes: classify(msgs), total, target: Math.floor(s.lowWaterRatio * budget),
       refs: [], stages: [], compacted: 0, steps: this.#reduceSteps(msgs),
     };
     const remaining = () => (deadline === undefined ? Infinity : typeof deadline === "number" ? deadline - this.#now() : deadline.remainingMs - (this.#now() - started));
@@ -600,7 +657,9 @@ export class Compactor {
     const oldSteps = w.steps.length - recent;
     if (oldSteps > 0) {
       report(this.#report, oldSteps);
-      const r = compactStepMessages(w.msgs, { steps: w.steps, force: true, compactor: { ...(s.stepPreset ? presetConfig(s.stepPreset) : {}), recentWindow: recent }, reducer: (this.#storeReducer ??= new StepReducer({ store: this.store })) });
+      let stepCompactor = this.#stepCompactors.get(recent);
+      if (!stepCompactor) this.#stepCompactors.set(recent, (stepCompactor = new StepCompactor({ ...(s.stepPreset ? presetConfig(s.stepPreset) : {}), recentWindow: recent })));
+      const r = compactStepMessages(w.msgs, { steps: w.steps, force: true, compactor: stepCompactor, reducer: (this.#storeReducer ??= new StepReducer({ store: this.store })) });
       if (r.compacted) {
         w.msgs.splice(0, w.msgs.length, ...r.messages);
         w.classes = classify(w.msgs);
@@ -642,6 +701,9 @@ export class Compactor {
       if (changed) this.#replace(w, i, parts);
     }
   }
+
+  /** Stage 3's step compactors, by how many recent steps stay whole (validated once each). */
+  readonly #stepCompactors = new Map<number, StepCompactor>();
 
   #summarizerDown = false;
 
@@ -814,6 +876,15 @@ export class Compactor {
   }
 }
 
+/** The tool-call part `id` names, searched backwards from message `at` (at most 64 messages). */
+function callOf(messages: readonly Message[], at: number, id: string): { part: ToolCallPart; at: number } | undefined {
+  for (let i = at - 1; i >= 0 && i >= at - 64; i--) {
+    if (messages[i].role !== "assistant") continue;
+    for (const p of messages[i].parts) if (p.type === "tool-call" && p.id === id) return { part: p, at: i };
+  }
+  return undefined;
+}
+
 /**
  * For a tool result that failed (flagged as an error, reads as a failure, or reports a non-zero
  * exit code): one line naming its call and its error head, kept whole wherever the result is
@@ -865,6 +936,30 @@ export class CompactorSession {
 
   constructor(readonly compactor: Compactor) {}
 
+  /** How far into #base idle-time preparation has got, and its pending callback. */
+  #prepared = 0;
+  #idle: { unref?: () => unknown } | undefined;
+
+  /**
+   * Schedules Compactor.prepare over the messages appended since the epoch, in slices, after the
+   * current call returns (settings.idlePrepare). A runner awaiting its model gives it the time;
+   * one that calls back to back leaves it to the epoch. Failures are left to the epoch too,
+   * which does the same work and reports them.
+   */
+  #schedulePrepare(): void {
+    if (!this.compactor.settings.idlePrepare || this.#idle !== undefined || this.#prepared >= this.#base.length) return;
+    this.#idle = kIdle(() => {
+      this.#idle = undefined;
+      try {
+        this.#prepared = this.compactor.prepare(this.#base, this.#prepared);
+      } catch {
+        this.#prepared = this.#base.length;
+      }
+      this.#schedulePrepare();
+    });
+    this.#idle.unref?.();
+  }
+
   get epoch(): number {
     return this.#epoch;
   }
@@ -896,6 +991,7 @@ export class CompactorSession {
         }
         this.#baseTokens += added;
         this.#outputTokens += added;
+        this.#schedulePrepare();
         c.noteSkip(this.#outputTokens, options.budget);
         return ok([...this.#output], this.#baseTokens, this.#outputTokens);
       }
@@ -906,12 +1002,16 @@ export class CompactorSession {
       this.#output = [...messages];
       this.#refs = [];
       this.#baseTokens = this.#outputTokens = tokensBefore;
+      this.#prepared = 0;
+      this.#schedulePrepare();
       c.noteSkip(tokensBefore, options.budget);
       return ok([...messages], tokensBefore, tokensBefore);
     }
     this.#epoch++;
     const r = await c.compactCanonical(messages, options, this.#epoch);
     this.#base = [...messages];
+    // The epoch did every message's work; what it kept whole is prepared when next removed.
+    this.#prepared = this.#base.length;
     this.#output = [...r.canonical];
     this.#refs = [...r.refs];
     this.#baseTokens = tokensBefore;
@@ -938,6 +1038,9 @@ export class CompactorSession {
     return true;
   }
 }
+
+/** Runs `f` once the event loop is idle (setImmediate on Node; a zero timeout elsewhere). */
+const kIdle: (f: () => void) => { unref?: () => unknown } = typeof setImmediate === "function" ? (f) => setImmediate(f) : (f) => setTimeout(f, 0);
 
 /** The default entry point: `createCompactor(config).compact(messages, { budget, format?, deadline? })`. */
 export function createCompactor(config: CompactorConfig = {}): Compactor {

@@ -47,6 +47,14 @@ export const TieredSettings = z.strictObject({
    * Seed 000's tuning-table preset for stage 3's step compaction (its maxCompactSteps and
    * groupSimilar; how many recent steps stay whole remains preserveRecentSteps). Tiered mode only.
    */
+  /**
+   * In a session, the per-message work the next epoch will need (reducing each new step,
+   * rendering new tool messages for the store) is done in idle time after a call returns
+   * (setImmediate, slices of at most 2 ms, never keeping the process alive), while the runner
+   * awaits its model; the epoch's own call then does only what is left. Output is the same
+   * either way. Off: all of it happens in the epoch's call.
+   */
+  idlePrepare: z.boolean().default(true),
   stepPreset: z.enum(Object.keys(kPresets) as [PresetName, ...PresetName[]]).optional(),
 });
 export type TieredSettings = z.infer<typeof TieredSettings>;

@@ -45,16 +45,21 @@ export interface StepMessagesResult {
 /** Marks the summary message a compaction inserted (in `meta.ctxfold`). */
 export const kStepSummaryKind = "step-summary";
 
-/** Call ids per message index: which tool-call or tool-result parts of which message. */
+/**
+ * Call ids per message index: which tool-call or tool-result parts of which message. A message
+ * with one such part (the common case) holds its entry as is, without a map of its own.
+ */
 class PartSet<T = true> {
-  readonly #at = new Map<number, Map<string, T>>();
+  readonly #at = new Map<number, { id: string; value: T } | Map<string, T>>();
   set(message: number, id: string, value: T): void {
-    let m = this.#at.get(message);
-    if (!m) this.#at.set(message, (m = new Map()));
-    m.set(id, value);
+    const m = this.#at.get(message);
+    if (m === undefined || (!(m instanceof Map) && m.id === id)) this.#at.set(message, { id, value });
+    else if (m instanceof Map) m.set(id, value);
+    else this.#at.set(message, new Map([[m.id, m.value], [id, value]]));
   }
   get(message: number, id: string): T | undefined {
-    return this.#at.get(message)?.get(id);
+    const m = this.#at.get(message);
+    return m === undefined ? undefined : m instanceof Map ? m.get(id) : m.id === id ? m.value : undefined;
   }
   /** Whether anything is recorded for this message (the common case: no). */
   touches(message: number): boolean {

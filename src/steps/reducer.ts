@@ -41,13 +41,15 @@ export interface OrphanResult {
 
 /**
  * Pairs every tool call of `messages` with its result (the first later tool-result part with
- * the call's id), in call order; results no call answers are returned apart.
+ * the call's id), in call order; results no call answers are returned apart. With `from`, only
+ * `messages[from..]` are scanned (indices stay those of `messages`).
  */
-export function extractSteps(messages: readonly Message[]): { steps: Step[]; orphans: OrphanResult[] } {
+export function extractSteps(messages: readonly Message[], from = 0): { steps: Step[]; orphans: OrphanResult[] } {
   const steps: Step[] = [];
   const open = new Map<string, Step>();
   const orphans: OrphanResult[] = [];
-  messages.forEach((m, i) => {
+  for (let i = from; i < messages.length; i++) {
+    const m = messages[i];
     for (const p of m.parts) {
       if (p.type === "tool-call") {
         const step: Step = { call: p, callMessage: i };
@@ -64,7 +66,7 @@ export function extractSteps(messages: readonly Message[]): { steps: Step[]; orp
         }
       }
     }
-  });
+  }
   return { steps, orphans };
 }
 
@@ -240,18 +242,22 @@ export class StepReducer {
   /**
    * reduceMessages with a cache hook: `lookup(call, result, reduce)` returns a cached reduction of
    * that call and result part or calls `reduce()`. Ids, indices and the step counter are set
-   * here, after the lookup, so a cached step lands with the ids of its new position.
+   * here, after the lookup, so a cached step lands with the ids of its new position. With
+   * `from`, only the steps of `messages[from..]` (indices stay those of `messages`).
    */
   reduceMessagesWith(
     messages: readonly Message[],
     lookup: (call: object, result: object | undefined, reduce: () => ReducedStep) => ReducedStep,
     remember?: (call: object, result: object | undefined, placed: ReducedStep) => void,
+    from = 0,
   ): ReducedStep[] {
-    const { steps, orphans } = extractSteps(messages);
-    const items: ({ at: number; step: Step } | { at: number; orphan: OrphanResult })[] = [
-      ...steps.map((step) => ({ at: step.callMessage, step })),
-      ...orphans.map((orphan) => ({ at: orphan.resultMessage, orphan })),
-    ].sort((a, b) => a.at - b.at);
+    const { steps, orphans } = extractSteps(messages, from);
+    const items: ({ at: number; step: Step } | { at: number; orphan: OrphanResult })[] = steps.map((step) => ({ at: step.callMessage, step }));
+    // Steps come in call order; orphans go in at their result's place.
+    if (orphans.length > 0) {
+      items.push(...orphans.map((orphan) => ({ at: orphan.resultMessage, orphan })));
+      items.sort((a, b) => a.at - b.at);
+    }
     // Ids follow the message order (seed 001's counter), whatever the cache returns.
     const base = this.#counter;
     const out = items.map((item, k) => {

@@ -1,14 +1,38 @@
 import { CtxfoldError } from "../errors.js";
 import { Message } from "../model/schema.js";
-import type { OffloadStore } from "./offload.js";
+import { encodeText, type OffloadStore } from "./offload.js";
 
-/** What an index of stored messages looks like (the `history_…json` a summary names). */
-interface MessageIndex {
-  ctxfold: "messages";
-  refs: string[];
-}
+/**
+ * What an index of stored messages looks like (the `history_…json` a summary names): the
+ * messages' refs in order, or, past kChunk messages, the refs of indexes of kChunk messages
+ * each (the last may hold fewer).
+ */
+type MessageIndex = { ctxfold: "messages"; refs: string[] } | { ctxfold: "messages"; chunks: string[]; count: number };
+
+/**
+ * Messages per chunk of a long index. Chunks start at multiples of kChunk, so a conversation
+ * compacted again, whose removed messages grew at the end, reuses every full chunk: an epoch
+ * writes its new chunk and a short top index instead of an index of the whole history.
+ */
+const kChunk = 256;
+/** Chunks written per store, by their first ref (a hit is checked ref by ref). */
+const kChunksWritten = new WeakMap<OffloadStore, Map<string, { refs: string[]; ref: string }>>();
 
 const kStored = new WeakMap<OffloadStore, WeakMap<Message, string>>();
+/** Messages rendered ahead of time by prepareMessages (dropped once stored). */
+const kRendered = new WeakMap<Message, Uint8Array>();
+
+/** The bytes putMessages stores for a message: its JSON as UTF-8 (WTF-8 for lone surrogates). */
+const render = (m: Message): Uint8Array => encodeText(JSON.stringify(m));
+
+/**
+ * Renders messages to the bytes putMessages stores, ahead of time (a session does it in idle
+ * time, so that the epoch that removes them only hashes and saves). The bytes are kept beside
+ * the message object until putMessages stores them.
+ */
+export function prepareMessages(messages: readonly Message[]): void {
+  for (const m of messages) if (!kRendered.has(m)) kRendered.set(m, render(m));
+}
 
 /**
  * Stores messages removed by a compaction so that they can be given back: each message as its
@@ -24,19 +48,49 @@ export function putMessages(store: OffloadStore, messages: readonly Message[]): 
   const refs = messages.map((m) => {
     let ref = known.get(m);
     if (ref === undefined) {
-      ref = store.put(JSON.stringify(m), { kind: "message", ext: "json" });
+      ref = store.put(kRendered.get(m) ?? render(m), { kind: "message", ext: "json" });
       known.set(m, ref);
+      kRendered.delete(m);
     }
     return ref;
   });
-  const index: MessageIndex = { ctxfold: "messages", refs };
-  return { ref: store.put(JSON.stringify(index), { kind: "history", ext: "json" }), refs };
+  return { ref: putIndex(store, refs), refs };
+}
+
+function putIndex(store: OffloadStore, refs: string[]): string {
+  const put = (index: MessageIndex) => store.put(JSON.stringify(index), { kind: "history", ext: "json" });
+  if (refs.length <= kChunk) return put({ ctxfold: "messages", refs });
+  let written = kChunksWritten.get(store);
+  if (!written) kChunksWritten.set(store, (written = new Map()));
+  const chunks: string[] = [];
+  for (let k = 0; k < refs.length; k += kChunk) {
+    const part = refs.slice(k, k + kChunk);
+    const hit = written.get(part[0]);
+    if (hit && hit.refs.length === part.length && hit.refs.every((r, i) => r === part[i])) {
+      chunks.push(hit.ref);
+      continue;
+    }
+    const ref = put({ ctxfold: "messages", refs: part });
+    written.set(part[0], { refs: part, ref });
+    chunks.push(ref);
+  }
+  return put({ ctxfold: "messages", chunks, count: refs.length });
 }
 
 /** The messages an index made by putMessages names, in order, validated. */
 export function getMessages(store: OffloadStore, ref: string): Message[] {
-  const index = JSON.parse(store.getText(ref)) as Partial<MessageIndex>;
-  if (index?.ctxfold !== "messages" || !Array.isArray(index.refs)) {
+  return readIndex(store, ref, true);
+}
+
+function readIndex(store: OffloadStore, ref: string, top: boolean): Message[] {
+  const index = JSON.parse(store.getText(ref)) as { ctxfold?: unknown; refs?: unknown; chunks?: unknown; count?: unknown } | null;
+  const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((r) => typeof r === "string");
+  if (top && index?.ctxfold === "messages" && strings(index.chunks)) {
+    const out = index.chunks.flatMap((chunk) => readIndex(store, chunk, false));
+    if (out.length !== index.count) throw new CtxfoldError("E_BAD_REF", `${ref} names ${String(index.count)} messages, its chunks hold ${out.length}`, { path: `${ref}.count` });
+    return out;
+  }
+  if (index?.ctxfold !== "messages" || !strings(index.refs)) {
     throw new CtxfoldError("E_BAD_REF", `${ref} is not an index of stored messages`, { path: ref });
   }
   return index.refs.map((r, i) => {

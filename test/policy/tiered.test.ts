@@ -2,7 +2,7 @@
  * The tiered compactor (seed 003): the seven tests the seed names, then the invariants of
  * ../shared/DESIGN.md as properties over generated runs at 4k, 8k and 32k.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { kFormats, parseMessages, renderMessages } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
@@ -237,6 +237,60 @@ describe("invariants over generated runs", () => {
     }
     expect(stable).toBeGreaterThan(10);
     expect(session.epoch).toBeGreaterThan(0);
+  });
+});
+
+describe("a session's work between calls", () => {
+  const idle = () => new Promise((resolve) => setImmediate(resolve));
+
+  it("idle-time preparation changes no output: with it, without it and stateless give the same bytes", async () => {
+    const messages = run(12, 150);
+    const withIdle = setup();
+    const prepare = vi.spyOn(withIdle.compactor, "prepare");
+    const without = setup({ idlePrepare: false }).compactor;
+    const notCalled = vi.spyOn(without, "prepare");
+    const sessions = [withIdle.compactor.session(), without.session()];
+    const stateless = setup().compactor;
+    let epochs = 0;
+    for (let i = 4; i <= messages.length; i += 3) {
+      const view = messages.slice(0, i);
+      const [a, b] = [await sessions[0].compactCanonical(view, { budget: 8000 }), await sessions[1].compactCanonical(view, { budget: 8000 })];
+      expect(JSON.stringify(a.canonical)).toBe(JSON.stringify(b.canonical));
+      if (a.stages.length > 0) {
+        epochs++;
+        expect(JSON.stringify(a.canonical)).toBe(JSON.stringify((await stateless.compactCanonical(view, { budget: 8000 })).canonical));
+      }
+      await idle();
+    }
+    expect(epochs).toBeGreaterThan(3);
+    // It ran between calls, over every appended message, and only in the session that has it on.
+    expect(prepare).toHaveBeenCalled();
+    expect(notCalled).not.toHaveBeenCalled();
+  });
+
+  it("prepare works through a conversation in slices and always makes progress", () => {
+    const messages = run(3, 40);
+    const { compactor } = setup();
+    expect(compactor.prepare(messages, 0, 0)).toBe(1);
+    let at = 0;
+    let slices = 0;
+    while (at < messages.length) {
+      at = compactor.prepare(messages, at, 0.01);
+      slices++;
+    }
+    expect(at).toBe(messages.length);
+    expect(slices).toBeGreaterThan(1);
+  });
+
+  it("one compactor over growing lists, cut anywhere (calls still unanswered at the end), equals a fresh compactor each time", async () => {
+    const messages = run(21, 90);
+    const { compactor } = setup();
+    for (let i = 30; i <= messages.length; i += 7) {
+      const view = messages.slice(0, i);
+      const reused = await compactor.compactCanonical(view, { budget: 6000 });
+      const fresh = await setup().compactor.compactCanonical(view, { budget: 6000 });
+      expect(JSON.stringify(reused.canonical), `${i} messages`).toBe(JSON.stringify(fresh.canonical));
+    }
   });
 });
 

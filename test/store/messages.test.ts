@@ -50,6 +50,35 @@ describe("putMessages / getMessages", () => {
     expect(getMessages(store, putMessages(store, messages).ref)).toEqual(messages);
   });
 
+  it("a long history's index is chunked, and storing it again grown at the end writes only its new chunk and a short top index", () => {
+    const store = createMemoryStore();
+    const messages = generateRun({ seed: 5, steps: 400 }).messages;
+    expect(messages.length).toBeGreaterThan(600);
+    const first = putMessages(store, messages.slice(0, 600));
+    expect(getMessages(store, first.ref)).toEqual(messages.slice(0, 600));
+    const top = JSON.parse(store.getText(first.ref)) as { chunks: string[]; count: number };
+    expect(top.count).toBe(600);
+    expect(top.chunks).toHaveLength(3);
+    // Grown by 20 messages: 20 message files, the changed last chunk and the top index.
+    const count = store.refs().length;
+    const grown = putMessages(store, messages.slice(0, 620));
+    expect(store.refs().length).toBe(count + 20 + 2);
+    expect(getMessages(store, grown.ref)).toEqual(messages.slice(0, 620));
+    expect((JSON.parse(store.getText(grown.ref)) as { chunks: string[] }).chunks.slice(0, 2)).toEqual(top.chunks.slice(0, 2));
+    // The same list in a fresh store gives the same ref (content alone decides).
+    expect(putMessages(createMemoryStore(), messages.slice(0, 620)).ref).toBe(grown.ref);
+  });
+
+  it("refuses a chunked index whose count disagrees with its chunks, or whose chunk is not an index", () => {
+    const store = createMemoryStore();
+    const { refs } = putMessages(store, generateRun({ seed: 2, steps: 3 }).messages);
+    const chunk = store.put(JSON.stringify({ ctxfold: "messages", refs }), { kind: "history", ext: "json" });
+    const wrong = store.put(JSON.stringify({ ctxfold: "messages", chunks: [chunk], count: refs.length + 1 }), { kind: "history", ext: "json" });
+    expect(thrown(() => getMessages(store, wrong), "E_BAD_REF").path).toBe(`${wrong}.count`);
+    const nested = store.put(JSON.stringify({ ctxfold: "messages", chunks: [wrong], count: refs.length }), { kind: "history", ext: "json" });
+    thrown(() => getMessages(store, nested), "E_BAD_REF");
+  });
+
   it("names the stored message that is not a valid message, and refuses a ref that is not an index", () => {
     const store = createMemoryStore();
     const bad = store.put(JSON.stringify({ id: "x", role: "narrator", parts: [], meta: {} }), { kind: "message", ext: "json" });
