@@ -52,6 +52,7 @@
  *   system alone hold more than 4 (which Anthropic rejects anyway) loses tools / system ones,
  *   earliest first, for the same reason.
  */
+import { jsonEqual } from "../model/equal.js";
 import { CtxfoldError } from "../errors.js";
 import { anthropicAdapter, openaiChatAdapter, type Format } from "../adapters/index.js";
 import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
@@ -252,7 +253,7 @@ const prefixes = new WeakMap<CompactorSession, PrefixState>();
 
 function samePrefix(a: readonly AnthropicMessage[], b: readonly AnthropicMessage[], n: number): boolean {
   if (a.length < n || b.length < n) return false;
-  for (let j = 0; j < n; j++) if (a[j] !== b[j] && JSON.stringify(a[j]) !== JSON.stringify(b[j])) return false;
+  for (let j = 0; j < n; j++) if (!jsonEqual(a[j], b[j])) return false;
   return true;
 }
 

@@ -2,6 +2,7 @@ import { parseMessages, renderMessages, type Format } from "../adapters/index.js
 import { hashText, hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
 import type { Message, Part, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
+import { jsonEqual } from "../model/equal.js";
 import { messageTexts } from "../model/texts.js";
 import { prepareMessages, putMessages } from "../store/messages.js";
 import { compactMessages } from "../session/legacy.js";
@@ -1033,7 +1034,7 @@ export class CompactorSession {
     for (let i = 0; i < base.length; i++) {
       const a = base[i];
       const b = messages[i];
-      if (a !== b && (a.id !== b.id || JSON.stringify(a) !== JSON.stringify(b))) return false;
+      if (a !== b && (a.id !== b.id || !jsonEqual(a, b))) return false;
     }
     return true;
   }
