@@ -237,9 +237,17 @@ export class Compactor {
       return r;
     }, (call, result, placed) => this.#reduced.get(result ?? call)?.set(call, placed), from);
     const out = head.length === 0 ? tail : [...head, ...tail];
-    // Where a later, longer list must scan from: the first call not answered yet.
-    const open = out.find((st) => st.callMessage !== undefined && st.resultMessage === undefined);
-    const cut = open?.callMessage ?? messages.length;
+    // Where a later, longer list must scan from: the last place no step straddles (a call not
+    // answered yet, or answered at or after it, would pair differently in a scan from there).
+    let cut = messages.length;
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const st of out) {
+        if (st.callMessage === undefined || st.callMessage >= cut || (st.resultMessage !== undefined && st.resultMessage < cut)) continue;
+        cut = st.callMessage;
+        moved = true;
+      }
+    }
     let kept = out.findIndex((st) => (st.callMessage ?? st.resultMessage ?? 0) >= cut);
     if (kept < 0) kept = out.length;
     this.#stepLists.unshift({ messages: [...messages], steps: out, cut, kept });

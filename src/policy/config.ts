@@ -44,10 +44,6 @@ export const TieredSettings = z.strictObject({
   /** A warning event when one call compacts more than this many parts (churn). */
   churnWarnAt: count(200),
   /**
-   * Seed 000's tuning-table preset for stage 3's step compaction (its maxCompactSteps and
-   * groupSimilar; how many recent steps stay whole remains preserveRecentSteps). Tiered mode only.
-   */
-  /**
    * In a session, the per-message work the next epoch will need (reducing each new step,
    * rendering new tool messages for the store) is done in idle time after a call returns
    * (setImmediate, slices of at most 2 ms, never keeping the process alive), while the runner
@@ -55,6 +51,10 @@ export const TieredSettings = z.strictObject({
    * either way. Off: all of it happens in the epoch's call.
    */
   idlePrepare: z.boolean().default(true),
+  /**
+   * Seed 000's tuning-table preset for stage 3's step compaction (its maxCompactSteps and
+   * groupSimilar; how many recent steps stay whole remains preserveRecentSteps). Tiered mode only.
+   */
   stepPreset: z.enum(Object.keys(kPresets) as [PresetName, ...PresetName[]]).optional(),
 });
 export type TieredSettings = z.infer<typeof TieredSettings>;

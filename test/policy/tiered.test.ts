@@ -284,8 +284,13 @@ describe("a session's work between calls", () => {
 
   it("one compactor over growing lists, cut anywhere (calls still unanswered at the end), equals a fresh compactor each time", async () => {
     const messages = run(21, 90);
+    // One call answered only near the end, made between a call and its result: every list
+    // from it on holds a step that straddles the unanswered call.
+    const at = messages.findIndex((m, i) => i > 60 && m.role === "assistant" && m.parts.some((p) => p.type === "tool-call"));
+    messages.splice(at + 1, 0, { id: "late-call", role: "assistant", parts: [{ type: "tool-call", id: "late", name: "bash", args: "{\"command\":\"sleep 100\"}" }], meta: {} });
+    messages.splice(messages.length - 4, 0, { id: "late-result", role: "tool", parts: [{ type: "tool-result", callId: "late", content: [{ type: "text", text: "done" }] }], meta: {} });
     const { compactor } = setup();
-    for (let i = 30; i <= messages.length; i += 7) {
+    for (let i = 30; i <= messages.length; i += i > at - 5 && i < at + 20 ? 1 : 7) {
       const view = messages.slice(0, i);
       const reused = await compactor.compactCanonical(view, { budget: 6000 });
       const fresh = await setup().compactor.compactCanonical(view, { budget: 6000 });
