@@ -38,9 +38,9 @@ export function prepareMessages(messages: readonly Message[]): void {
  * Stores messages removed by a compaction so that they can be given back: each message as its
  * own JSON (kind "message"), memoised per store and message object — messages are never
  * mutated, so a conversation that grew and is compacted again stores only its new messages —
- * and one small index (kind "history") listing them in order. (Stores only grow, so a ref
- * remembered for a store stays valid in it.) Returns the index ref and every
- * message ref (all resolve in `store`); `getMessages(store, ref)` reads them back.
+ * and one index (kind "history") listing them in order, chunked past kChunk messages. (Stores
+ * only grow, so a ref remembered for a store stays valid in it.) Returns the index ref and
+ * every message ref (all resolve in `store`); `getMessages(store, ref)` reads them back.
  */
 export function putMessages(store: OffloadStore, messages: readonly Message[]): { ref: string; refs: string[] } {
   let known = kStored.get(store);
