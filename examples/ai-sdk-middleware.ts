@@ -11,24 +11,15 @@
  */
 import { pathToFileURL } from "node:url";
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ctxfoldMiddleware, type CompactInfo } from "../src/integrations/ai-sdk.js";
 import { readFile } from "./fake-files.js";
+import { stubReaderModel } from "./stub-model.js";
 
 export async function main(steps = 40, log: (line: string) => void = console.log): Promise<{ budget: number; reports: CompactInfo[]; prompts: unknown[]; text: string }> {
   const budget = 8000;
-  const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
   // The stub model: at call n it reads src/module<n>.ts; at the last step it answers.
-  const model: MockLanguageModelV3 = new MockLanguageModelV3({
-    modelId: "stub-model",
-    doGenerate: async () => {
-      const n = model.doGenerateCalls.length; // the call being answered (its prompt is recorded)
-      return n < steps
-        ? { content: [{ type: "tool-call", toolCallId: `call_${n}`, toolName: "readFile", input: JSON.stringify({ path: `src/module${n}.ts` }) }], finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage, warnings: [] }
-        : { content: [{ type: "text", text: `Read ${n - 1} files.` }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
-    },
-  });
+  const model = stubReaderModel(steps);
 
   const reports: CompactInfo[] = [];
   const compacted = wrapLanguageModel({

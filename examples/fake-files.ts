@@ -4,3 +4,4 @@ export function readFile(path: string): string {
   for (let i = 1; i <= 40; i++) lines.push(`${i}\texport function step${i}(input: string): string { return input.trim().slice(${i}) + ${JSON.stringify(path)}; }`);
   return lines.join("\n");
 }
+
