@@ -227,9 +227,7 @@ export class Compactor {
     }
     // Step ids number the steps of this history from step_001, whatever came before (determinism).
     const tail = this.#reducer.restartNumbering(head.length + 1).reduceMessagesWith(messages, (call, result, reduce) => {
-      const key = result ?? call;
-      let byCall = this.#reduced.get(key);
-      if (!byCall) this.#reduced.set(key, (byCall = new WeakMap()));
+      const byCall = this.#reducedFor(call, result);
       const hit = byCall.get(call);
       if (hit) return hit;
       const r = reduce();
@@ -261,7 +259,16 @@ export class Compactor {
    */
   readonly #stepLists: { messages: Message[]; steps: ReducedStep[]; cut: number; kept: number }[] = [];
 
+  /** Reduced steps by result part (by call part while unanswered), then by call part. */
   readonly #reduced = new WeakMap<object, WeakMap<object, ReducedStep>>();
+
+  /** The memo of the steps of `result` (of `call` while unanswered), by call part. */
+  #reducedFor(call: object, result: object | undefined): WeakMap<object, ReducedStep> {
+    const key = result ?? call;
+    let byCall = this.#reduced.get(key);
+    if (!byCall) this.#reduced.set(key, (byCall = new WeakMap()));
+    return byCall;
+  }
   /** prepare()'s reducer: the same reductions as #reducer's, without touching its step numbering. */
   readonly #prepReducer = new StepReducer({ offload: false });
 
@@ -284,8 +291,7 @@ export class Compactor {
         trace = true;
         const call = callOf(messages, i, p.callId);
         if (call === undefined) continue;
-        let byCall = this.#reduced.get(p);
-        if (!byCall) this.#reduced.set(p, (byCall = new WeakMap()));
+        const byCall = this.#reducedFor(call.part, p);
         if (!byCall.has(call.part)) byCall.set(call.part, this.#prepReducer.reduceStep({ call: call.part, callMessage: call.at, result: p, resultMessage: i }));
       }
       if (trace) prepareMessages([m]);
