@@ -15,8 +15,11 @@ type MessageIndex = { ctxfold: "messages"; refs: string[] } | { ctxfold: "messag
  * writes its new chunk and a short top index instead of an index of the whole history.
  */
 const kChunk = 256;
-/** Chunks written per store, by their first ref (a hit is checked ref by ref). */
-const kChunksWritten = new WeakMap<OffloadStore, Map<string, { refs: string[]; ref: string }>>();
+/**
+ * Chunks written per store, by the message object they start with (a hit is checked ref by
+ * ref); held no longer than that message, so a batch over many runs does not accumulate them.
+ */
+const kChunksWritten = new WeakMap<OffloadStore, WeakMap<Message, { refs: string[]; ref: string }>>();
 
 const kStored = new WeakMap<OffloadStore, WeakMap<Message, string>>();
 /** Messages rendered ahead of time by prepareMessages (dropped once stored). */
@@ -54,24 +57,24 @@ export function putMessages(store: OffloadStore, messages: readonly Message[]): 
     }
     return ref;
   });
-  return { ref: putIndex(store, refs), refs };
+  return { ref: putIndex(store, messages, refs), refs };
 }
 
-function putIndex(store: OffloadStore, refs: string[]): string {
+function putIndex(store: OffloadStore, messages: readonly Message[], refs: string[]): string {
   const put = (index: MessageIndex) => store.put(JSON.stringify(index), { kind: "history", ext: "json" });
   if (refs.length <= kChunk) return put({ ctxfold: "messages", refs });
   let written = kChunksWritten.get(store);
-  if (!written) kChunksWritten.set(store, (written = new Map()));
+  if (!written) kChunksWritten.set(store, (written = new WeakMap()));
   const chunks: string[] = [];
   for (let k = 0; k < refs.length; k += kChunk) {
     const part = refs.slice(k, k + kChunk);
-    const hit = written.get(part[0]);
+    const hit = written.get(messages[k]);
     if (hit && hit.refs.length === part.length && hit.refs.every((r, i) => r === part[i])) {
       chunks.push(hit.ref);
       continue;
     }
     const ref = put({ ctxfold: "messages", refs: part });
-    written.set(part[0], { refs: part, ref });
+    written.set(messages[k], { refs: part, ref });
     chunks.push(ref);
   }
   return put({ ctxfold: "messages", chunks, count: refs.length });
