@@ -4,11 +4,11 @@ import { CtxfoldError } from "../errors.js";
 import type { Message, Part, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
 import { jsonEqual } from "../model/equal.js";
 import { messageTexts } from "../model/texts.js";
-import { prepareMessages, putMessages } from "../store/messages.js";
+import { indexedRefs, prepareMessages, putMessages } from "../store/messages.js";
 import { compactMessages } from "../session/legacy.js";
 import { mergeAdjacent } from "../session/turns.js";
 import { StepCompactor } from "../steps/compactor.js";
-import { compactStepMessages } from "../steps/messages.js";
+import { compactStepMessages, isStepSummaryPart, stepSummaryRef } from "../steps/messages.js";
 import { presetConfig } from "../steps/config.js";
 import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../steps/detect.js";
 import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/reducer.js";
@@ -17,6 +17,7 @@ import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { TokenCounter, kMessageOverhead, type CountableMessage } from "../tokens/token-counter.js";
 import { isSignedReasoning, turnInProgressOpener, usesThinking } from "../validate/rules.js";
 import { classify } from "./classify.js";
+import { RedactingStore } from "./redacting-store.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
 import { summarizeExtractive } from "./extractive.js";
@@ -132,6 +133,7 @@ interface Replacement {
  */
 export class Compactor {
   readonly settings: TieredSettings;
+  /** Where removed and shortened originals go: the configured store (seen through a redacting view under `redactOffload`). */
   readonly store: OffloadStore;
   readonly counter: TokenCounter;
   readonly #config: CompactorConfig;
@@ -144,7 +146,8 @@ export class Compactor {
   constructor(config: CompactorConfig = {}) {
     this.settings = resolveTieredSettings(config);
     this.#config = config;
-    this.store = config.store ?? createMemoryStore();
+    const store = config.store ?? createMemoryStore();
+    this.store = this.settings.redactOffload ? new RedactingStore(store) : store;
     this.counter = config.counter ?? new TokenCounter({ encoding: "o200k_base" });
     this.#measure = new Measure(this.counter);
     this.#reducer = new StepReducer({ offload: false });
@@ -696,7 +699,7 @@ export class Compactor {
       let changed = false;
       const parts: Part[] = [];
       for (const p of m.parts) {
-        if (p.type !== "text" || p.text.startsWith("Previous actions (summarized):")) {
+        if (p.type !== "text" || isStepSummaryPart(p)) {
           parts.push(p);
           continue;
         }
@@ -763,16 +766,37 @@ export class Compactor {
     report(this.#report, middle.length);
     if (middle.length > 0) {
       const removed = middle.map((i) => w.msgs[i]);
-      const { ref, refs } = putMessages(this.store, removed);
-      w.refs.push(ref, ...refs);
-      const text = messageTexts(removed).join("\n");
+      // A step summary that stage 3 merged into a critical message before the tail (ours, not
+      // the caller's text) is merged too: its text with the rest, and the originals it names
+      // listed where it stood, so that the merge's one index names everything before the tail.
+      const gone = new Set(middle);
+      const items: (Message | string)[] = [];
+      const texts: string[] = [];
+      for (let i = 0; i < tail; i++) {
+        if (gone.has(i)) {
+          items.push(w.msgs[i]);
+          texts.push(...messageTexts([w.msgs[i]]));
+          continue;
+        }
+        const m = w.msgs[i];
+        const at = w.classes[i] === "critical" && m.parts.length > 1 ? m.parts.findIndex(isStepSummaryPart) : -1;
+        const summaryRef = at >= 0 ? stepSummaryRef((m.parts[at] as { text: string }).text) : undefined;
+        if (summaryRef === undefined) continue;
+        items.push(...indexedRefs(this.store, summaryRef));
+        texts.push((m.parts[at] as { text: string }).text);
+        this.#replace(w, i, m.parts.filter((_, k) => k !== at));
+        // Its index is superseded by the merge's, which names the same messages.
+        w.refs = w.refs.filter((r) => r !== summaryRef);
+      }
+      const { ref, refs } = putMessages(this.store, items);
+      w.refs.push(ref, ...refs.filter((_, k) => typeof items[k] !== "string"));
+      const text = texts.join("\n");
       // Failures stay visible through the merge: each failed step's call id and error head
       // (from the steps, and from the failure lines of an earlier step summary) on a line of its own.
       const failures: string[] = [];
-      const removedSet = new Set(middle);
       for (const st of w.steps) {
         const at = st.resultMessage ?? st.callMessage;
-        if (!st.success && at !== undefined && removedSet.has(at)) failures.push(`${st.callId ?? st.id} (${st.error ?? "failed"})`);
+        if (!st.success && at !== undefined && gone.has(at)) failures.push(`${st.callId ?? st.id} (${st.error ?? "failed"})`);
       }
       for (const line of text.split("\n")) {
         const m = /\(failed calls: (.*)\)$/.exec(line.trim());
@@ -784,10 +808,9 @@ export class Compactor {
       const merged: Message = {
         id: `ctxfold-merge-${hashToHex(hashText(summary)).slice(0, 12)}`,
         role: "user",
-        parts: [{ type: "text", text: `[Earlier context, merged: ${removed.length} messages; originals: ${ref}]${failLine}\n${summary}` }],
+        parts: [{ type: "text", text: `[Earlier context, merged: ${items.length} messages; originals: ${ref}]${failLine}\n${summary}` }],
         meta: { ctxfold: { kind: "merge", ref } },
       };
-      const gone = new Set(middle);
       const out: Message[] = [];
       const gapBefore: boolean[] = [];
       let gap = false;
@@ -868,23 +891,19 @@ export class Compactor {
     }
     // Last, a step summary that stage 3 merged into a critical message shrinks (it is ours, not
     // the caller's critical text): to its failure lines and refs, then to the failed call ids and
-    // the ref of the removed messages, then to that ref alone, and last it goes — the budget is the hard limit, and the result's refs still name
-    // what it pointed to.
-    for (const keep of [/✗|\(failed calls|\(removed messages|earlier steps omitted/, /\(failed calls|\(removed messages/, /\(removed messages/, null]) {
+    // the ref of the removed messages, then to that ref alone. It never goes: that ref is how
+    // the messages it stands for are reached from the output (where there was a middle to
+    // merge, the merge above took it in, with them); the budget may then be infeasible.
+    for (const keep of [/✗|\(failed calls|\(removed messages|earlier steps omitted/, /\(failed calls|\(removed messages/, /\(removed messages/]) {
       for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
         const m = w.msgs[i];
-        const at = m.parts.findIndex((p) => p.type === "text" && p.text.startsWith("Previous actions (summarized):"));
+        const at = m.parts.findIndex(isStepSummaryPart);
         if (at < 0) continue;
         const old = (m.parts[at] as { text: string }).text;
+        const kept = old.split("\n").filter((l, k) => k === 0 || keep.test(l)).join("\n");
+        if (kept.length >= old.length) continue;
         const parts = [...m.parts];
-        if (keep === null) {
-          if (parts.length < 2) continue;
-          parts.splice(at, 1);
-        } else {
-          const kept = old.split("\n").filter((l, k) => k === 0 || keep.test(l)).join("\n");
-          if (kept.length >= old.length) continue;
-          parts[at] = { ...(m.parts[at] as { type: "text"; text: string }), text: kept };
-        }
+        parts[at] = { ...(m.parts[at] as { type: "text"; text: string }), text: kept };
         this.#replace(w, i, parts);
       }
     }

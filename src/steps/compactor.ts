@@ -174,10 +174,13 @@ export class StepCompactor {
  * Seed 000's format_for_prompt, byte for byte: the compact section (with the omitted line) only
  * when there are compact steps, then the recent steps with ✓/✗ and their observations.
  */
+/** How the section of compact steps starts (the seed's prompt format). */
+export const kStepSummaryHeading = "Previous actions (summarized):";
+
 export function formatForPrompt(history: CompactedHistory): string {
   const lines: string[] = [];
   if (history.compactSteps.length > 0) {
-    lines.push("Previous actions (summarized):");
+    lines.push(kStepSummaryHeading);
     for (const cs of history.compactSteps) lines.push(`  ${cs}`);
     if (history.droppedCount > 0) lines.push(`  ... (${history.droppedCount} earlier steps omitted)`);
     lines.push("");

@@ -2,7 +2,7 @@ import type { Message, Part } from "../model/schema.js";
 import { putMessages } from "../store/messages.js";
 import { hashText, hashToHex } from "../core/hash.js";
 import { mergeAdjacent } from "../session/turns.js";
-import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
+import { StepCompactor, formatForPrompt, kStepSummaryHeading, shouldCompact, type CompactedHistory } from "./compactor.js";
 import type { CompactionConfig } from "./config.js";
 import { StepReducer, type StepReducerOptions } from "./reducer.js";
 import type { ReducedStep } from "./types.js";
@@ -44,6 +44,14 @@ export interface StepMessagesResult {
 
 /** Marks the summary message a compaction inserted (in `meta.ctxfold`). */
 export const kStepSummaryKind = "step-summary";
+
+/** Whether `p` is the text of a step summary (which stays a part of its own when merged into a message). */
+export const isStepSummaryPart = (p: Part): boolean => p.type === "text" && p.text.startsWith(kStepSummaryHeading);
+
+/** The ref of the index of removed messages a step summary's text names, or undefined. */
+export function stepSummaryRef(text: string): string | undefined {
+  return /\(removed messages: (\S+)\)\s*$/m.exec(text)?.[1];
+}
 
 /**
  * Call ids per message index: which tool-call or tool-result parts of which message. A message

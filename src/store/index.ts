@@ -7,5 +7,6 @@ export {
   type OffloadHint, type OffloadStore, type OffloadStoreOptions,
 } from "./offload.js";
 export { FsOffloadStore, createFsStore, type FsOps, type FsStoreOptions } from "./fs-store.js";
-export { putMessages, getMessages, prepareMessages } from "./messages.js";
+export { putMessages, getMessages, indexedRefs, prepareMessages } from "./messages.js";
+export { reachableRefs } from "./reach.js";
 export { PackOffloadStore, createPackStore, type PackStoreOptions } from "./pack-store.js";

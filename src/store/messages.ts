@@ -28,6 +28,18 @@ const kRendered = new WeakMap<Message, Uint8Array>();
 /** The bytes putMessages stores for a message: its JSON as UTF-8 (WTF-8 for lone surrogates). */
 const render = (m: Message): Uint8Array => encodeText(JSON.stringify(m));
 
+/** A store that redacts the texts it keeps: putMessages then redacts each string of a message. */
+export interface TextRedactor {
+  redact(text: string): string;
+}
+
+/** `m` as putMessages stores it in `store`: redacted string by string where the store redacts. */
+function storedBytes(store: OffloadStore, m: Message): Uint8Array {
+  const redactor = store as Partial<TextRedactor>;
+  if (typeof redactor.redact !== "function") return kRendered.get(m) ?? render(m);
+  return encodeText(JSON.stringify(m, (_key, value: unknown) => (typeof value === "string" ? redactor.redact!(value) : value)));
+}
+
 /**
  * Renders messages to the bytes putMessages stores, ahead of time (a session does it in idle
  * time, so that the epoch that removes them only hashes and saves). The bytes are kept beside
@@ -42,25 +54,29 @@ export function prepareMessages(messages: readonly Message[]): void {
  * own JSON (kind "message"), memoised per store and message object — messages are never
  * mutated, so a conversation that grew and is compacted again stores only its new messages —
  * and one index (kind "history") listing them in order, chunked past kChunk messages. (Stores
- * only grow, so a ref remembered for a store stays valid in it.) Returns the index ref and
- * every message ref (all resolve in `store`); `getMessages(store, ref)` reads them back.
+ * only grow, so a ref remembered for a store stays valid in it.) An item may instead be the ref
+ * of a message already stored (e.g. one of `indexedRefs` of an index an earlier compaction
+ * wrote): a merge that takes an earlier summary's place lists the originals that summary stood
+ * for where it stood, so one index names them all, in order. Returns the index ref and each
+ * item's ref (all resolve in `store`); `getMessages(store, ref)` reads them back.
  */
-export function putMessages(store: OffloadStore, messages: readonly Message[]): { ref: string; refs: string[] } {
+export function putMessages(store: OffloadStore, items: readonly (Message | string)[]): { ref: string; refs: string[] } {
   let known = kStored.get(store);
   if (!known) kStored.set(store, (known = new WeakMap()));
-  const refs = messages.map((m) => {
+  const refs = items.map((m) => {
+    if (typeof m === "string") return m;
     let ref = known.get(m);
     if (ref === undefined) {
-      ref = store.put(kRendered.get(m) ?? render(m), { kind: "message", ext: "json" });
+      ref = store.put(storedBytes(store, m), { kind: "message", ext: "json" });
       known.set(m, ref);
       kRendered.delete(m);
     }
     return ref;
   });
-  return { ref: putIndex(store, messages, refs), refs };
+  return { ref: putIndex(store, items, refs), refs };
 }
 
-function putIndex(store: OffloadStore, messages: readonly Message[], refs: string[]): string {
+function putIndex(store: OffloadStore, items: readonly (Message | string)[], refs: string[]): string {
   const put = (index: MessageIndex) => store.put(JSON.stringify(index), { kind: "history", ext: "json" });
   if (refs.length <= kChunk) return put({ ctxfold: "messages", refs });
   let written = kChunksWritten.get(store);
@@ -68,13 +84,15 @@ function putIndex(store: OffloadStore, messages: readonly Message[], refs: strin
   const chunks: string[] = [];
   for (let k = 0; k < refs.length; k += kChunk) {
     const part = refs.slice(k, k + kChunk);
-    const hit = written.get(messages[k]);
+    // A chunk that starts with a ref, not a message object, has nothing to be remembered by.
+    const starter = typeof items[k] === "string" ? undefined : (items[k] as Message);
+    const hit = starter && written.get(starter);
     if (hit && hit.refs.length === part.length && hit.refs.every((r, i) => r === part[i])) {
       chunks.push(hit.ref);
       continue;
     }
     const ref = put({ ctxfold: "messages", refs: part });
-    written.set(messages[k], { refs: part, ref });
+    if (starter) written.set(starter, { refs: part, ref });
     chunks.push(ref);
   }
   return put({ ctxfold: "messages", chunks, count: refs.length });
@@ -82,10 +100,19 @@ function putIndex(store: OffloadStore, messages: readonly Message[], refs: strin
 
 /** The messages an index made by putMessages names, in order, validated. */
 export function getMessages(store: OffloadStore, ref: string): Message[] {
+  return indexedRefs(store, ref).map((r, i) => {
+    const parsed = Message.safeParse(JSON.parse(store.getText(r)));
+    if (!parsed.success) throw new CtxfoldError("E_SCHEMA", `stored message ${i} (${r}) is not a valid message`, { path: `${ref}.refs[${i}]` });
+    return parsed.data;
+  });
+}
+
+/** The refs of the stored messages an index made by putMessages names, in order (its chunks read through). */
+export function indexedRefs(store: OffloadStore, ref: string): string[] {
   return readIndex(store, ref, true);
 }
 
-function readIndex(store: OffloadStore, ref: string, top: boolean): Message[] {
+function readIndex(store: OffloadStore, ref: string, top: boolean): string[] {
   const index = JSON.parse(store.getText(ref)) as { ctxfold?: unknown; refs?: unknown; chunks?: unknown; count?: unknown } | null;
   const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((r) => typeof r === "string");
   if (top && index?.ctxfold === "messages" && strings(index.chunks)) {
@@ -96,9 +123,5 @@ function readIndex(store: OffloadStore, ref: string, top: boolean): Message[] {
   if (index?.ctxfold !== "messages" || !strings(index.refs)) {
     throw new CtxfoldError("E_BAD_REF", `${ref} is not an index of stored messages`, { path: ref });
   }
-  return index.refs.map((r, i) => {
-    const parsed = Message.safeParse(JSON.parse(store.getText(r)));
-    if (!parsed.success) throw new CtxfoldError("E_SCHEMA", `stored message ${i} (${r}) is not a valid message`, { path: `${ref}.refs[${i}]` });
-    return parsed.data;
-  });
+  return index.refs;
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { kFormats, openaiChatAdapter } from "../../src/adapters/index.js";
 import { classify } from "../../src/policy/classify.js";
 import { createCompactor } from "../../src/policy/index.js";
-import { createMemoryStore } from "../../src/store/index.js";
+import { createMemoryStore, reachableRefs } from "../../src/store/index.js";
 import { newViolations, validate } from "../../src/validate/index.js";
 import { renderMessages } from "../../src/adapters/index.js";
 import { corpusLines, type CorpusRun } from "../helpers-corpus.js";
@@ -37,6 +37,9 @@ describe.skipIf(!hasCorpus)(`tiered compaction on the dev corpus${hasCorpus ? ""
           if (classes[i] === "critical") for (const p of m.parts) expect(outParts.has(p), `${run.id} ${budget} ${m.id}`).toBe(true);
         });
         for (const ref of r.refs) expect(() => store.get(ref)).not.toThrow();
+        // Every original is reachable from the output: through the refs it names and the indexes they name.
+        const reached = reachableRefs(store, [JSON.stringify(r.canonical)]);
+        expect(r.refs.filter((ref) => !reached.has(ref)), `${run.id} ${budget}`).toEqual([]);
       }
     }
     expect(compacted).toBeGreaterThan(300);

@@ -10,7 +10,7 @@ import { messageTexts } from "../../src/model/texts.js";
 import { classify } from "../../src/policy/classify.js";
 import type { PolicyEvent } from "../../src/policy/events.js";
 import { createCompactor } from "../../src/policy/index.js";
-import { createMemoryStore } from "../../src/store/index.js";
+import { createMemoryStore, getMessages, reachableRefs, type OffloadStore } from "../../src/store/index.js";
 import { newViolations, validate } from "../../src/validate/index.js";
 
 const text = (m: Message) => m.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("\n");
@@ -32,6 +32,12 @@ function chat(turns: number): Message[] {
   }
   out.push({ id: "last", role: "user", parts: [{ type: "text", text: "Now: which node is slowest? Answer in one line." }], meta: {} });
   return out;
+}
+
+/** The refs a compaction made that its output does not lead back to (see reachableRefs). */
+function unreachable(store: OffloadStore, r: { canonical: readonly Message[]; refs: readonly string[] }): string[] {
+  const reached = reachableRefs(store, [JSON.stringify(r.canonical)]);
+  return [...new Set(r.refs)].filter((ref) => !reached.has(ref));
 }
 
 /** The critical messages of an input: system, task, latest user, latest assistant text. */
@@ -149,8 +155,9 @@ describe("invariants over generated runs", () => {
         // 3. critical verbatim (as a message, or its parts inside a merged one)
         const outParts = new Set(r.canonical.flatMap((m) => m.parts));
         for (const m of criticalOf(messages)) for (const p of m.parts) expect(outParts.has(p)).toBe(true);
-        // 5. recoverable
+        // 5. recoverable: every ref resolves, and every one is reachable from the output
         for (const ref of r.refs) expect(store.get(ref).byteLength).toBeGreaterThan(0);
+        expect(unreachable(store, r), `${budget}`).toEqual([]);
         // 6. deterministic
         const again = await setup().compactor.compactCanonical(messages, { budget });
         expect(JSON.stringify(again.canonical)).toBe(JSON.stringify(r.canonical));
@@ -161,6 +168,40 @@ describe("invariants over generated runs", () => {
         }
       }
     }
+  });
+
+  it("every original stays reachable from the output when stage 4 merges past a step summary inside the task", async () => {
+    // A task that takes most of a 2k budget: stage 3 puts the step summary into the task message
+    // (critical), stage 4 merges the rest and must then take the summary in, originals and all,
+    // rather than shrink it away (it was the only thing naming the removed steps).
+    const m = (id: string, role: Message["role"], parts: Message["parts"]): Message => ({ id, role, parts, meta: {} });
+    const messages: Message[] = [
+      m("s", "system", [{ type: "text", text: "You are a coding agent. Use one bash command per step." }]),
+      m("u", "user", [{ type: "text", text: "Fix the failing parser test in src/parser.py. ".repeat(150) }]),
+    ];
+    for (let k = 0; k < 30; k++) {
+      const thought = `THOUGHT: step ${k}. ` + `I will inspect module_${k}.py around line ${k * 10} to see how tokens are split. `.repeat(8);
+      messages.push(m(`a${k}`, "assistant", [{ type: "text", text: thought }, { type: "tool-call", id: `call_${k}`, name: "bash", args: JSON.stringify({ command: `sed -n 1,80p src/module_${k}.py` }) }]));
+      if (k % 5 === 4) {
+        messages.push(m(`n${k}`, "assistant", [{ type: "text", text: `THOUGHT: let me think about module_${k} before the next command. `.repeat(10) }]));
+        messages.push(m(`f${k}`, "user", [{ type: "text", text: "Please always provide EXACTLY ONE action in triple backticks. ".repeat(6) }]));
+      }
+      const failed = k % 7 === 3;
+      const out = (failed ? "Traceback (most recent call last):\nValueError: bad token\n" : "") + Array.from({ length: 60 }, (_, j) => `def f_${k}_${j}(x): return x + ${j}`).join("\n");
+      messages.push(m(`t${k}`, "tool", [{ type: "tool-result", callId: `call_${k}`, name: "bash", isError: failed, content: [{ type: "text", text: out }] }]));
+    }
+    messages.push(m("end", "assistant", [{ type: "text", text: "I have fixed the parser." }]));
+    const { store, compactor } = setup();
+    const r = await compactor.compactCanonical(messages, { budget: 2000 });
+    expect(unreachable(store, r)).toEqual([]);
+    const merge = r.canonical.flatMap((x) => x.parts).find((p) => p.type === "text" && p.text.startsWith("[Earlier context, merged"));
+    expect(merge).toBeDefined();
+    // The merge's one index gives back every message the output no longer holds.
+    const ref = /originals: (\S+)\]/.exec((merge as { text: string }).text)![1];
+    const back = new Set(getMessages(store, ref).map((x) => x.id));
+    const kept = new Set(r.canonical.map((x) => x.id));
+    expect(messages.filter((x) => !kept.has(x.id) && !back.has(x.id)).map((x) => x.id)).toEqual([]);
+    expect(text(r.canonical[1])).not.toContain("Previous actions (summarized)");
   });
 
   it("failures stay visible: each failed result, or its error head, is in the output", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { createMemoryStore } from "../../src/store/index.js";
-import { getMessages, putMessages } from "../../src/store/messages.js";
+import { getMessages, indexedRefs, putMessages } from "../../src/store/messages.js";
 import { createRng, randomTricky, thrown } from "../helpers.js";
 
 const long = (c: string) => c.repeat(1500);
@@ -30,6 +30,19 @@ function kinds(): Message[] {
 }
 
 describe("putMessages / getMessages", () => {
+  it("lists refs of messages stored earlier where they stand, chunked or not", () => {
+    for (const count of [3, 600]) {
+      const store = createMemoryStore();
+      const messages = Array.from({ length: count }, (_, i): Message => ({ id: `m${i}`, role: "user", parts: [{ type: "text", text: `message ${i}` }], meta: {} }));
+      const earlier = putMessages(store, messages.slice(0, Math.floor(count / 2)));
+      const later = messages.slice(Math.floor(count / 2));
+      const { ref, refs } = putMessages(store, [...indexedRefs(store, earlier.ref), ...later]);
+      expect(getMessages(store, ref)).toEqual(messages);
+      expect(refs.slice(0, earlier.refs.length)).toEqual(earlier.refs);
+      expect(indexedRefs(store, ref)).toEqual(refs);
+    }
+  });
+
   it("gives every message back exactly, lone surrogates and escapes included", () => {
     const store = createMemoryStore();
     const messages = kinds();

@@ -1,0 +1,34 @@
+import type { OffloadStore } from "./offload.js";
+
+/** A ref as the stores name them (kNamePattern) after `prefix/`, anywhere in a text. */
+function refPattern(prefix: string): RegExp {
+  const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`${escaped}/[a-z0-9_-]{1,16}_[0-9a-f]{16}(?:-[0-9]+)?\\.[a-z0-9_-]{1,10}`, "g");
+}
+
+/**
+ * Every ref of `store` that `texts` (e.g. an output's messages as JSON) name, directly or
+ * through what the refs they name hold: an index of stored messages names the messages, a
+ * stored message or text names the refs in it. This is how a reader of the output gets back to
+ * what compaction removed, so "every original is reachable" means every ref a compaction made is
+ * in this set. Refs named but not held by `store` are in the set too (resolving is the reader's
+ * check, not this one's).
+ */
+export function reachableRefs(store: OffloadStore, texts: Iterable<string>): Set<string> {
+  const pattern = refPattern(store.prefix);
+  const seen = new Set<string>();
+  const queue: string[] = [];
+  const scan = (text: string) => {
+    for (const m of text.matchAll(pattern)) {
+      if (seen.has(m[0])) continue;
+      seen.add(m[0]);
+      queue.push(m[0]);
+    }
+  };
+  for (const t of texts) scan(t);
+  while (queue.length > 0) {
+    const ref = queue.pop()!;
+    if (store.has(ref)) scan(store.getText(ref));
+  }
+  return seen;
+}
