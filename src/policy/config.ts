@@ -56,6 +56,14 @@ export const TieredSettings = z.strictObject({
    * groupSimilar; how many recent steps stay whole remains preserveRecentSteps). Tiered mode only.
    */
   stepPreset: z.enum(Object.keys(kPresets) as [PresetName, ...PresetName[]]).optional(),
+  /**
+   * Redact secrets (API keys, tokens, private keys, credentials in URLs and key-value forms) in
+   * what goes to the offload store too, not only in the summaries and observations the prompt
+   * shows (those are always redacted). The stored original is then the redacted text: a ref
+   * gives back `[REDACTED:<kind>]` where the secret was, and nothing can give the secret back.
+   * Binary content is stored as it is.
+   */
+  redactOffload: z.boolean().default(false),
 });
 export type TieredSettings = z.infer<typeof TieredSettings>;
 
