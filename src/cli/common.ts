@@ -1,5 +1,4 @@
 import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Readable, Writable } from "node:stream";
 import { gunzipIfGzip } from "../pool/input.js";
@@ -63,12 +62,6 @@ export function intOption(value: string | undefined, name: string, fallback?: nu
 /** The bytes of FILE (`-` for stdin), gunzipped when they are gzip data (by their magic bytes). */
 export function openInput(file: string, io: CliIo): Readable {
   return gunzipIfGzip(file === "-" ? io.stdin : createReadStream(file));
-}
-
-/** Async lines of a readable (LF or CRLF), with their 1-based numbers. */
-export async function* readLines(input: Readable): AsyncGenerator<{ line: string; n: number }> {
-  let n = 0;
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) yield { line, n: ++n };
 }
 
 /** How a file is named in messages: `stdin` for `-`. */

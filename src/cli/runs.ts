@@ -1,24 +1,27 @@
 /**
- * What the read-only commands (stats, explain, validate) share: reading a JSONL file run by run with bad lines as values rather than exceptions, parsing a run's wire
+ * What the read-only commands (stats, explain, validate, eval, count --jsonl) share: reading a JSONL file run by run with bad lines as values rather than exceptions, parsing a run's wire
  * messages into the canonical model, and locating a canonical message in its wire array.
  *
- * Kept apart from common.ts, which the batch commands (compact, count) own.
+ * Kept apart from common.ts (what every command, compact included, shares).
  */
 import type { Readable } from "node:stream";
 import { parseMessages, type Format } from "../adapters/index.js";
 import { reusable } from "../adapters/common.js";
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
-import { atLine, kExit, openInput, readLines, runOfLine, shownName, wireOf, type CliIo, type JsonlRun } from "./common.js";
+import { isBlankLine, readLines } from "../pool/input.js";
+import { parseLine } from "../pool/jsonl.js";
+import { atLine, kExit, openInput, runOfLine, shownName, wireOf, type CliIo, type JsonlRun } from "./common.js";
 
 /** One non-blank line of a JSONL file: its run, or why it is not one. */
 export type RunLine = { line: number; run: JsonlRun; error?: undefined } | { line: number; run?: undefined; error: CtxfoldError };
 
 /**
- * The runs of a JSONL file (`-` for stdin, gzip detected), one per non-blank line. A line that
- * is not JSON or not a run comes back as an error located at `file:line` (atLine), so a command
- * decides whether it is fatal. A failure of the stream itself (a missing file, corrupt gzip)
- * throws: there is nothing more to read.
+ * The runs of a JSONL file (`-` for stdin, gzip detected), one per non-blank line, read and
+ * decoded as compact reads them (src/pool/input.ts). A line that is not UTF-8, not JSON or not
+ * a run comes back as an error located at `file:line` (atLine), so a command decides whether it
+ * is fatal. A failure of the stream itself (a missing file, corrupt gzip) throws: there is
+ * nothing more to read.
  */
 export async function* readRuns(file: string, io: CliIo): AsyncGenerator<RunLine> {
   const input: Readable = openInput(file, io);
@@ -32,27 +35,20 @@ export async function* readRuns(file: string, io: CliIo): AsyncGenerator<RunLine
   }
 }
 
-async function* runLines(lines: AsyncGenerator<{ line: string; n: number }>, file: string): AsyncGenerator<RunLine> {
+async function* runLines(lines: AsyncGenerator<{ raw: Uint8Array; n: number }>, file: string): AsyncGenerator<RunLine> {
   for (;;) {
-    let next: IteratorResult<{ line: string; n: number }>;
+    let next: IteratorResult<{ raw: Uint8Array; n: number }>;
     try {
       next = await lines.next();
     } catch (err) {
       throw streamError(err, file);
     }
     if (next.done) return;
-    const { line, n } = next.value;
-    if (!line.trim()) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (err) {
-      yield { line: n, error: atLine(new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`), file, n) };
-      continue;
-    }
+    const { raw, n } = next.value;
+    if (isBlankLine(raw)) continue;
     let item: RunLine;
     try {
-      item = { line: n, run: runOfLine(value, n) };
+      item = { line: n, run: runOfLine(parseLine(raw), n) };
     } catch (err) {
       item = { line: n, error: atLine(err, file, n) };
     }

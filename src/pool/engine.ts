@@ -18,8 +18,7 @@ import { getCoreModule } from "../core/load-core.js";
 import { CtxfoldError } from "../errors.js";
 import { kNodeFsOps, writeFileAtomic } from "../store/fs-ops.js";
 import { addStats, compactChunk, emptyStats, unpack, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
-import { gunzipIfGzip } from "./input.js";
-import { isBlankLine, linesOf } from "./jsonl.js";
+import { gunzipIfGzip, isBlankLine, linesOf } from "./input.js";
 import type { WorkerTask } from "./worker.js";
 
 export interface BatchOptions extends Omit<JobOptions, "file"> {

@@ -1,5 +1,22 @@
+/**
+ * How every command reads its input — compact's engine and its workers, validate, stats,
+ * explain, eval and count --jsonl — so that a line gets one verdict whichever command reads it:
+ *
+ * - Bytes: a file or stdin, gunzipped when they start with gzip's magic (1f 8b), whatever the
+ *   name and through pipes.
+ * - Lines: the bytes between LFs, numbered from 1; a last line without its LF counts. A CR is a
+ *   line end only before an LF (it is JSON whitespace anywhere else).
+ * - Blank: a line of spaces, tabs and CRs only, after an optional BOM, is no run (compact writes
+ *   it through, the other commands skip it).
+ * - Text, one policy (decodeLine): strict UTF-8 — a byte that is not part of well-formed UTF-8
+ *   is an E_BAD_INPUT naming its offset in the line, never replaced by U+FFFD, since compact
+ *   writes lines back and offloads originals, and a replaced byte would be a changed original;
+ *   a BOM at the start of a line is ignored (editors write one per file, and concatenated
+ *   files carry one per line); a trailing CR is stripped (CRLF files).
+ */
 import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
+import { CtxfoldError } from "../errors.js";
 
 /**
  * `input`, gunzipped when its first bytes are gzip's magic (1f 8b), so gzip data is read as
@@ -21,4 +38,98 @@ export function gunzipIfGzip(input: Readable): Readable {
     })(),
     { objectMode: false },
   );
+}
+
+/** Each line of `bytes` (without its LF), and its index; a last line without an LF counts. */
+export function* linesOf(bytes: Uint8Array): Generator<{ raw: Uint8Array; index: number }> {
+  for (let start = 0, index = 0; start < bytes.length; index++) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    yield { raw: bytes.subarray(start, end), index };
+    start = end + 1;
+  }
+}
+
+/**
+ * The lines of a byte stream (without their LF), numbered from 1, as linesOf cuts a chunk. A
+ * line split across reads is joined once, when its end arrives, so a long line costs one copy.
+ */
+export async function* readLines(input: AsyncIterable<Uint8Array>): AsyncGenerator<{ raw: Uint8Array; n: number }> {
+  let n = 0;
+  let pending: Uint8Array[] = [];
+  for await (const chunk of input) {
+    let start = 0;
+    for (let end = chunk.indexOf(0x0a); end >= 0; end = chunk.indexOf(0x0a, start)) {
+      const tail = chunk.subarray(start, end);
+      yield { raw: pending.length > 0 ? Buffer.concat([...pending, tail]) : tail, n: ++n };
+      pending = [];
+      start = end + 1;
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  }
+  if (pending.length > 0) yield { raw: Buffer.concat(pending), n: ++n };
+}
+
+const kBom = [0xef, 0xbb, 0xbf] as const;
+const startsWithBom = (raw: Uint8Array): boolean => raw[0] === kBom[0] && raw[1] === kBom[1] && raw[2] === kBom[2];
+
+/** Whether a line is blank: spaces, tabs and CRs only, after an optional BOM. */
+export function isBlankLine(raw: Uint8Array): boolean {
+  for (let i = startsWithBom(raw) ? 3 : 0; i < raw.length; i++) {
+    const b = raw[i];
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  }
+  return true;
+}
+
+/** Strict: throws on bad bytes. It also drops a BOM at the start of what it decodes. */
+const kDecoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A line's text under the policy of this module: strict UTF-8, a leading BOM ignored, a
+ * trailing CR stripped. Invalid UTF-8 throws E_BAD_INPUT naming the offset of its first bad
+ * byte in the line (the caller adds file:line).
+ */
+export function decodeLine(raw: Uint8Array): string {
+  const body = raw[raw.length - 1] === 0x0d ? raw.subarray(0, raw.length - 1) : raw;
+  try {
+    return kDecoder.decode(body);
+  } catch {
+    const at = invalidUtf8At(body);
+    throw new CtxfoldError("E_BAD_INPUT", `not UTF-8: byte 0x${body[at].toString(16).padStart(2, "0")} at offset ${at} of the line starts no valid sequence`);
+  }
+}
+
+/**
+ * The offset of the first byte of `bytes` where well-formed UTF-8 breaks (the lead byte of a
+ * bad or cut-short sequence, or a stray byte), by the Unicode table of well-formed sequences
+ * (no overlongs, no surrogates, nothing above U+10FFFF); -1 when there is none.
+ */
+function invalidUtf8At(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let more: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) more = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      more = 2;
+      if (b === 0xe0) lo = 0xa0;
+      else if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      more = 3;
+      if (b === 0xf0) lo = 0x90;
+      else if (b === 0xf4) hi = 0x8f;
+    } else return i;
+    for (let k = 1; k <= more; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += more + 1;
+  }
+  return -1;
 }

@@ -9,7 +9,8 @@ import { Compactor, createCompactor } from "../policy/index.js";
 import type { OffloadHint, OffloadStore } from "../store/index.js";
 import { createMemoryStore, createPackStore, PackOffloadStore } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
-import { isBlankLine, lineOf, linesOf, runIdOf, runOfLine, wireOf } from "./jsonl.js";
+import { isBlankLine, linesOf } from "./input.js";
+import { lineOf, parseLine, runIdOf, runOfLine, wireOf } from "./jsonl.js";
 
 export interface JobOptions {
   budget: number;
@@ -110,7 +111,6 @@ function compactorFor(options: JobOptions): { compactor: Compactor; store: Count
   return hit;
 }
 
-const kDecoder = new TextDecoder("utf-8", { fatal: true });
 const kEncoder = new TextEncoder();
 const kNewline = new Uint8Array([0x0a]);
 
@@ -144,13 +144,7 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
     stats.runs++;
     let id: string | undefined;
     try {
-      const body = raw[raw.length - 1] === 0x0d ? raw.subarray(0, raw.length - 1) : raw;
-      let value: unknown;
-      try {
-        value = JSON.parse(kDecoder.decode(body));
-      } catch (err) {
-        throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`);
-      }
+      const value = parseLine(raw);
       id = runIdOf(value);
       const run = runOfLine(value, lineNo);
       const r = await compactor.compact(wireOf(run), { budget: options.budget, ...(options.format === "auto" ? {} : { format: options.format }) });

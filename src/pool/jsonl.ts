@@ -5,6 +5,7 @@
  * messages and comes back with them.
  */
 import { CtxfoldError } from "../errors.js";
+import { decodeLine } from "./input.js";
 
 /** One run of a JSONL line. */
 export interface JsonlRun {
@@ -21,6 +22,19 @@ export function runIdOf(value: unknown): string | undefined {
   const v = value as Record<string, unknown>;
   const id = v.id ?? v.run_id ?? v.instance_id;
   return typeof id === "string" || typeof id === "number" ? String(id) : undefined;
+}
+
+/**
+ * The JSON value of a line's bytes: its text under the one decoding policy (decodeLine), then
+ * parsed; either failing is E_BAD_INPUT saying which (the caller adds file:line).
+ */
+export function parseLine(raw: Uint8Array): unknown {
+  const text = decodeLine(raw);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`);
+  }
 }
 
 /** A parsed JSONL line as a run, or E_BAD_INPUT saying what the line is instead. */
@@ -50,16 +64,3 @@ export function lineOf(rendered: unknown, envelope: Record<string, unknown> | un
   if (wire.system !== undefined) out.system = wire.system;
   return out;
 }
-
-/** Each line of `bytes` (without its newline), and its index; a last line without a newline counts. */
-export function* linesOf(bytes: Uint8Array): Generator<{ raw: Uint8Array; index: number }> {
-  for (let start = 0, index = 0; start < bytes.length; index++) {
-    let end = bytes.indexOf(0x0a, start);
-    if (end < 0) end = bytes.length;
-    yield { raw: bytes.subarray(start, end), index };
-    start = end + 1;
-  }
-}
-
-/** Whether a line holds only spaces, tabs and a CR (blank lines stay, as they are, in the output). */
-export const isBlankLine = (raw: Uint8Array): boolean => raw.every((b) => b === 0x20 || b === 0x09 || b === 0x0d);

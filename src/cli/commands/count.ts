@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { hashText, hashToHex } from "../../core/hash.js";
 import { kEncodings, type Encoding } from "../../core/weights-table.js";
 import { TokenCounter, type CountableMessage } from "../../tokens/token-counter.js";
-import { atLine, kExit, openInput, parseCli, readLines, runOfLine, UsageError, type CliIo } from "../common.js";
+import { atLine, kExit, parseCli, UsageError, type CliIo } from "../common.js";
+import { readRuns } from "../runs.js";
 
 /** `ctxfold count FILE|- [--encoding E] [--exact] [--jsonl]`. */
 export async function count(argv: string[], io: CliIo): Promise<number> {
@@ -19,19 +20,16 @@ export async function count(argv: string[], io: CliIo): Promise<number> {
     return kExit.ok;
   }
   let total = 0;
-  for await (const { line, n } of readLines(openInput(file, io))) {
-    if (!line.trim()) continue;
+  for await (const item of readRuns(file, io)) {
+    if (item.error) throw item.error;
     let tokens: number;
-    let id: string;
     try {
-      const run = runOfLine(JSON.parse(line), n);
-      id = run.id;
-      tokens = counter.countMessages(run.messages as CountableMessage[], mode);
+      tokens = counter.countMessages(item.run.messages as CountableMessage[], mode);
     } catch (err) {
-      throw atLine(err, file, n);
+      throw atLine(err, file, item.line);
     }
     total += tokens;
-    io.stdout.write(`${tokens}\t${id}\n`);
+    io.stdout.write(`${tokens}\t${item.run.id}\n`);
   }
   io.stdout.write(`${total}\ttotal\n`);
   return kExit.ok;
