@@ -61,7 +61,7 @@ export function intOption(value: string | undefined, name: string, fallback?: nu
 
 /** The bytes of FILE (`-` for stdin), gunzipped when they are gzip data (by their magic bytes). */
 export function openInput(file: string, io: CliIo): Readable {
-  return gunzipIfGzip(file === "-" ? io.stdin : createReadStream(file));
+  return gunzipIfGzip(file === "-" ? io.stdin : createReadStream(file), shownName(file));
 }
 
 /** How a file is named in messages: `stdin` for `-`. */

@@ -7,11 +7,11 @@
 import type { Readable } from "node:stream";
 import { parseMessages, type Format } from "../adapters/index.js";
 import { reusable } from "../adapters/common.js";
-import { CtxfoldError } from "../errors.js";
+import type { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { isBlankLine, readLines } from "../pool/input.js";
 import { parseLine } from "../pool/jsonl.js";
-import { atLine, kExit, openInput, runOfLine, shownName, wireOf, type CliIo, type JsonlRun } from "./common.js";
+import { atLine, kExit, openInput, runOfLine, wireOf, type CliIo, type JsonlRun } from "./common.js";
 
 /** One non-blank line of a JSONL file: its run, or why it is not one. */
 export type RunLine = { line: number; run: JsonlRun; error?: undefined } | { line: number; run?: undefined; error: CtxfoldError };
@@ -20,8 +20,8 @@ export type RunLine = { line: number; run: JsonlRun; error?: undefined } | { lin
  * The runs of a JSONL file (`-` for stdin, gzip detected), one per non-blank line, read and
  * decoded as compact reads them (src/pool/input.ts). A line that is not UTF-8, not JSON or not
  * a run comes back as an error located at `file:line` (atLine), so a command decides whether it
- * is fatal. A failure of the stream itself (a missing file, corrupt gzip) throws: there is
- * nothing more to read.
+ * is fatal. A failure of the stream itself (a missing file, corrupt gzip: see gunzipIfGzip)
+ * throws: there is nothing more to read.
  */
 export async function* readRuns(file: string, io: CliIo): AsyncGenerator<RunLine> {
   const input: Readable = openInput(file, io);
@@ -36,15 +36,7 @@ export async function* readRuns(file: string, io: CliIo): AsyncGenerator<RunLine
 }
 
 async function* runLines(lines: AsyncGenerator<{ raw: Uint8Array; n: number }>, file: string): AsyncGenerator<RunLine> {
-  for (;;) {
-    let next: IteratorResult<{ raw: Uint8Array; n: number }>;
-    try {
-      next = await lines.next();
-    } catch (err) {
-      throw streamError(err, file);
-    }
-    if (next.done) return;
-    const { raw, n } = next.value;
+  for await (const { raw, n } of lines) {
     if (isBlankLine(raw)) continue;
     let item: RunLine;
     try {
@@ -54,18 +46,6 @@ async function* runLines(lines: AsyncGenerator<{ raw: Uint8Array; n: number }>, 
     }
     yield item;
   }
-}
-
-/**
- * zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR: a corrupt or truncated .gz) as E_BAD_INPUT naming the
- * file, so the dispatcher reports them like any unreadable input; other errors pass unchanged.
- */
-function streamError(err: unknown, file: string): unknown {
-  const code = (err as NodeJS.ErrnoException)?.code;
-  if (typeof code === "string" && code.startsWith("Z_")) {
-    return new CtxfoldError("E_BAD_INPUT", `cannot decompress: ${(err as Error).message} (${code})`, { path: shownName(file), cause: err });
-  }
-  return err;
 }
 
 /** A run parsed into the canonical model. */

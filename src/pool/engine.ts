@@ -257,7 +257,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   }
   let readBytes = 0;
   raw.on("data", (d: Buffer) => (readBytes += d.length));
-  const input = gunzipIfGzip(raw);
+  const input = gunzipIfGzip(raw, job.file);
 
   const inProcess = options.workers <= 1 || (totalBytes !== undefined && totalBytes < (options.inProcessBelow ?? kDefaultInProcessBelow));
   const workers = inProcess ? 0 : options.workers;

@@ -3,7 +3,8 @@
  * explain, eval and count --jsonl — so that a line gets one verdict whichever command reads it:
  *
  * - Bytes: a file or stdin, gunzipped when they start with gzip's magic (1f 8b), whatever the
- *   name and through pipes.
+ *   name and through pipes; a failure to read them (a truncated or corrupt .gz, a failed read)
+ *   is an E_BAD_INPUT naming the input.
  * - Lines: the bytes between LFs, numbered from 1; a last line without its LF counts. A CR is a
  *   line end only before an LF (it is JSON whitespace anywhere else).
  * - Blank: a line of spaces, tabs and CRs only, after an optional BOM, is no run (compact writes
@@ -14,30 +15,52 @@
  *   a BOM at the start of a line is ignored (editors write one per file, and concatenated
  *   files carry one per line); a trailing CR is stripped (CRLF files).
  */
-import { Readable } from "node:stream";
+import { pipeline, Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { CtxfoldError } from "../errors.js";
 
 /**
  * `input`, gunzipped when its first bytes are gzip's magic (1f 8b), so gzip data is read as
- * such whatever the file is called and through pipes.
+ * such whatever the file is called and through pipes. A failure to read it is an E_BAD_INPUT
+ * naming the input (`name`: the file as shown, or `stdin`), since neither zlib's errors
+ * (Z_BUF_ERROR: a truncated .gz, Z_DATA_ERROR: a corrupt one) nor a read's (EISDIR, EIO) say
+ * which file; an open's error (ENOENT, EACCES) names its file and passes unchanged.
  */
-export function gunzipIfGzip(input: Readable): Readable {
-  return Readable.from(
-    (async function* () {
-      const it = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-      const first = await it.next();
-      if (first.done) return;
-      async function* all() {
-        yield first.value;
-        for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
-      }
-      const head = first.value;
-      if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) yield* Readable.from(all()).pipe(createGunzip());
-      else yield* all();
-    })(),
-    { objectMode: false },
-  );
+export function gunzipIfGzip(input: Readable, name: string): Readable {
+  return Readable.from(namingFailures(bytesOf(input), name), { objectMode: false });
+}
+
+async function* bytesOf(input: Readable): AsyncGenerator<Buffer> {
+  const it = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const first = await it.next();
+  if (first.done) return;
+  async function* all() {
+    yield first.value;
+    for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+  }
+  const head = first.value;
+  if (!(head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b)) return yield* all();
+  const gunzip = createGunzip();
+  // pipeline, not pipe: a failing read reaches the reader through gunzip (pipe left it an unhandled 'error').
+  pipeline(Readable.from(all()), gunzip, () => undefined);
+  yield* gunzip;
+}
+
+async function* namingFailures(bytes: AsyncIterable<Buffer>, name: string): AsyncGenerator<Buffer> {
+  try {
+    yield* bytes;
+  } catch (err) {
+    throw inputError(err, name);
+  }
+}
+
+/** A failure reading input `name` as gunzipIfGzip reports it. */
+function inputError(err: unknown, name: string): unknown {
+  const e = err as NodeJS.ErrnoException;
+  const code = typeof e?.code === "string" ? e.code : undefined;
+  if (code?.startsWith("Z_")) return new CtxfoldError("E_BAD_INPUT", `cannot decompress: ${e.message} (${code})`, { path: name, cause: err });
+  if (code !== undefined && e.syscall !== undefined && e.path === undefined) return new CtxfoldError("E_BAD_INPUT", `cannot read it: ${e.message}`, { path: name, cause: err });
+  return err;
 }
 
 /** Each line of `bytes` (without its LF), and its index; a last line without an LF counts. */

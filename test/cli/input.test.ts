@@ -3,10 +3,11 @@
  * same verdict whichever command reads it: compact (in-process and in the pool's workers),
  * validate, stats, explain, eval and count --jsonl.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.js";
 import { kExit } from "../../src/cli/common.js";
@@ -14,7 +15,7 @@ import type { StatsReport } from "../../src/cli/commands/stats.js";
 import type { ValidateReport } from "../../src/cli/commands/validate.js";
 import type { EvalReport } from "../../src/eval/index.js";
 import { runBatch } from "../../src/pool/engine.js";
-import { decodeLine, isBlankLine, readLines } from "../../src/pool/input.js";
+import { decodeLine, gunzipIfGzip, isBlankLine, readLines } from "../../src/pool/input.js";
 import type { ErrorRecord } from "../../src/pool/job.js";
 import { fakeIo } from "./fake-io.js";
 
@@ -43,8 +44,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(argv: string[]) {
-  const f = fakeIo();
+async function cli(argv: string[], stdin?: Readable) {
+  const f = fakeIo(stdin);
   const code = await runCli(argv, f.io);
   return { code, out: f.stdout(), err: f.stderr() };
 }
@@ -151,5 +152,56 @@ describe("the line policy", () => {
     const lines: [number, string][] = [];
     for await (const { raw, n } of readLines(Readable.from(chunks))) lines.push([n, text(raw)]);
     expect(lines).toEqual([[1, "ab"], [2, "c\r\r"], [3, "é"], [4, "last"]]);
+  });
+});
+
+describe("an input that cannot be read is named, by every command", () => {
+  /** Each command reading `input` (its name in argv), and the error it stops with. */
+  const commands = (input: string) => [
+    ["validate", input], ["stats", input], ["explain", input, "--run", "x", "--budget", "1000"], ["eval", input, "--budget", "1000"],
+    ["count", input, "--jsonl"], ["compact", input, "-o", join(dir, "unread.jsonl"), "--budget", "1000", "--workers", "1"],
+  ];
+  const gz = () => gzipSync([runLine("a", "hi"), runLine("b", "bye")].join("\n") + "\n");
+
+  it("a truncated .gz: Z_BUF_ERROR at the file's name, in-process and in the pool", async () => {
+    const truncated = join(dir, "truncated.jsonl.gz");
+    writeFileSync(truncated, gz().subarray(0, -12));
+    for (const argv of commands(truncated)) {
+      const r = await cli(argv);
+      expect(r.code, argv[0]).toBe(kExit.failed);
+      expect(r.err, argv[0]).toBe(`ctxfold ${argv[0]}: ${truncated}: cannot decompress: unexpected end of file (Z_BUF_ERROR)\n`);
+    }
+    const pooled = runBatch({ input: truncated, output: join(dir, "unread-pool.jsonl"), budget: 1000, format: "auto", mode: "tiered", workers: 2, inProcessBelow: 0, chunkBytes: 64 });
+    await expect(pooled).rejects.toMatchObject({ code: "E_BAD_INPUT", path: truncated, message: expect.stringContaining("(Z_BUF_ERROR)") });
+  });
+
+  it("a corrupt .gz on stdin: Z_DATA_ERROR at stdin", async () => {
+    const corrupt = Buffer.concat([gz().subarray(0, 10), Buffer.from("not deflate data")]);
+    for (const argv of commands("-")) {
+      const r = await cli(argv, Readable.from([corrupt]));
+      expect(r.code, argv[0]).toBe(kExit.failed);
+      expect(r.err, argv[0]).toMatch(new RegExp(`^ctxfold ${argv[0]}: stdin: cannot decompress: .* \\(Z_DATA_ERROR\\)\n$`));
+    }
+  });
+
+  it("a read failing inside gzip data: named, not an unhandled stream error", async () => {
+    const failing = Readable.from((async function* () {
+      yield gz().subarray(0, 20);
+      throw Object.assign(new Error("EIO: i/o error, read"), { code: "EIO", syscall: "read" });
+    })());
+    const read = async () => {
+      for await (const chunk of gunzipIfGzip(failing, "runs.jsonl.gz")) void chunk;
+    };
+    await expect(read()).rejects.toMatchObject({ code: "E_BAD_INPUT", message: "runs.jsonl.gz: cannot read it: EIO: i/o error, read" });
+  });
+
+  it("a directory: its read fails naming it", async () => {
+    const folder = join(dir, "folder.jsonl");
+    mkdirSync(folder);
+    for (const argv of commands(folder)) {
+      const r = await cli(argv);
+      expect(r.code, argv[0]).toBe(kExit.failed);
+      expect(r.err, argv[0]).toBe(`ctxfold ${argv[0]}: ${folder}: cannot read it: EISDIR: illegal operation on a directory, read\n`);
+    }
   });
 });
