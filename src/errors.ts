@@ -68,3 +68,28 @@ export function notStringError(path: string, value: unknown): CtxfoldError {
 export function tooLargeError(path: string, what: string): CtxfoldError {
   return new CtxfoldError("E_TOO_LARGE", what, { path });
 }
+
+/**
+ * A value as an error message shows what it got: numbers as JavaScript writes them (NaN,
+ * Infinity and -Infinity, which JSON.stringify would show as null), strings quoted, undefined,
+ * functions and symbols by kind, anything else as its JSON (cut at 80 characters).
+ */
+export function shownValue(value: unknown): string {
+  if (typeof value === "number") return Object.is(value, -0) ? "-0" : String(value);
+  if (typeof value === "bigint") return `${value}n`;
+  if (value === undefined) return "undefined";
+  if (typeof value === "function" || typeof value === "symbol") return `a ${typeof value}`;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    // cyclic: shown by kind
+  }
+  if (json === undefined) return Array.isArray(value) ? "an array" : "an object";
+  return json.length > 80 ? `${json.slice(0, 79)}…` : json;
+}
+
+/** E_BAD_INPUT at `path`: expected `expected`, got the value as shownValue shows it. */
+export function badValueError(path: string, expected: string, value: unknown): CtxfoldError {
+  return new CtxfoldError("E_BAD_INPUT", `expected ${expected}, got ${shownValue(value)}`, { path });
+}

@@ -14,7 +14,7 @@
  * go first); a forgotten conversation only loses its epoch (its next call compacts afresh).
  */
 import { createHash } from "node:crypto";
-import { CtxfoldError } from "../errors.js";
+import { badValueError, CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { createCompactor, type Compactor, type CompactorConfig } from "../policy/index.js";
 import type { CompactorSession } from "../policy/compactor.js";
@@ -63,17 +63,21 @@ export function contextWindowOf(modelId: string | undefined): number | undefined
 
 /** The budget a call compacts to (see the module comment). */
 export function budgetOf(options: IntegrationOptions, modelId?: string): number {
-  if (options.budget !== undefined) {
-    if (!Number.isInteger(options.budget) || options.budget <= 0) throw new CtxfoldError("E_BAD_INPUT", `expected a positive integer, got ${JSON.stringify(options.budget)}`, { path: "budget" });
-    return options.budget;
-  }
-  const window = options.contextWindow ?? contextWindowOf(modelId);
+  if (options.budget !== undefined) return checkTokens(options.budget, "budget", 1);
+  const window = options.contextWindow === undefined ? contextWindowOf(modelId) : checkTokens(options.contextWindow, "contextWindow", 1);
   if (window === undefined) {
     throw new CtxfoldError("E_BAD_INPUT", `the context size of model ${JSON.stringify(modelId ?? "(unnamed)")} is unknown: pass budget (tokens the prompt may take) or contextWindow`, { path: "budget" });
   }
-  const budget = window - (options.reserveTokens ?? kDefaultReserve);
-  if (!Number.isInteger(budget) || budget <= 0) throw new CtxfoldError("E_BAD_INPUT", `contextWindow ${window} leaves no room after reserveTokens ${options.reserveTokens ?? kDefaultReserve}`, { path: "reserveTokens" });
+  const reserve = options.reserveTokens === undefined ? kDefaultReserve : checkTokens(options.reserveTokens, "reserveTokens", 0);
+  const budget = window - reserve;
+  if (budget <= 0) throw new CtxfoldError("E_BAD_INPUT", `contextWindow ${window} leaves no room after reserveTokens ${reserve}`, { path: "reserveTokens" });
   return budget;
+}
+
+/** A token count option (an integer ≥ `min`), or E_BAD_INPUT naming it and showing what it got. */
+function checkTokens(value: unknown, name: string, min: 0 | 1): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min) throw badValueError(name, min === 1 ? "a positive integer" : "a non-negative integer", value);
+  return value;
 }
 
 /**
@@ -144,7 +148,7 @@ export function sessionPoolFor(options: IntegrationOptions): SessionPool {
 /** The session of a conversation in `format` (its own scope): by the caller's id, else by its stable prefix. */
 export function sessionFor(pool: SessionPool, format: Format, messages: readonly Message[], conversationId: string | undefined): CompactorSession {
   if (conversationId !== undefined && (typeof conversationId !== "string" || conversationId === "")) {
-    throw new CtxfoldError("E_BAD_INPUT", `expected a non-empty string, got ${JSON.stringify(conversationId)}`, { path: "conversationId" });
+    throw badValueError("conversationId", "a non-empty string", conversationId);
   }
   return pool.session(`${format}\0${conversationId ?? conversationKey(messages)}`);
 }

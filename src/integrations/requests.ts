@@ -53,7 +53,7 @@
  *   earliest first, for the same reason.
  */
 import { jsonEqual } from "../model/equal.js";
-import { CtxfoldError } from "../errors.js";
+import { badValueError, CtxfoldError } from "../errors.js";
 import { anthropicAdapter, openaiChatAdapter, type Format } from "../adapters/index.js";
 import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
 import type { CompactorSession } from "../policy/compactor.js";
@@ -107,7 +107,7 @@ function maxOutput(body: Record<string, unknown>, keys: readonly string[]): numb
   for (const k of keys) {
     const v = body[k];
     if (v === undefined || v === null) continue;
-    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) throw new CtxfoldError("E_BAD_INPUT", `expected a positive integer, got ${JSON.stringify(v)}`, { path: `body.${k}` });
+    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) throw badValueError(`body.${k}`, "a positive integer", v);
     return v;
   }
   return undefined;

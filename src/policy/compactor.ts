@@ -1,6 +1,6 @@
 import { parseMessages, renderMessages, type Format } from "../adapters/index.js";
 import { hashText, hashToHex } from "../core/hash.js";
-import { CtxfoldError } from "../errors.js";
+import { badValueError } from "../errors.js";
 import type { Message, Part, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
 import { jsonEqual } from "../model/equal.js";
 import { messageTexts } from "../model/texts.js";
@@ -389,7 +389,7 @@ export class Compactor {
    * skipped, so extraction never takes the critical path's time.
    */
   async extractionPayload(messages: readonly Message[], options: { targetTokens: number; deadline?: CompactCallOptions["deadline"] }): Promise<{ text: string; tokens: number; skipped?: "deadline"; ref?: string }> {
-    checkBudget(options.targetTokens);
+    checkBudget(options.targetTokens, "options.targetTokens");
     this.#summarizerDown = false;
     const d = options.deadline;
     const left = d === undefined ? Infinity : typeof d === "number" ? d - this.#now() : d.remainingMs;
@@ -946,10 +946,8 @@ function report(r: StageReport | undefined, n = 1): void {
   if (r) r.candidateCount += n;
 }
 
-function checkBudget(budget: unknown): void {
-  if (typeof budget !== "number" || !Number.isInteger(budget) || budget <= 0) {
-    throw new CtxfoldError("E_BAD_INPUT", `expected a positive integer token budget, got ${JSON.stringify(budget)}`, { path: "options.budget" });
-  }
+function checkBudget(budget: unknown, path = "options.budget"): void {
+  if (typeof budget !== "number" || !Number.isInteger(budget) || budget <= 0) throw badValueError(path, "a positive integer token budget", budget);
 }
 
 /**

@@ -3,7 +3,7 @@
  * step or per run of same-category steps, drops the oldest, and keeps failures visible.
  */
 import { groupSteps } from "../core/group-steps.js";
-import { CtxfoldError } from "../errors.js";
+import { CtxfoldError, shownValue } from "../errors.js";
 import { resolveCompactionConfig, type CompactionConfig } from "./config.js";
 import { formatKB } from "./format-size.js";
 import type { Summarizer } from "../policy/summarizer.js";
@@ -232,5 +232,5 @@ async function semanticLine(group: Group, summarizer: Summarizer, targetTokens: 
 }
 
 function checkCount(value: number, path: string): void {
-  if (!Number.isInteger(value) || value < 0) throw new CtxfoldError("E_BAD_INPUT", `must be a non-negative integer, got ${String(value)}`, { path });
+  if (!Number.isInteger(value) || value < 0) throw new CtxfoldError("E_BAD_INPUT", `must be a non-negative integer, got ${shownValue(value)}`, { path });
 }

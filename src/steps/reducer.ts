@@ -1,4 +1,4 @@
-import { CtxfoldError } from "../errors.js";
+import { badValueError } from "../errors.js";
 import type { Message, ResultContentPart, Step, ToolResultPart } from "../model/schema.js";
 import { createFsStore, type OffloadStore } from "../store/index.js";
 import { redactSecrets, redactValue, type SecretPattern, kSecretPatterns } from "./redact.js";
@@ -124,7 +124,7 @@ export class StepReducer {
     this.thresholds = { ...kDefaultThresholds, ...options.thresholds };
     for (const [k, v] of Object.entries(this.thresholds)) {
       const ok = k === "browserAlways" ? typeof v === "boolean" : typeof v === "number" && v >= 0 && Number.isFinite(v);
-      if (!ok) throw new CtxfoldError("E_BAD_INPUT", `expected ${k === "browserAlways" ? "a boolean" : "a non-negative number"}, got ${JSON.stringify(v)}`, { path: `thresholds.${k}` });
+      if (!ok) throw badValueError(`thresholds.${k}`, k === "browserAlways" ? "a boolean" : "a non-negative number", v);
     }
     this.#rules = [...(options.rules ?? [])];
     this.#store = options.store;

@@ -21,6 +21,13 @@ describe("budgetOf", () => {
     expect(thrown(() => budgetOf({ budget: 0 }), "E_BAD_INPUT").path).toBe("budget");
     expect(thrown(() => budgetOf({ contextWindow: 1000 }), "E_BAD_INPUT").path).toBe("reserveTokens");
   });
+
+  it("a non-finite budget, window or reserve is named and shown as given", () => {
+    expect(thrown(() => budgetOf({ budget: Number.NaN }), "E_BAD_INPUT")).toMatchObject({ path: "budget", message: "budget: expected a positive integer, got NaN" });
+    expect(thrown(() => budgetOf({ budget: Infinity }), "E_BAD_INPUT").message).toBe("budget: expected a positive integer, got Infinity");
+    expect(thrown(() => budgetOf({ contextWindow: Number.NaN }), "E_BAD_INPUT")).toMatchObject({ path: "contextWindow", message: "contextWindow: expected a positive integer, got NaN" });
+    expect(thrown(() => budgetOf({ contextWindow: 32_000, reserveTokens: -Infinity }), "E_BAD_INPUT")).toMatchObject({ path: "reserveTokens", message: "reserveTokens: expected a non-negative integer, got -Infinity" });
+  });
 });
 
 describe("sessions per conversation", () => {

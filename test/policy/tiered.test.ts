@@ -347,6 +347,15 @@ describe("bad input", () => {
     await expect(createCompactor().compactCanonical([], { budget: -1 })).rejects.toThrowError(/options\.budget/);
   });
 
+  it("a non-finite budget is shown as given (JSON would show null)", async () => {
+    for (const [budget, shown] of [[Number.NaN, "NaN"], [Infinity, "Infinity"], [-Infinity, "-Infinity"]] as const) {
+      await expect(createCompactor().compactCanonical([], { budget })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.budget", message: `options.budget: expected a positive integer token budget, got ${shown}` });
+    }
+    await expect(createCompactor().extractionPayload([], { targetTokens: Number.NaN })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.targetTokens", message: expect.stringMatching(/got NaN$/) });
+    // Config values go through zod, which shows them as given.
+    expect(() => createCompactor({ argTokens: Infinity })).toThrowError(/^config\.argTokens: .*Infinity$/);
+  });
+
   it("a budget below the critical set is BudgetInfeasible with the sizes", async () => {
     const { compactor } = setup();
     const r = await compactor.compactCanonical(run(8, 20), { budget: 50 });

@@ -124,6 +124,10 @@ describe("seed 001 templates", () => {
     expect(() => reducer({ thresholds: { fileBytes: -1 } })).toThrowError(/thresholds\.fileBytes/);
   });
 
+  it("a non-finite threshold is shown as given", () => {
+    expect(() => reducer({ thresholds: { fileBytes: Infinity } })).toThrowError(/^thresholds\.fileBytes: expected a non-negative number, got Infinity$/);
+  });
+
   it("user rules by name, pattern and predicate come first", () => {
     const r = reducer({
       rules: [{
