@@ -93,3 +93,15 @@ export function shownValue(value: unknown): string {
 export function badValueError(path: string, expected: string, value: unknown): CtxfoldError {
   return new CtxfoldError("E_BAD_INPUT", `expected ${expected}, got ${shownValue(value)}`, { path });
 }
+
+/**
+ * A call's options object, before anything reads its fields: absent options read as an empty
+ * object (each required field then reports itself missing, by name); anything else that is no
+ * object — a budget or a callback passed in their place — is E_BAD_INPUT at `options` saying
+ * which fields `shape` lists.
+ */
+export function optionsObject(options: unknown, shape: string): Record<string, unknown> {
+  if (options === undefined) return {};
+  if (typeof options !== "object" || options === null) throw badValueError("options", `an object ${shape}`, options);
+  return options as Record<string, unknown>;
+}

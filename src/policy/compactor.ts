@@ -1,6 +1,6 @@
 import { parseMessages, renderMessages, type Format } from "../adapters/index.js";
 import { hashText, hashToHex } from "../core/hash.js";
-import { badValueError } from "../errors.js";
+import { badValueError, optionsObject } from "../errors.js";
 import type { Message, Part, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
 import { jsonEqual } from "../model/equal.js";
 import { messageTexts } from "../model/texts.js";
@@ -320,8 +320,9 @@ export class Compactor {
    * calls of one conversation for stable prefixes).
    */
   async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
-    const { format, messages } = this.parse(input, options.format);
-    const r = await this.compactCanonical(messages, options);
+    const checked = checkCallOptions(options);
+    const { format, messages } = this.parse(input, checked.format);
+    const r = await this.compactCanonical(messages, checked);
     return { ...r, format, messages: renderMessages(r.canonical, format) };
   }
 
@@ -338,7 +339,7 @@ export class Compactor {
 
   /** compact() on canonical messages; the result's `messages` is the canonical list too. */
   async compactCanonical(messages: readonly Message[], options: CompactCallOptions, epoch = 0): Promise<Omit<CompactResult, "format"> & { format?: Format }> {
-    checkBudget(options.budget);
+    options = checkCallOptions(options);
     this.#summarizerDown = false;
     const started = this.#now();
     const budget = options.budget;
@@ -389,7 +390,9 @@ export class Compactor {
    * skipped, so extraction never takes the critical path's time.
    */
   async extractionPayload(messages: readonly Message[], options: { targetTokens: number; deadline?: CompactCallOptions["deadline"] }): Promise<{ text: string; tokens: number; skipped?: "deadline"; ref?: string }> {
+    options = optionsObject(options, "{ targetTokens, deadline? }") as typeof options;
     checkBudget(options.targetTokens, "options.targetTokens");
+    checkDeadline(options.deadline);
     this.#summarizerDown = false;
     const d = options.deadline;
     const left = d === undefined ? Infinity : typeof d === "number" ? d - this.#now() : d.remainingMs;
@@ -950,6 +953,22 @@ function checkBudget(budget: unknown, path = "options.budget"): void {
   if (typeof budget !== "number" || !Number.isInteger(budget) || budget <= 0) throw badValueError(path, "a positive integer token budget", budget);
 }
 
+/** An epoch-ms deadline, or `{ remainingMs }`; a NaN or a non-number would silently mean no deadline. */
+function checkDeadline(deadline: unknown, path = "options.deadline"): void {
+  if (deadline === undefined || (typeof deadline === "number" && !Number.isNaN(deadline))) return;
+  if (typeof deadline !== "object" || deadline === null) throw badValueError(path, "an epoch-ms number or { remainingMs }", deadline);
+  const ms = (deadline as { remainingMs?: unknown }).remainingMs;
+  if (typeof ms !== "number" || Number.isNaN(ms)) throw badValueError(`${path}.remainingMs`, "a number of milliseconds", ms);
+}
+
+/** A compact call's options, checked before any of them is read. */
+function checkCallOptions(options: unknown): CompactCallOptions {
+  const o = optionsObject(options, "{ budget, format?, deadline? }");
+  checkBudget(o.budget);
+  checkDeadline(o.deadline);
+  return o as unknown as CompactCallOptions;
+}
+
 /**
  * One conversation across calls (issue 6, item 8): compaction works in epochs. A call whose
  * messages extend the previous call's (same message objects, or same ids and content, plus new
@@ -998,15 +1017,16 @@ export class CompactorSession {
 
   /** compact() with epochs; input in a provider format or canonical. */
   async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
-    const { format, messages } = this.compactor.parse(input, options.format ?? this.#format);
+    const checked = checkCallOptions(options);
+    const { format, messages } = this.compactor.parse(input, checked.format ?? this.#format);
     this.#format = format;
-    const r = await this.compactCanonical(messages, options);
+    const r = await this.compactCanonical(messages, checked);
     return { ...r, format, messages: renderMessages(r.canonical, format) };
   }
 
   /** The epoch logic on canonical messages. */
   async compactCanonical(messages: readonly Message[], options: CompactCallOptions): Promise<Omit<CompactResult, "format">> {
-    checkBudget(options.budget);
+    options = checkCallOptions(options);
     const c = this.compactor;
     const ok = (canonical: Message[], tokensBefore: number, tokensAfter: number): Omit<CompactResult, "format"> => ({
       messages: canonical, canonical, status: "ok", tier: "normal", mode: c.settings.mode, budget: options.budget,

@@ -3,7 +3,7 @@
  * step or per run of same-category steps, drops the oldest, and keeps failures visible.
  */
 import { groupSteps } from "../core/group-steps.js";
-import { CtxfoldError, shownValue } from "../errors.js";
+import { badValueError, CtxfoldError, optionsObject, shownValue } from "../errors.js";
 import { resolveCompactionConfig, type CompactionConfig } from "./config.js";
 import { formatKB } from "./format-size.js";
 import type { Summarizer } from "../policy/summarizer.js";
@@ -119,10 +119,10 @@ export class StepCompactor {
    * summariser. Single-step and failure lines stay deterministic. Groups are summarised concurrently.
    */
   async compactAsync(steps: readonly ReducedStep[], options: CompactAsyncOptions): Promise<CompactedHistory> {
-    const { summarizer, targetTokens = 30 } = options;
-    if (typeof summarizer !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: "options.summarizer" });
+    const { summarizer, targetTokens = 30, maxSteps } = optionsObject(options, "{ summarizer, targetTokens?, maxSteps? }") as Partial<CompactAsyncOptions>;
+    if (typeof summarizer !== "function") throw badValueError("options.summarizer", "a function", summarizer);
     checkCount(targetTokens, "options.targetTokens");
-    const plan = this.#plan(steps, options.maxSteps);
+    const plan = this.#plan(steps, maxSteps);
     const compactSteps = await Promise.all(plan.entries.map((e) => (e instanceof CompactStep ? e : semanticLine(e, summarizer, targetTokens))));
     return { recentSteps: plan.recentSteps, compactSteps, droppedCount: plan.droppedCount };
   }

@@ -347,6 +347,22 @@ describe("bad input", () => {
     await expect(createCompactor().compactCanonical([], { budget: -1 })).rejects.toThrowError(/options\.budget/);
   });
 
+  it("a call without its options, or with options that are no object, is typed and names the field", async () => {
+    const input = [{ role: "user", content: "hi" }];
+    const budgetMissing = { code: "E_BAD_INPUT", path: "options.budget", message: "options.budget: expected a positive integer token budget, got undefined" };
+    const compactor = createCompactor();
+    await expect(compactor.compact(input, undefined as never)).rejects.toMatchObject(budgetMissing);
+    await expect(compactor.compactCanonical([], undefined as never)).rejects.toMatchObject(budgetMissing);
+    await expect(compactor.session().compact(input, undefined as never)).rejects.toMatchObject(budgetMissing);
+    await expect(compactor.session().compactCanonical([], undefined as never)).rejects.toMatchObject(budgetMissing);
+    await expect(compactor.extractionPayload([], undefined as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.targetTokens" });
+    // The budget passed where its options go: said so, not read as a missing budget.
+    await expect(compactor.compact(input, 8000 as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options", message: "options: expected an object { budget, format?, deadline? }, got 8000" });
+    await expect(compactor.session().compact(input, null as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options", message: expect.stringMatching(/got null$/) });
+    await expect(compactor.compact(input, { budget: 100, deadline: "soon" as never })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.deadline", message: expect.stringMatching(/got "soon"$/) });
+    await expect(compactor.compact(input, { budget: 100, deadline: { remainingMs: Number.NaN } })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.deadline.remainingMs", message: expect.stringMatching(/got NaN$/) });
+  });
+
   it("a non-finite budget is shown as given (JSON would show null)", async () => {
     for (const [budget, shown] of [[Number.NaN, "NaN"], [Infinity, "Infinity"], [-Infinity, "-Infinity"]] as const) {
       await expect(createCompactor().compactCanonical([], { budget })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.budget", message: `options.budget: expected a positive integer token budget, got ${shown}` });

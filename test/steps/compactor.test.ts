@@ -468,6 +468,11 @@ describe("compactAsync (semantic compaction)", () => {
     await expect(compactor.compactAsync(steps, { summarizer: undefined as never })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.summarizer" });
     await expect(compactor.compactAsync(steps, { summarizer: () => "", targetTokens: 1.5 })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.targetTokens" });
   });
+
+  it("rejects missing options as a missing summariser, and a summariser passed as the options as such", async () => {
+    await expect(compactor.compactAsync(steps, undefined as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.summarizer" });
+    await expect(compactor.compactAsync(steps, (() => "") as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options", message: "options: expected an object { summarizer, targetTokens?, maxSteps? }, got a function" });
+  });
 });
 
 describe("compactForSpawn (cross-agent compaction)", () => {
