@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Readable, Writable } from "node:stream";
-import { gunzipIfGzip } from "../pool/input.js";
+import { gunzipIfGzip, namingFailures } from "../pool/input.js";
 import { kFormats, type Format } from "../adapters/index.js";
 import { CtxfoldError } from "../errors.js";
 
@@ -62,6 +62,16 @@ export function intOption(value: string | undefined, name: string, fallback?: nu
 /** The bytes of FILE (`-` for stdin), gunzipped when they are gzip data (by their magic bytes). */
 export function openInput(file: string, io: CliIo): Readable {
   return gunzipIfGzip(file === "-" ? io.stdin : createReadStream(file), shownName(file));
+}
+
+/**
+ * The whole of FILE (`-` for stdin) as text, for the commands that take a text file whole rather
+ * than JSONL (count, hash): neither gunzipped nor cut into lines; a failed read names the file.
+ */
+export async function readText(file: string, io: CliIo): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of namingFailures(file === "-" ? io.stdin : createReadStream(file), shownName(file))) chunks.push(chunk);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** How a file is named in messages: `stdin` for `-`. */

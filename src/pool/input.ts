@@ -46,7 +46,8 @@ async function* bytesOf(input: Readable): AsyncGenerator<Buffer> {
   yield* gunzip;
 }
 
-async function* namingFailures(bytes: AsyncIterable<Buffer>, name: string): AsyncGenerator<Buffer> {
+/** `bytes`, a failure to read them named as gunzipIfGzip names it (inputError). */
+export async function* namingFailures(bytes: AsyncIterable<Buffer>, name: string): AsyncGenerator<Buffer> {
   try {
     yield* bytes;
   } catch (err) {

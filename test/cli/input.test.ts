@@ -195,6 +195,23 @@ describe("an input that cannot be read is named, by every command", () => {
     await expect(read()).rejects.toMatchObject({ code: "E_BAD_INPUT", message: "runs.jsonl.gz: cannot read it: EIO: i/o error, read" });
   });
 
+  it("count and hash, which read a text file whole, name a failed read too, and read the command's stdin", async () => {
+    const folder = join(dir, "folder.txt");
+    mkdirSync(folder);
+    for (const argv of [["count", folder], ["hash", folder]]) {
+      const r = await cli(argv);
+      expect(r.code, argv[0]).toBe(kExit.failed);
+      expect(r.err, argv[0]).toBe(`ctxfold ${argv[0]}: ${folder}: cannot read it: EISDIR: illegal operation on a directory, read\n`);
+    }
+    const text = join(dir, "text.txt");
+    writeFileSync(text, "some text to count\n");
+    for (const command of ["count", "hash"]) {
+      const [fromFile, fromStdin] = [await cli([command, text]), await cli([command, "-"], Readable.from([readFileSync(text)]))];
+      expect(fromFile.code).toBe(kExit.ok);
+      expect(fromStdin).toEqual(fromFile);
+    }
+  });
+
   it("a directory: its read fails naming it", async () => {
     const folder = join(dir, "folder.jsonl");
     mkdirSync(folder);

@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
 import { hashText, hashToHex } from "../../core/hash.js";
 import { kEncodings, type Encoding } from "../../core/weights-table.js";
 import { TokenCounter, type CountableMessage } from "../../tokens/token-counter.js";
-import { atLine, kExit, parseCli, UsageError, type CliIo } from "../common.js";
+import { atLine, kExit, parseCli, readText, UsageError, type CliIo } from "../common.js";
 import { readRuns } from "../runs.js";
 
 /** `ctxfold count FILE|- [--encoding E] [--exact] [--jsonl]`. */
@@ -16,7 +15,7 @@ export async function count(argv: string[], io: CliIo): Promise<number> {
   if (rest.length) throw new UsageError(`unknown arguments: ${rest.join(" ")}`);
   const counter = new TokenCounter({ encoding });
   if (!values.jsonl) {
-    io.stdout.write(`${counter.count(readFileSync(file === "-" ? 0 : file, "utf8"), mode)}\n`);
+    io.stdout.write(`${counter.count(await readText(file, io), mode)}\n`);
     return kExit.ok;
   }
   let total = 0;
@@ -40,6 +39,6 @@ export async function hash(argv: string[], io: CliIo): Promise<number> {
   const { positionals } = parseCli(argv, {});
   if (positionals.length !== 1) throw new UsageError("hash needs one FILE or -");
   const file = positionals[0];
-  io.stdout.write(`${hashToHex(hashText(readFileSync(file === "-" ? 0 : file, "utf8")))}\n`);
+  io.stdout.write(`${hashToHex(hashText(await readText(file, io)))}\n`);
   return kExit.ok;
 }
