@@ -28,6 +28,7 @@ export type CtxfoldErrorCode =
   | "E_REF_NOT_FOUND"
   | "E_STORE_WRITE"
   | "E_STORE_READ"
+  | "E_CORRUPT"
   | "E_SESSION_NOT_FOUND"
   | "E_SESSION_CORRUPT"
   | "E_WORKER_CRASH";

@@ -50,6 +50,10 @@ export class FsOffloadStore extends ContentAddressedStore {
     return path.join(this.dir, this.checkRef(ref));
   }
 
+  protected override whereIs(name: string): string {
+    return path.join(this.dir, name);
+  }
+
   protected load(name: string): Uint8Array | undefined {
     const file = path.join(this.dir, name);
     // existsSync first: a missing directory, or one under a regular file (ENOTDIR), holds

@@ -50,8 +50,11 @@ const kDefaultExt = "txt";
 const kMaxKindChars = 16;
 const kMaxExtChars = 10;
 
-/** Every name a store generates, and nothing else: no dots but the one, no slashes, no dot files. */
-const kNamePattern = /^[a-z0-9_-]{1,16}_[0-9a-f]{16}(-[0-9]+)?\.[a-z0-9_-]{1,10}$/;
+/**
+ * Every name a store generates, and nothing else: no dots but the one, no slashes, no dot files.
+ * Group 1 is the content hash, the same for every name of a collision chain (`-1`, `-2`…).
+ */
+const kNamePattern = /^[a-z0-9_-]{1,16}_([0-9a-f]{16})(?:-[0-9]+)?\.[a-z0-9_-]{1,10}$/;
 
 /** Lower-case, only [a-z0-9_-], at most `max` chars; empty (or not a string) → the default. */
 function sanitize(value: unknown, max: number, fallback: string): string {
@@ -139,6 +142,20 @@ function typeOf(value: unknown): string {
  * Collisions: when the hash name is taken by different bytes (compared in full, never trusted
  * from the hash), `-1`, `-2`, … follow; `put` takes the first free name or the first holding
  * equal bytes, so storing the same bytes again finds its earlier ref wherever it landed.
+ *
+ * Verified reads: every stored entry is read through one check (#loadVerified), `get`, `getText`
+ * and put's comparison alike: the bytes must hash to the hash their name carries, or the read
+ * throws E_CORRUPT naming where they are (whereIs: a file, or a pack with the entry's offset and
+ * length), never the bytes. A file flipped by a disk, an index edited by hand or a pack cut short
+ * then fails loudly instead of handing an agent another output under the ref. The hash is XXH64
+ * in WASM at GB/s, so checking every read costs little beside the read itself.
+ *
+ * A put whose name holds corrupt bytes throws the same E_CORRUPT, in every store. It does not
+ * take the bytes for a collision and move on to `-1` (the ref would then depend on damage), and it
+ * does not repair by rewriting: the store cannot know what the entry held (in a chain it may have
+ * been other bytes under the same hash, which refs already written name), and damage is a sign of
+ * a failing disk or of tampering that the operator should see rather than have papered over.
+ * Removing the damaged file (or the pack and its index) and storing again is the repair.
  */
 export abstract class ContentAddressedStore implements OffloadStore {
   readonly prefix: string;
@@ -161,12 +178,17 @@ export abstract class ContentAddressedStore implements OffloadStore {
   protected abstract save(name: string, bytes: Uint8Array): void;
   protected abstract exists(name: string): boolean;
 
+  /** Where the bytes of `name` are, for error messages: a file, a pack and an offset. */
+  protected whereIs(name: string): string {
+    return `${this.prefix}/${name}`;
+  }
+
   put(data: Uint8Array | string, hint?: OffloadHint): string {
     let bytes: Uint8Array;
     if (typeof data === "string") bytes = encodeText(data);
     else if (data instanceof Uint8Array) bytes = data;
     else throw new CtxfoldError("E_NOT_BYTES", `expected a string or a Uint8Array, got ${typeOf(data)}`, { path: "data" });
-    const stem = `${sanitizeKind(hint?.kind)}_${hashToHex(BigInt.asUintN(64, this.#hash(bytes)))}`;
+    const stem = `${sanitizeKind(hint?.kind)}_${this.#hexOf(bytes)}`;
     const ext = sanitizeExt(hint?.ext);
     for (let n = 0; ; n++) {
       const name = n === 0 ? `${stem}.${ext}` : `${stem}-${n}.${ext}`;
@@ -183,7 +205,7 @@ export abstract class ContentAddressedStore implements OffloadStore {
    * of bytes it has compared before.
    */
   protected holds(name: string, bytes: Uint8Array): "free" | "same" | "other" {
-    const existing = this.load(name);
+    const existing = this.#loadVerified(name);
     return existing === undefined ? "free" : equalBytes(existing, bytes) ? "same" : "other";
   }
 
@@ -219,9 +241,26 @@ export abstract class ContentAddressedStore implements OffloadStore {
   }
 
   #load(ref: string): Uint8Array {
-    const bytes = this.load(this.checkRef(ref));
+    const bytes = this.#loadVerified(this.checkRef(ref));
     if (bytes === undefined) throw new CtxfoldError("E_REF_NOT_FOUND", `no offloaded output at ${JSON.stringify(ref)}`);
     return bytes;
+  }
+
+  /** The stored bytes of `name` (undefined when absent), or E_CORRUPT when they do not hash to its name. */
+  #loadVerified(name: string): Uint8Array | undefined {
+    const bytes = this.load(name);
+    if (bytes === undefined) return undefined;
+    const named = kNamePattern.exec(name)?.[1];
+    const actual = this.#hexOf(bytes);
+    if (actual !== named) {
+      throw new CtxfoldError("E_CORRUPT", `${this.whereIs(name)}: the stored bytes hash to ${actual}, not to ${named} as the name says (changed after they were stored)`);
+    }
+    return bytes;
+  }
+
+  /** The 16 hex digits of the content hash, as a name spells them. */
+  #hexOf(bytes: Uint8Array): string {
+    return hashToHex(BigInt.asUintN(64, this.#hash(bytes)));
   }
 }
 

@@ -86,7 +86,8 @@ export class PackOffloadStore extends ContentAddressedStore {
         let done = 0;
         while (done < e.length) {
           const n = readSync(fd, out, done, e.length - done, e.offset + done);
-          if (n === 0) throw new CtxfoldError("E_STORE_READ", `${file} ends before ${e.offset + e.length}`);
+          // The index names bytes the pack does not have: cut short, or the index changed.
+          if (n === 0) throw new CtxfoldError("E_CORRUPT", `${file} ends before the end of an entry (offset ${e.offset}, length ${e.length})`);
           done += n;
         }
         return out;
@@ -109,11 +110,19 @@ export class PackOffloadStore extends ContentAddressedStore {
     return existsSync(plain) && statSync(plain).isFile() ? readFileSync(plain) : undefined;
   }
 
+  protected override whereIs(name: string): string {
+    if (this.#pending.has(name)) return `${name} (not yet flushed)`;
+    const e = this.#mine.get(name) ?? this.#disk().get(name);
+    return e ? `${path.join(this.dir, e.pack)} (entry ${name} at offset ${e.offset}, length ${e.length})` : path.join(this.dir, name);
+  }
+
   /**
    * A put of bytes already stored must prove them equal (the name is only a 64-bit hash), which
    * for an entry on disk means reading it back: the first time in full, and then against the
    * SHA-256 of those bytes, kept. Batch inputs repeat content (system prompts, files read in many
-   * runs), and a read per repeat cost more than the rest of the put.
+   * runs), and a read per repeat cost more than the rest of the put. The digest is kept only
+   * after super.holds read the entry through the verified path, so it never vouches for damaged
+   * bytes; reads (`get`) always go to the pack, so damage after that first read is still caught.
    */
   protected override holds(name: string, bytes: Uint8Array): "free" | "same" | "other" {
     const pending = this.#pending.get(name);

@@ -11,8 +11,9 @@
  * stores' own pattern, so no other path is ever read. An index of stored
  * messages (`history_….json`) prints as the JSON it is: its `refs` are refs to show in turn.
  *
- * Exit 0 (also when the reader of a pipe stops early, as `| head` does); 1 for a malformed ref or
- * one not stored in DIR (the message names both); 2 for bad usage.
+ * Exit 0 (also when the reader of a pipe stops early, as `| head` does); 1 for a malformed ref,
+ * one not stored in DIR (the message names both), or one whose stored bytes fail the check of
+ * their hash (E_CORRUPT, naming the file; nothing is written to stdout); 2 for bad usage.
  */
 import { existsSync, statSync } from "node:fs";
 import { CtxfoldError } from "../../errors.js";
@@ -39,7 +40,9 @@ export async function show(argv: string[], io: CliIo): Promise<number> {
       const why = !existsSync(store.dir) ? ` (${store.dir} does not exist)` : !statSync(store.dir).isDirectory() ? ` (${store.dir} is not a directory)` : "";
       return fail(io, "show", `${JSON.stringify(ref)} is not stored in ${store.dir}${why}`);
     }
-    return fail(io, "show", err.message);
+    // E_CORRUPT (bytes that do not hash to the ref, or not a regular file) and E_STORE_READ:
+    // the code says which, the message names the file.
+    return fail(io, "show", `${err.code}: ${err.message}`);
   }
   try {
     await writeAll(io.stdout, bytes);

@@ -1,0 +1,200 @@
+/**
+ * What the offload stores do when the directory they read is not what they wrote: bytes changed
+ * on disk (a flipped byte in a pack, a shifted index offset, an edited per-file output) are
+ * caught by the hash the ref names, on every read, in the stores and in `ctxfold show`.
+ */
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashBytes } from "../../src/core/hash.js";
+import { ContentAddressedStore, createFsStore, createPackStore } from "../../src/store/index.js";
+import { thrown } from "../helpers.js";
+
+const kCli = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
+
+let root: string;
+let dirs = 0;
+beforeAll(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), "ctxfold-integrity-"));
+});
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+const freshDir = () => path.join(root, `store-${dirs++}`);
+
+/** The one pack (and its index) in `dir`. */
+function packOf(dir: string): { pack: string; idx: string } {
+  const packs = fs.readdirSync(dir).filter((f) => f.endsWith(".bin"));
+  expect(packs).toHaveLength(1);
+  return { pack: path.join(dir, packs[0]), idx: path.join(dir, packs[0].replace(/\.bin$/, ".idx")) };
+}
+
+/** The index lines of `idx`, by entry name: [offset, length]. */
+function indexOf(idx: string): Map<string, [number, number]> {
+  const lines = fs.readFileSync(idx, "utf8").split("\n").filter(Boolean);
+  return new Map(lines.map((l) => JSON.parse(l) as [string, number, number]).map(([n, o, len]) => [n, [o, len]]));
+}
+
+const nameOf = (ref: string) => ref.slice(ref.lastIndexOf("/") + 1);
+
+function flipByte(file: string, at: number): void {
+  const bytes = fs.readFileSync(file);
+  bytes[at] ^= 0x01;
+  fs.writeFileSync(file, bytes);
+}
+
+/** Three outputs in one flushed pack; the middle one is the one the tests damage. */
+function packed(dir: string) {
+  const store = createPackStore({ dir });
+  const refs = ["first output\n", "the second output, damaged in the tests\n", "third output\n"].map((s) => store.put(s));
+  store.flush();
+  return { store, refs };
+}
+
+function cli(args: string[]) {
+  const r = spawnSync(process.execPath, [kCli, ...args], { cwd: root });
+  return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+describe("verified reads", () => {
+  it("a flipped byte in a pack: E_CORRUPT naming the pack, the offset and the length, never the bytes", () => {
+    const dir = freshDir();
+    const { store, refs } = packed(dir);
+    const { pack, idx } = packOf(dir);
+    const [offset, length] = indexOf(idx).get(nameOf(refs[1]))!;
+    flipByte(pack, offset + 4);
+    for (const reader of [store, createPackStore({ dir })]) {
+      const err = thrown(() => reader.get(refs[1]), "E_CORRUPT");
+      expect(err.message).toContain(pack);
+      expect(err.message).toContain(`offset ${offset}`);
+      expect(err.message).toContain(`length ${length}`);
+      expect(err.message).not.toContain("second");
+      thrown(() => reader.getText(refs[1]), "E_CORRUPT");
+      // The other entries of the pack still read.
+      expect(reader.getText(refs[0])).toBe("first output\n");
+      expect(reader.getText(refs[2])).toBe("third output\n");
+    }
+  });
+
+  it("an index offset shifted by one: E_CORRUPT naming the pack and the shifted offset", () => {
+    const dir = freshDir();
+    const { refs } = packed(dir);
+    const { pack, idx } = packOf(dir);
+    const name = nameOf(refs[0]);
+    const text = fs.readFileSync(idx, "utf8");
+    const [offset, length] = indexOf(idx).get(name)!;
+    fs.writeFileSync(idx, text.replace(JSON.stringify([name, offset, length]), JSON.stringify([name, offset + 1, length])));
+    const err = thrown(() => createPackStore({ dir }).get(refs[0]), "E_CORRUPT");
+    expect(err.message).toContain(pack);
+    expect(err.message).toContain(`offset ${offset + 1}`);
+  });
+
+  it("an index entry past the end of its pack is E_CORRUPT too (the pack was cut short)", () => {
+    const dir = freshDir();
+    const { refs } = packed(dir);
+    const { pack } = packOf(dir);
+    fs.truncateSync(pack, fs.statSync(pack).size - 3);
+    const err = thrown(() => createPackStore({ dir }).get(refs[2]), "E_CORRUPT");
+    expect(err.message).toContain(pack);
+  });
+
+  it("an edited per-file output: E_CORRUPT naming the file, in the fs store and in a pack store reading that layout", () => {
+    const dir = freshDir();
+    const store = createFsStore({ dir });
+    const ref = store.put("a per-file output");
+    fs.writeFileSync(store.pathOf(ref), "a per-file outpuT");
+    for (const reader of [store, createFsStore({ dir }), createPackStore({ dir })]) {
+      expect(thrown(() => reader.get(ref), "E_CORRUPT").message).toContain(store.pathOf(ref));
+      thrown(() => reader.getText(ref), "E_CORRUPT");
+    }
+  });
+
+  it("a collision variant (-1) carries the hash of its chain's name and is checked against it", () => {
+    const dir = freshDir();
+    // Five-byte inputs all collide; everything else hashes as usual.
+    const hash = (bytes: Uint8Array) => (bytes.length === 5 ? 42n : hashBytes(bytes));
+    const store = createFsStore({ dir, hash });
+    const alpha = store.put("alpha");
+    const gamma = store.put("gamma");
+    expect(gamma).toBe("workspace/outputs/output_000000000000002a-1.txt");
+    fs.writeFileSync(store.pathOf(gamma), "gamma!"); // six bytes: no longer hashes to 2a
+    expect(thrown(() => createFsStore({ dir, hash }).get(gamma), "E_CORRUPT").message).toContain(store.pathOf(gamma));
+    expect(createFsStore({ dir, hash }).getText(alpha)).toBe("alpha");
+    fs.writeFileSync(store.pathOf(gamma), "gammA"); // five bytes: a collision is no corruption
+    expect(createFsStore({ dir, hash }).getText(gamma)).toBe("gammA");
+  });
+
+  it("put over a corrupt entry throws E_CORRUPT naming the file; it never moves on to -1 as if the bytes collided", () => {
+    const fsDir = freshDir();
+    const files = createFsStore({ dir: fsDir });
+    const ref = files.put("stored once");
+    fs.writeFileSync(files.pathOf(ref), "stored twice");
+    for (const writer of [files, createFsStore({ dir: fsDir })]) {
+      expect(thrown(() => writer.put("stored once"), "E_CORRUPT").message).toContain(files.pathOf(ref));
+    }
+    expect(fs.readdirSync(fsDir)).toEqual([nameOf(ref)]);
+
+    const packDir = freshDir();
+    const { refs } = packed(packDir);
+    const { pack, idx } = packOf(packDir);
+    flipByte(pack, indexOf(idx).get(nameOf(refs[1]))![0]);
+    const writer = createPackStore({ dir: packDir });
+    expect(thrown(() => writer.put("the second output, damaged in the tests\n"), "E_CORRUPT").message).toContain(pack);
+    writer.flush();
+    expect(fs.readFileSync(idx, "utf8").split("\n").filter(Boolean)).toHaveLength(3);
+    expect(fs.readdirSync(packDir).filter((f) => f.endsWith(".idx"))).toHaveLength(1);
+  });
+
+  it("the pack store's digest shortcut: only verified bytes get a digest, and reads never answer from it", () => {
+    const dir = freshDir();
+    const { refs } = packed(dir);
+    const { pack, idx } = packOf(dir);
+    const store = createPackStore({ dir });
+    expect(store.put("first output\n")).toBe(refs[0]); // read, verified, digest kept
+    flipByte(pack, indexOf(idx).get(nameOf(refs[0]))![0]);
+    thrown(() => store.get(refs[0]), "E_CORRUPT");
+    // Damaged before any put compared it: no digest, so the put reads, and refuses.
+    flipByte(pack, indexOf(idx).get(nameOf(refs[2]))![0]);
+    thrown(() => store.put("third output\n"), "E_CORRUPT");
+  });
+
+  it("checks in the shared base class, so every store gets it", () => {
+    class Lying extends ContentAddressedStore {
+      protected load(): Uint8Array {
+        return new TextEncoder().encode("not what was stored");
+      }
+      protected save(): void {}
+      protected exists(): boolean {
+        return true;
+      }
+    }
+    const ref = "workspace/outputs/output_44bc2cf5ad770999.txt"; // xxh64("abc")
+    expect(thrown(() => new Lying().get(ref), "E_CORRUPT").message).toContain(ref);
+    thrown(() => new Lying().getText(ref), "E_CORRUPT");
+    thrown(() => new Lying().put("abc"), "E_CORRUPT");
+  });
+
+  it("ctxfold show on a corrupt entry: exit 1, E_CORRUPT and the file named, nothing on stdout", () => {
+    const packDir = freshDir();
+    const { refs } = packed(packDir);
+    const { pack, idx } = packOf(packDir);
+    flipByte(pack, indexOf(idx).get(nameOf(refs[1]))![0]);
+    const fromPack = cli(["show", refs[1], "--offload-dir", packDir]);
+    expect(fromPack.code).toBe(1);
+    expect(fromPack.stderr).toContain("E_CORRUPT");
+    expect(fromPack.stderr).toContain(pack);
+    expect(fromPack.stdout).toBe("");
+    expect(cli(["show", refs[0], "--offload-dir", packDir])).toMatchObject({ code: 0, stdout: "first output\n" });
+
+    const fsDir = freshDir();
+    const store = createFsStore({ dir: fsDir });
+    const ref = store.put("plain file output");
+    fs.writeFileSync(store.pathOf(ref), "plain file outpuT");
+    const fromFile = cli(["show", ref, "--offload-dir", fsDir]);
+    expect(fromFile.code).toBe(1);
+    expect(fromFile.stderr).toContain("E_CORRUPT");
+    expect(fromFile.stderr).toContain(store.pathOf(ref));
+    expect(fromFile.stdout).toBe("");
+  });
+});
