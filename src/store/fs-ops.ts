@@ -11,10 +11,19 @@ import { CtxfoldError } from "../errors.js";
 export interface FsOps {
   writeFileSync(file: string, data: Uint8Array, options: { flag: "wx" }): void;
   renameSync(from: string, to: string): void;
-  readFileSync(file: string): Uint8Array;
+  /** A path, or a descriptor from openSync (read from its start). */
+  readFileSync(file: string | number): Uint8Array;
   existsSync(file: string): boolean;
   mkdirSync(dir: string, options: { recursive: true }): unknown;
   unlinkSync(file: string): void;
+  readdirSync(dir: string): string[];
+  // By descriptor: the pack store's appends and ranged reads.
+  openSync(file: string, flags: number, mode?: number): number;
+  readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
+  ftruncateSync(fd: number, length: number): void;
+  fstatSync(fd: number): { isFile(): boolean; size: number };
+  closeSync(fd: number): void;
 }
 
 export const kNodeFsOps: FsOps = {
@@ -24,6 +33,13 @@ export const kNodeFsOps: FsOps = {
   existsSync: nodeFs.existsSync,
   mkdirSync: nodeFs.mkdirSync,
   unlinkSync: nodeFs.unlinkSync,
+  readdirSync: (dir) => nodeFs.readdirSync(dir),
+  openSync: nodeFs.openSync,
+  readSync: nodeFs.readSync,
+  writeSync: nodeFs.writeSync,
+  ftruncateSync: nodeFs.ftruncateSync,
+  fstatSync: nodeFs.fstatSync,
+  closeSync: nodeFs.closeSync,
 };
 
 /** The errno code of an fs error ("ENOSPC"), or "EUNKNOWN". */

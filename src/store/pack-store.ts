@@ -1,14 +1,16 @@
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
+import { constants, statSync } from "node:fs";
 import * as path from "node:path";
 import { createHash, randomBytes } from "node:crypto";
 import { threadId } from "node:worker_threads";
 import { CtxfoldError } from "../errors.js";
-import { errorCode, errorMessage } from "./fs-ops.js";
+import { errorCode, errorMessage, kNodeFsOps, type FsOps } from "./fs-ops.js";
 import { ContentAddressedStore, equalBytes, type OffloadStoreOptions } from "./offload.js";
 
 export interface PackStoreOptions extends OffloadStoreOptions {
   /** The directory of the packs (created on the first flush). */
   dir: string;
+  /** Replacements for some fs calls (tests). */
+  fs?: Partial<FsOps>;
 }
 
 interface Entry {
@@ -39,6 +41,7 @@ const kPackPattern = /^pack-[0-9a-z-]+\.bin$/;
  */
 export class PackOffloadStore extends ContentAddressedStore {
   readonly dir: string;
+  readonly #fs: FsOps;
   #onDisk: Map<string, Entry> | undefined;
   /** Plain files in DIR named like refs (the FsOffloadStore layout), listed with the indexes. */
   readonly #plain = new Set<string>();
@@ -52,18 +55,20 @@ export class PackOffloadStore extends ContentAddressedStore {
   constructor(options: PackStoreOptions) {
     super(options);
     this.dir = path.resolve(options.dir);
+    this.#fs = { ...kNodeFsOps, ...options.fs };
   }
 
   /** The packs' indexes in DIR, read once. */
   #disk(): Map<string, Entry> {
     if (this.#onDisk) return this.#onDisk;
     const map = new Map<string, Entry>();
-    const files = existsSync(this.dir) ? readdirSync(this.dir).filter((f) => f.endsWith(".idx")).sort() : [];
-    if (existsSync(this.dir)) for (const f of readdirSync(this.dir)) if (!f.endsWith(".idx") && !kPackPattern.test(f) && !f.startsWith(".")) this.#plain.add(f);
+    const fs = this.#fs;
+    const files = fs.existsSync(this.dir) ? fs.readdirSync(this.dir).filter((f) => f.endsWith(".idx")).sort() : [];
+    if (fs.existsSync(this.dir)) for (const f of fs.readdirSync(this.dir)) if (!f.endsWith(".idx") && !kPackPattern.test(f) && !f.startsWith(".")) this.#plain.add(f);
     for (const idx of files) {
       const pack = idx.replace(/\.idx$/, ".bin");
       if (!kPackPattern.test(pack)) continue;
-      const text = readFileSync(path.join(this.dir, idx), "utf8");
+      const text = Buffer.from(fs.readFileSync(path.join(this.dir, idx))).toString("utf8");
       for (const line of text.split("\n")) {
         if (!line) continue;
         try {
@@ -80,19 +85,19 @@ export class PackOffloadStore extends ContentAddressedStore {
   #read(e: Entry): Uint8Array {
     const file = path.join(this.dir, e.pack);
     try {
-      const fd = openSync(file, "r");
+      const fd = this.#fs.openSync(file, constants.O_RDONLY);
       try {
         const out = new Uint8Array(e.length);
         let done = 0;
         while (done < e.length) {
-          const n = readSync(fd, out, done, e.length - done, e.offset + done);
+          const n = this.#fs.readSync(fd, out, done, e.length - done, e.offset + done);
           // The index names bytes the pack does not have: cut short, or the index changed.
           if (n === 0) throw new CtxfoldError("E_CORRUPT", `${file} ends before the end of an entry (offset ${e.offset}, length ${e.length})`);
           done += n;
         }
         return out;
       } finally {
-        closeSync(fd);
+        this.#fs.closeSync(fd);
       }
     } catch (cause) {
       if (CtxfoldError.isInstance(cause)) throw cause;
@@ -107,7 +112,7 @@ export class PackOffloadStore extends ContentAddressedStore {
     if (e) return this.#read(e);
     if (!this.#plain.has(name)) return undefined;
     const plain = path.join(this.dir, name);
-    return existsSync(plain) && statSync(plain).isFile() ? readFileSync(plain) : undefined;
+    return this.#fs.existsSync(plain) && statSync(plain).isFile() ? this.#fs.readFileSync(plain) : undefined;
   }
 
   protected override whereIs(name: string): string {
@@ -154,9 +159,9 @@ export class PackOffloadStore extends ContentAddressedStore {
       at += bytes.length;
     }
     try {
-      mkdirSync(this.dir, { recursive: true });
-      appendAll(packFile, Buffer.concat([...this.#pending.values()]));
-      appendAll(packFile.replace(/\.bin$/, ".idx"), Buffer.from(entries.map(([n, e]) => JSON.stringify([n, e.offset, e.length]) + "\n").join(""), "utf8"));
+      this.#fs.mkdirSync(this.dir, { recursive: true });
+      appendAll(this.#fs, packFile, Buffer.concat([...this.#pending.values()]));
+      appendAll(this.#fs, packFile.replace(/\.bin$/, ".idx"), Buffer.from(entries.map(([n, e]) => JSON.stringify([n, e.offset, e.length]) + "\n").join(""), "utf8"));
     } catch (cause) {
       throw new CtxfoldError("E_STORE_WRITE", `cannot write ${packFile}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
     }
@@ -168,12 +173,13 @@ export class PackOffloadStore extends ContentAddressedStore {
 
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("base64");
 
-function appendAll(file: string, bytes: Uint8Array): void {
-  const fd = openSync(file, "a");
+function appendAll(fs: FsOps, file: string, bytes: Uint8Array): void {
+  const fd = fs.openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o666);
   try {
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+    const end = fs.fstatSync(fd).size;
+    for (let done = 0; done < bytes.length; ) done += fs.writeSync(fd, bytes, done, bytes.length - done, end + done);
   } finally {
-    closeSync(fd);
+    fs.closeSync(fd);
   }
 }
 
