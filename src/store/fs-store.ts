@@ -1,6 +1,5 @@
 import * as path from "node:path";
-import { CtxfoldError } from "../errors.js";
-import { errorCode, errorMessage, kNodeFsOps, writeFileAtomic, type FsOps } from "./fs-ops.js";
+import { kNodeFsOps, readRegularFile, writeFileAtomic, type FsOps } from "./fs-ops.js";
 import { ContentAddressedStore, type OffloadStoreOptions } from "./offload.js";
 
 export interface FsStoreOptions extends OffloadStoreOptions {
@@ -26,6 +25,9 @@ export interface FsStoreOptions extends OffloadStoreOptions {
  * the temp file is removed and E_STORE_WRITE names the file and the OS error code, so a full disk
  * never leaves a truncated output under a valid ref. Temp names start with a dot and never match
  * the ref pattern, so even one left by a killed process is never served.
+ *
+ * Only regular files are read (readRegularFile): a link or a FIFO under a ref's name is refused
+ * with E_CORRUPT, never followed; files are created 0600 and directories 0700 (writeFileAtomic).
  *
  * Not done, on purpose: fsync (outputs are a cache of what the agent saw, not a ledger; a power
  * loss may lose recent files, which then read as E_REF_NOT_FOUND, never as wrong bytes), and
@@ -55,16 +57,7 @@ export class FsOffloadStore extends ContentAddressedStore {
   }
 
   protected load(name: string): Uint8Array | undefined {
-    const file = path.join(this.dir, name);
-    // existsSync first: a missing directory, or one under a regular file (ENOTDIR), holds
-    // nothing yet, and the write that follows reports what is really wrong.
-    if (!this.#fs.existsSync(file)) return undefined;
-    try {
-      return this.#fs.readFileSync(file);
-    } catch (cause) {
-      if (errorCode(cause) === "ENOENT") return undefined;
-      throw new CtxfoldError("E_STORE_READ", `cannot read ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
-    }
+    return readRegularFile(this.#fs, path.join(this.dir, name));
   }
 
   protected save(name: string, bytes: Uint8Array): void {

@@ -1,9 +1,9 @@
-import { constants, statSync } from "node:fs";
+import { constants } from "node:fs";
 import * as path from "node:path";
 import { createHash, randomBytes } from "node:crypto";
 import { threadId } from "node:worker_threads";
 import { CtxfoldError } from "../errors.js";
-import { errorCode, errorMessage, kNodeFsOps, type FsOps } from "./fs-ops.js";
+import { errorCode, errorMessage, kNodeFsOps, kStoreDirMode, kStoreFileMode, openRegularFile, readRegularFile, type FsOps } from "./fs-ops.js";
 import { ContentAddressedStore, equalBytes, type OffloadStoreOptions } from "./offload.js";
 
 export interface PackStoreOptions extends OffloadStoreOptions {
@@ -33,7 +33,9 @@ const kPackPattern = /^pack-[0-9a-z-]+\.bin$/;
  * index lines, so a crash leaves at most unindexed bytes, never an index entry without them.
  * Reading (`get`, `has`) sees this instance's entries, every index in DIR (read once, on the
  * first lookup), and plain files named like refs in DIR (the FsOffloadStore layout), so
- * `ctxfold show` reads either layout.
+ * `ctxfold show` reads either layout. Packs, indexes and plain files are opened only as regular
+ * files, never through a link (openRegularFile: E_CORRUPT naming the path); DIR itself may be a
+ * link. Packs and indexes are created 0600, DIR 0700.
  *
  * Collision handling is per instance (as in every store, different bytes under one hash get
  * `-1`, `-2`…); concurrent writers in one directory do not see each other's entries until a
@@ -68,7 +70,9 @@ export class PackOffloadStore extends ContentAddressedStore {
     for (const idx of files) {
       const pack = idx.replace(/\.idx$/, ".bin");
       if (!kPackPattern.test(pack)) continue;
-      const text = Buffer.from(fs.readFileSync(path.join(this.dir, idx))).toString("utf8");
+      const bytes = readRegularFile(fs, path.join(this.dir, idx));
+      if (bytes === undefined) continue;
+      const text = Buffer.from(bytes).toString("utf8");
       for (const line of text.split("\n")) {
         if (!line) continue;
         try {
@@ -85,7 +89,7 @@ export class PackOffloadStore extends ContentAddressedStore {
   #read(e: Entry): Uint8Array {
     const file = path.join(this.dir, e.pack);
     try {
-      const fd = this.#fs.openSync(file, constants.O_RDONLY);
+      const fd = openRegularFile(this.#fs, file, constants.O_RDONLY);
       try {
         const out = new Uint8Array(e.length);
         let done = 0;
@@ -111,8 +115,7 @@ export class PackOffloadStore extends ContentAddressedStore {
     const e = this.#mine.get(name) ?? this.#disk().get(name);
     if (e) return this.#read(e);
     if (!this.#plain.has(name)) return undefined;
-    const plain = path.join(this.dir, name);
-    return this.#fs.existsSync(plain) && statSync(plain).isFile() ? this.#fs.readFileSync(plain) : undefined;
+    return readRegularFile(this.#fs, path.join(this.dir, name));
   }
 
   protected override whereIs(name: string): string {
@@ -159,7 +162,7 @@ export class PackOffloadStore extends ContentAddressedStore {
       at += bytes.length;
     }
     try {
-      this.#fs.mkdirSync(this.dir, { recursive: true });
+      this.#fs.mkdirSync(this.dir, { recursive: true, mode: kStoreDirMode });
       appendAll(this.#fs, packFile, Buffer.concat([...this.#pending.values()]));
       appendAll(this.#fs, packFile.replace(/\.bin$/, ".idx"), Buffer.from(entries.map(([n, e]) => JSON.stringify([n, e.offset, e.length]) + "\n").join(""), "utf8"));
     } catch (cause) {
@@ -174,7 +177,7 @@ export class PackOffloadStore extends ContentAddressedStore {
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("base64");
 
 function appendAll(fs: FsOps, file: string, bytes: Uint8Array): void {
-  const fd = fs.openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o666);
+  const fd = openRegularFile(fs, file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, kStoreFileMode);
   try {
     const end = fs.fstatSync(fd).size;
     for (let done = 0; done < bytes.length; ) done += fs.writeSync(fd, bytes, done, bytes.length - done, end + done);

@@ -1,7 +1,9 @@
 /**
  * What the offload stores do when the directory they read is not what they wrote: bytes changed
  * on disk (a flipped byte in a pack, a shifted index offset, an edited per-file output) are
- * caught by the hash the ref names, on every read, in the stores and in `ctxfold show`.
+ * caught by the hash the ref names, on every read, in the stores and in `ctxfold show`; links and
+ * other non-regular files in the directory are refused, never followed; what the stores create is
+ * private to the user.
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -10,7 +12,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashBytes } from "../../src/core/hash.js";
-import { ContentAddressedStore, createFsStore, createPackStore } from "../../src/store/index.js";
+import { ContentAddressedStore, createFsStore, createMemoryStore, createPackStore } from "../../src/store/index.js";
 import { thrown } from "../helpers.js";
 
 const kCli = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
@@ -51,6 +53,8 @@ function packed(dir: string) {
   store.flush();
   return { store, refs };
 }
+
+const posixOnly = process.platform === "win32" ? it.skip : it;
 
 function cli(args: string[]) {
   const r = spawnSync(process.execPath, [kCli, ...args], { cwd: root });
@@ -196,5 +200,106 @@ describe("verified reads", () => {
     expect(fromFile.stderr).toContain("E_CORRUPT");
     expect(fromFile.stderr).toContain(store.pathOf(ref));
     expect(fromFile.stdout).toBe("");
+  });
+});
+
+describe("only regular files are read", () => {
+  /** A file outside the store whose bytes hash to the name of the link made to it: only the refusal stops the read. */
+  function outsideFile(content: string): { file: string; name: string } {
+    const file = path.join(freshDir(), "outside-secret.txt");
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, content);
+    return { file, name: nameOf(createMemoryStore().put(content)) };
+  }
+
+  posixOnly("a symlink named like a ref: E_CORRUPT naming the link, in the fs store, the pack store and put", () => {
+    const { file, name } = outsideFile("a secret outside the store\n");
+    const dir = freshDir();
+    fs.mkdirSync(dir);
+    fs.symlinkSync(file, path.join(dir, name));
+    const ref = `workspace/outputs/${name}`;
+    for (const store of [createFsStore({ dir }), createPackStore({ dir })]) {
+      const err = thrown(() => store.get(ref), "E_CORRUPT");
+      expect(err.message).toContain(path.join(dir, name));
+      expect(err.message).toMatch(/symbolic link/);
+      expect(err.message).not.toContain("secret");
+      thrown(() => store.getText(ref), "E_CORRUPT");
+    }
+    thrown(() => createFsStore({ dir }).put("a secret outside the store\n"), "E_CORRUPT");
+    // The link was neither followed nor replaced.
+    expect(fs.lstatSync(path.join(dir, name)).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(file, "utf8")).toBe("a secret outside the store\n");
+  });
+
+  posixOnly("a symlinked pack or index is refused, naming it", () => {
+    const real = freshDir();
+    const { refs } = packed(real);
+    const { pack, idx } = packOf(real);
+    for (const linked of ["bin", "idx"] as const) {
+      const dir = freshDir();
+      fs.mkdirSync(dir);
+      for (const [from, ext] of [[pack, "bin"], [idx, "idx"]] as const) {
+        const to = path.join(dir, path.basename(from));
+        if (ext === linked) fs.symlinkSync(from, to);
+        else fs.copyFileSync(from, to);
+      }
+      const err = thrown(() => createPackStore({ dir }).get(refs[0]), "E_CORRUPT");
+      expect(err.message).toContain(path.join(dir, path.basename(linked === "bin" ? pack : idx)));
+    }
+  });
+
+  posixOnly("a FIFO or a directory named like a ref is refused at once (no read that blocks)", () => {
+    const dir = freshDir();
+    fs.mkdirSync(dir);
+    const fifo = "output_0123456789abcdef.txt";
+    expect(spawnSync("mkfifo", [path.join(dir, fifo)]).status).toBe(0);
+    fs.mkdirSync(path.join(dir, "output_fedcba9876543210.txt"));
+    for (const name of [fifo, "output_fedcba9876543210.txt"]) {
+      for (const store of [createFsStore({ dir }), createPackStore({ dir })]) {
+        const err = thrown(() => store.get(`workspace/outputs/${name}`), "E_CORRUPT");
+        expect(err.message).toContain(path.join(dir, name));
+        expect(err.message).toMatch(/not a regular file/);
+      }
+    }
+  });
+
+  posixOnly("ctxfold show on a symlink: exit 1 naming it, the target never printed", () => {
+    const { file, name } = outsideFile("printed only if the link is followed\n");
+    const dir = freshDir();
+    fs.mkdirSync(dir);
+    fs.symlinkSync(file, path.join(dir, name));
+    const r = cli(["show", `workspace/outputs/${name}`, "--offload-dir", dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(path.join(dir, name));
+    expect(r.stderr).toContain("E_CORRUPT");
+    expect(r.stdout).toBe("");
+  });
+
+  posixOnly("the offload directory itself may be a symlink the user chose", () => {
+    const real = freshDir();
+    const link = `${freshDir()}-link`;
+    fs.mkdirSync(real);
+    fs.symlinkSync(real, link);
+    const files = createFsStore({ dir: link });
+    const ref = files.put("through the user's link");
+    const packs = createPackStore({ dir: link });
+    const packedRef = packs.put("packed through the user's link");
+    packs.flush();
+    for (const store of [createFsStore({ dir: link }), createPackStore({ dir: link })]) expect(store.getText(ref)).toBe("through the user's link");
+    expect(createPackStore({ dir: link }).getText(packedRef)).toBe("packed through the user's link");
+    expect(cli(["show", packedRef, "--offload-dir", link])).toMatchObject({ code: 0, stdout: "packed through the user's link" });
+  });
+
+  posixOnly("store files are created 0600 and store directories 0700", () => {
+    const mode = (p: string) => fs.statSync(p).mode & 0o777;
+    const top = freshDir();
+    const dir = path.join(top, "deep", "er");
+    const ref = createFsStore({ dir }).put("private output");
+    expect(mode(path.join(dir, nameOf(ref)))).toBe(0o600);
+    for (const d of [top, path.join(top, "deep"), dir]) expect(mode(d)).toBe(0o700);
+    const packDir = path.join(freshDir(), "packs");
+    packed(packDir);
+    const { pack, idx } = packOf(packDir);
+    expect([mode(pack), mode(idx), mode(packDir), mode(path.dirname(packDir))]).toEqual([0o600, 0o600, 0o700, 0o700]);
   });
 });
