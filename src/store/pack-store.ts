@@ -31,6 +31,8 @@ const kPackPattern = /^pack-[0-9a-z-]+\.bin$/;
  * Puts are buffered until `flush()` (the batch engine flushes before a chunk's output is
  * written, so every ref in the output resolves on disk). Pack bytes are written before their
  * index lines, so a crash leaves at most unindexed bytes, never an index entry without them.
+ * A flush that fails (a full disk cutting a write short) must not leave its partial bytes where
+ * the retry's offsets count from: see flush.
  * Reading (`get`, `has`) sees this instance's entries, every index in DIR (read once, on the
  * first lookup), and plain files named like refs in DIR (the FsOffloadStore layout), so
  * `ctxfold show` reads either layout. Packs, indexes and plain files are opened only as regular
@@ -52,7 +54,9 @@ export class PackOffloadStore extends ContentAddressedStore {
   /** SHA-256 of entries on disk already compared in full once (see holds). */
   readonly #digests = new Map<string, string>();
   #pack: string | undefined;
+  /** The pack's and the index's good lengths: complete entries and lines, all flushed. */
   #size = 0;
+  #indexSize = 0;
 
   constructor(options: PackStoreOptions) {
     super(options);
@@ -150,37 +154,89 @@ export class PackOffloadStore extends ContentAddressedStore {
     return this.#pending.has(name) || this.#mine.has(name) || this.#disk().has(name) || this.#plain.has(name);
   }
 
-  /** Appends the buffered puts to this instance's pack and index. E_STORE_WRITE on failure (nothing is lost from the buffer). */
+  /**
+   * Writes the buffered puts to this instance's pack and index, at their good lengths.
+   * E_STORE_WRITE naming the file and the OS code on failure; nothing is lost from the buffer,
+   * and a later flush retries it.
+   *
+   * The writes go at the good lengths (positional, not O_APPEND), and a failed flush cuts the
+   * index and then the pack back to them (ftruncate) before it throws: bytes a full disk cut
+   * short would otherwise sit where the retry's offsets count from, and every later entry's line
+   * would name wrong bytes. Where a cut fails, the retry goes to a new pack and index instead;
+   * the old ones then hold past their good lengths only bytes no line names (the index was cut,
+   * or never written) or lines naming complete bytes (the index write started after the pack's
+   * finished, and the pack is cut only once the index was). No line ever names wrong bytes.
+   */
   flush(): void {
     if (this.#pending.size === 0) return;
     this.#pack ??= `pack-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}.bin`;
     const packFile = path.join(this.dir, this.#pack);
+    const indexFile = packFile.replace(/\.bin$/, ".idx");
     const entries: [string, Entry][] = [];
     let at = this.#size;
     for (const [name, bytes] of this.#pending) {
       entries.push([name, { pack: this.#pack, offset: at, length: bytes.length }]);
       at += bytes.length;
     }
+    const lines = Buffer.from(entries.map(([n, e]) => JSON.stringify([n, e.offset, e.length]) + "\n").join(""), "utf8");
+    let file = packFile;
     try {
       this.#fs.mkdirSync(this.dir, { recursive: true, mode: kStoreDirMode });
-      appendAll(this.#fs, packFile, Buffer.concat([...this.#pending.values()]));
-      appendAll(this.#fs, packFile.replace(/\.bin$/, ".idx"), Buffer.from(entries.map(([n, e]) => JSON.stringify([n, e.offset, e.length]) + "\n").join(""), "utf8"));
+      writeAt(this.#fs, packFile, Buffer.concat([...this.#pending.values()]), this.#size);
+      file = indexFile;
+      writeAt(this.#fs, indexFile, lines, this.#indexSize);
     } catch (cause) {
-      throw new CtxfoldError("E_STORE_WRITE", `cannot write ${packFile}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+      if (!this.#cutBack(packFile, indexFile)) this.#startNewPack();
+      throw new CtxfoldError("E_STORE_WRITE", `cannot write ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
     }
     for (const [n, e] of entries) this.#mine.set(n, e);
     this.#size = at;
+    this.#indexSize += lines.length;
     this.#pending.clear();
+  }
+
+  /** Cuts the index, then the pack, back to their good lengths (see flush); false when a cut fails. */
+  #cutBack(packFile: string, indexFile: string): boolean {
+    try {
+      cutTo(this.#fs, indexFile, this.#indexSize);
+      cutTo(this.#fs, packFile, this.#size);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Leaves the current pack and index as they are; the next flush names a new pair. Entries already flushed keep their pack. */
+  #startNewPack(): void {
+    this.#pack = undefined;
+    this.#size = 0;
+    this.#indexSize = 0;
   }
 }
 
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("base64");
 
-function appendAll(fs: FsOps, file: string, bytes: Uint8Array): void {
-  const fd = openRegularFile(fs, file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, kStoreFileMode);
+/** Writes all of `bytes` at `position` in `file` (created kStoreFileMode), a short write continuing where it stopped. */
+function writeAt(fs: FsOps, file: string, bytes: Uint8Array, position: number): void {
+  const fd = openRegularFile(fs, file, constants.O_WRONLY | constants.O_CREAT, kStoreFileMode);
   try {
-    const end = fs.fstatSync(fd).size;
-    for (let done = 0; done < bytes.length; ) done += fs.writeSync(fd, bytes, done, bytes.length - done, end + done);
+    for (let done = 0; done < bytes.length; ) done += fs.writeSync(fd, bytes, done, bytes.length - done, position + done);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Cuts `file` back to `length` where it is longer; a file never created has nothing to cut. */
+function cutTo(fs: FsOps, file: string, length: number): void {
+  let fd: number;
+  try {
+    fd = openRegularFile(fs, file, constants.O_WRONLY);
+  } catch (cause) {
+    if (errorCode(cause) === "ENOENT") return;
+    throw cause;
+  }
+  try {
+    if (fs.fstatSync(fd).size > length) fs.ftruncateSync(fd, length);
   } finally {
     fs.closeSync(fd);
   }

@@ -3,7 +3,7 @@
  * on disk (a flipped byte in a pack, a shifted index offset, an edited per-file output) are
  * caught by the hash the ref names, on every read, in the stores and in `ctxfold show`; links and
  * other non-regular files in the directory are refused, never followed; what the stores create is
- * private to the user.
+ * private to the user; and a flush cut short by a full disk leaves no index entry naming wrong bytes.
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -11,9 +11,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashBytes } from "../../src/core/hash.js";
-import { ContentAddressedStore, createFsStore, createMemoryStore, createPackStore } from "../../src/store/index.js";
-import { thrown } from "../helpers.js";
+import { hashBytes, hashToHex } from "../../src/core/hash.js";
+import { ContentAddressedStore, createFsStore, createMemoryStore, createPackStore, type FsOps } from "../../src/store/index.js";
+import { createRng, thrown } from "../helpers.js";
 
 const kCli = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
 
@@ -34,7 +34,7 @@ function packOf(dir: string): { pack: string; idx: string } {
 
 /** The index lines of `idx`, by entry name: [offset, length]. */
 function indexOf(idx: string): Map<string, [number, number]> {
-  const lines = fs.readFileSync(idx, "utf8").split("\n").filter(Boolean);
+  const lines = fs.readFileSync(idx, "utf8").split("\n").filter((l) => l.endsWith("]"));
   return new Map(lines.map((l) => JSON.parse(l) as [string, number, number]).map(([n, o, len]) => [n, [o, len]]));
 }
 
@@ -52,6 +52,15 @@ function packed(dir: string) {
   const refs = ["first output\n", "the second output, damaged in the tests\n", "third output\n"].map((s) => store.put(s));
   store.flush();
   return { store, refs };
+}
+
+function osError(code: string, syscall: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${code}: simulated, ${syscall}`), { code, syscall });
+}
+
+function randomBytes(seed: number, n: number): Uint8Array {
+  const r = createRng(seed);
+  return Uint8Array.from({ length: n }, () => r.int(256));
 }
 
 const posixOnly = process.platform === "win32" ? it.skip : it;
@@ -302,4 +311,96 @@ describe("only regular files are read", () => {
     const { pack, idx } = packOf(packDir);
     expect([mode(pack), mode(idx), mode(packDir), mode(path.dirname(packDir))]).toEqual([0o600, 0o600, 0o700, 0o700]);
   });
+});
+
+describe("a flush retried after a partial write", () => {
+  /** Every ref resolves to its exact bytes in `store` and in a fresh store on `dir`. */
+  function expectAll(dir: string, store: ReturnType<typeof createPackStore>, expected: Map<string, Uint8Array>): void {
+    for (const reader of [store, createPackStore({ dir })]) {
+      for (const [ref, bytes] of expected) expect(Buffer.compare(reader.get(ref), bytes), ref).toBe(0);
+    }
+  }
+
+  /** Every complete line of every index in `dir` names bytes that hash to the name (a line cut short is skipped by readers). */
+  function expectEveryLineHolds(dir: string): void {
+    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith(".idx"))) {
+      const pack = fs.readFileSync(path.join(dir, f.replace(/\.idx$/, ".bin")));
+      for (const [name, [offset, length]] of indexOf(path.join(dir, f))) {
+        expect(`_${hashToHex(hashBytes(pack.subarray(offset, offset + length)))}.`, `${f}: ${name}`).toBe(name.slice(name.indexOf("_"), name.indexOf(".") + 1));
+      }
+    }
+  }
+
+  /**
+   * A pack store whose `failAt`-th write of the next flush (1: the pack, 2: the index) writes half
+   * its bytes and throws ENOSPC; `failTruncate` makes the rollback fail too.
+   */
+  function fullDisk(dir: string, options: { failTruncate?: boolean } = {}) {
+    let writes = 0;
+    let failAt = 0;
+    const writeSync: FsOps["writeSync"] = (fd, buffer, offset, length, position) => {
+      if (++writes === failAt) {
+        fs.writeSync(fd, buffer, offset, length >> 1, position);
+        throw osError("ENOSPC", "write");
+      }
+      return fs.writeSync(fd, buffer, offset, length, position);
+    };
+    const ftruncateSync: FsOps["ftruncateSync"] = (fd, length) => {
+      if (options.failTruncate) throw osError("EIO", "ftruncate");
+      fs.ftruncateSync(fd, length);
+    };
+    const store = createPackStore({ dir, fs: { writeSync, ftruncateSync } });
+    return { store, failNextFlushAt: (n: number) => ((writes = 0), (failAt = n)) };
+  }
+
+  for (const [which, failAt] of [["pack", 1], ["index", 2]] as const) {
+    it(`ENOSPC halfway through the ${which}: E_STORE_WRITE naming the file and ENOSPC, nothing pending lost, and after the retry every ref resolves`, () => {
+      const dir = freshDir();
+      const { store, failNextFlushAt } = fullDisk(dir);
+      const expected = new Map<string, Uint8Array>();
+      const put = (bytes: Uint8Array) => expected.set(store.put(bytes, { ext: "bin" }), bytes);
+      put(randomBytes(1, 3000));
+      store.flush();
+      put(randomBytes(2, 5000));
+      put(randomBytes(3, 700));
+      failNextFlushAt(failAt);
+      const err = thrown(() => store.flush(), "E_STORE_WRITE");
+      const { pack, idx } = packOf(dir);
+      expect(err.message).toContain(which === "pack" ? pack : idx);
+      expect(err.message).toContain("ENOSPC");
+      expect((err.cause as NodeJS.ErrnoException).code).toBe("ENOSPC");
+      // Cut back at once (the process may never retry): on disk only what the first flush wrote.
+      expect(fs.statSync(pack).size).toBe(3000);
+      expect(indexOf(idx).size).toBe(1);
+      expect(fs.readFileSync(idx, "utf8").endsWith("]\n")).toBe(true);
+      expectAll(dir, store, new Map([...expected].slice(0, 1)));
+      for (const [ref, bytes] of expected) expect(Buffer.compare(store.get(ref), bytes)).toBe(0); // pending kept
+      put(randomBytes(4, 1234)); // a put between the failure and the retry
+      store.flush();
+      expectAll(dir, store, expected);
+      // Rolled back, not appended after the partial bytes: the pack holds each entry once.
+      expect(fs.statSync(pack).size).toBe([...expected.values()].reduce((n, b) => n + b.length, 0));
+      expect(indexOf(idx).size).toBe(4);
+      expect(fs.readFileSync(idx, "utf8").split("\n")).toHaveLength(5);
+      expectEveryLineHolds(dir);
+    });
+
+    it(`ENOSPC halfway through the ${which} and a rollback that fails too: the retry goes to a new pack, and no index entry names wrong bytes`, () => {
+      const dir = freshDir();
+      const { store, failNextFlushAt } = fullDisk(dir, { failTruncate: true });
+      const expected = new Map<string, Uint8Array>();
+      const put = (bytes: Uint8Array) => expected.set(store.put(bytes, { ext: "bin" }), bytes);
+      put(randomBytes(5, 2000));
+      store.flush();
+      put(randomBytes(6, 4000));
+      put(randomBytes(7, 300));
+      failNextFlushAt(failAt);
+      expect(thrown(() => store.flush(), "E_STORE_WRITE").message).toContain("ENOSPC");
+      put(randomBytes(8, 999));
+      store.flush();
+      expect(fs.readdirSync(dir).filter((f) => f.endsWith(".bin"))).toHaveLength(2);
+      expectAll(dir, store, expected);
+      expectEveryLineHolds(dir);
+    });
+  }
 });
