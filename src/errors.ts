@@ -31,7 +31,9 @@ export type CtxfoldErrorCode =
   | "E_CORRUPT"
   | "E_SESSION_NOT_FOUND"
   | "E_SESSION_CORRUPT"
-  | "E_WORKER_CRASH";
+  | "E_WORKER_CRASH"
+  /** A failure that is no CtxfoldError (a bug, or a limit such as the stack's); the reason keeps its name and message. */
+  | "E_INTERNAL";
 
 export class CtxfoldError extends Error {
   readonly code: CtxfoldErrorCode;
@@ -59,6 +61,13 @@ export class CtxfoldError extends Error {
     if (wire.path) (err as { path?: string }).path = wire.path;
     return err;
   }
+}
+
+/** `err` itself when it is a CtxfoldError, else E_INTERNAL carrying its name and message (and it as the cause). */
+export function asCtxfoldError(err: unknown): CtxfoldError {
+  if (CtxfoldError.isInstance(err)) return err;
+  const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return new CtxfoldError("E_INTERNAL", what, { cause: err });
 }
 
 export function notStringError(path: string, value: unknown): CtxfoldError {

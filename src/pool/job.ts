@@ -4,7 +4,7 @@
  * error records and stats out. Pure apart from the offload store it writes to.
  */
 import type { Format } from "../adapters/index.js";
-import { CtxfoldError } from "../errors.js";
+import { asCtxfoldError, CtxfoldError } from "../errors.js";
 import { Compactor, createCompactor } from "../policy/index.js";
 import type { OffloadHint, OffloadStore } from "../store/index.js";
 import { createMemoryStore, createPackStore, PackOffloadStore } from "../store/index.js";
@@ -117,10 +117,16 @@ const kNewline = new Uint8Array([0x0a]);
 /**
  * Compacts every line of `bytes` (whole lines; the last may lack its newline) whose first line
  * is number `firstLine` of the input. A line that is not JSON, not a run, or that the compactor
- * rejects is written through byte for byte with an error record; a run within the soft
+ * rejects or fails on for any reason (a failure that is no CtxfoldError, such as a stack
+ * overflow on deep nesting, becomes E_INTERNAL) is written through byte for byte with an error
+ * record, so one run never costs the batch or the rest of its chunk; a run within the soft
  * threshold is written through byte for byte too (nothing to do, and its bytes stay the
  * caller's); every other run is written as the compacted messages in its own format, the
  * line's other fields kept in their order.
+ *
+ * Throws only E_STORE_WRITE (a put or the closing flush of the offload store failed: a full or
+ * unwritable offload dir fails every run alike, and output whose refs do not resolve must not
+ * be written) and what fails outside any run.
  */
 export async function compactChunk(bytes: Uint8Array, firstLine: number, options: JobOptions): Promise<ChunkResult> {
   const { compactor, store } = compactorFor(options);
@@ -148,21 +154,23 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
       id = runIdOf(value);
       const run = runOfLine(value, lineNo);
       const r = await compactor.compact(wireOf(run), { budget: options.budget, ...(options.format === "auto" ? {} : { format: options.format }) });
+      // Rendered before any count, so a run that fails here counts as an error only.
+      const encoded = r.tier === "normal" ? undefined : kEncoder.encode(JSON.stringify(lineOf(r.messages, run.envelope)));
       stats.tokensIn += r.tokensBefore;
       stats.tokensOut += r.tokensAfter;
       stats.tiers[r.tier]++;
       if (r.status === "budget_infeasible") stats.infeasible++;
-      if (r.tier === "normal") {
+      if (!encoded) {
         stats.fit++;
         through();
         continue;
       }
       stats.compacted++;
-      const encoded = kEncoder.encode(JSON.stringify(lineOf(r.messages, run.envelope)));
       pieces.push(encoded, kNewline);
       stats.bytesOut += encoded.length + 1;
-    } catch (err) {
-      if (!CtxfoldError.isInstance(err)) throw err;
+    } catch (thrown) {
+      const err = asCtxfoldError(thrown);
+      if (err.code === "E_STORE_WRITE") throw err; // see the doc comment: fatal, not the run's fault
       stats.errors++;
       errors.push({ line: lineNo, ...(id !== undefined ? { id } : {}), code: err.code, reason: err.message, ...(err.path ? { path: err.path } : {}) });
       through();

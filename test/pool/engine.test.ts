@@ -1,0 +1,59 @@
+// The batch engine's faults, on both of its paths: in-process (one worker) and the Piscina pool
+// (inProcessBelow: 0 sends even these small inputs to the workers, which run dist's build).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderMessages } from "../../src/adapters/index.js";
+import { generateRuns } from "../../src/gen/run.js";
+import { runBatch, type BatchOptions } from "../../src/pool/engine.js";
+import type { ErrorRecord } from "../../src/pool/job.js";
+
+const kBudget = 4000;
+/** Deeper than JSON.stringify can go on either thread's stack (main ~5,000 levels, a worker's 4 MB ~20,000). */
+const kDeep = "[".repeat(100_000) + "]".repeat(100_000);
+
+let dir: string;
+let files = 0;
+/** Four runs over the budget, as objects with ids. */
+let runs: string[];
+
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "ctxfold-engine-"));
+  runs = generateRuns(4, 11).map((r, i) => JSON.stringify({ id: `run-${i}`, messages: renderMessages(r.messages, "openai-chat") }));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const fresh = (name: string) => path.join(dir, `${files++}-${name}`);
+const outLines = (file: string) => readFileSync(file, "utf8").split("\n").slice(0, -1);
+const errorRecords = (file: string) => outLines(file).map((l) => JSON.parse(l) as ErrorRecord);
+
+function batch(input: string[], workers: number, options: Partial<BatchOptions> = {}) {
+  const file = fresh("in.jsonl");
+  writeFileSync(file, input.join("\n") + "\n");
+  const output = fresh("out.jsonl");
+  return {
+    input: file, output,
+    run: () => runBatch({
+      input: file, output, budget: kBudget, format: "auto", mode: "tiered", workers, inProcessBelow: 0, chunkBytes: 8 << 20,
+      offloadDir: `${output}.offload`, ...options,
+    }),
+  };
+}
+
+describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path, workers) => {
+  it("writes a run the compactor fails on (nesting deeper than the stack) through with an E_INTERNAL record, and compacts the rest of its chunk", async () => {
+    const deepMessage = runs[1].replace('"role":', `"extra":${kDeep},"role":`);
+    const deepLine = runs[2].replace(/}$/, `,"extra":${kDeep}}`);
+    const input = [runs[0], deepMessage, runs[1], deepLine, runs[2], runs[3]];
+    const { output, run } = batch(input, workers);
+    const summary = await run();
+    expect(summary).toMatchObject({ runs: 6, compacted: 4, errors: 2, crashed: 0, retried: 0 });
+    const out = outLines(output);
+    expect([out[1], out[3]]).toEqual([deepMessage, deepLine]);
+    for (const i of [0, 2, 4, 5]) expect(out[i]).not.toBe(input[i]);
+    const errors = errorRecords(`${output}.errors.jsonl`);
+    expect(errors.map((e) => [e.line, e.id, e.code])).toEqual([[2, "run-1", "E_INTERNAL"], [4, "run-2", "E_INTERNAL"]]);
+    for (const e of errors) expect(e.reason).toContain("RangeError");
+  });
+});
