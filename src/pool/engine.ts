@@ -4,9 +4,11 @@
  * inputs), and writes the results in input order. Memory stays bounded: at most
  * `2 × workers` chunks are in flight, and reading waits for a free slot.
  *
- * Faults: a bad line is written through with an error record (or, under `strict`, stops the
- * run); a chunk whose worker dies is retried once in a fresh worker, then written through with
- * an error record per run; an interrupt finishes the chunks in flight and leaves a checkpoint
+ * Faults: a bad line, or a run the compactor fails on, is written through with an error record
+ * (or, under `strict`, stops the run); a chunk whose worker dies is retried once in a fresh
+ * worker, then written through with an error record per run; an offload store that cannot be
+ * written stops the batch on either path (a worker returns the error, rebuilt here, so only a
+ * death counts as a crash); an interrupt finishes the chunks in flight and leaves a checkpoint
  * (`OUT.checkpoint.json`) from which `resume` continues with no run lost or written twice.
  */
 import { existsSync, statSync, createReadStream } from "node:fs";
@@ -19,7 +21,7 @@ import { CtxfoldError } from "../errors.js";
 import { kNodeFsOps, writeFileAtomic } from "../store/fs-ops.js";
 import { addStats, compactChunk, emptyStats, unpack, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
 import { gunzipIfGzip, isBlankLine, linesOf } from "./input.js";
-import type { WorkerTask } from "./worker.js";
+import type { WorkerReply, WorkerTask } from "./worker.js";
 
 export interface BatchOptions extends Omit<JobOptions, "file"> {
   /** A file (.gz is gunzipped; gzip data is also recognised by its magic bytes) or "-" for `stdin`. */
@@ -304,15 +306,19 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     for (let attempt = 0; attempt < 2; attempt++) {
       const copy = bytes.slice();
       const task: WorkerTask = { bytes: copy, firstLine, options: job, chunk, attempt };
+      let reply: WorkerReply;
       try {
-        const packed = (await pool.run(task, { transferList: [copy.buffer as ArrayBuffer] })) as Uint8Array;
-        const { out: o, meta } = unpack<Omit<ChunkResult, "out">>(packed);
-        return { out: o, ...meta };
+        reply = (await pool.run(task, { transferList: [copy.buffer as ArrayBuffer] })) as WorkerReply;
       } catch (err) {
+        // Only a worker's death rejects a task (the worker returns its errors).
         if (poolFailure) throw poolFailure;
         lastError = err;
         if (attempt === 0) summary.retried++;
+        continue;
       }
+      if (!(reply instanceof Uint8Array)) throw CtxfoldError.fromWire(reply);
+      const { out: o, meta } = unpack<Omit<ChunkResult, "out">>(reply);
+      return { out: o, ...meta };
     }
     summary.crashed++;
     return passThrough(bytes, firstLine, `worker died compacting this chunk twice: ${lastError instanceof Error ? lastError.message : String(lastError)}${oomHint(lastError)}`);

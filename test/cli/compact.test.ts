@@ -127,6 +127,17 @@ describe("ctxfold compact", () => {
     out.forEach((l, i) => expect(l).toBe(dead.has(i) ? lines[i] : want[i]));
   });
 
+  it("stops with exit 1 naming the offload dir when it cannot be written, with 2 workers as in-process (no worker crashed)", () => {
+    writeFileSync(path.join(dir, "plain"), "not a directory");
+    for (const workers of ["1", "2"]) {
+      const r = cli(["compact", "in.jsonl", "-o", `nostore${workers}.jsonl`, "--budget", String(kBudget), "--workers", workers, "--offload-dir", "plain/offload", "--quiet"]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(path.join(dir, "plain", "offload"));
+      expect(r.stderr).toContain("ENOTDIR");
+      expect(existsSync(path.join(dir, `nostore${workers}.jsonl.errors.jsonl`))).toBe(false);
+    }
+  });
+
   it("--max-worker-heap-mb: a run too big for a worker's heap is retried, then passed through with a record naming the flag", () => {
     // A 40 MB tool output between ordinary runs: its chunk is that one line (chunks are whole lines).
     const big = JSON.stringify({ id: "big", messages: [

@@ -1,6 +1,6 @@
 // The batch engine's faults, on both of its paths: in-process (one worker) and the Piscina pool
 // (inProcessBelow: 0 sends even these small inputs to the workers, which run dist's build).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { renderMessages } from "../../src/adapters/index.js";
 import { generateRuns } from "../../src/gen/run.js";
 import { runBatch, type BatchOptions } from "../../src/pool/engine.js";
 import type { ErrorRecord } from "../../src/pool/job.js";
+import { rejection } from "../helpers.js";
 
 const kBudget = 4000;
 /** Deeper than JSON.stringify can go on either thread's stack (main ~5,000 levels, a worker's 4 MB ~20,000). */
@@ -55,5 +56,19 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
     const errors = errorRecords(`${output}.errors.jsonl`);
     expect(errors.map((e) => [e.line, e.id, e.code])).toEqual([[2, "run-1", "E_INTERNAL"], [4, "run-2", "E_INTERNAL"]]);
     for (const e of errors) expect(e.reason).toContain("RangeError");
+  });
+
+  it("stops, naming the pack and the OS code, when the offload store cannot be written (not a worker crash)", async () => {
+    const plain = fresh("plain-file");
+    writeFileSync(plain, "not a directory");
+    const offloadDir = path.join(plain, "offload");
+    const { output, run } = batch(runs, workers, { offloadDir });
+    const err = await rejection(run());
+    expect(err.code).toBe("E_STORE_WRITE");
+    expect(err.message).toContain(offloadDir);
+    expect(err.message).toContain("ENOTDIR");
+    // Nothing was written whose refs would not resolve.
+    expect(readFileSync(output, "utf8")).toBe("");
+    expect(existsSync(`${output}.errors.jsonl`)).toBe(false);
   });
 });
