@@ -32,6 +32,8 @@ export type CtxfoldErrorCode =
   | "E_SESSION_NOT_FOUND"
   | "E_SESSION_CORRUPT"
   | "E_WORKER_CRASH"
+  /** A batch's output (or a file beside it) is its input under another name; nothing was written. */
+  | "E_OUTPUT_IS_INPUT"
   /** A failure that is no CtxfoldError (a bug, or a limit such as the stack's); the reason keeps its name and message. */
   | "E_INTERNAL";
 

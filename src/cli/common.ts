@@ -3,15 +3,22 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Readable, Writable } from "node:stream";
 import { gunzipIfGzip, namingFailures } from "../pool/input.js";
 import { kFormats, type Format } from "../adapters/index.js";
-import { CtxfoldError } from "../errors.js";
+import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
 
 /**
  * Exit codes of every ctxfold command (README "The ctxfold command"):
- * 0 done; 1 failed (bad input under --strict, an unreadable file, an I/O error); 2 bad usage;
- * 3 done, but some runs could not be compacted (passed through, each in the errors file);
- * 130 interrupted by SIGINT (a checkpoint was written; `--resume` continues).
+ * 0 done; 1 failed (bad input under --strict, an unreadable file, an I/O error); 2 bad usage,
+ * or a command line that cannot be carried out as given (kRefusals); 3 done, but some runs could
+ * not be compacted (passed through, each in the errors file); 130 interrupted by SIGINT (a
+ * checkpoint was written; `--resume` continues).
  */
 export const kExit = { ok: 0, failed: 1, usage: 2, partial: 3, interrupted: 130 } as const;
+
+/** Errors that refuse the command line before any work (nothing was written): exit 2, like bad usage. */
+const kRefusals: ReadonlySet<CtxfoldErrorCode> = new Set<CtxfoldErrorCode>(["E_OUTPUT_IS_INPUT"]);
+
+/** The exit code of a CtxfoldError that stopped a command. */
+export const exitCodeOf = (err: CtxfoldError): number => (kRefusals.has(err.code) ? kExit.usage : kExit.failed);
 
 /** Where a command reads and writes: the process's streams, or a test's. */
 export interface CliIo {

@@ -6,7 +6,7 @@
 import { pathToFileURL } from "node:url";
 import { realpathSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
-import { kExit, kProcessIo, UsageError, type CliIo } from "./common.js";
+import { exitCodeOf, kExit, kProcessIo, UsageError, type CliIo } from "./common.js";
 import { count, hash } from "./commands/count.js";
 import { compact } from "./commands/compact.js";
 import { stats } from "./commands/stats.js";
@@ -46,7 +46,8 @@ commands:
   hash FILE|-   xxh64 content hash of a text file
 
 exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O error);
-2 bad usage; 3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
+2 bad usage, or refused before writing anything (compact: an output that is the input);
+3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
 130 interrupted (checkpoint written: rerun with --resume)`;
 
 const kCommands: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
@@ -74,7 +75,7 @@ export async function runCli(argv: string[], io: CliIo = kProcessIo): Promise<nu
     }
     if (CtxfoldError.isInstance(err)) {
       io.stderr.write(`ctxfold ${command}: ${err.message}\n`);
-      return kExit.failed;
+      return exitCodeOf(err);
     }
     const code = (err as NodeJS.ErrnoException).code;
     // OS errors (ENOENT, EACCES…) and zlib's (Z_DATA_ERROR: a corrupt .gz) are the input's fault.

@@ -11,7 +11,7 @@
  * death counts as a crash); an interrupt finishes the chunks in flight and leaves a checkpoint
  * (`OUT.checkpoint.json`) from which `resume` continues with no run lost or written twice.
  */
-import { existsSync, statSync, createReadStream } from "node:fs";
+import { createReadStream, existsSync, fstatSync, statSync, type BigIntStats } from "node:fs";
 import { open, readFile, rm, truncate, type FileHandle } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Readable, Writable } from "node:stream";
@@ -208,6 +208,34 @@ async function fileSink(path: string, at: number): Promise<Sink & { handle: File
   };
 }
 
+/** A regular file's identity: its device and inode, which every name of it shares (a symlink, a hard link, `./x` for `x`). */
+function identityOf(stat: BigIntStats): string | undefined {
+  return stat.isFile() ? `${stat.dev}:${stat.ino}` : undefined;
+}
+
+/**
+ * E_OUTPUT_IS_INPUT when a file the batch writes or removes is the input file (given as a path,
+ * or on stdin) under whatever name: opening it for writing would empty the input before a line
+ * of it is read. Called before anything is opened for writing.
+ */
+function refuseToOverwriteInput(options: BatchOptions, files: [file: string, what: string][]): void {
+  const fd = options.input === "-" ? ((options.stdin ?? process.stdin) as Readable & { fd?: unknown }).fd : undefined;
+  if (options.input === "-" && typeof fd !== "number") return; // a stream that is no file
+  let input: string | undefined;
+  try {
+    input = identityOf(typeof fd === "number" ? fstatSync(fd, { bigint: true }) : statSync(options.input, { bigint: true }));
+  } catch {
+    return; // no input to lose (reading it reports why)
+  }
+  if (input === undefined) return;
+  for (const [file, what] of files) {
+    const stat = statSync(file, { bigint: true, throwIfNoEntry: false });
+    if (!stat || identityOf(stat) !== input) continue;
+    const inputName = options.input === "-" ? "the file on stdin" : `the input ${options.input}`;
+    throw new CtxfoldError("E_OUTPUT_IS_INPUT", `refusing to write ${what} ${file}: it is ${inputName} (the same file), which writing would destroy`);
+  }
+}
+
 const sameOptions = (a: Omit<JobOptions, "file">, b: Omit<JobOptions, "file">) =>
   JSON.stringify([a.budget, a.format, a.mode, a.preset ?? null, a.offloadDir ?? null]) === JSON.stringify([b.budget, b.format, b.mode, b.preset ?? null, b.offloadDir ?? null]);
 
@@ -222,6 +250,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   const toFile = options.output !== "-";
   const checkpointPath = toFile ? `${options.output}.checkpoint.json` : undefined;
   const errorsPath = toFile ? `${options.output}.errors.jsonl` : undefined;
+  if (toFile) refuseToOverwriteInput(options, [[options.output, "the output"], [errorsPath!, "the errors file"], [checkpointPath!, "the checkpoint"]]);
 
   // Resume: the checkpoint must be this run's; output and errors are cut back to what it covers.
   let resumed: Checkpoint | undefined;

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, linkSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,9 +27,17 @@ function corpusLines(count: number, seed: number): string[] {
   });
 }
 
-function cli(args: string[], options: { env?: Record<string, string>; stdin?: Buffer } = {}) {
-  const r = spawnSync(process.execPath, [kCli, ...args], { cwd: dir, env: { ...process.env, ...options.env }, input: options.stdin, maxBuffer: 1 << 30 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr.toString() };
+/** The CLI spawned in `dir`; `stdinFile` is opened as its stdin, as a shell's `< FILE` does. */
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: Buffer; stdinFile?: string } = {}) {
+  const fd = options.stdinFile === undefined ? undefined : openSync(path.join(dir, options.stdinFile), "r");
+  try {
+    const r = spawnSync(process.execPath, [kCli, ...args], {
+      cwd: dir, env: { ...process.env, ...options.env }, input: options.stdin, maxBuffer: 1 << 30, ...(fd === undefined ? {} : { stdio: [fd, "pipe", "pipe"] }),
+    });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr.toString() };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** What the in-process API gives for each line (the CLI's output must equal it run for run). */
@@ -125,6 +133,32 @@ describe("ctxfold compact", () => {
     // Lines of the dead chunk are the input's; every other line is compacted as usual.
     const dead = new Set(errors.map((e) => e.line - 1));
     out.forEach((l, i) => expect(l).toBe(dead.has(i) ? lines[i] : want[i]));
+  });
+
+  it("refuses with exit 2 an output, errors file or checkpoint that is the input under any name, naming both and leaving it whole", () => {
+    const source = readFileSync(input);
+    for (const name of ["same.jsonl", "batch.errors.jsonl", "batch.checkpoint.json"]) copyFileSync(input, path.join(dir, name));
+    symlinkSync("same.jsonl", path.join(dir, "same-symlink.jsonl"));
+    linkSync(path.join(dir, "same.jsonl"), path.join(dir, "same-hardlink.jsonl"));
+    const cases: [input: string, output: string, written: string][] = [
+      ["same.jsonl", "same.jsonl", "same.jsonl"], ["same.jsonl", "./same.jsonl", "./same.jsonl"],
+      ["same.jsonl", path.join(dir, "same.jsonl"), path.join(dir, "same.jsonl")], ["same.jsonl", "same-symlink.jsonl", "same-symlink.jsonl"],
+      ["same-symlink.jsonl", "same.jsonl", "same.jsonl"], ["same.jsonl", "same-hardlink.jsonl", "same-hardlink.jsonl"],
+      ["batch.errors.jsonl", "batch", "batch.errors.jsonl"], ["batch.checkpoint.json", "batch", "batch.checkpoint.json"],
+    ];
+    for (const workers of ["1", "2"]) {
+      for (const [from, to, written] of cases) {
+        const r = cli(["compact", from, "-o", to, "--budget", String(kBudget), "--workers", workers, "--quiet"]);
+        expect(r.code, `${from} -o ${to}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain(`the input ${from} `);
+        expect(r.stderr).toContain(` ${written}: `);
+        expect(readFileSync(path.join(dir, from)).equals(source)).toBe(true);
+      }
+      const piped = cli(["compact", "-", "-o", "same.jsonl", "--budget", String(kBudget), "--workers", workers, "--quiet"], { stdinFile: "same.jsonl" });
+      expect(piped.code, piped.stderr).toBe(2);
+      expect(piped.stderr).toContain("stdin");
+      expect(readFileSync(path.join(dir, "same.jsonl")).equals(source)).toBe(true);
+    }
   });
 
   it("stops with exit 1 naming the offload dir when it cannot be written, with 2 workers as in-process (no worker crashed)", () => {

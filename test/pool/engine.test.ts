@@ -1,6 +1,6 @@
 // The batch engine's faults, on both of its paths: in-process (one worker) and the Piscina pool
 // (inProcessBelow: 0 sends even these small inputs to the workers, which run dist's build).
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,5 +70,17 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
     // Nothing was written whose refs would not resolve.
     expect(readFileSync(output, "utf8")).toBe("");
     expect(existsSync(`${output}.errors.jsonl`)).toBe(false);
+  });
+
+  it("refuses an output that is the input (a hard link to it) before opening anything for writing", async () => {
+    const link = fresh("link.jsonl");
+    const { input, run } = batch(runs, workers, { output: link });
+    linkSync(input, link);
+    const before = readFileSync(input, "utf8");
+    const err = await rejection(run());
+    expect(err.code).toBe("E_OUTPUT_IS_INPUT");
+    expect(err.message).toContain(input);
+    expect(err.message).toContain(link);
+    expect(readFileSync(input, "utf8")).toBe(before);
   });
 });
