@@ -34,6 +34,8 @@ export type CtxfoldErrorCode =
   | "E_WORKER_CRASH"
   /** A batch's output (or a file beside it) is its input under another name; nothing was written. */
   | "E_OUTPUT_IS_INPUT"
+  /** A batch's output (a file or stdout), errors file or checkpoint could not be written (the message names it and the OS code). */
+  | "E_OUTPUT_WRITE"
   /** A failure that is no CtxfoldError (a bug, or a limit such as the stack's); the reason keeps its name and message. */
   | "E_INTERNAL";
 

@@ -96,10 +96,12 @@ const isMain = (() => {
 })();
 
 if (isMain) {
-  // A reader that stops early (`| head`) is not an error.
+  // A reader that stops early (`| head`) is not an error; any other failure to write stdout (a
+  // full disk under `> FILE`) stops the command, naming stdout and the OS code.
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
     if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw err;
+    process.stderr.write(`ctxfold: cannot write stdout: ${err.code} (${err.message})\n`);
+    process.exit(kExit.failed);
   });
   runCli(process.argv.slice(2)).then(
     (code) => {

@@ -12,13 +12,13 @@
  * (`OUT.checkpoint.json`) from which `resume` continues with no run lost or written twice.
  */
 import { createReadStream, existsSync, fstatSync, statSync, type BigIntStats } from "node:fs";
-import { open, readFile, rm, truncate, type FileHandle } from "node:fs/promises";
+import { open, readFile, rm, truncate } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Readable, Writable } from "node:stream";
 import { Piscina } from "piscina";
 import { getCoreModule } from "../core/load-core.js";
 import { CtxfoldError } from "../errors.js";
-import { kNodeFsOps, writeFileAtomic } from "../store/fs-ops.js";
+import { errorCode, errorMessage, kNodeFsOps, writeFileAtomic } from "../store/fs-ops.js";
 import { addStats, compactChunk, emptyStats, unpack, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
 import { gunzipIfGzip, isBlankLine, linesOf } from "./input.js";
 import type { WorkerReply, WorkerTask } from "./worker.js";
@@ -178,33 +178,47 @@ interface Sink {
   close(): Promise<void>;
 }
 
-function streamSink(stream: Writable): Sink {
+/**
+ * E_OUTPUT_WRITE: one of the batch's own files (the output, its errors file, its checkpoint) could
+ * not be written, named with the OS code (ENOSPC…), so a full disk says which file and why.
+ */
+function outputWriteError(file: string, cause: unknown): CtxfoldError {
+  return new CtxfoldError("E_OUTPUT_WRITE", `cannot write ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+}
+
+/** `p`, its failure an outputWriteError naming `file`. */
+const writingTo = <T>(file: string, p: Promise<T>): Promise<T> => p.catch((cause: unknown) => {
+  throw outputWriteError(file, cause);
+});
+
+/** A sink over a stream (stdout, named `name` in errors). */
+function streamSink(stream: Writable, name: string): Sink {
   return {
-    write: (bytes) => new Promise<void>((resolve, reject) => {
+    write: (bytes) => writingTo(name, new Promise<void>((resolve, reject) => {
       if (bytes.length === 0) return resolve();
       const ok = stream.write(bytes, (err) => (err ? reject(err) : undefined));
       if (ok) resolve();
       else stream.once("drain", resolve);
-    }),
+    })),
     close: async () => undefined,
   };
 }
 
-async function fileSink(path: string, at: number): Promise<Sink & { handle: FileHandle }> {
-  const handle = await open(path, at > 0 ? "r+" : "w");
-  if (at > 0) await handle.truncate(at);
+/** A sink over `file`, cut to its first `at` bytes (0: created or emptied). */
+async function fileSink(file: string, at: number): Promise<Sink> {
+  const handle = await writingTo(file, open(file, at > 0 ? "r+" : "w"));
+  if (at > 0) await writingTo(file, handle.truncate(at));
   let position = at;
   return {
-    handle,
-    async write(bytes) {
+    write: (bytes) => writingTo(file, (async () => {
       let done = 0;
       while (done < bytes.length) {
         const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position);
         done += bytesWritten;
         position += bytesWritten;
       }
-    },
-    close: () => handle.close(),
+    })()),
+    close: () => writingTo(file, handle.close()),
   };
 }
 
@@ -267,12 +281,12 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     await rm(checkpointPath);
   }
 
-  const out: Sink = toFile ? await fileSink(options.output, resumed?.outBytes ?? 0) : streamSink(options.stdout ?? process.stdout);
+  const out: Sink = toFile ? await fileSink(options.output, resumed?.outBytes ?? 0) : streamSink(options.stdout ?? process.stdout, "stdout");
   let errBytes = resumed?.errBytes ?? 0;
   let errSink: Sink | undefined;
   if (errorsPath) {
     if (resumed) {
-      if (existsSync(errorsPath)) await truncate(errorsPath, errBytes);
+      if (existsSync(errorsPath)) await writingTo(errorsPath, truncate(errorsPath, errBytes));
       errSink = await fileSink(errorsPath, errBytes);
     } else if (existsSync(errorsPath)) {
       await rm(errorsPath);
@@ -316,7 +330,11 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     const stats = emptyStats();
     addStats(stats, summary);
     const cp: Checkpoint = { ctxfold: "checkpoint", version: 1, input: options.input, options: jobKey, lines: summary.lines, outBytes, errBytes, stats };
-    writeFileAtomic(kNodeFsOps, checkpointPath, Buffer.from(JSON.stringify(cp)), false);
+    try {
+      writeFileAtomic(kNodeFsOps, checkpointPath, Buffer.from(JSON.stringify(cp)), false);
+    } catch (err) {
+      throw outputWriteError(checkpointPath, (err as Error).cause ?? err); // the OS error, not the store's wording
+    }
   };
 
   const oomHint = (err: unknown) => ((err as { code?: unknown } | undefined)?.code === "ERR_WORKER_OUT_OF_MEMORY" ? ` (raise --max-worker-heap-mb, now ${heapMb})` : "");

@@ -27,16 +27,17 @@ function corpusLines(count: number, seed: number): string[] {
   });
 }
 
-/** The CLI spawned in `dir`; `stdinFile` is opened as its stdin, as a shell's `< FILE` does. */
-function cli(args: string[], options: { env?: Record<string, string>; stdin?: Buffer; stdinFile?: string } = {}) {
-  const fd = options.stdinFile === undefined ? undefined : openSync(path.join(dir, options.stdinFile), "r");
+/** The CLI spawned in `dir`; `redirect` opens files as its stdin or stdout, as a shell's `< IN` and `> OUT` do. */
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: Buffer; redirect?: { stdin?: string; stdout?: string } } = {}) {
+  const stdin = options.redirect?.stdin === undefined ? "pipe" : openSync(path.resolve(dir, options.redirect.stdin), "r");
+  const stdout = options.redirect?.stdout === undefined ? "pipe" : openSync(path.resolve(dir, options.redirect.stdout), "w");
   try {
     const r = spawnSync(process.execPath, [kCli, ...args], {
-      cwd: dir, env: { ...process.env, ...options.env }, input: options.stdin, maxBuffer: 1 << 30, ...(fd === undefined ? {} : { stdio: [fd, "pipe", "pipe"] }),
+      cwd: dir, env: { ...process.env, ...options.env }, input: options.stdin, maxBuffer: 1 << 30, stdio: [stdin, stdout, "pipe"],
     });
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr.toString() };
+    return { code: r.status, stdout: r.stdout ?? Buffer.alloc(0), stderr: r.stderr.toString() };
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    for (const fd of [stdin, stdout]) if (typeof fd === "number") closeSync(fd);
   }
 }
 
@@ -154,11 +155,22 @@ describe("ctxfold compact", () => {
         expect(r.stderr).toContain(` ${written}: `);
         expect(readFileSync(path.join(dir, from)).equals(source)).toBe(true);
       }
-      const piped = cli(["compact", "-", "-o", "same.jsonl", "--budget", String(kBudget), "--workers", workers, "--quiet"], { stdinFile: "same.jsonl" });
+      const piped = cli(["compact", "-", "-o", "same.jsonl", "--budget", String(kBudget), "--workers", workers, "--quiet"], { redirect: { stdin: "same.jsonl" } });
       expect(piped.code, piped.stderr).toBe(2);
       expect(piped.stderr).toContain("stdin");
       expect(readFileSync(path.join(dir, "same.jsonl")).equals(source)).toBe(true);
     }
+  });
+
+  it.skipIf(!existsSync("/dev/full"))("stops with exit 1 naming the output and the OS code when it cannot be written (/dev/full), with 2 workers as in-process", () => {
+    for (const workers of ["1", "2"]) {
+      const r = cli(["compact", "in.jsonl", "-o", "/dev/full", "--offload-dir", `full${workers}.offload`, "--budget", String(kBudget), "--workers", workers, "--quiet"]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain("cannot write /dev/full: ENOSPC");
+    }
+    const piped = cli(["compact", "in.jsonl", "-o", "-", "--offload-dir", "full.offload", "--budget", String(kBudget), "--quiet"], { redirect: { stdout: "/dev/full" } });
+    expect(piped.code, piped.stderr).toBe(1);
+    expect(piped.stderr).toContain("cannot write stdout: ENOSPC");
   });
 
   it("stops with exit 1 naming the offload dir when it cannot be written, with 2 workers as in-process (no worker crashed)", () => {

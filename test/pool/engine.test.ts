@@ -72,6 +72,14 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
     expect(existsSync(`${output}.errors.jsonl`)).toBe(false);
   });
 
+  it.skipIf(!existsSync("/dev/full"))("stops, naming the output file and the OS code, when the output cannot be written (/dev/full)", async () => {
+    const { run } = batch(runs, workers, { output: "/dev/full", offloadDir: fresh("offload") });
+    const err = await rejection(run());
+    expect(err.code).toBe("E_OUTPUT_WRITE");
+    expect(err.message).toContain("/dev/full");
+    expect(err.message).toContain("ENOSPC");
+  });
+
   it("refuses an output that is the input (a hard link to it) before opening anything for writing", async () => {
     const link = fresh("link.jsonl");
     const { input, run } = batch(runs, workers, { output: link });
