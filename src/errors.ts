@@ -36,6 +36,8 @@ export type CtxfoldErrorCode =
   | "E_OUTPUT_IS_INPUT"
   /** A batch's output (a file or stdout), errors file or checkpoint could not be written (the message names it and the OS code). */
   | "E_OUTPUT_WRITE"
+  /** `--resume` from a checkpoint of another version, input or options, or over an input changed since. */
+  | "E_CHECKPOINT_MISMATCH"
   /** A failure that is no CtxfoldError (a bug, or a limit such as the stack's); the reason keeps its name and message. */
   | "E_INTERNAL";
 

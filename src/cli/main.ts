@@ -46,7 +46,8 @@ commands:
   hash FILE|-   xxh64 content hash of a text file
 
 exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O error);
-2 bad usage, or refused before writing anything (compact: an output that is the input);
+2 bad usage, or refused before writing anything (compact: an output that is the input,
+a --resume whose checkpoint is not of this input and options or whose input changed since);
 3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
 130 interrupted (checkpoint written: rerun with --resume)`;
 

@@ -11,10 +11,11 @@
  * death counts as a crash); an interrupt finishes the chunks in flight and leaves a checkpoint
  * (`OUT.checkpoint.json`) from which `resume` continues with no run lost or written twice.
  */
-import { createReadStream, existsSync, fstatSync, statSync, type BigIntStats } from "node:fs";
+import { createHash, type Hash } from "node:crypto";
+import { createReadStream, existsSync, fstatSync, statSync, type BigIntStats, type Stats } from "node:fs";
 import { open, readFile, rm, truncate } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import type { Readable, Writable } from "node:stream";
+import { Readable, type Writable } from "node:stream";
 import { Piscina } from "piscina";
 import { getCoreModule } from "../core/load-core.js";
 import { CtxfoldError } from "../errors.js";
@@ -30,7 +31,7 @@ export interface BatchOptions extends Omit<JobOptions, "file"> {
   output: string;
   /** Worker threads; 1 compacts in-process. */
   workers: number;
-  /** Continue from OUT.checkpoint.json. */
+  /** Continue from OUT.checkpoint.json (refused when it is not of this input, as it was then, and these options). */
   resume?: boolean;
   /** Stop at the first line that cannot be compacted (E_BAD_INPUT naming file:line). */
   strict?: boolean;
@@ -85,10 +86,29 @@ export interface BatchSummary extends ChunkStats {
   peakRssMB: number;
 }
 
+/** An input file's size and mtime (none for stdin). */
+interface InputFile {
+  size?: number;
+  /** Rounded to whole ms: an mtime set again through utimes (seconds as a double) comes back off by up to ~0.3 µs. */
+  mtimeMs?: number;
+}
+
+const inputFileOf = (stat: Stats | undefined): InputFile => (stat ? { size: stat.size, mtimeMs: Math.round(stat.mtimeMs) } : {});
+
+/** Version 2 added `inputFile`; a checkpoint of another version is refused, never guessed at. */
+const kCheckpointVersion = 2;
+
 interface Checkpoint {
   ctxfold: "checkpoint";
-  version: 1;
+  version: typeof kCheckpointVersion;
   input: string;
+  /**
+   * What the input was: the file's size and mtime when the batch started (absent for stdin),
+   * and the SHA-256 (hex) of its lines done, decompressed, as the chunks held them. A resume
+   * skips those lines unread, so an input replaced or edited since, even at the same length,
+   * would lose the runs that moved into them and write others twice: it is refused instead.
+   */
+  inputFile: InputFile & { doneSha256: string };
   options: Omit<JobOptions, "file">;
   /** Input lines done (all written), output and errors-file bytes written for them. */
   lines: number;
@@ -109,12 +129,51 @@ function workerFile(): string {
   throw new CtxfoldError("E_BAD_INPUT", `the pool's worker script is not built (looked for ${fileURLToPath(here)}); run \`npm run build\``);
 }
 
-/** Whole-line chunks of the input, after skipping `skipLines` lines. */
-async function* chunksOf(input: Readable, chunkBytes: number, skipLines: number): AsyncGenerator<{ bytes: Uint8Array; firstLine: number }> {
+/**
+ * Reads past the first `lines` lines of `input` (those a checkpoint says are done), feeding their
+ * bytes to `done`; returns the rest of the input.
+ */
+async function skipLines(input: AsyncIterable<Buffer>, lines: number, done: Hash): Promise<AsyncIterable<Buffer>> {
+  const it = input[Symbol.asyncIterator]();
+  let skip = lines;
+  let rest: Buffer | undefined;
+  while (skip > 0) {
+    const r = await it.next();
+    if (r.done) break;
+    let at = 0;
+    while (skip > 0 && at < r.value.length) {
+      const nl = r.value.indexOf(0x0a, at);
+      at = nl < 0 ? r.value.length : nl + 1;
+      if (nl >= 0) skip--;
+    }
+    done.update(r.value.subarray(0, at));
+    if (at < r.value.length) rest = r.value.subarray(at);
+  }
+  return (async function* () {
+    if (rest) yield rest;
+    for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+  })();
+}
+
+/**
+ * `stream`, each chunk's length told to `count` as it is read. Read only as asked (a 'data'
+ * listener would set the stream flowing, and what it read before the chunker's first request,
+ * across the awaits that open the output, would be lost to the chunker).
+ */
+function counting(stream: Readable, count: (bytes: number) => void): Readable {
+  return Readable.from((async function* () {
+    for await (const data of stream as AsyncIterable<Buffer>) {
+      count(data.length);
+      yield data;
+    }
+  })(), { objectMode: false });
+}
+
+/** Whole-line chunks of the input, the first starting at line `firstLine`. */
+async function* chunksOf(input: AsyncIterable<Buffer>, chunkBytes: number, firstLine: number): AsyncGenerator<{ bytes: Uint8Array; firstLine: number }> {
   let pending: Buffer[] = [];
   let size = 0;
-  let line = 1;
-  let skip = skipLines;
+  let line = firstLine;
   const take = (all: Buffer, cut: number) => {
     const bytes = new Uint8Array(cut);
     bytes.set(all.subarray(0, cut));
@@ -125,18 +184,7 @@ async function* chunksOf(input: Readable, chunkBytes: number, skipLines: number)
     line += n;
     return chunk;
   };
-  for await (const data of input as AsyncIterable<Buffer>) {
-    let buf = data;
-    while (skip > 0 && buf.length > 0) {
-      const nl = buf.indexOf(0x0a);
-      if (nl < 0) {
-        buf = buf.subarray(buf.length);
-        break;
-      }
-      buf = buf.subarray(nl + 1);
-      skip--;
-      line++;
-    }
+  for await (const buf of input) {
     if (buf.length === 0) continue;
     pending.push(buf);
     size += buf.length;
@@ -253,6 +301,45 @@ function refuseToOverwriteInput(options: BatchOptions, files: [file: string, wha
 const sameOptions = (a: Omit<JobOptions, "file">, b: Omit<JobOptions, "file">) =>
   JSON.stringify([a.budget, a.format, a.mode, a.preset ?? null, a.offloadDir ?? null]) === JSON.stringify([b.budget, b.format, b.mode, b.preset ?? null, b.offloadDir ?? null]);
 
+const kStartOver = "rerun without --resume to start over";
+
+/**
+ * The checkpoint at `file` if this batch can resume from it: E_BAD_INPUT when there is none,
+ * E_CHECKPOINT_MISMATCH when it is of another version, input or options, or the input file's
+ * size or mtime changed since (its lines done are compared as runBatch reads past them).
+ */
+async function checkpointToResume(file: string, input: string, jobKey: Omit<JobOptions, "file">, now: InputFile): Promise<Checkpoint> {
+  if (!existsSync(file)) throw new CtxfoldError("E_BAD_INPUT", `no checkpoint to resume from (${file})`);
+  let cp: Partial<Checkpoint> | undefined;
+  try {
+    cp = JSON.parse(await readFile(file, "utf8")) as Partial<Checkpoint>;
+  } catch {
+    // reported below
+  }
+  if (cp?.ctxfold !== "checkpoint") throw new CtxfoldError("E_BAD_INPUT", `${file} is not a ctxfold checkpoint`);
+  if (cp.version !== kCheckpointVersion) {
+    throw new CtxfoldError("E_CHECKPOINT_MISMATCH", `${file} is a version ${String(cp.version)} checkpoint; this ctxfold resumes only from version ${kCheckpointVersion}, which records what the input was: ${kStartOver}`);
+  }
+  const checkpoint = cp as Checkpoint;
+  if (typeof checkpoint.inputFile?.doneSha256 !== "string") throw new CtxfoldError("E_BAD_INPUT", `${file} is not a ctxfold checkpoint (it records no input)`);
+  if (checkpoint.input !== input || !sameOptions(checkpoint.options, jobKey)) {
+    throw new CtxfoldError("E_CHECKPOINT_MISMATCH", `${file} was written for ${checkpoint.input} with ${JSON.stringify(checkpoint.options)}; rerun with the same input and options, or without --resume`);
+  }
+  const was = checkpoint.inputFile;
+  const changes = [
+    ...(was.size !== now.size ? [`${was.size ?? "?"} bytes, now ${now.size ?? "?"}`] : []),
+    ...(was.mtimeMs !== now.mtimeMs ? [`modified ${isoTime(was.mtimeMs)}, now ${isoTime(now.mtimeMs)}`] : []),
+  ];
+  if (changes.length > 0) throw inputChanged(input, file, changes.join("; "));
+  return checkpoint;
+}
+
+const isoTime = (ms: number | undefined) => (ms === undefined ? "?" : new Date(ms).toISOString());
+
+function inputChanged(input: string, checkpoint: string, what: string): CtxfoldError {
+  return new CtxfoldError("E_CHECKPOINT_MISMATCH", `${input === "-" ? "stdin" : input} changed since ${checkpoint} was written (${what}): ${kStartOver}`);
+}
+
 /** Runs the batch; resolves with its summary (interrupted or not), rejects on fatal errors. */
 export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   const started = performance.now();
@@ -266,43 +353,47 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   const errorsPath = toFile ? `${options.output}.errors.jsonl` : undefined;
   if (toFile) refuseToOverwriteInput(options, [[options.output, "the output"], [errorsPath!, "the errors file"], [checkpointPath!, "the checkpoint"]]);
 
-  // Resume: the checkpoint must be this run's; output and errors are cut back to what it covers.
+  const inputFile = inputFileOf(options.input === "-" ? undefined : statSync(options.input));
+  const totalBytes = inputFile.size;
+
+  // Resume: the checkpoint must be this run's, over the same input; output and errors are cut
+  // back to what it covers once its lines done are read and found the same.
   let resumed: Checkpoint | undefined;
   if (options.resume) {
     if (!checkpointPath) throw new CtxfoldError("E_BAD_INPUT", "--resume needs -o FILE (a checkpoint sits beside the output file)");
-    if (!existsSync(checkpointPath)) throw new CtxfoldError("E_BAD_INPUT", `no checkpoint to resume from (${checkpointPath})`);
-    const cp = JSON.parse(await readFile(checkpointPath, "utf8")) as Checkpoint;
-    if (cp.ctxfold !== "checkpoint" || cp.version !== 1) throw new CtxfoldError("E_BAD_INPUT", `${checkpointPath} is not a ctxfold checkpoint`);
-    if (cp.input !== options.input || !sameOptions(cp.options, jobKey)) {
-      throw new CtxfoldError("E_BAD_INPUT", `${checkpointPath} was written for ${cp.input} with ${JSON.stringify(cp.options)}; rerun with the same input and options, or without --resume`);
-    }
-    resumed = cp;
-  } else if (checkpointPath && existsSync(checkpointPath)) {
-    await rm(checkpointPath);
+    resumed = await checkpointToResume(checkpointPath, options.input, jobKey, inputFile);
   }
 
-  const out: Sink = toFile ? await fileSink(options.output, resumed?.outBytes ?? 0) : streamSink(options.stdout ?? process.stdout, "stdout");
+  const raw: Readable = options.input === "-" ? options.stdin ?? process.stdin : createReadStream(options.input, { highWaterMark: 1 << 20 });
+  let readBytes = 0;
+  /** SHA-256 of the input's lines done (those skipped on resume, then every chunk written). */
+  const done = createHash("sha256");
+  let input: AsyncIterable<Buffer> = gunzipIfGzip(counting(raw, (n) => (readBytes += n)), job.file);
+  let out: Sink;
   let errBytes = resumed?.errBytes ?? 0;
   let errSink: Sink | undefined;
-  if (errorsPath) {
+  try {
     if (resumed) {
-      if (existsSync(errorsPath)) await writingTo(errorsPath, truncate(errorsPath, errBytes));
-      errSink = await fileSink(errorsPath, errBytes);
-    } else if (existsSync(errorsPath)) {
-      await rm(errorsPath);
+      input = await skipLines(input, resumed.lines, done);
+      if (done.copy().digest("hex") !== resumed.inputFile.doneSha256) {
+        throw inputChanged(options.input, checkpointPath!, `its first ${resumed.lines} lines are not the ones compacted`);
+      }
+    } else if (checkpointPath && existsSync(checkpointPath)) {
+      await rm(checkpointPath);
     }
+    out = toFile ? await fileSink(options.output, resumed?.outBytes ?? 0) : streamSink(options.stdout ?? process.stdout, "stdout");
+    if (errorsPath) {
+      if (resumed) {
+        if (existsSync(errorsPath)) await writingTo(errorsPath, truncate(errorsPath, errBytes));
+        errSink = await fileSink(errorsPath, errBytes);
+      } else if (existsSync(errorsPath)) {
+        await rm(errorsPath);
+      }
+    }
+  } catch (err) {
+    raw.destroy();
+    throw err;
   }
-
-  let totalBytes: number | undefined;
-  let raw: Readable;
-  if (options.input === "-") raw = options.stdin ?? process.stdin;
-  else {
-    totalBytes = statSync(options.input).size;
-    raw = createReadStream(options.input, { highWaterMark: 1 << 20 });
-  }
-  let readBytes = 0;
-  raw.on("data", (d: Buffer) => (readBytes += d.length));
-  const input = gunzipIfGzip(raw, job.file);
 
   const inProcess = options.workers <= 1 || (totalBytes !== undefined && totalBytes < (options.inProcessBelow ?? kDefaultInProcessBelow));
   const workers = inProcess ? 0 : options.workers;
@@ -329,7 +420,10 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     if (!checkpointPath) return;
     const stats = emptyStats();
     addStats(stats, summary);
-    const cp: Checkpoint = { ctxfold: "checkpoint", version: 1, input: options.input, options: jobKey, lines: summary.lines, outBytes, errBytes, stats };
+    const cp: Checkpoint = {
+      ctxfold: "checkpoint", version: kCheckpointVersion, input: options.input, inputFile: { ...inputFile, doneSha256: done.copy().digest("hex") },
+      options: jobKey, lines: summary.lines, outBytes, errBytes, stats,
+    };
     try {
       writeFileAtomic(kNodeFsOps, checkpointPath, Buffer.from(JSON.stringify(cp)), false);
     } catch (err) {
@@ -371,13 +465,14 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     return passThrough(bytes, firstLine, `worker died compacting this chunk twice: ${lastError instanceof Error ? lastError.message : String(lastError)}${oomHint(lastError)}`);
   };
 
-  const inFlight = new Map<number, Promise<ChunkResult>>();
+  const inFlight = new Map<number, { bytes: Uint8Array; result: Promise<ChunkResult> }>();
   const limit = pool ? 2 * workers : 1;
   let next = 0; // the next chunk to write
   let issued = 0;
   let failure: unknown;
 
-  const writeResult = async (r: ChunkResult) => {
+  /** Writes a chunk's result; `bytes` are the chunk's input lines, now done. */
+  const writeResult = async (bytes: Uint8Array, r: ChunkResult) => {
     if (options.strict && r.errors.length > 0) {
       const e = r.errors[0];
       throw new CtxfoldError(e.code as never, `${e.reason} (--strict: stopped; ${summary.lines} lines before it were written)`, { path: `${job.file}:${e.line}${e.path ? `: ${e.path}` : ""}` });
@@ -395,6 +490,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     summary.lines += r.lines;
     summary.chunks++;
     outBytes += r.out.length;
+    done.update(bytes);
     saveCheckpoint();
     // Test hook: CTXFOLD_TEST_CHUNK_DELAY_MS slows writing, so an interrupt lands mid-run.
     const delay = Number(process.env.CTXFOLD_TEST_CHUNK_DELAY_MS);
@@ -404,18 +500,18 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
 
   /** Writes the oldest chunk in flight once it is done (output stays in input order). */
   const writeNext = async () => {
-    const p = inFlight.get(next)!;
+    const { bytes, result } = inFlight.get(next)!;
     inFlight.delete(next);
     next++;
-    await writeResult(await p);
+    await writeResult(bytes, await result);
   };
 
   try {
-    for await (const { bytes, firstLine } of chunksOf(input, options.chunkBytes ?? (Number(process.env.CTXFOLD_CHUNK_BYTES) || kDefaultChunkBytes), resumed?.lines ?? 0)) {
+    for await (const { bytes, firstLine } of chunksOf(input, options.chunkBytes ?? (Number(process.env.CTXFOLD_CHUNK_BYTES) || kDefaultChunkBytes), (resumed?.lines ?? 0) + 1)) {
       if (stopping) break;
-      const p = runChunk(bytes, firstLine, issued);
-      p.catch(() => undefined); // awaited in order by writeNext
-      inFlight.set(issued++, p);
+      const result = runChunk(bytes, firstLine, issued);
+      result.catch(() => undefined); // awaited in order by writeNext
+      inFlight.set(issued++, { bytes, result });
       if (inFlight.size >= limit) await writeNext();
     }
     while (inFlight.size > 0) await writeNext();

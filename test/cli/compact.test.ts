@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, copyFileSync, existsSync, linkSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, linkSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,6 +57,27 @@ async function expected(source: string[]): Promise<string[]> {
     }
   }
   return out;
+}
+
+/**
+ * Spawns the CLI with small, slowly written chunks and sends SIGINT once the checkpoint beside
+ * `output` exists; its exit code.
+ */
+async function interrupted(args: string[], output: string): Promise<number | null> {
+  const env = { ...process.env, CTXFOLD_CHUNK_BYTES: "60000", CTXFOLD_TEST_CHUNK_DELAY_MS: "150" };
+  const child = spawn(process.execPath, [kCli, ...args], { cwd: dir, env });
+  return new Promise<number | null>((resolve) => {
+    const poll = setInterval(() => {
+      if (existsSync(`${output}.checkpoint.json`)) {
+        clearInterval(poll);
+        child.kill("SIGINT");
+      }
+    }, 5);
+    child.on("exit", (c) => {
+      clearInterval(poll);
+      resolve(c);
+    });
+  });
 }
 
 const outLines = (file: string) => readFileSync(file, "utf8").split("\n").slice(0, -1);
@@ -216,21 +237,8 @@ describe("ctxfold compact", () => {
   });
 
   it("stops on SIGINT with a checkpoint, and --resume finishes with no run lost or written twice", async () => {
-    const env = { ...process.env, CTXFOLD_CHUNK_BYTES: "60000", CTXFOLD_TEST_CHUNK_DELAY_MS: "150" };
     const out = path.join(dir, "int.jsonl");
-    const child = spawn(process.execPath, [kCli, "compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--quiet"], { cwd: dir, env });
-    const code = await new Promise<number | null>((resolve) => {
-      const poll = setInterval(() => {
-        if (existsSync(`${out}.checkpoint.json`)) {
-          clearInterval(poll);
-          child.kill("SIGINT");
-        }
-      }, 5);
-      child.on("exit", (c) => {
-        clearInterval(poll);
-        resolve(c);
-      });
-    });
+    const code = await interrupted(["compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--quiet"], out);
     expect(code).toBe(130);
     const checkpoint = JSON.parse(readFileSync(`${out}.checkpoint.json`, "utf8")) as { lines: number };
     expect(checkpoint.lines).toBeGreaterThan(0);
@@ -246,6 +254,49 @@ describe("ctxfold compact", () => {
     const mismatch = cli(["compact", "in.jsonl", "-o", "int.jsonl", "--budget", "9000", "--resume"]);
     expect(mismatch.code).toBe(1);
     expect(mismatch.stderr).toContain("no checkpoint");
+  });
+
+  it("--resume refuses with exit 2 an input changed since the checkpoint (naming it and what changed) or a checkpoint of another version, and resumes once it is back", async () => {
+    const swap = path.join(dir, "swap.jsonl");
+    copyFileSync(input, swap);
+    const mtime = new Date("2026-01-02T03:04:05Z"); // whole seconds, which utimes sets back exactly
+    utimesSync(swap, mtime, mtime);
+    const out = path.join(dir, "swap.out.jsonl");
+    const args = ["compact", "swap.jsonl", "-o", "swap.out.jsonl", "--budget", String(kBudget), "--quiet"];
+    // Interrupted in-process (a pool takes this small input's few chunks in flight at once), resumed by a pool.
+    expect(await interrupted([...args, "--workers", "1"], out)).toBe(130);
+    const checkpointText = readFileSync(`${out}.checkpoint.json`, "utf8");
+    const checkpoint = JSON.parse(checkpointText) as { lines: number };
+    expect(checkpoint.lines).toBeGreaterThan(0);
+    expect(checkpoint.lines).toBeLessThan(lines.length);
+    const original = readFileSync(swap);
+    const resume = () => cli([...args, "--workers", "2", "--resume", "--json"]);
+
+    // Another file of the same length (the runs in reverse order): its mtime tells.
+    writeFileSync(swap, [...lines].reverse().join("\n") + "\n");
+    expect(statSync(swap).size).toBe(original.length);
+    const replaced = resume();
+    expect(replaced.code, replaced.stderr).toBe(2);
+    expect(replaced.stderr).toContain(`swap.jsonl changed since swap.out.jsonl.checkpoint.json was written (modified `);
+    // Same length and mtime: only the lines done tell.
+    utimesSync(swap, mtime, mtime);
+    const sameStat = resume();
+    expect(sameStat.code, sameStat.stderr).toBe(2);
+    expect(sameStat.stderr).toContain(`swap.jsonl changed since swap.out.jsonl.checkpoint.json was written (its first ${checkpoint.lines} lines are not the ones compacted)`);
+
+    writeFileSync(swap, original);
+    utimesSync(swap, mtime, mtime);
+    writeFileSync(`${out}.checkpoint.json`, JSON.stringify({ ...JSON.parse(checkpointText), version: 1 }));
+    const oldVersion = resume();
+    expect(oldVersion.code, oldVersion.stderr).toBe(2);
+    expect(oldVersion.stderr).toContain("is a version 1 checkpoint; this ctxfold resumes only from version 2");
+
+    // Nothing the refusals did stands in the way: the input back as it was, the resume completes.
+    writeFileSync(`${out}.checkpoint.json`, checkpointText);
+    const resumed = resume();
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout.toString())).toMatchObject({ resumedAfterLine: checkpoint.lines, runs: 20 });
+    expect(outLines(out)).toEqual(want);
   });
 
   it("explains bad usage with exit code 2", () => {

@@ -3,6 +3,7 @@
 import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
+import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderMessages } from "../../src/adapters/index.js";
 import { generateRuns } from "../../src/gen/run.js";
@@ -56,6 +57,15 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
     const errors = errorRecords(`${output}.errors.jsonl`);
     expect(errors.map((e) => [e.line, e.id, e.code])).toEqual([[2, "run-1", "E_INTERNAL"], [4, "run-2", "E_INTERNAL"]]);
     for (const e of errors) expect(e.reason).toContain("RangeError");
+  });
+
+  it("loses no input that is ready before the output is open (stdin with its bytes already buffered)", async () => {
+    const stdin = new PassThrough();
+    stdin.end(runs.join("\n") + "\n");
+    const output = fresh("stdin-out.jsonl");
+    const summary = await runBatch({ input: "-", stdin, output, budget: kBudget, format: "auto", mode: "tiered", workers, offloadDir: `${output}.offload` });
+    expect(summary).toMatchObject({ runs: 4, compacted: 4, errors: 0 });
+    expect(outLines(output)).toHaveLength(4);
   });
 
   it("stops, naming the pack and the OS code, when the offload store cannot be written (not a worker crash)", async () => {
