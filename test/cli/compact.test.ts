@@ -137,6 +137,17 @@ describe("ctxfold compact", () => {
     expect(strict.stderr).toContain("bad.jsonl:2");
   });
 
+  it("writes a run nested deeper than the stack (5,000 levels) through with an E_INTERNAL record and compacts the others: exit 3", () => {
+    const i = want.findIndex((w, k) => w !== lines[k] && !lines[k].startsWith("["));
+    const deep = lines[i].replace(/}$/, `,"extra":${"[".repeat(5000)}${"]".repeat(5000)}}`);
+    writeFileSync(path.join(dir, "deep.jsonl"), [lines[i], deep, lines[i]].join("\n") + "\n");
+    const r = cli(["compact", "deep.jsonl", "-o", "deep.out.jsonl", "--budget", String(kBudget), "--workers", "1", "--quiet"]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(outLines(path.join(dir, "deep.out.jsonl"))).toEqual([want[i], deep, want[i]]);
+    const errors = outLines(path.join(dir, "deep.out.jsonl.errors.jsonl")).map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
+    expect(errors).toEqual([expect.objectContaining({ line: 2, code: "E_INTERNAL", reason: expect.stringContaining("RangeError") })]);
+  });
+
   it("retries a chunk whose worker dies, and writes it through with error records when it dies again", () => {
     const env = { CTXFOLD_CHUNK_BYTES: "200000" };
     const once = cli(["compact", "in.jsonl", "-o", "crash1.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { env: { ...env, CTXFOLD_TEST_CRASH: "1" } });
