@@ -22,9 +22,11 @@ commands:
   compact IN.jsonl[.gz]|- -o OUT.jsonl|- --budget N
           [--format auto|openai|anthropic|responses|ai-sdk|langchain] [--mode tiered|legacy]
           [--preset NAME] [--offload-dir DIR] [--workers N] [--max-worker-heap-mb N|0]
-          [--resume] [--strict] [--json] [--quiet]
+          [--resume] [--strict] [--redact-offload] [--json] [--quiet]
                 compacts every run (one per line: a messages array, or an object with
-                "messages" whose other fields are kept) to the budget, in input order and format
+                "messages" whose other fields are kept) to the budget, in input order and format;
+                --redact-offload redacts secrets in the offload store too (a ref then gives
+                back the redacted text: the secret is gone for good)
   stats IN [--budget N,...] [--exact] [--encoding o200k_base|cl100k_base] [--json]
                 token distribution per run, role and tool category; runs over each budget
   explain IN --run ID --budget N [--format F] [--mode tiered|legacy] [--preset NAME]

@@ -299,7 +299,8 @@ function refuseToOverwriteInput(options: BatchOptions, files: [file: string, wha
 }
 
 const sameOptions = (a: Omit<JobOptions, "file">, b: Omit<JobOptions, "file">) =>
-  JSON.stringify([a.budget, a.format, a.mode, a.preset ?? null, a.offloadDir ?? null]) === JSON.stringify([b.budget, b.format, b.mode, b.preset ?? null, b.offloadDir ?? null]);
+  JSON.stringify([a.budget, a.format, a.mode, a.preset ?? null, a.offloadDir ?? null, a.redactOffload ?? false]) ===
+  JSON.stringify([b.budget, b.format, b.mode, b.preset ?? null, b.offloadDir ?? null, b.redactOffload ?? false]);
 
 const kStartOver = "rerun without --resume to start over";
 
@@ -346,6 +347,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   const job: JobOptions = {
     budget: options.budget, format: options.format, mode: options.mode, file: options.input === "-" ? "stdin" : options.input,
     ...(options.preset ? { preset: options.preset } : {}), ...(options.offloadDir ? { offloadDir: options.offloadDir } : {}),
+    ...(options.redactOffload ? { redactOffload: true } : {}),
   };
   const { file: _file, ...jobKey } = job; // eslint-disable-line @typescript-eslint/no-unused-vars
   const toFile = options.output !== "-";

@@ -23,6 +23,11 @@ export interface JobOptions {
   offloadDir?: string;
   /** The input's name in error records. */
   file: string;
+  /**
+   * Redact secrets in what goes to the offload store too (the compactor's redactOffload): the
+   * stored originals are then the redacted texts. @default false
+   */
+  redactOffload?: boolean;
 }
 
 /** A line that could not be compacted: it was written through unchanged. */
@@ -101,11 +106,11 @@ class CountingStore implements OffloadStore {
 const kCompactors = new Map<string, { compactor: Compactor; store: CountingStore }>();
 
 function compactorFor(options: JobOptions): { compactor: Compactor; store: CountingStore } {
-  const key = JSON.stringify([options.mode, options.preset ?? null, options.offloadDir ?? null]);
+  const key = JSON.stringify([options.mode, options.preset ?? null, options.offloadDir ?? null, options.redactOffload ?? false]);
   let hit = kCompactors.get(key);
   if (!hit) {
     const store = new CountingStore(options.offloadDir ? createPackStore({ dir: options.offloadDir }) : createMemoryStore());
-    hit = { compactor: createCompactor({ store, mode: options.mode, ...(options.preset ? { stepPreset: options.preset } : {}) }), store };
+    hit = { compactor: createCompactor({ store, mode: options.mode, redactOffload: options.redactOffload ?? false, ...(options.preset ? { stepPreset: options.preset } : {}) }), store };
     kCompactors.set(key, hit);
   }
   return hit;

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, copyFileSync, existsSync, linkSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, linkSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -308,6 +308,26 @@ describe("ctxfold compact", () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout.toString())).toMatchObject({ resumedAfterLine: checkpoint.lines, runs: 20 });
     expect(outLines(out)).toEqual(want);
+  });
+
+  it("--redact-offload keeps secrets out of the offload dir, in-process and with 2 workers; without it the originals are kept as they were", () => {
+    const key = "sk-proj-" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4";
+    const leaky = lines.map((l) => l.replace(/"content":"/g, `"content":"OPENAI_API_KEY=${key} `));
+    writeFileSync(path.join(dir, "leaky.jsonl"), leaky.join("\n") + "\n");
+    const packs = (d: string) => readdirSync(d).filter((f) => f.endsWith(".bin")).map((f) => readFileSync(path.join(d, f), "latin1")).join("");
+    for (const workers of ["1", "2"]) {
+      const off = `redact-${workers}.offload`;
+      const r = cli(["compact", "leaky.jsonl", "-o", `redact-${workers}.jsonl`, "--budget", String(kBudget), "--workers", workers, "--offload-dir", off, "--redact-offload", "--quiet"]);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      const stored = packs(path.join(dir, off));
+      expect(stored.length).toBeGreaterThan(1000);
+      expect(stored).not.toContain(key);
+      expect(stored).toContain("[REDACTED:");
+    }
+    const raw = cli(["compact", "leaky.jsonl", "-o", "raw.jsonl", "--budget", String(kBudget), "--offload-dir", "raw.offload", "--quiet"]);
+    expect(raw.code).toBe(0);
+    expect(packs(path.join(dir, "raw.offload"))).toContain(key);
   });
 
   it("explains bad usage with exit code 2", () => {

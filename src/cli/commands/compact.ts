@@ -7,6 +7,7 @@ const kOptions = {
   output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
   preset: { type: "string" }, "offload-dir": { type: "string" }, workers: { type: "string" }, resume: { type: "boolean" },
   strict: { type: "boolean" }, json: { type: "boolean" }, quiet: { type: "boolean" }, "max-worker-heap-mb": { type: "string" },
+  "redact-offload": { type: "boolean" },
 } as const;
 
 /**
@@ -42,7 +43,7 @@ export async function compact(argv: string[], io: CliIo): Promise<number> {
   const summary = await runBatch({
     input, output, budget, format, mode, workers, offloadDir, workerHeapMb,
     ...(preset ? { preset: preset as PresetName } : {}),
-    resume: Boolean(values.resume), strict: Boolean(values.strict),
+    resume: Boolean(values.resume), strict: Boolean(values.strict), redactOffload: Boolean(values["redact-offload"]),
     stdin: io.stdin, stdout: io.stdout,
     onInterrupt: (stop) => io.onInterrupt(() => {
       progress?.clear();
