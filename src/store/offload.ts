@@ -54,7 +54,13 @@ const kMaxExtChars = 10;
  * Every name a store generates, and nothing else: no dots but the one, no slashes, no dot files.
  * Group 1 is the content hash, the same for every name of a collision chain (`-1`, `-2`…).
  */
-const kNamePattern = /^[a-z0-9_-]{1,16}_([0-9a-f]{16})(?:-[0-9]+)?\.[a-z0-9_-]{1,10}$/;
+const kNameSource = String.raw`[a-z0-9_-]{1,16}_([0-9a-f]{16})(?:-[0-9]+)?\.[a-z0-9_-]{1,10}`;
+const kNamePattern = new RegExp(`^${kNameSource}$`);
+
+/** Every ref under `prefix` that a store could have made, anywhere in a text (global; group 1 is the hash). */
+export function refPattern(prefix: string): RegExp {
+  return new RegExp(`${prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/${kNameSource}`, "g");
+}
 
 /** Lower-case, only [a-z0-9_-], at most `max` chars; empty (or not a string) → the default. */
 function sanitize(value: unknown, max: number, fallback: string): string {

@@ -1,10 +1,4 @@
-import type { OffloadStore } from "./offload.js";
-
-/** A ref as the stores name them (kNamePattern) after `prefix/`, anywhere in a text. */
-function refPattern(prefix: string): RegExp {
-  const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`${escaped}/[a-z0-9_-]{1,16}_[0-9a-f]{16}(?:-[0-9]+)?\\.[a-z0-9_-]{1,10}`, "g");
-}
+import { refPattern, type OffloadStore } from "./offload.js";
 
 /**
  * Every ref of `store` that `texts` (e.g. an output's messages as JSON) name, directly or
