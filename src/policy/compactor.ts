@@ -768,7 +768,6 @@ export class Compactor {
     for (let i = Math.max(head, 0); i < tail; i++) if (w.classes[i] !== "critical") middle.push(i);
     report(this.#report, middle.length);
     if (middle.length > 0) {
-      const removed = middle.map((i) => w.msgs[i]);
       // A step summary that stage 3 merged into a critical message before the tail (ours, not
       // the caller's text) is merged too: its text with the rest, and the originals it names
       // listed where it stood, so that the merge's one index names everything before the tail.
