@@ -1,6 +1,6 @@
 /**
  * `npm run bench:gate [-- --runs 3 (9 with --update)] [--scope hash,estimate,kernels,adapters,batch] [--tolerance 0.25]
- *   [--baseline FILE] [--from FILE] [--save FILE] [--update] [--json] [--no-confirm]`
+ *   [--baseline FILE (default: this CPU's, see baselineFor)] [--from FILE] [--save FILE] [--update] [--json] [--no-confirm]`
  *
  * The CI bench gate (issue 8). Measures the ratios bench/ratios.ts defines, all higher-is-better
  * (ctxfold's WASM path over its TypeScript twin, over peer libraries, ctxfold compact with 2
@@ -30,7 +30,7 @@
  * CTXFOLD_BENCH_SLOWDOWN (see bench/run.ts) passes through to the benches; the gate says so.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -56,6 +56,7 @@ interface Args {
   scopeGiven: boolean;
   tolerance: number;
   baseline: string;
+  baselineGiven: boolean;
   from?: string;
   save?: string;
   update: boolean;
@@ -64,7 +65,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { runs: kRuns, runsGiven: false, scopes: [...kGateScopes], scopeGiven: false, tolerance: kDefaultTolerance, baseline: kDefaultBaseline, update: false, json: false, confirm: true };
+  const args: Args = { runs: kRuns, runsGiven: false, scopes: [...kGateScopes], scopeGiven: false, tolerance: kDefaultTolerance, baseline: kDefaultBaseline, baselineGiven: false, update: false, json: false, confirm: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -85,7 +86,10 @@ function parseArgs(argv: string[]): Args {
       if (bad.length || want.length === 0) throw new UsageError(`--scope takes a comma list of ${kGateScopes.join(", ")}; got ${JSON.stringify(argv[i])}`);
       args.scopes = want as GateScope[];
       args.scopeGiven = true;
-    } else if (a === "--baseline") args.baseline = path.resolve(value());
+    } else if (a === "--baseline") {
+      args.baseline = path.resolve(value());
+      args.baselineGiven = true;
+    }
     else if (a === "--from") args.from = path.resolve(value());
     else if (a === "--save") args.save = path.resolve(value());
     else if (a === "--update") args.update = true;
@@ -102,9 +106,31 @@ function parseArgs(argv: string[]): Args {
 /** A path as the messages show it: relative to the package root when inside it. */
 const shown = (p: string) => (p.startsWith(kRoot) ? path.relative(kRoot, p) : p);
 
+const cpuModel = (): string => cpus()[0]?.model.trim() || "unknown CPU";
+
 function machine(): string {
-  const c = cpus();
-  return `${c.length} × ${c[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`;
+  return `${cpus().length} × ${cpuModel()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`;
+}
+
+/**
+ * The baseline for this machine's CPU. Ratios of WASM over JavaScript depend on the CPU: the same
+ * commit measured 25–34% lower on the hash and estimator ratios against peers on an Intel Xeon than
+ * the AMD EPYC baseline did, which no code change explains. So each CPU model CI runs on has its
+ * own file, each naming the CPU it was measured on (`measured.machine`, "N × MODEL, M GiB"):
+ * bench/baseline.json and bench/baseline-<cpu>.json. This CPU's is the file whose model its model
+ * starts with; without one, the gate compares with bench/baseline.json and says so, and
+ * --update writes a file of this CPU's own.
+ */
+function baselineFor(model: string): { file: string; matched: boolean } {
+  const dir = path.dirname(kDefaultBaseline);
+  for (const name of readdirSync(dir).filter((f) => /^baseline(-[a-z0-9-]+)?\.json$/.test(f)).sort()) {
+    const file = path.join(dir, name);
+    const measured = (JSON.parse(readFileSync(file, "utf8")) as { measured?: { machine?: unknown } }).measured?.machine;
+    const of = typeof measured === "string" ? /×\s*(.*?),[^,]*$/.exec(measured)?.[1]?.trim() : undefined;
+    if (of && model.startsWith(of)) return { file, matched: true };
+  }
+  const slug = model.toLowerCase().replace(/\([a-z]+\)/g, "").replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+  return { file: path.join(dir, `baseline-${slug}.json`), matched: false };
 }
 
 /** Runs `node [flags] dist/bench/SCRIPT args` and parses its stdout as JSON. */
@@ -189,6 +215,11 @@ function toFile(current: RatioSet, args: Args, kept: RatioSet = {}): Baseline {
 
 function main(): number {
   const args = parseArgs(process.argv.slice(2));
+  if (!args.baselineGiven) {
+    const own = baselineFor(cpuModel());
+    if (own.matched || args.update) args.baseline = own.file;
+    else process.stderr.write(`bench:gate: no baseline measured on this CPU (${cpuModel()}): comparing with ${shown(args.baseline)}; \`npm run bench:gate -- --update\` writes ${shown(own.file)}\n`);
+  }
   const slowdown = process.env[kSlowdownEnv];
   if (slowdown && !args.from) process.stderr.write(`bench:gate: ${kSlowdownEnv}=${JSON.stringify(slowdown)} is set: the benches are slowed on purpose\n`);
   const t = performance.now();
