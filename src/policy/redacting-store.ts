@@ -1,4 +1,4 @@
-import type { OffloadHint, OffloadStore } from "../store/index.js";
+import { StoreView, type OffloadHint, type OffloadStore } from "../store/index.js";
 import type { TextRedactor } from "../store/messages.js";
 import { kSecretPatterns, redactSecrets, type SecretPattern } from "../steps/redact.js";
 
@@ -9,11 +9,9 @@ import { kSecretPatterns, redactSecrets, type SecretPattern } from "../steps/red
  * string by string, so their JSON stays valid; bytes put as bytes (binary outputs, media) are
  * kept as they are.
  */
-export class RedactingStore implements OffloadStore, TextRedactor {
-  constructor(readonly inner: OffloadStore, readonly patterns: readonly SecretPattern[] = kSecretPatterns) {}
-
-  get prefix(): string {
-    return this.inner.prefix;
+export class RedactingStore extends StoreView implements TextRedactor {
+  constructor(inner: OffloadStore, readonly patterns: readonly SecretPattern[] = kSecretPatterns) {
+    super(inner);
   }
 
   redact(text: string): string {
@@ -22,17 +20,5 @@ export class RedactingStore implements OffloadStore, TextRedactor {
 
   put(data: Uint8Array | string, hint?: OffloadHint): string {
     return this.inner.put(typeof data === "string" ? this.redact(data) : data, hint);
-  }
-
-  get(ref: string): Uint8Array {
-    return this.inner.get(ref);
-  }
-
-  getText(ref: string): string {
-    return this.inner.getText(ref);
-  }
-
-  has(ref: string): boolean {
-    return this.inner.has(ref);
   }
 }

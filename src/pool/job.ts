@@ -6,8 +6,8 @@
 import type { Format } from "../adapters/index.js";
 import { asCtxfoldError, CtxfoldError } from "../errors.js";
 import { Compactor, createCompactor } from "../policy/index.js";
-import type { OffloadHint, OffloadStore } from "../store/index.js";
-import { createMemoryStore, createPackStore, PackOffloadStore } from "../store/index.js";
+import type { OffloadHint } from "../store/index.js";
+import { createMemoryStore, createPackStore, PackOffloadStore, StoreView } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
 import { isBlankLine, linesOf } from "./input.js";
 import { lineOf, parseLine, runIdOf, runOfLine, wireOf } from "./jsonl.js";
@@ -76,13 +76,9 @@ export function addStats(into: ChunkStats, s: ChunkStats): void {
 }
 
 /** Counts the bytes of puts that made a ref this process had not seen. */
-class CountingStore implements OffloadStore {
+class CountingStore extends StoreView {
   readonly #seen = new Set<string>();
   bytes = 0;
-  constructor(readonly inner: OffloadStore) {}
-  get prefix(): string {
-    return this.inner.prefix;
-  }
   put(data: Uint8Array | string, hint?: OffloadHint): string {
     const ref = this.inner.put(data, hint);
     if (!this.#seen.has(ref)) {
@@ -90,15 +86,6 @@ class CountingStore implements OffloadStore {
       this.bytes += typeof data === "string" ? Buffer.byteLength(data, "utf8") : data.length;
     }
     return ref;
-  }
-  get(ref: string): Uint8Array {
-    return this.inner.get(ref);
-  }
-  getText(ref: string): string {
-    return this.inner.getText(ref);
-  }
-  has(ref: string): boolean {
-    return this.inner.has(ref);
   }
 }
 

@@ -3,7 +3,7 @@
  * outputs it replaces with one line, in memory or as files.
  */
 export {
-  ContentAddressedStore, MemoryOffloadStore, createMemoryStore, decodeText, encodeText, kDefaultOffloadPrefix, sanitizeExt, sanitizeKind,
+  ContentAddressedStore, MemoryOffloadStore, StoreView, createMemoryStore, decodeText, encodeText, kDefaultOffloadPrefix, sanitizeExt, sanitizeKind,
   type OffloadHint, type OffloadStore, type OffloadStoreOptions,
 } from "./offload.js";
 export { FsOffloadStore, createFsStore, type FsOps, type FsStoreOptions } from "./fs-store.js";

@@ -271,6 +271,32 @@ export abstract class ContentAddressedStore implements OffloadStore {
 }
 
 /**
+ * A store seen through a wrapper that changes what `put` does (counting what is new,
+ * redacting); reads go to the store it wraps.
+ */
+export abstract class StoreView implements OffloadStore {
+  constructor(readonly inner: OffloadStore) {}
+
+  get prefix(): string {
+    return this.inner.prefix;
+  }
+
+  abstract put(data: Uint8Array | string, hint?: OffloadHint): string;
+
+  get(ref: string): Uint8Array {
+    return this.inner.get(ref);
+  }
+
+  getText(ref: string): string {
+    return this.inner.getText(ref);
+  }
+
+  has(ref: string): boolean {
+    return this.inner.has(ref);
+  }
+}
+
+/**
  * Offloaded outputs in memory: the store for tests, for one-shot CLI runs, and for a runner that
  * ships the outputs elsewhere after compaction (`refs()` lists them, `get` gives the bytes).
  */
