@@ -149,8 +149,9 @@ function typeOf(value: unknown): string {
  * from the hash), `-1`, `-2`, … follow; `put` takes the first free name or the first holding
  * equal bytes, so storing the same bytes again finds its earlier ref wherever it landed.
  *
- * Verified reads: every stored entry is read through one check (#loadVerified), `get`, `getText`
- * and put's comparison alike: the bytes must hash to the hash their name carries, or the read
+ * Verified reads: every stored entry is read through one check (#verify), `get`, `getText` and
+ * put's comparison alike (bytes equal to the ones put hash to the name by construction; unequal
+ * ones are checked): the bytes must hash to the hash their name carries, or the read
  * throws E_CORRUPT naming where they are (whereIs: a file, or a pack with the entry's offset and
  * length), never the bytes. A file flipped by a disk, an index edited by hand or a pack cut short
  * then fails loudly instead of handing an agent another output under the ref. The hash is XXH64
@@ -211,8 +212,13 @@ export abstract class ContentAddressedStore implements OffloadStore {
    * of bytes it has compared before.
    */
   protected holds(name: string, bytes: Uint8Array): "free" | "same" | "other" {
-    const existing = this.#loadVerified(name);
-    return existing === undefined ? "free" : equalBytes(existing, bytes) ? "same" : "other";
+    const existing = this.load(name);
+    if (existing === undefined) return "free";
+    // put names `bytes` by their own hash, so stored bytes equal to them hash to the name too:
+    // only unequal ones need the check that tells a collision from damage.
+    if (equalBytes(existing, bytes)) return "same";
+    this.#verify(name, existing);
+    return "other";
   }
 
   /** A fresh copy of the stored bytes: the caller may change it without touching the store. */
@@ -255,13 +261,17 @@ export abstract class ContentAddressedStore implements OffloadStore {
   /** The stored bytes of `name` (undefined when absent), or E_CORRUPT when they do not hash to its name. */
   #loadVerified(name: string): Uint8Array | undefined {
     const bytes = this.load(name);
-    if (bytes === undefined) return undefined;
+    if (bytes !== undefined) this.#verify(name, bytes);
+    return bytes;
+  }
+
+  /** E_CORRUPT unless `bytes`, stored under `name`, hash to the hash the name carries. */
+  #verify(name: string, bytes: Uint8Array): void {
     const named = kNamePattern.exec(name)?.[1];
     const actual = this.#hexOf(bytes);
     if (actual !== named) {
       throw new CtxfoldError("E_CORRUPT", `${this.whereIs(name)}: the stored bytes hash to ${actual}, not to ${named} as the name says (changed after they were stored)`);
     }
-    return bytes;
   }
 
   /** The 16 hex digits of the content hash, as a name spells them. */

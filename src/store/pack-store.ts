@@ -133,7 +133,7 @@ export class PackOffloadStore extends ContentAddressedStore {
    * for an entry on disk means reading it back: the first time in full, and then against the
    * SHA-256 of those bytes, kept. Batch inputs repeat content (system prompts, files read in many
    * runs), and a read per repeat cost more than the rest of the put. The digest is kept only
-   * after super.holds read the entry through the verified path, so it never vouches for damaged
+   * after super.holds found the entry equal to bytes that hash to its name, so it never vouches for damaged
    * bytes; reads (`get`) always go to the pack, so damage after that first read is still caught.
    */
   protected override holds(name: string, bytes: Uint8Array): "free" | "same" | "other" {
