@@ -69,9 +69,9 @@ export class PackOffloadStore extends ContentAddressedStore {
     if (this.#onDisk) return this.#onDisk;
     const map = new Map<string, Entry>();
     const fs = this.#fs;
-    const files = fs.existsSync(this.dir) ? fs.readdirSync(this.dir).filter((f) => f.endsWith(".idx")).sort() : [];
-    if (fs.existsSync(this.dir)) for (const f of fs.readdirSync(this.dir)) if (!f.endsWith(".idx") && !kPackPattern.test(f) && !f.startsWith(".")) this.#plain.add(f);
-    for (const idx of files) {
+    const all = fs.existsSync(this.dir) ? fs.readdirSync(this.dir) : [];
+    for (const f of all) if (!f.endsWith(".idx") && !kPackPattern.test(f) && !f.startsWith(".")) this.#plain.add(f);
+    for (const idx of all.filter((f) => f.endsWith(".idx")).sort()) {
       const pack = idx.replace(/\.idx$/, ".bin");
       if (!kPackPattern.test(pack)) continue;
       const bytes = readRegularFile(fs, path.join(this.dir, idx));
