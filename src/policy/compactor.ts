@@ -14,7 +14,8 @@ import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../
 import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
-import { TokenCounter, kMessageOverhead, type CountableMessage } from "../tokens/token-counter.js";
+import { TokenMeasure } from "../tokens/measure.js";
+import { TokenCounter } from "../tokens/token-counter.js";
 import { isSignedReasoning, turnInProgressOpener, usesThinking } from "../validate/rules.js";
 import { classify } from "./classify.js";
 import { RedactingStore } from "./redacting-store.js";
@@ -24,67 +25,8 @@ import { summarizeExtractive } from "./extractive.js";
 import type { Summarizer } from "./summarizer.js";
 import type { CompactCallOptions, CompactResult, MessageClass, SkipReason, StageReport, Tier } from "./types.js";
 
-/** OpenAI's overheads (token-counter.ts); a message's role counts as one token on top. */
-const { perRequest: kPerRequest, perToolCall: kPerToolCall } = kMessageOverhead.openai;
-const kPerMessage = kMessageOverhead.openai.perMessage + 1;
-
 /** Memo entries kept before the oldest are forgotten. */
 const kMemoEntries = 50_000;
-
-/**
- * Token measurements of canonical messages, memoised per message object (a message that did not
- * change keeps its object, so a growing transcript costs only its new messages) and batched into
- * one estimator call per measurement.
- */
-class Measure {
-  readonly #known = new WeakMap<Message, number>();
-  constructor(readonly counter: TokenCounter) {}
-
-  of(m: Message): number {
-    const hit = this.#known.get(m);
-    if (hit !== undefined) return hit;
-    this.all([m]);
-    return this.#known.get(m)!;
-  }
-
-  /** Total tokens of a request made of `messages`. */
-  all(messages: readonly Message[]): number {
-    const todo = messages.filter((m) => !this.#known.has(m));
-    if (todo.length > 0) {
-      const texts: string[] = [];
-      const spans: number[] = [];
-      for (const m of todo) {
-        const t = messageTexts([m]);
-        spans.push(t.length);
-        texts.push(...t);
-      }
-      const est = texts.length > 0 ? this.counter.estimateMany(texts) : new Float64Array(0);
-      let k = 0;
-      todo.forEach((m, j) => {
-        let n = kPerMessage;
-        for (let e = 0; e < spans[j]; e++) n += est[k++];
-        for (const p of m.parts) if (p.type === "tool-call") n += kPerToolCall;
-        this.#known.set(m, Math.ceil(n));
-      });
-    }
-    let total = kPerRequest;
-    for (const m of messages) total += this.#known.get(m)!;
-    return total;
-  }
-
-  text(s: string): number {
-    return s.length === 0 ? 0 : Math.ceil(this.counter.estimateMany([s])[0]);
-  }
-
-  /**
-   * Exact tokens of the request as the token counter defines them for OpenAI chat messages
-   * (TokenCounter.countMessages: BpeCounter, per-message and per-call overheads, memoised per
-   * text), over the messages rendered to that format.
-   */
-  exact(messages: readonly Message[]): number {
-    return this.counter.countMessages(renderMessages(messages, "openai-chat") as CountableMessage[], "exact");
-  }
-}
 
 /** Seed 003's run aggregates (Compactor.stats()). */
 export interface CompactorStats {
@@ -137,7 +79,7 @@ export class Compactor {
   readonly store: OffloadStore;
   readonly counter: TokenCounter;
   readonly #config: CompactorConfig;
-  readonly #measure: Measure;
+  readonly #measure: TokenMeasure;
   readonly #memo = new Map<string, Replacement>();
   readonly #reducer: StepReducer;
   /** Stage 3's reducer: only its store is used (removed messages go there). */
@@ -149,7 +91,7 @@ export class Compactor {
     const store = config.store ?? createMemoryStore();
     this.store = this.settings.redactOffload ? new RedactingStore(store) : store;
     this.counter = config.counter ?? new TokenCounter({ encoding: "o200k_base" });
-    this.#measure = new Measure(this.counter);
+    this.#measure = new TokenMeasure(this.counter);
     this.#reducer = new StepReducer({ offload: false });
   }
 
