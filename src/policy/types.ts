@@ -51,3 +51,6 @@ export interface CompactResult {
   /** Refs of everything removed or shortened (each resolves in the offload store). */
   refs: string[];
 }
+
+/** A compaction's result on canonical messages (compactCanonical): `messages` is the canonical list. */
+export type CanonicalResult = Omit<CompactResult, "format" | "messages"> & { messages: Message[]; format?: Format };

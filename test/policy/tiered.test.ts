@@ -9,7 +9,8 @@ import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
 import { classify } from "../../src/policy/classify.js";
 import type { PolicyEvent } from "../../src/policy/events.js";
-import { createCompactor } from "../../src/policy/index.js";
+import { createCompactor, type Compactor } from "../../src/policy/index.js";
+import { StepCache } from "../../src/policy/step-cache.js";
 import { createMemoryStore, getMessages, reachableRefs, type OffloadStore } from "../../src/store/index.js";
 import { newViolations, validate } from "../../src/validate/index.js";
 
@@ -286,37 +287,45 @@ describe("a session's work between calls", () => {
 
   it("idle-time preparation changes no output: with it, without it and stateless give the same bytes", async () => {
     const messages = run(12, 150);
-    const withIdle = setup();
-    const prepare = vi.spyOn(withIdle.compactor, "prepare");
-    const without = setup({ idlePrepare: false }).compactor;
-    const notCalled = vi.spyOn(without, "prepare");
-    const sessions = [withIdle.compactor.session(), without.session()];
+    const prepare = vi.spyOn(StepCache.prototype, "prepare");
+    /** The canonical output of each call of one session over the growing conversation, and its epochs. */
+    const outputs = async (compactor: Compactor) => {
+      const session = compactor.session();
+      const out: { json: string; epoch: boolean; view: Message[] }[] = [];
+      for (let i = 4; i <= messages.length; i += 3) {
+        const view = messages.slice(0, i);
+        const r = await session.compactCanonical(view, { budget: 8000 });
+        out.push({ json: JSON.stringify(r.canonical), epoch: r.stages.length > 0, view });
+        await idle();
+      }
+      return out;
+    };
+    // Calls over this conversation (idle work other tests' sessions left may run in between).
+    const ours = () => prepare.mock.calls.filter(([list]) => list[0] === messages[0]).length;
+    const without = await outputs(setup({ idlePrepare: false }).compactor);
+    expect(ours()).toBe(0);
+    const withIdle = await outputs(setup().compactor);
+    // It ran between calls, over appended messages, and only in the session that has it on.
+    expect(ours()).toBeGreaterThan(0);
+    prepare.mockRestore();
+    expect(withIdle.map((o) => o.json)).toEqual(without.map((o) => o.json));
     const stateless = setup().compactor;
     let epochs = 0;
-    for (let i = 4; i <= messages.length; i += 3) {
-      const view = messages.slice(0, i);
-      const [a, b] = [await sessions[0].compactCanonical(view, { budget: 8000 }), await sessions[1].compactCanonical(view, { budget: 8000 })];
-      expect(JSON.stringify(a.canonical)).toBe(JSON.stringify(b.canonical));
-      if (a.stages.length > 0) {
-        epochs++;
-        expect(JSON.stringify(a.canonical)).toBe(JSON.stringify((await stateless.compactCanonical(view, { budget: 8000 })).canonical));
-      }
-      await idle();
+    for (const o of withIdle.filter((o) => o.epoch)) {
+      epochs++;
+      expect(o.json).toBe(JSON.stringify((await stateless.compactCanonical(o.view, { budget: 8000 })).canonical));
     }
     expect(epochs).toBeGreaterThan(3);
-    // It ran between calls, over every appended message, and only in the session that has it on.
-    expect(prepare).toHaveBeenCalled();
-    expect(notCalled).not.toHaveBeenCalled();
   });
 
   it("prepare works through a conversation in slices and always makes progress", () => {
     const messages = run(3, 40);
-    const { compactor } = setup();
-    expect(compactor.prepare(messages, 0, 0)).toBe(1);
+    const steps = new StepCache();
+    expect(steps.prepare(messages, 0, 0)).toBe(1);
     let at = 0;
     let slices = 0;
     while (at < messages.length) {
-      at = compactor.prepare(messages, at, 0.01);
+      at = steps.prepare(messages, at, 0.01);
       slices++;
     }
     expect(at).toBe(messages.length);

@@ -1,0 +1,102 @@
+import type { Message } from "../model/schema.js";
+import { classify } from "./classify.js";
+import { remainingMs } from "./options.js";
+import { compactHistory } from "./stages/history.js";
+import { mergeOldest } from "./stages/merge.js";
+import { keepThinkingOpener } from "./stages/thinking-opener.js";
+import { compactToolArgs } from "./stages/tool-args.js";
+import { compactToolOutputs } from "./stages/tool-outputs.js";
+import type { CompactCallOptions, StageReport, Tier } from "./types.js";
+import type { StageKit, Work } from "./work.js";
+
+/** What the tiered pipeline gives back: the work, its exact total, and the verdict. */
+export interface PipelineResult {
+  work: Work;
+  tokensAfter: number;
+  status: "ok" | "budget_infeasible";
+  /** Exact tokens of the critical set, when infeasible. */
+  criticalTokens?: number;
+}
+
+interface StageDef {
+  stage: StageReport["stage"];
+  name: StageReport["name"];
+  run: (w: Work, tail: number) => Promise<void> | void;
+  /** Whether it runs even when the deadline is near (cheap, and what the budget most depends on). */
+  essential: boolean;
+}
+
+/**
+ * The tiered policy over messages above the soft threshold: classify, plan (where the preserved
+ * tail starts, which stages can pay), run the stages in order until the total is at or below
+ * the low-water mark (stage 4 only above the hard threshold), each re-measured after it runs;
+ * then put back a thinking turn's opener, and finish: near the budget the exact count decides,
+ * and where it is over, stage 4 runs again against the budget scaled by how far the estimate
+ * was off.
+ */
+export async function runPipeline(kit: StageKit, messages: readonly Message[], total: number, budget: number, tier: Tier, deadline: CompactCallOptions["deadline"], now: () => number, started: number): Promise<PipelineResult> {
+  const s = kit.settings;
+  const msgs = [...messages];
+  const w: Work = {
+    msgs, classes: classify(msgs), total, target: Math.floor(s.lowWaterRatio * budget),
+    refs: [], stages: [], compacted: 0, steps: kit.steps.reduce(msgs),
+  };
+  const remaining = () => remainingMs(deadline, now(), started);
+  const preserve = tier === "critical" ? Math.min(1, s.preserveRecentSteps) : s.preserveRecentSteps;
+  const stages: StageDef[] = [
+    { stage: 1, name: "tool_args", run: (w, tail) => compactToolArgs(kit, w, tail), essential: true },
+    { stage: 2, name: "tool_outputs", run: (w, tail) => compactToolOutputs(kit, w, tail), essential: true },
+    { stage: 3, name: "historical_text", run: (w, tail) => compactHistory(kit, w, tail), essential: false },
+    { stage: 4, name: "merge_oldest", run: (w) => mergeOldest(kit, w, budget), essential: false },
+  ];
+  // When even the best case of stages 1 and 2 leaves the request above the target and stage 3
+  // will run, their work would be superseded: stage 3 replaces every old step (arguments and
+  // outputs included, stored whole) by the step summary. They are then skipped as no_gain.
+  const superseded = remaining() >= s.deadlineReserveMs && bestCaseTraceSavings(kit, w, kit.tailStart(w, preserve)) < w.total - w.target;
+  for (const { stage, name, run, essential } of stages) {
+    if (w.total <= w.target) break;
+    if (stage === 4 && w.total <= s.hardRatio * budget) break; // only above hard
+    const before = w.total;
+    const t0 = now();
+    const report: StageReport = { stage, name, candidateCount: 0, compacted: 0, skipped: {}, tokensBefore: before, tokensAfter: before, durationMs: 0 };
+    w.stages.push(report);
+    if (!essential && remaining() < s.deadlineReserveMs) {
+      report.skipped.deadline = 1;
+    } else if (superseded && stage <= 2) {
+      report.skipped.no_gain = 1;
+    } else {
+      kit.report = report;
+      await run(w, kit.tailStart(w, preserve));
+      kit.report = undefined;
+    }
+    report.tokensAfter = w.total;
+    report.durationMs = now() - t0;
+    kit.emit({ type: "compaction_stage", tier, ...report });
+  }
+  keepThinkingOpener(kit, w, messages, budget);
+  let tokensAfter = w.total;
+  if (tokensAfter > 0.9 * budget) tokensAfter = kit.measure.exact(w.msgs);
+  for (let retry = 0; retry < 2 && tokensAfter > budget; retry++) {
+    const scaled = Math.max(1, Math.floor((budget * w.total) / tokensAfter) - 8);
+    await mergeOldest(kit, w, scaled);
+    tokensAfter = kit.measure.exact(w.msgs);
+  }
+  if (tokensAfter <= budget) return { work: w, tokensAfter, status: "ok" };
+  return { work: w, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(kit.criticalSet(w.msgs, w.classes)) };
+}
+
+/**
+ * An upper bound of what stages 1 and 2 can save: every tool-trace message before the tail
+ * shrunk to 40 tokens a part (a replacement is an observation or minimal arguments plus a ref,
+ * rarely less).
+ */
+function bestCaseTraceSavings(kit: StageKit, w: Work, tail: number): number {
+  let saving = 0;
+  for (let i = 0; i < tail; i++) {
+    if (w.classes[i] !== "tool_trace") continue;
+    const m = w.msgs[i];
+    const trace = m.parts.filter((p) => p.type === "tool-call" || p.type === "tool-result").length;
+    saving += Math.max(0, kit.measure.of(m) - 40 * Math.max(1, trace));
+  }
+  return saving;
+}

@@ -1,0 +1,152 @@
+import type { Format } from "../adapters/index.js";
+import type { Message } from "../model/schema.js";
+import { jsonEqual } from "../model/equal.js";
+import { renderMessages } from "../adapters/index.js";
+import type { TieredSettings } from "./config.js";
+import { checkCallOptions } from "./options.js";
+import type { CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
+
+/** What a session needs of its compactor (Compactor.session() hands it over; not public). */
+export interface EpochHost {
+  readonly settings: TieredSettings;
+  parse(input: unknown, format?: Format): { format: Format; messages: Message[] };
+  /** Estimated tokens of messages as a request (memoised per message). */
+  measure(messages: readonly Message[]): number;
+  tier(tokens: number, budget: number): Tier;
+  /** Reports a call answered without compacting (an append, or under the soft threshold). */
+  skipped(tokens: number, budget: number): void;
+  /** A compaction of `messages` (options checked) as the session's epoch `epoch`. */
+  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number): Promise<CanonicalResult>;
+  /** Step reductions and renders a later epoch will need, done ahead for `messages[from..]` (see StepCache.prepare). */
+  prepare(messages: readonly Message[], from: number, sliceMs?: number): number;
+}
+
+/**
+ * One conversation across calls: compaction works in epochs. A call whose
+ * messages extend the previous call's (same message objects, or same ids and content, plus new
+ * ones at the end) appends the new messages to the current epoch's output, so the rendered
+ * prefix is byte-identical to the previous call's and provider prompt caches keep hitting;
+ * only when that crosses the soft threshold does a new epoch compact the whole conversation
+ * down to the low-water mark. Measurements are memoised per message, so appending one step
+ * costs O(new parts).
+ */
+export class CompactorSession {
+  #epoch = 0;
+  /** The input messages the current epoch covers, and their compacted form. */
+  #base: Message[] = [];
+  #output: Message[] = [];
+  #format: Format | undefined;
+
+  constructor(host: EpochHost) {
+    this.#host = host;
+  }
+
+  readonly #host: EpochHost;
+
+  /** How far into #base idle-time preparation has got, and its pending callback. */
+  #prepared = 0;
+  #idle: { unref?: () => unknown } | undefined;
+
+  /**
+   * Schedules the step preparation (StepCache.prepare) over the messages appended since the epoch, in slices, after the
+   * current call returns (settings.idlePrepare). A runner awaiting its model gives it the time;
+   * one that calls back to back leaves it to the epoch. Failures are left to the epoch too,
+   * which does the same work and reports them.
+   */
+  #schedulePrepare(): void {
+    if (!this.#host.settings.idlePrepare || this.#idle !== undefined || this.#prepared >= this.#base.length) return;
+    this.#idle = kIdle(() => {
+      this.#idle = undefined;
+      try {
+        this.#prepared = this.#host.prepare(this.#base, this.#prepared);
+      } catch {
+        this.#prepared = this.#base.length;
+      }
+      this.#schedulePrepare();
+    });
+    this.#idle.unref?.();
+  }
+
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** compact() with epochs; input in a provider format or canonical. */
+  async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
+    const checked = checkCallOptions(options);
+    const { format, messages } = this.#host.parse(input, checked.format ?? this.#format);
+    this.#format = format;
+    const r = await this.compactCanonical(messages, checked);
+    return { ...r, format, messages: renderMessages(r.canonical, format) };
+  }
+
+  /** The epoch logic on canonical messages. */
+  async compactCanonical(messages: readonly Message[], options: CompactCallOptions): Promise<CanonicalResult> {
+    options = checkCallOptions(options);
+    const c = this.#host;
+    const ok = (canonical: Message[], tokensBefore: number, tokensAfter: number): CanonicalResult => ({
+      messages: canonical, canonical, status: "ok", tier: "normal", mode: c.settings.mode, budget: options.budget,
+      tokensBefore, tokensAfter, epoch: this.#epoch, stages: [], refs: [...this.#refs],
+    });
+    if (this.#extends(messages)) {
+      // Appending: O(new messages) — their tokens join the running totals.
+      const appended = messages.slice(this.#base.length);
+      const added = appended.length > 0 ? c.measure(appended) - c.measure([]) : 0;
+      if (c.tier(this.#outputTokens + added, options.budget) === "normal") {
+        for (const m of appended) {
+          this.#base.push(m);
+          this.#output.push(m);
+        }
+        this.#baseTokens += added;
+        this.#outputTokens += added;
+        this.#schedulePrepare();
+        c.skipped(this.#outputTokens, options.budget);
+        return ok([...this.#output], this.#baseTokens, this.#outputTokens);
+      }
+    }
+    const tokensBefore = c.measure(messages);
+    if (c.tier(tokensBefore, options.budget) === "normal") {
+      this.#base = [...messages];
+      this.#output = [...messages];
+      this.#refs = [];
+      this.#baseTokens = this.#outputTokens = tokensBefore;
+      this.#prepared = 0;
+      this.#schedulePrepare();
+      c.skipped(tokensBefore, options.budget);
+      return ok([...messages], tokensBefore, tokensBefore);
+    }
+    this.#epoch++;
+    const r = await c.compactEpoch(messages, options, this.#epoch);
+    this.#base = [...messages];
+    // The epoch did every message's work; what it kept whole is prepared when next removed.
+    this.#prepared = this.#base.length;
+    this.#output = [...r.canonical];
+    this.#refs = [...r.refs];
+    this.#baseTokens = tokensBefore;
+    this.#outputTokens = c.measure(r.canonical);
+    return r;
+  }
+
+  #baseTokens = 0;
+  #outputTokens = 0;
+  /** The refs of the current epoch's compaction: every later call's output still holds its replacements. */
+  #refs: string[] = [];
+
+  /** Whether `messages` starts with the messages the current epoch covers. */
+  #extends(messages: readonly Message[]): boolean {
+    const base = this.#base;
+    if (base.length === 0 || messages.length < base.length) return false;
+    // The same message objects (a runner appending to its list) compare by identity; parsed
+    // provider input gives new objects, compared by id and content.
+    for (let i = 0; i < base.length; i++) {
+      const a = base[i];
+      const b = messages[i];
+      if (a !== b && (a.id !== b.id || !jsonEqual(a, b))) return false;
+    }
+    return true;
+  }
+}
+
+/** Runs `f` once the event loop is idle (setImmediate on Node; a zero timeout elsewhere). */
+const kIdle: (f: () => void) => { unref?: () => unknown } = typeof setImmediate === "function" ? (f) => setImmediate(f) : (f) => setTimeout(f, 0);
+

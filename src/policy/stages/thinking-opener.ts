@@ -1,0 +1,58 @@
+import type { Message, ResultContentPart } from "../../model/schema.js";
+import { resultPayload, resultText } from "../../steps/reducer.js";
+import { isSignedReasoning, turnInProgressOpener, usesThinking } from "../../validate/rules.js";
+import { classify } from "../classify.js";
+import type { StageKit, Work } from "../work.js";
+
+/**
+ * Extended thinking (Anthropic): a tool-use turn in progress must open with its thinking. When
+ * the stages removed the input's opener of that turn (its first assistant message, opening with
+ * signed thinking) and the output's turn now opens without thinking (THINKING_DROPPED), the
+ * opener goes back where the output's turn starts, whole (its thinking must be sent unmodified),
+ * with its results as their observations and refs. Left as it was when the opener's calls or
+ * results are still elsewhere in the output, or when putting it back would take the output
+ * above the soft threshold.
+ */
+export function keepThinkingOpener(kit: StageKit, w: Work, input: readonly Message[], budget: number): void {
+  if (!usesThinking(input)) return;
+  // Whether or not the turn is in progress yet: the agent's next call will make it so.
+  const at = turnInProgressOpener(input, { evenIfDone: true });
+  if (at < 0 || !isSignedReasoning(input[at].parts[0]) || w.msgs.includes(input[at])) return;
+  const into = turnInProgressOpener(w.msgs, { evenIfDone: true });
+  if (into < 0 || isSignedReasoning(w.msgs[into].parts[0])) return;
+  const opener = input[at];
+  const ids = new Set(opener.parts.flatMap((p) => (p.type === "tool-call" ? [p.id] : [])));
+  if (w.msgs.some((m) => m.parts.some((p) => (p.type === "tool-call" || p.type === "tool-result") && ids.has(p.type === "tool-call" ? p.id : p.callId)))) return;
+  const results: Message[] = [];
+  for (let i = at + 1; i < input.length && input[i].role === "tool"; i++) results.push(input[i]);
+  const answered = new Set(results.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool-result" ? [p.callId] : []))));
+  if ([...ids].some((id) => !answered.has(id))) return;
+  const calls = new Map(opener.parts.flatMap((p) => (p.type === "tool-call" ? [[p.id, p] as const] : [])));
+  const refsBefore = w.refs.length;
+  const shortened = results.map((m) => {
+    let changed = false;
+    const parts = m.parts.map((p) => {
+      if (p.type !== "tool-result") return p;
+      const { data, json } = resultPayload(p.content);
+      if (data.startsWith("[ctxfold]") || kit.measure.text(resultText(p.content)) <= kit.settings.outputTokens) return p;
+      const call = calls.get(p.callId)!;
+      const replacement = kit.observation(p, data, json, () => kit.reducer.reduce(call.name, call.args, p.content, { isError: p.isError }));
+      w.refs.push(replacement.ref);
+      changed = true;
+      return { ...p, content: [{ type: "text", text: replacement.text }] as ResultContentPart[] };
+    });
+    return changed ? { ...m, parts } : m;
+  });
+  const msgs = [...w.msgs.slice(0, into), opener, ...shortened, ...w.msgs.slice(into)];
+  const total = kit.measure.all(msgs);
+  // Only within the soft threshold: above it the output would not be a fixed point (compacting
+  // it again would change it) and could miss the budget; there the gap stays.
+  if (total > kit.settings.softRatio * budget) {
+    w.refs.length = refsBefore;
+    return;
+  }
+  w.msgs = msgs;
+  w.classes = classify(msgs);
+  w.total = total;
+  w.steps = kit.steps.reduce(msgs);
+}

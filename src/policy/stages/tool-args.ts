@@ -1,0 +1,43 @@
+import { hashText, hashToHex } from "../../core/hash.js";
+import type { ToolCallPart } from "../../model/schema.js";
+import type { StageKit, Work } from "../work.js";
+
+/**
+ * Stage 1: long tool-call arguments before the tail (`tail`: where the preserved tail starts)
+ * become their minimal arguments plus the ref of the original, oldest first, until the work is
+ * at its target. `includeCritical` takes critical messages' calls too (stage 4's last resort:
+ * a critical message's text stays, its calls' arguments are trace).
+ */
+export function compactToolArgs(kit: StageKit, w: Work, tail: number, includeCritical = false): void {
+  const s = kit.settings;
+  const reduced = new Map(w.steps.filter((x) => x.callId !== undefined).map((x) => [`${x.callMessage}:${x.callId}`, x]));
+  for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
+    const m = w.msgs[i];
+    if (!m.parts.some((p) => p.type === "tool-call")) continue;
+    if (i >= tail || (w.classes[i] === "critical" && !includeCritical)) {
+      kit.skip("policy_preserve");
+      continue;
+    }
+    let changed = false;
+    const parts = m.parts.map((p) => {
+      if (p.type !== "tool-call") return p;
+      kit.candidate();
+      if (kit.measure.text(p.args) <= s.argTokens) {
+        kit.skip("no_gain");
+        return p;
+      }
+      const key = `${hashToHex(hashText(p.args))}:args:${s.argTokens}`;
+      let args = kit.memoGet(key);
+      if (args === undefined) {
+        const ref = kit.store.put(p.args, { kind: "args", ext: "json" });
+        const minimal = reduced.get(`${i}:${p.id}`)?.minimalArgs ?? {};
+        args = { text: JSON.stringify({ ...minimal, _ctxfold: `arguments offloaded: ${ref}` }), ref };
+        kit.memoSet(key, args);
+      }
+      w.refs.push(args.ref);
+      changed = true;
+      return { ...p, args: args.text } satisfies ToolCallPart;
+    });
+    if (changed) kit.replace(w, i, parts);
+  }
+}

@@ -1,0 +1,201 @@
+import { hashText, hashToHex } from "../core/hash.js";
+import type { Message, Part, ToolResultPart } from "../model/schema.js";
+import { StepCompactor } from "../steps/compactor.js";
+import { presetConfig } from "../steps/config.js";
+import { StepReducer } from "../steps/reducer.js";
+import type { ReducedStep } from "../steps/types.js";
+import type { OffloadStore } from "../store/index.js";
+import type { TokenMeasure } from "../tokens/measure.js";
+import type { TokenCounter } from "../tokens/token-counter.js";
+import { classify } from "./classify.js";
+import type { TieredSettings } from "./config.js";
+import type { PolicyEvent } from "./events.js";
+import { summarizeExtractive } from "./extractive.js";
+import type { StepCache } from "./step-cache.js";
+import type { Summarizer } from "./summarizer.js";
+import type { MessageClass, SkipReason, StageReport } from "./types.js";
+
+/** Memo entries kept before the oldest are forgotten. */
+const kMemoEntries = 50_000;
+
+/** What one run of the stages works on: the shared state every stage reads and changes. */
+export interface Work {
+  msgs: Message[];
+  classes: MessageClass[];
+  /** Estimated tokens of `msgs` as a request, kept current by every change. */
+  total: number;
+  /** What the stages work down to (the low-water mark; stage 4's later passes, the budget). */
+  target: number;
+  /** Refs of everything removed or shortened so far. */
+  refs: string[];
+  stages: StageReport[];
+  compacted: number;
+  /** The steps of `msgs`, reduced (observations and minimal arguments for the stages). */
+  steps: ReducedStep[];
+}
+
+/** A memoised replacement: the text that stands in for an original, and the ref of that original. */
+export interface Replacement {
+  text: string;
+  ref: string;
+}
+
+export const refLine = (what: string, ref: string) => `[${what}: ${ref}]`;
+
+/**
+ * What the stages share across the calls of one compactor: its settings, store and measure,
+ * the memo of replacements (so a part compacted once is not stored or summarised again), the
+ * summariser with its timeout and extractive fallback, the step reductions, and the report of
+ * the stage running now (candidates, compactions, skip reasons).
+ */
+export class StageKit {
+  /** The stage running now, whose report the helpers below count into. */
+  report: StageReport | undefined;
+  /** Set when the summariser failed or timed out in this call: it is not asked again until the next. */
+  summarizerDown = false;
+  readonly #memo = new Map<string, Replacement>();
+  /** Stage 3's reducer: only its store is used (removed messages go there). */
+  #storeReducer: StepReducer | undefined;
+  /** Stage 3's step compactors, by how many recent steps stay whole (validated once each). */
+  readonly #stepCompactors = new Map<number, StepCompactor>();
+
+  constructor(
+    readonly settings: TieredSettings,
+    readonly store: OffloadStore,
+    readonly counter: TokenCounter,
+    readonly measure: TokenMeasure,
+    readonly steps: StepCache,
+    readonly summarizer: Summarizer | undefined,
+    readonly emit: (e: PolicyEvent) => void,
+  ) {}
+
+  /** The policy's step reducer (observations, minimal arguments). */
+  get reducer(): StepReducer {
+    return this.steps.reducer;
+  }
+
+  /** A reducer whose store is the compactor's (stage 3 stores removed messages through it). */
+  get storeReducer(): StepReducer {
+    return (this.#storeReducer ??= new StepReducer({ store: this.store }));
+  }
+
+  /** The step compactor that keeps `recent` steps whole. */
+  stepCompactor(recent: number): StepCompactor {
+    let c = this.#stepCompactors.get(recent);
+    const preset = this.settings.stepPreset;
+    if (!c) this.#stepCompactors.set(recent, (c = new StepCompactor({ ...(preset ? presetConfig(preset) : {}), recentWindow: recent })));
+    return c;
+  }
+
+  candidate(n = 1): void {
+    if (this.report) this.report.candidateCount += n;
+  }
+
+  skip(reason: SkipReason, n = 1): void {
+    if (this.report) this.report.skipped[reason] = (this.report.skipped[reason] ?? 0) + n;
+  }
+
+  /** Message `i` of the work with new parts; the total follows. */
+  replace(w: Work, i: number, parts: Part[]): void {
+    const old = w.msgs[i];
+    const next: Message = { ...old, parts };
+    w.total += this.measure.of(next) - this.measure.of(old);
+    w.msgs[i] = next;
+    w.compacted++;
+    if (this.report) this.report.compacted++;
+  }
+
+  /** After a stage changed the list itself: classes and total anew. */
+  relist(w: Work): void {
+    w.classes = classify(w.msgs);
+    w.total = this.measure.all(w.msgs);
+  }
+
+  memoGet(key: string): Replacement | undefined {
+    const hit = this.#memo.get(key);
+    if (hit !== undefined) this.skip("cache_hit");
+    return hit;
+  }
+
+  memoSet(key: string, value: Replacement): void {
+    if (this.#memo.size >= kMemoEntries) this.#memo.delete(this.#memo.keys().next().value!);
+    this.#memo.set(key, value);
+  }
+
+  /**
+   * Where the preserved tail starts: the call message of the `keep`-th step from the end (the
+   * latest assistant/tool exchange and the ones before it stay whole in stages 1–3).
+   */
+  tailStart(w: Work, keep: number): number {
+    const calls: number[] = [];
+    let criticalCall = w.msgs.length;
+    w.msgs.forEach((m, i) => {
+      if (m.role === "assistant" && m.parts.some((p) => p.type === "tool-call")) {
+        calls.push(i);
+        // A critical message that calls tools (the latest assistant text) keeps its exchange whole.
+        if (w.classes[i] === "critical" && criticalCall === w.msgs.length) criticalCall = i;
+      }
+    });
+    const byCount = keep === 0 ? w.msgs.length : calls.length >= keep ? calls[calls.length - keep] : calls.length > 0 ? calls[0] : w.msgs.length;
+    return Math.min(byCount, criticalCall);
+  }
+
+  /** The critical messages and, for a critical message that calls tools, the results it needs (provider rules). */
+  criticalSet(msgs: readonly Message[], classes: readonly MessageClass[]): Message[] {
+    const calls = new Set<string>();
+    msgs.forEach((m, i) => {
+      if (classes[i] === "critical") for (const p of m.parts) if (p.type === "tool-call") calls.add(p.id);
+    });
+    return msgs.filter((m, i) => classes[i] === "critical" || m.parts.some((p) => p.type === "tool-result" && calls.has(p.callId)));
+  }
+
+  /** A tool output's stage-2 replacement: its step's observation plus the ref of the output (memoised). */
+  observation(p: ToolResultPart, data: string, json: unknown, step: () => ReducedStep): Replacement {
+    const key = `${hashToHex(hashText(data))}:output:${this.settings.outputTokens}:${p.callId}`;
+    let replacement = this.memoGet(key);
+    if (replacement === undefined) {
+      const st = step();
+      const ref = this.store.put(data, { kind: "output", ext: json ? "json" : "txt" });
+      const text = `[ctxfold] ${st.observation}${st.success ? "" : ` (failed: ${st.error ?? "error"}; call ${p.callId})`}\n${refLine("full output", ref)}`;
+      replacement = { text, ref };
+      this.memoSet(key, replacement);
+    }
+    return replacement;
+  }
+
+  /** A summary of `text` within `target` tokens plus the ref of the original (memoised). */
+  async summarize(text: string, target: number, label: string): Promise<Replacement> {
+    const key = `${hashToHex(hashText(text))}:${target}:${label}`;
+    const hit = this.memoGet(key);
+    if (hit !== undefined) return hit;
+    const ref = this.store.put(text, { kind: "text", ext: "txt" });
+    const room = Math.max(1, target - this.measure.text(refLine("original", ref)) - 1);
+    let summary: string | undefined;
+    const custom = this.summarizerDown ? undefined : this.summarizer;
+    if (custom) {
+      try {
+        const answer = await withTimeout(Promise.resolve().then(() => custom(text, room, label)), this.settings.summarizerTimeoutMs);
+        if (typeof answer === "string" && answer.trim() && this.measure.text(answer) <= room) summary = answer.trim();
+        else this.emit({ type: "summarizer_fallback", label, reason: typeof answer === "string" && answer.trim() ? "over target" : "empty answer" });
+      } catch (err) {
+        // A summariser that fails or times out is not asked again in this call: one wait, not one per part.
+        this.summarizerDown = true;
+        this.emit({ type: "summarizer_fallback", label, reason: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    summary ??= summarizeExtractive(text, room, label, this.counter);
+    const out = { text: `${summary}\n${refLine("original", ref)}`, ref };
+    this.memoSet(key, out);
+    return out;
+  }
+}
+
+/** `p`, or a rejection after `ms` milliseconds (the timer never keeps the process alive). */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`summariser timed out after ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
