@@ -170,13 +170,14 @@ export class StepCompactor {
   }
 }
 
-/**
- * Seed 000's format_for_prompt, byte for byte: the compact section (with the omitted line) only
- * when there are compact steps, then the recent steps with ✓/✗ and their observations.
- */
-/** How the section of compact steps starts (the seed's prompt format). */
+/** How the section of compact steps starts (the step compactor's prompt format). */
 export const kStepSummaryHeading = "Previous actions (summarized):";
 
+/**
+ * The step compactor's prompt format (format_for_prompt), byte for byte: the compact section
+ * (with the omitted line) only when there are compact steps, then the recent steps with ✓/✗
+ * and their observations.
+ */
 export function formatForPrompt(history: CompactedHistory): string {
   const lines: string[] = [];
   if (history.compactSteps.length > 0) {

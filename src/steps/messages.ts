@@ -2,7 +2,8 @@ import type { Message, Part } from "../model/schema.js";
 import { putMessages } from "../store/messages.js";
 import { hashText, hashToHex } from "../core/hash.js";
 import { mergeAdjacent } from "../session/turns.js";
-import { StepCompactor, formatForPrompt, kStepSummaryHeading, shouldCompact, type CompactedHistory } from "./compactor.js";
+import { markOf, marked } from "../model/marks.js";
+import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
 import type { CompactionConfig } from "./config.js";
 import { StepReducer, type StepReducerOptions } from "./reducer.js";
 import type { ReducedStep } from "./types.js";
@@ -43,14 +44,22 @@ export interface StepMessagesResult {
 }
 
 /** Marks the summary message a compaction inserted (in `meta.ctxfold`). */
-export const kStepSummaryKind = "step-summary";
+export const kStepSummaryKind = "step-summary" as const;
 
 /** Whether `p` is the text of a step summary (which stays a part of its own when merged into a message). */
-export const isStepSummaryPart = (p: Part): boolean => p.type === "text" && p.text.startsWith(kStepSummaryHeading);
+export const isStepSummaryPart = (p: Part): boolean => markOf(p)?.kind === kStepSummaryKind;
 
-/** The ref of the index of removed messages a step summary's text names, or undefined. */
-export function stepSummaryRef(text: string): string | undefined {
-  return /\(removed messages: (\S+)\)\s*$/m.exec(text)?.[1];
+/**
+ * A step summary's text made shorter, step by step, for a prompt that must shrink further: its
+ * failure lines and refs (failed steps, failed calls, removed messages, the omitted count); then
+ * the failed call ids and the ref of the removed messages; then that ref alone. The heading
+ * line always stays.
+ */
+export function stepSummaryShrinks(text: string): string[] {
+  const lines = text.split("\n");
+  return [/✗|\(failed calls|\(removed messages|earlier steps omitted/, /\(failed calls|\(removed messages/, /\(removed messages/].map((keep) =>
+    lines.filter((l, k) => k === 0 || keep.test(l)).join("\n"),
+  );
 }
 
 /**
@@ -159,7 +168,7 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   const summary: Message = {
     id: `ctxfold-steps-${hashToHex(hashText(text))}`,
     role: "user",
-    parts: [{ type: "text", text }],
+    parts: [marked({ type: "text", text }, { kind: kStepSummaryKind, ref: removedRef, failed })],
     meta: { ctxfold: { kind: kStepSummaryKind, steps: gone.map((s) => s.id), ref: removedRef } },
   };
   out.splice(insertAt, 0, summary);

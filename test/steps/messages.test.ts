@@ -3,7 +3,8 @@ import { kFormats } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { StepCompactor } from "../../src/steps/compactor.js";
-import { compactStepMessages, kStepSummaryKind } from "../../src/steps/messages.js";
+import { markOf } from "../../src/model/marks.js";
+import { compactStepMessages, isStepSummaryPart, kStepSummaryKind } from "../../src/steps/messages.js";
 import { buildReactPrompt, thoughtStepsFromMessages } from "../../src/steps/react.js";
 import { StepReducer } from "../../src/steps/reducer.js";
 import { createMemoryStore } from "../../src/store/index.js";
@@ -53,6 +54,23 @@ describe("compactStepMessages on generated runs", () => {
     expect(text && text.type === "text" && text.text).toContain(`(removed messages: ${r.removedRef})`);
     const marked = r.messages.find((m) => (m.meta.ctxfold as { kind?: string } | undefined)?.kind === kStepSummaryKind);
     if (marked) expect((marked.meta.ctxfold as { steps: string[] }).steps.length).toBe(r.steps.length - r.history.recentSteps.length);
+  });
+
+  it("marks the summary part itself (ref, failed calls), through message merges, and nothing else that reads like one", () => {
+    const run = generateRun({ seed: 11, steps: 12, steering: 0, failures: 0.4 });
+    const r = compactStepMessages(run.messages, { reducer: reducer() });
+    const summaries = r.messages.flatMap((m) => m.parts).filter(isStepSummaryPart);
+    expect(summaries).toHaveLength(1);
+    const mark = markOf(summaries[0])!;
+    expect(mark).toMatchObject({ kind: kStepSummaryKind, ref: r.removedRef });
+    const failed = r.steps.filter((st) => !st.success && !r.history.recentSteps.includes(st) && st.callId).map((st) => st.callId);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(mark.failed).toEqual(failed);
+    // The mark is not in the part's JSON: outputs and stored messages are the bytes they were.
+    expect(JSON.stringify(summaries[0])).not.toContain("step-summary");
+    // The same text, not written by the step compactor (e.g. parsed back from a provider format), is plain text.
+    expect(isStepSummaryPart(JSON.parse(JSON.stringify(summaries[0])))).toBe(false);
+    expect(isStepSummaryPart({ ...summaries[0], text: "changed" } as never)).toBe(true);
   });
 
   it("reduceRecent swaps offloaded recent outputs for their observation and ref", () => {

@@ -1,8 +1,9 @@
 import { hashText, hashToHex } from "../../core/hash.js";
+import { markOf, marked } from "../../model/marks.js";
 import type { Message, Part } from "../../model/schema.js";
 import { messageTexts } from "../../model/texts.js";
 import { mergeAdjacent } from "../../session/turns.js";
-import { isStepSummaryPart, stepSummaryRef } from "../../steps/messages.js";
+import { isStepSummaryPart, stepSummaryShrinks } from "../../steps/messages.js";
 import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../../steps/detect.js";
 import { resultPayload, resultText } from "../../steps/reducer.js";
 import { indexedRefs, putMessages } from "../../store/messages.js";
@@ -30,43 +31,43 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
     const gone = new Set(middle);
     const items: (Message | string)[] = [];
     const texts: string[] = [];
-    for (let i = 0; i < tail; i++) {
-      if (gone.has(i)) {
-        items.push(w.msgs[i]);
-        texts.push(...messageTexts([w.msgs[i]]));
-        continue;
-      }
-      const m = w.msgs[i];
-      const at = w.classes[i] === "critical" && m.parts.length > 1 ? m.parts.findIndex(isStepSummaryPart) : -1;
-      const summaryRef = at >= 0 ? stepSummaryRef((m.parts[at] as { text: string }).text) : undefined;
-      if (summaryRef === undefined) continue;
-      items.push(...indexedRefs(kit.store, summaryRef));
-      texts.push((m.parts[at] as { text: string }).text);
-      kit.replace(w, i, m.parts.filter((_, k) => k !== at));
-      // Its index is superseded by the merge's, which names the same messages.
-      w.refs = w.refs.filter((r) => r !== summaryRef);
-    }
-    const { ref, refs } = putMessages(kit.store, items);
-    w.refs.push(ref, ...refs.filter((_, k) => typeof items[k] !== "string"));
-    const text = texts.join("\n");
-    // Failures stay visible through the merge: each failed step's call id and error head
-    // (from the steps, and from the failure lines of an earlier step summary) on a line of its own.
+    // Failures stay visible through the merge: each failed step's call id and error head (from
+    // the steps, then the failed calls of each step summary merged, in order) on a line of its own.
     const failures: string[] = [];
     for (const st of w.steps) {
       const at = st.resultMessage ?? st.callMessage;
       if (!st.success && at !== undefined && gone.has(at)) failures.push(`${st.callId ?? st.id} (${st.error ?? "failed"})`);
     }
-    for (const line of text.split("\n")) {
-      const m = /\(failed calls: (.*)\)$/.exec(line.trim());
-      if (m) failures.push(...m[1].split(", "));
+    const summariesFailed: string[] = [];
+    for (let i = 0; i < tail; i++) {
+      const m = w.msgs[i];
+      if (gone.has(i)) {
+        items.push(m);
+        texts.push(...messageTexts([m]));
+        for (const p of m.parts) if (isStepSummaryPart(p)) summariesFailed.push(...markOf(p)!.failed);
+        continue;
+      }
+      const at = w.classes[i] === "critical" && m.parts.length > 1 ? m.parts.findIndex(isStepSummaryPart) : -1;
+      if (at < 0) continue;
+      const summary = markOf(m.parts[at])!;
+      items.push(...indexedRefs(kit.store, summary.ref));
+      texts.push((m.parts[at] as { text: string }).text);
+      summariesFailed.push(...summary.failed);
+      kit.replace(w, i, m.parts.filter((_, k) => k !== at));
+      // Its index is superseded by the merge's, which names the same messages.
+      w.refs = w.refs.filter((r) => r !== summary.ref);
     }
+    failures.push(...summariesFailed);
+    const { ref, refs } = putMessages(kit.store, items);
+    w.refs.push(ref, ...refs.filter((_, k) => typeof items[k] !== "string"));
+    const text = texts.join("\n");
     const failLine = failures.length === 0 ? "" : `\nFailed: ${[...new Set(failures)].slice(0, 20).join("; ")}${failures.length > 20 ? `; +${failures.length - 20} more` : ""}`;
     const target = Math.min(s.mergeTokens, Math.max(60, Math.floor((budget - kit.measure.all(kit.criticalSet(w.msgs, w.classes))) / 4)));
     const summary = (await kit.summarize(text, target, "merge")).text;
     const merged: Message = {
       id: `ctxfold-merge-${hashToHex(hashText(summary)).slice(0, 12)}`,
       role: "user",
-      parts: [{ type: "text", text: `[Earlier context, merged: ${items.length} messages; originals: ${ref}]${failLine}\n${summary}` }],
+      parts: [marked({ type: "text", text: `[Earlier context, merged: ${items.length} messages; originals: ${ref}]${failLine}\n${summary}` }, { kind: "merge", ref, failed: [...new Set(failures)] })],
       meta: { ctxfold: { kind: "merge", ref } },
     };
     const out: Message[] = [];
@@ -132,11 +133,12 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
   // keeping its header and failure line…
   for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
     const m = w.msgs[i];
-    const at = m.parts.findIndex((p) => p.type === "text" && p.text.startsWith("[Earlier context, merged"));
+    const at = m.parts.findIndex((p) => markOf(p)?.kind === "merge");
     if (at < 0) continue;
     const old = (m.parts[at] as { text: string }).text;
     const lines = old.split("\n");
-    const head = lines[1]?.startsWith("Failed: ") ? 2 : 1;
+    // The header, and the failure line when there were failures.
+    const head = markOf(m.parts[at])!.failed.length > 0 ? 2 : 1;
     const body = lines.slice(head).join("\n");
     const tokens = kit.measure.text(body);
     const want = Math.max(20, tokens - (w.total - budget) - 8);
@@ -151,13 +153,13 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
   // the ref of the removed messages, then to that ref alone. It never goes: that ref is how
   // the messages it stands for are reached from the output (where there was a middle to
   // merge, the merge above took it in, with them); the budget may then be infeasible.
-  for (const keep of [/✗|\(failed calls|\(removed messages|earlier steps omitted/, /\(failed calls|\(removed messages/, /\(removed messages/]) {
+  for (let level = 0; level < 3; level++) {
     for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
       const m = w.msgs[i];
       const at = m.parts.findIndex(isStepSummaryPart);
       if (at < 0) continue;
       const old = (m.parts[at] as { text: string }).text;
-      const kept = old.split("\n").filter((l, k) => k === 0 || keep.test(l)).join("\n");
+      const kept = stepSummaryShrinks(old)[level];
       if (kept.length >= old.length) continue;
       const parts = [...m.parts];
       parts[at] = { ...(m.parts[at] as { type: "text"; text: string }), text: kept };
