@@ -11,12 +11,11 @@ import { checkCallOptions } from "./options.js";
 import { runPipeline } from "./pipeline.js";
 import { RedactingStore } from "./redacting-store.js";
 import { CompactorSession, type EpochHost } from "./session.js";
-import { aggregate, newStats, type CompactorStats } from "./stats.js";
+import { addEvent, newCompactionStats, type CompactionStats } from "../events.js";
 import { StepCache } from "./step-cache.js";
 import type { CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
 import { StageKit } from "./work.js";
 
-export type { CompactorStats } from "./stats.js";
 export { CompactorSession } from "./session.js";
 
 /**
@@ -35,7 +34,7 @@ export class Compactor {
   readonly #measure: TokenMeasure;
   readonly #steps = new StepCache();
   readonly #kit: StageKit;
-  readonly #stats = newStats();
+  readonly #stats = newCompactionStats();
   /** What the sessions of this compactor use of it. */
   readonly #host: EpochHost;
 
@@ -63,12 +62,12 @@ export class Compactor {
   }
 
   #emit(e: PolicyEvent): void {
-    aggregate(this.#stats, e);
+    addEvent(this.#stats, e);
     this.#config.onEvent?.(e);
   }
 
   /** The run aggregates over every call of this compactor (its sessions included). */
-  stats(): CompactorStats {
+  stats(): CompactionStats {
     return structuredClone(this.#stats);
   }
 

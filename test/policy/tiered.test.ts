@@ -9,6 +9,8 @@ import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
 import { classify } from "../../src/policy/classify.js";
 import type { PolicyEvent } from "../../src/policy/events.js";
+import { compactionStats, type CtxfoldEvent } from "../../src/events.js";
+import { compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt } from "../../src/session/events.js";
 import { createCompactor, type Compactor } from "../../src/policy/index.js";
 import { StepCache } from "../../src/policy/step-cache.js";
 import { createMemoryStore, getMessages, reachableRefs, type OffloadStore } from "../../src/store/index.js";
@@ -423,5 +425,21 @@ describe("telemetry", () => {
     expect(stage3.runs).toBeGreaterThan(0);
     expect(stage3.saved).toBeGreaterThan(0);
     expect(st.tokensOut).toBeLessThan(st.tokensIn);
+  });
+
+  it("one aggregation for both systems: the compactor's stats are its events summed, and session events sum the same way", async () => {
+    const { compactor, events } = setup();
+    const messages = generateRun({ seed: 32, steps: 40 }).messages;
+    const session = compactor.session();
+    for (let i = 10; i <= messages.length; i += 10) await session.compactCanonical(messages.slice(0, i), { budget: 6000 });
+    expect(compactor.stats()).toEqual(compactionStats(events));
+    const info = { loopIds: [1], maxContextTokens: 1000, tokensBefore: 900 };
+    const block: CtxfoldEvent[] = [
+      compactionStarted(info), compactionEnded({ ...info, tokensAfter: 400 }, 3),
+      compactionBlockStale({ loopId: 1, reason: "turns moved" }), sessionOverlayCorrupt({ sessionId: "s", path: "b.json", reason: "bad JSON" }),
+    ];
+    const st = compactionStats([...events, ...block]);
+    expect(st).toMatchObject({ calls: compactor.stats().calls + 1, compactions: compactor.stats().compactions + 1, staleBlocks: 1, corruptOverlays: 1 });
+    expect(st.tokensIn - compactor.stats().tokensIn).toBe(900);
   });
 });
