@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { CtxfoldError } from "../errors.js";
-import type { Summarizer } from "./summarizer.js";
+import type { Summarizer } from "../steps/summarizer.js";
 import type { OffloadStore } from "../store/index.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { PolicyEvent } from "./events.js";

@@ -65,7 +65,7 @@
 import { CtxfoldError, notStringError } from "../errors.js";
 import { kSecretPatterns, redactSecrets } from "../steps/redact.js";
 import { TokenCounter, type Encoding } from "../tokens/token-counter.js";
-import type { Summarizer } from "./summarizer.js";
+import type { Summarizer } from "../steps/summarizer.js";
 
 /** A Summarizer that answers synchronously (assignable to Summarizer). */
 export type SyncSummarizer = (text: string, targetTokens: number, label: string) => string;

@@ -4,7 +4,7 @@ export { TieredSettings, kDefaultTieredSettings, resolveTieredSettings } from ".
 export type { CompactorConfig } from "./config.js";
 export { classify, isTodoReminder } from "./classify.js";
 export type { PolicyEvent } from "./events.js";
-export type { Summarizer } from "./summarizer.js";
+export type { Summarizer } from "../steps/summarizer.js";
 export type { CompactCallOptions, CompactResult, MessageClass, SkipReason, StageReport, Tier } from "./types.js";
 export { extractiveSummarizer, summarizeExtractive, kExtractive } from "./extractive.js";
 export type { ExtractiveSummarizerOptions, SyncSummarizer } from "./extractive.js";

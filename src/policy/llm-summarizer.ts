@@ -38,7 +38,7 @@ import { CtxfoldError } from "../errors.js";
 import { redactSecrets } from "../steps/redact.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import { extractiveSummarizer, oneLineLabel } from "./extractive.js";
-import type { Summarizer } from "./summarizer.js";
+import type { Summarizer } from "../steps/summarizer.js";
 
 /** A Summarizer that answers with a promise (assignable to Summarizer). */
 export type AsyncSummarizer = (text: string, targetTokens: number, label: string) => Promise<string>;

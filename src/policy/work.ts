@@ -12,7 +12,7 @@ import type { TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
 import { summarizeExtractive } from "./extractive.js";
 import type { StepCache } from "./step-cache.js";
-import type { Summarizer } from "./summarizer.js";
+import type { Summarizer } from "../steps/summarizer.js";
 import type { MessageClass, SkipReason, StageReport } from "./types.js";
 
 /** Memo entries kept before the oldest are forgotten. */

@@ -4,7 +4,8 @@ import type { CompactedSection, CompactionBlock, Loop, Message, TurnRange } from
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import type { CompactionConfig } from "./config.js";
-import { mergeAdjacent, summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js";
+import { mergeAdjacent } from "../model/adjacent.js";
+import { summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js";
 
 /**
  * Seed 002's BlockCompactionStrategy: builds the non-destructive CompactionBlock overlay of a

@@ -6,7 +6,7 @@ import { groupSteps } from "../core/group-steps.js";
 import { badValueError, CtxfoldError, optionsObject, shownValue } from "../errors.js";
 import { resolveCompactionConfig, type CompactionConfig } from "./config.js";
 import { formatKB } from "./format-size.js";
-import type { Summarizer } from "../policy/summarizer.js";
+import type { Summarizer } from "./summarizer.js";
 
 export type { Summarizer };
 import type { ReducedStep, ToolCategory } from "./types.js";

@@ -1,7 +1,7 @@
 import type { Message, Part } from "../model/schema.js";
 import { putMessages } from "../store/messages.js";
 import { hashText, hashToHex } from "../core/hash.js";
-import { mergeAdjacent } from "../session/turns.js";
+import { mergeAdjacent } from "../model/adjacent.js";
 import { markOf, marked } from "../model/marks.js";
 import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
 import type { CompactionConfig } from "./config.js";

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { CtxfoldError } from "../../src/errors.js";
 import { summarizeExtractive } from "../../src/policy/extractive.js";
 import { llmSummarizer, type LlmSummarizerEvent } from "../../src/policy/llm-summarizer.js";
-import type { Summarizer } from "../../src/policy/summarizer.js";
+import type { Summarizer } from "../../src/steps/summarizer.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { thrown } from "../helpers.js";
 

@@ -2,7 +2,7 @@ import { hashText, hashToHex } from "../../core/hash.js";
 import { markOf, marked } from "../../model/marks.js";
 import type { Message, Part } from "../../model/schema.js";
 import { messageTexts } from "../../model/texts.js";
-import { mergeAdjacent } from "../../session/turns.js";
+import { mergeAdjacent } from "../../model/adjacent.js";
 import { isStepSummaryPart, stepSummaryShrinks } from "../../steps/messages.js";
 import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../../steps/detect.js";
 import { resultPayload, resultText } from "../../steps/reducer.js";
