@@ -36,13 +36,13 @@ export type { OffloadStore, OffloadHint, OffloadStoreOptions, FsOps, FsStoreOpti
 export {
   StepReducer, StepCompactor, CompactStep, compactStepMessages, buildReactPrompt, thoughtStepsFromMessages, formatFullStep,
   formatForPrompt, shouldCompact, compactForSpawn, extractSteps, kPresets, presetConfig, autoTuneCompaction,
-  kDefaultCompactionConfig as kDefaultStepCompactionConfig, kBuiltinRules, kDefaultThresholds, redactSecrets, containsSecret, kSecretPatterns,
+  kDefaultStepCompactionConfig, kBuiltinRules, kDefaultThresholds, redactSecrets, containsSecret, kSecretPatterns,
   detectContentType, formatSize,
 } from "./steps/index.js";
 export type {
   ReducedStep, StepAction, CompactedHistory, Summarizer, ReductionRule, ReductionThresholds, RuleInput, RuleOutput,
   StepReducerOptions, StepMessagesOptions, StepMessagesResult, ThoughtStep, ReactPromptInput, SpawnOptions, PresetName,
-  CompactionConfig as StepCompactionConfig,
+  StepCompactionConfig,
 } from "./steps/index.js";
 export {
   FixedCount, TokenBudget, kDefaultCompactionSettings, resolveSessionConfig, shouldCompactSession,

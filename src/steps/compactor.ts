@@ -4,7 +4,7 @@
  */
 import { groupSteps } from "../core/group-steps.js";
 import { badValueError, CtxfoldError, optionsObject, shownValue } from "../errors.js";
-import { resolveCompactionConfig, type CompactionConfig } from "./config.js";
+import { resolveStepCompactionConfig, type StepCompactionConfig } from "./config.js";
 import { formatKB } from "./format-size.js";
 import type { Summarizer } from "./summarizer.js";
 
@@ -59,8 +59,8 @@ export interface CompactAsyncOptions extends CompactOptions {
 }
 
 /** Seed 000's trigger: compact a history of more than `triggerAbove` (5) steps. */
-export function shouldCompact(steps: readonly ReducedStep[], config: Partial<CompactionConfig> = {}): boolean {
-  return steps.length > resolveCompactionConfig(config).triggerAbove;
+export function shouldCompact(steps: readonly ReducedStep[], config: Partial<StepCompactionConfig> = {}): boolean {
+  return steps.length > resolveStepCompactionConfig(config).triggerAbove;
 }
 
 /** A run of ≥ 2 steps waiting for its summary (template or summariser). */
@@ -101,10 +101,10 @@ interface Plan {
  * Every input step is thus in recentSteps, in some line's stepIds, or counted in droppedCount.
  */
 export class StepCompactor {
-  readonly config: Readonly<CompactionConfig>;
+  readonly config: Readonly<StepCompactionConfig>;
 
-  constructor(config: Partial<CompactionConfig> = {}) {
-    this.config = Object.freeze(resolveCompactionConfig(config));
+  constructor(config: Partial<StepCompactionConfig> = {}) {
+    this.config = Object.freeze(resolveStepCompactionConfig(config));
   }
 
   compact(steps: readonly ReducedStep[], options: CompactOptions = {}): CompactedHistory {

@@ -1,5 +1,5 @@
 /**
- * Seed 000's CompactionConfig, its tuning-table presets and its "Adaptive Compaction"
+ * The step compactor's configuration, its tuning-table presets and its "Adaptive Compaction"
  * (auto_tune_compaction). The zod schema is the single source of the type and the defaults.
  */
 import { z } from "zod";
@@ -7,7 +7,7 @@ import { CtxfoldError, notStringError } from "../errors.js";
 
 const count = (n: number) => z.number().int().nonnegative().default(n);
 
-export const CompactionConfig = z.strictObject({
+export const StepCompactionConfig = z.strictObject({
   /** Steps kept in full at the end of the history (seed: recent_window). */
   recentWindow: count(5),
   /** Older steps summarised in the compact tier; earlier ones are dropped (seed: max_compact_steps). */
@@ -23,27 +23,27 @@ export const CompactionConfig = z.strictObject({
   /** What "very long" means (seed: "> 100 steps"). */
   veryLongAbove: count(100),
 });
-export type CompactionConfig = z.infer<typeof CompactionConfig>;
+export type StepCompactionConfig = z.infer<typeof StepCompactionConfig>;
 
-export const kDefaultCompactionConfig: Readonly<CompactionConfig> = Object.freeze(CompactionConfig.parse({}));
+export const kDefaultStepCompactionConfig: Readonly<StepCompactionConfig> = Object.freeze(StepCompactionConfig.parse({}));
 
 /**
  * Validates a partial config and fills the defaults. Throws CtxfoldError E_BAD_INPUT naming the
  * field (`config.recentWindow: must be a non-negative integer, got 2.5`) for a bad value or an
  * unknown key (a snake_case `recent_window` is caught rather than silently ignored).
  */
-export function resolveCompactionConfig(input: Partial<CompactionConfig> = {}, path = "config"): CompactionConfig {
-  const r = CompactionConfig.safeParse(input);
+export function resolveStepCompactionConfig(input: Partial<StepCompactionConfig> = {}, path = "config"): StepCompactionConfig {
+  const r = StepCompactionConfig.safeParse(input);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   if (issue.code === "unrecognized_keys") {
-    const names = Object.keys(kDefaultCompactionConfig).join(", ");
+    const names = Object.keys(kDefaultStepCompactionConfig).join(", ");
     throw new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${names})`, { path });
   }
   if (issue.path.length === 0) throw new CtxfoldError("E_BAD_INPUT", "expected a config object", { path });
-  const field = String(issue.path[0]) as keyof CompactionConfig;
+  const field = String(issue.path[0]) as keyof StepCompactionConfig;
   const value = (input as Record<string, unknown>)[field];
-  const kind = typeof kDefaultCompactionConfig[field] === "boolean" ? "a boolean" : "a non-negative integer";
+  const kind = typeof kDefaultStepCompactionConfig[field] === "boolean" ? "a boolean" : "a non-negative integer";
   const got = typeof value === "string" ? JSON.stringify(value) : String(value);
   throw new CtxfoldError("E_BAD_INPUT", `must be ${kind}, got ${got}`, { path: `${path}.${field}` });
 }
@@ -57,12 +57,12 @@ export const kPresets = Object.freeze({
 });
 export type PresetName = keyof typeof kPresets;
 
-function preset(values: Partial<CompactionConfig>): Readonly<CompactionConfig> {
-  return Object.freeze(resolveCompactionConfig(values));
+function preset(values: Partial<StepCompactionConfig>): Readonly<StepCompactionConfig> {
+  return Object.freeze(resolveStepCompactionConfig(values));
 }
 
 /** A fresh copy of a preset; CtxfoldError E_BAD_INPUT listing the names for an unknown one. */
-export function presetConfig(name: string): CompactionConfig {
+export function presetConfig(name: string): StepCompactionConfig {
   if (!Object.hasOwn(kPresets, name)) {
     throw new CtxfoldError("E_BAD_INPUT", `unknown preset ${JSON.stringify(name)} (one of ${Object.keys(kPresets).join(", ")})`, { path: "preset" });
   }
@@ -85,10 +85,10 @@ const kResearchWord = /^(?:research(?:es|ed|ing|er|ers)?|analy[sz](?:e|es|ed|ing
  * with simple inflections: debugging, errors, researching, analyse/analyze/analysis/analyses.
  * Debugging wins when both kinds occur, as in the seed's if/elif.
  */
-export function autoTuneCompaction(task: string): CompactionConfig {
+export function autoTuneCompaction(task: string): StepCompactionConfig {
   if (typeof task !== "string") throw notStringError("task", task);
   const words = splitWords(task);
-  if (words.some((w) => kDebugWord.test(w))) return { ...kDefaultCompactionConfig, recentWindow: 7, groupSimilar: false };
-  if (words.some((w) => kResearchWord.test(w))) return { ...kDefaultCompactionConfig, recentWindow: 3, maxCompactSteps: 10 };
-  return { ...kDefaultCompactionConfig };
+  if (words.some((w) => kDebugWord.test(w))) return { ...kDefaultStepCompactionConfig, recentWindow: 7, groupSimilar: false };
+  if (words.some((w) => kResearchWord.test(w))) return { ...kDefaultStepCompactionConfig, recentWindow: 3, maxCompactSteps: 10 };
+  return { ...kDefaultStepCompactionConfig };
 }

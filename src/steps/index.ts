@@ -1,7 +1,7 @@
 // The public names of the steps module: one block per source file; add lines, never `export *`.
 export { StepCompactor, CompactStep, formatForPrompt, shouldCompact } from "./compactor.js";
 export type { CompactedHistory, CompactOptions, CompactAsyncOptions, Summarizer } from "./compactor.js";
-export { CompactionConfig, kDefaultCompactionConfig, kPresets, presetConfig, autoTuneCompaction, resolveCompactionConfig } from "./config.js";
+export { StepCompactionConfig, kDefaultStepCompactionConfig, kPresets, presetConfig, autoTuneCompaction, resolveStepCompactionConfig } from "./config.js";
 export type { PresetName } from "./config.js";
 export { compactForSpawn } from "./spawn.js";
 export type { SpawnOptions } from "./spawn.js";

@@ -4,7 +4,7 @@ import { hashText, hashToHex } from "../core/hash.js";
 import { mergeAdjacent } from "../model/adjacent.js";
 import { markOf, marked } from "../model/marks.js";
 import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
-import type { CompactionConfig } from "./config.js";
+import type { StepCompactionConfig } from "./config.js";
 import { StepReducer, type StepReducerOptions } from "./reducer.js";
 import type { ReducedStep } from "./types.js";
 
@@ -12,7 +12,7 @@ export interface StepMessagesOptions {
   /** The reducer (its store receives the offloads), or options for a new one. */
   reducer?: StepReducer | StepReducerOptions;
   /** The compactor, or its config. */
-  compactor?: StepCompactor | Partial<CompactionConfig>;
+  compactor?: StepCompactor | Partial<StepCompactionConfig>;
   /**
    * Also reduce the recent steps: a recent result whose output was offloaded becomes its
    * observation and ref. Off by default: seed 000 keeps recent steps in full detail.

@@ -3,7 +3,7 @@
  */
 import { CtxfoldError, notStringError } from "../errors.js";
 import { StepCompactor, type CompactedHistory } from "./compactor.js";
-import { splitWords, type CompactionConfig } from "./config.js";
+import { splitWords, type StepCompactionConfig } from "./config.js";
 import type { ReducedStep } from "./types.js";
 
 export interface SpawnOptions {
@@ -14,7 +14,7 @@ export interface SpawnOptions {
   /** Keep only the steps related to the sub-goal. @default true */
   relevantOnly?: boolean;
   /** Compaction of the kept steps. @default recentWindow min(3, maxSteps), other defaults as usual */
-  config?: Partial<CompactionConfig>;
+  config?: Partial<StepCompactionConfig>;
 }
 
 const kStopWords = new Set(

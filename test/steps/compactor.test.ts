@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { errorOf } from "../helpers.js";
 import {
-  autoTuneCompaction, compactForSpawn, CompactStep, formatForPrompt, formatKB, kDefaultCompactionConfig, kPresets, presetConfig,
+  autoTuneCompaction, compactForSpawn, CompactStep, formatForPrompt, formatKB, kDefaultStepCompactionConfig, kPresets, presetConfig,
   shouldCompact, StepCompactor, type CompactedHistory, type ReducedStep, type Summarizer, type ToolCategory,
 } from "../../src/steps/index.js";
 
@@ -372,7 +372,7 @@ describe("config, presets, auto-tuning", () => {
   });
 
   it("presets are the seed's tuning table", () => {
-    const pick = (c: typeof kDefaultCompactionConfig) => [c.recentWindow, c.maxCompactSteps, c.groupSimilar, c.preserveFailures];
+    const pick = (c: typeof kDefaultStepCompactionConfig) => [c.recentWindow, c.maxCompactSteps, c.groupSimilar, c.preserveFailures];
     expect(Object.fromEntries(Object.entries(kPresets).map(([k, v]) => [k, pick(v)]))).toEqual({
       "interactive-chat": [5, 20, true, true],
       "long-research": [3, 10, true, true],
