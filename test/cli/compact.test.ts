@@ -158,6 +158,12 @@ describe("ctxfold compact", () => {
     expect(errors).toEqual([expect.objectContaining({ line: 2, code: "E_INTERNAL", reason: expect.stringContaining("RangeError") })]);
   });
 
+  it("the shipped sources read no test hook from the environment: only the LLM summariser's documented configuration", () => {
+    const src = fileURLToPath(new URL("../../src", import.meta.url));
+    const readers = (readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts") && readFileSync(path.join(src, f), "utf8").includes("process.env"));
+    expect(readers.map((f) => f.split(path.sep).join("/"))).toEqual(["policy/llm-summarizer.ts"]);
+  });
+
   it("retries a chunk whose worker dies, and writes it through with error records when it dies again", () => {
     const crashing = (always: boolean): CliTestHooks => ({ compact: { chunkBytes: 200_000, testHooks: { crash: { chunk: 1, always } } } });
     const once = cli(["compact", "in.jsonl", "-o", "crash1.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { hooks: crashing(false) });
