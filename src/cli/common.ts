@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Readable, Writable } from "node:stream";
+import type { BatchOptions } from "../pool/engine.js";
 import { gunzipIfGzip, namingFailures } from "../pool/input.js";
 import { kFormats, type Format } from "../adapters/index.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
@@ -41,6 +42,22 @@ export const kProcessIo: CliIo = {
     return () => process.off("SIGINT", handler);
   },
 };
+
+/**
+ * What tests set to reach paths the command line does not (many small chunks, a slow writer, a
+ * worker that dies, another bench script); the ctxfold command sets none. A test that spawns the
+ * command sets them through the test-only entry (scripts/test-cli.ts): what the package ships
+ * reads no test hook from its environment.
+ */
+export interface CliTestHooks {
+  /** compact: the batch engine's chunk size and the faults it injects. */
+  compact?: Pick<BatchOptions, "chunkBytes" | "testHooks">;
+  /** bench: the runner to start instead of the package's dist/bench/run.js. */
+  benchScript?: string;
+}
+
+/** A ctxfold command: its arguments, where it reads and writes, and the hooks of a test; its exit code. */
+export type Command = (argv: string[], io: CliIo, hooks?: CliTestHooks) => Promise<number>;
 
 /** A usage error: the message is printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}

@@ -6,7 +6,7 @@
 import { pathToFileURL } from "node:url";
 import { realpathSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
-import { exitCodeOf, kExit, kProcessIo, UsageError, type CliIo } from "./common.js";
+import { exitCodeOf, kExit, kProcessIo, UsageError, type CliIo, type CliTestHooks, type Command } from "./common.js";
 import { count, hash } from "./commands/count.js";
 import { compact } from "./commands/compact.js";
 import { stats } from "./commands/stats.js";
@@ -53,12 +53,15 @@ a --resume whose checkpoint is not of this input and options or whose input chan
 3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
 130 interrupted (checkpoint written: rerun with --resume)`;
 
-const kCommands: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
+const kCommands: Record<string, Command> = {
   compact, stats, explain, show, validate, eval: evalCommand, bench, count, hash,
 };
 
-/** Runs one command line; never throws (errors become a message on stderr and an exit code). */
-export async function runCli(argv: string[], io: CliIo = kProcessIo): Promise<number> {
+/**
+ * Runs one command line; never throws (errors become a message on stderr and an exit code).
+ * `hooks` are a test's (CliTestHooks); the ctxfold command passes none.
+ */
+export async function runCli(argv: string[], io: CliIo = kProcessIo, hooks: CliTestHooks = {}): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
     io.stdout.write(kUsage + "\n");
@@ -70,7 +73,7 @@ export async function runCli(argv: string[], io: CliIo = kProcessIo): Promise<nu
     return kExit.usage;
   }
   try {
-    return await run(rest, io);
+    return await run(rest, io, hooks);
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr.write(`ctxfold ${command}: ${err.message}\n(ctxfold --help for usage)\n`);
@@ -98,7 +101,11 @@ const isMain = (() => {
   }
 })();
 
-if (isMain) {
+/**
+ * The command line of this process, on its own streams, its exit code set when it ends: what the
+ * ctxfold binary runs, and the test-only entry (scripts/test-cli.ts) with a test's hooks.
+ */
+export function main(argv: string[], hooks: CliTestHooks = {}): void {
   // A reader that stops early (`| head`) is not an error; any other failure to write stdout (a
   // full disk under `> FILE`) stops the command, naming stdout and the OS code.
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
@@ -106,7 +113,7 @@ if (isMain) {
     process.stderr.write(`ctxfold: cannot write stdout: ${err.code} (${err.message})\n`);
     process.exit(kExit.failed);
   });
-  runCli(process.argv.slice(2)).then(
+  runCli(argv, kProcessIo, hooks).then(
     (code) => {
       process.exitCode = code;
     },
@@ -116,3 +123,5 @@ if (isMain) {
     },
   );
 }
+
+if (isMain) main(process.argv.slice(2));

@@ -9,11 +9,10 @@ let cachedModule: WebAssembly.Module | undefined;
 
 /**
  * Where core.wasm sits: beside the package root's build/ whether this file runs from src/core
- * (tests, ts sources) or dist/src/core (the built package). CTXFOLD_CORE_WASM overrides.
+ * (tests, ts sources) or dist/src/core (the built package). Not read from the environment: a
+ * host whose core.wasm lives elsewhere (a bundle) compiles it and hands it over (setCoreModule).
  */
 function locateCoreWasm(): string {
-  const override = process.env.CTXFOLD_CORE_WASM;
-  if (override) return override;
   const candidates = ["../../build/core.wasm", "../../../build/core.wasm"].map((rel) =>
     fileURLToPath(new URL(rel, import.meta.url)),
   );

@@ -104,6 +104,9 @@ const nonEmpty = (s: string | undefined): string | undefined => (typeof s === "s
 
 /** An OpenAI-compatible chat-completions Summarizer with a bounded retry and an extractive fallback (see the module comment). */
 export function llmSummarizer(options: LlmSummarizerOptions = {}): AsyncSummarizer {
+  // User configuration, not a test hook: the endpoint, model and key an option leaves out come
+  // from these variables, as LlmSummarizerOptions' @default and the module comment document
+  // (OPENAI_API_KEY / OPENAI_BASE_URL are every OpenAI client's own).
   const env = process.env;
   const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(env.CTXFOLD_LLM_API_KEY) ?? nonEmpty(env.OPENAI_API_KEY);
   if (apiKey === undefined) {

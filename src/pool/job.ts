@@ -7,7 +7,7 @@ import type { Format } from "../adapters/index.js";
 import { asCtxfoldError, CtxfoldError } from "../errors.js";
 import { Compactor, createCompactor } from "../policy/index.js";
 import type { OffloadHint } from "../store/index.js";
-import { createMemoryStore, createPackStore, PackOffloadStore, StoreView } from "../store/index.js";
+import { createMemoryStore, createPackStore, StoreView } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
 import { isBlankLine, linesOf } from "./input.js";
 import { lineOf, parseLine, runIdOf, runOfLine, wireOf } from "./jsonl.js";
@@ -169,7 +169,7 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
     }
   }
   // Every ref in this chunk's output resolves on disk before the output is written.
-  if (store.inner instanceof PackOffloadStore) store.inner.flush();
+  store.flush();
   stats.offloadedBytes = store.bytes - offloadedBefore;
   return { out: Buffer.concat(pieces), errors, stats, lines };
 }

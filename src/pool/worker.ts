@@ -18,18 +18,28 @@ export interface WorkerTask {
   attempt: number;
 }
 
-const data = Piscina.workerData as { coreModule?: WebAssembly.Module } | undefined;
+/**
+ * The worker holding chunk `chunk` exits mid-task, on its first try only unless `always`: set only
+ * by the tests of crash recovery (BatchOptions.testHooks), never by the ctxfold command.
+ */
+export interface CrashHook {
+  chunk: number;
+  always?: boolean;
+}
+
+/** What every worker is started with. */
+export interface WorkerData {
+  /** The core the main thread compiled once. */
+  coreModule: WebAssembly.Module;
+  crash?: CrashHook;
+}
+
+const data = Piscina.workerData as Partial<WorkerData> | undefined;
 if (data?.coreModule) setCoreModule(data.coreModule);
 
-/**
- * CTXFOLD_TEST_CRASH=<chunk>[:always]: the worker holding that chunk exits mid-task, on the
- * first try only unless `always` (the tests of crash recovery).
- */
 function crashHook(task: WorkerTask): void {
-  const spec = process.env.CTXFOLD_TEST_CRASH;
-  if (!spec) return;
-  const [chunk, when] = spec.split(":");
-  if (Number(chunk) === task.chunk && (when === "always" || task.attempt === 0)) process.exit(70);
+  const crash = data?.crash;
+  if (crash && crash.chunk === task.chunk && (crash.always || task.attempt === 0)) process.exit(70);
 }
 
 /** What a task resolves with: the packed result, or the CtxfoldError that stopped the chunk, on the wire. */

@@ -73,6 +73,9 @@ export class FsOffloadStore extends ContentAddressedStore {
   protected exists(name: string): boolean {
     return this.#fs.existsSync(path.join(this.dir, name));
   }
+
+  /** Nothing to write: every put is its own file, renamed into place before put returns. */
+  flush(): void {}
 }
 
 export function createFsStore(options?: FsStoreOptions): FsOffloadStore {

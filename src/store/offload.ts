@@ -24,6 +24,16 @@ export interface OffloadStore {
   getText(ref: string): string;
   /** Whether `ref` is stored here; false (never a throw) for a malformed ref. */
   has(ref: string): boolean;
+  /**
+   * Writes what `put` has only buffered, so every ref returned so far resolves for any reader of
+   * the store's backing (another process, a later run), not only through this instance. A caller
+   * must flush before it writes an output naming the refs (a compacted run, an output file):
+   * output whose refs do not resolve must never be written. Stores that write each put at once
+   * (memory, per-file) have nothing to do; the pack store writes its buffered packs; a wrapping
+   * store forwards to the store it wraps. Throws E_STORE_WRITE when the write fails (nothing
+   * buffered is lost: a later flush retries it).
+   */
+  flush(): void;
   /** What every ref starts with (before the `/`), e.g. `workspace/outputs`. */
   readonly prefix: string;
 }
@@ -184,6 +194,8 @@ export abstract class ContentAddressedStore implements OffloadStore {
   /** Stores `bytes` (the caller's array: copy it if kept) under a name known to be free. */
   protected abstract save(name: string, bytes: Uint8Array): void;
   protected abstract exists(name: string): boolean;
+  /** See OffloadStore.flush: each store says whether it buffers. */
+  abstract flush(): void;
 
   /** Where the bytes of `name` are, for error messages: a file, a pack and an offset. */
   protected whereIs(name: string): string {
@@ -282,7 +294,7 @@ export abstract class ContentAddressedStore implements OffloadStore {
 
 /**
  * A store seen through a wrapper that changes what `put` does (counting what is new,
- * redacting); reads go to the store it wraps.
+ * redacting); reads and flushes go to the store it wraps.
  */
 export abstract class StoreView implements OffloadStore {
   constructor(readonly inner: OffloadStore) {}
@@ -303,6 +315,10 @@ export abstract class StoreView implements OffloadStore {
 
   has(ref: string): boolean {
     return this.inner.has(ref);
+  }
+
+  flush(): void {
+    this.inner.flush();
   }
 }
 
@@ -337,6 +353,9 @@ export class MemoryOffloadStore extends ContentAddressedStore {
   protected exists(name: string): boolean {
     return this.#files.has(name);
   }
+
+  /** Nothing to write: every put is held at once. */
+  flush(): void {}
 }
 
 export function createMemoryStore(options?: OffloadStoreOptions): MemoryOffloadStore {

@@ -15,7 +15,7 @@ import { explain, type ExplainReport } from "../../src/cli/commands/explain.js";
 import { show } from "../../src/cli/commands/show.js";
 import { stats, type StatsReport } from "../../src/cli/commands/stats.js";
 import { validate, type ValidateReport } from "../../src/cli/commands/validate.js";
-import { kExit, UsageError } from "../../src/cli/common.js";
+import { kExit, UsageError, type Command } from "../../src/cli/common.js";
 import { fakeIo, run } from "./fake-io.js";
 import { generateRun, generateRuns } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
@@ -432,20 +432,11 @@ describe("validate", () => {
 });
 
 describe("bench", () => {
-  const withScript = async <T>(script: string | undefined, fn: () => Promise<T>): Promise<T> => {
-    const saved = process.env.CTXFOLD_BENCH_SCRIPT;
-    if (script === undefined) delete process.env.CTXFOLD_BENCH_SCRIPT;
-    else process.env.CTXFOLD_BENCH_SCRIPT = script;
-    try {
-      return await fn();
-    } finally {
-      if (saved === undefined) delete process.env.CTXFOLD_BENCH_SCRIPT;
-      else process.env.CTXFOLD_BENCH_SCRIPT = saved;
-    }
-  };
+  /** `bench` run with another script than the package's (a test's hook). */
+  const withScript = (benchScript: string): Command => (argv, io) => bench(argv, io, { benchScript });
 
   it("finds dist/bench/run.js in the package root", () => {
-    const { script, cwd } = withScriptSync(() => locateBench());
+    const { script, cwd } = locateBench();
     expect(script).toBe(join(cwd, "dist", "bench", "run.js"));
     expect(JSON.parse(readFileSync(join(cwd, "package.json"), "utf8")).name).toBe("ctxfold");
   });
@@ -453,7 +444,7 @@ describe("bench", () => {
   it("runs the script with the arguments, streams its output and returns its exit code", async () => {
     const script = join(dir, "fake-bench.mjs");
     writeFileSync(script, "process.stdout.write('args ' + JSON.stringify(process.argv.slice(2)) + '\\n'); process.stderr.write('note\\n'); process.exitCode = 7;\n");
-    const r = await withScript(script, () => run(bench, ["--quick", "--json", "--scope", "hash"]));
+    const r = await run(withScript(script), ["--quick", "--json", "--scope", "hash"]);
     expect(r.out).toBe('args ["--quick","--json","--scope","hash"]\n');
     expect(r.err).toBe("note\n");
     expect(r.code).toBe(7);
@@ -463,7 +454,7 @@ describe("bench", () => {
     const script = join(dir, "slow-bench.mjs");
     writeFileSync(script, "process.on('SIGINT', () => { process.stdout.write('stopped\\n'); process.exit(1); }); process.stdout.write('ready\\n'); setTimeout(() => {}, 20000);\n");
     const f = fakeIo();
-    const done = withScript(script, () => bench([], f.io));
+    const done = withScript(script)([], f.io);
     await expect.poll(() => f.stdout(), { timeout: 10_000 }).toBe("ready\n");
     f.interrupts.forEach((h) => h());
     expect(await done).toBe(kExit.interrupted);
@@ -472,21 +463,10 @@ describe("bench", () => {
   });
 
   it("says in one line that the script is absent, and exits 1", async () => {
-    const r = await withScript(join(dir, "no-bench.js"), () => run(bench, ["--quick"]));
+    const r = await run(withScript(join(dir, "no-bench.js")), ["--quick"]);
     expect(r.code).toBe(kExit.failed);
     expect(r.out).toBe("");
     expect(r.err.trimEnd().split("\n")).toHaveLength(1);
     expect(r.err).toContain("no benchmark script at");
   });
 });
-
-/** locateBench without the override a developer may have set. */
-function withScriptSync<T>(fn: () => T): T {
-  const saved = process.env.CTXFOLD_BENCH_SCRIPT;
-  delete process.env.CTXFOLD_BENCH_SCRIPT;
-  try {
-    return fn();
-  } finally {
-    if (saved !== undefined) process.env.CTXFOLD_BENCH_SCRIPT = saved;
-  }
-}

@@ -6,11 +6,14 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderMessages, type Format } from "../../src/adapters/index.js";
+import type { CliTestHooks } from "../../src/cli/common.js";
 import { generateRuns } from "../../src/gen/run.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { createMemoryStore, createPackStore, getMessages } from "../../src/store/index.js";
 
 const kCli = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
+/** The same command with a test's hooks (small chunks, a slow writer, a worker that dies): test-only, never shipped. */
+const kTestCli = fileURLToPath(new URL("../../dist/scripts/test-cli.js", import.meta.url));
 const kFormats: Format[] = ["openai-chat", "anthropic", "openai-responses", "ai-sdk", "langchain"];
 const kBudget = 8000;
 
@@ -27,13 +30,20 @@ function corpusLines(count: number, seed: number): string[] {
   });
 }
 
+/** How to start the CLI: the shipped command, or the test-only entry when there are hooks to set. */
+function command(args: string[], hooks: CliTestHooks | undefined): { argv: string[]; env: NodeJS.ProcessEnv } {
+  if (!hooks) return { argv: [kCli, ...args], env: process.env };
+  return { argv: [kTestCli, ...args], env: { ...process.env, CTXFOLD_TEST_HOOKS: JSON.stringify(hooks) } };
+}
+
 /** The CLI spawned in `dir`; `redirect` opens files as its stdin or stdout, as a shell's `< IN` and `> OUT` do. */
-function cli(args: string[], options: { env?: Record<string, string>; stdin?: Buffer; redirect?: { stdin?: string; stdout?: string } } = {}) {
+function cli(args: string[], options: { hooks?: CliTestHooks; stdin?: Buffer; redirect?: { stdin?: string; stdout?: string } } = {}) {
   const stdin = options.redirect?.stdin === undefined ? "pipe" : openSync(path.resolve(dir, options.redirect.stdin), "r");
   const stdout = options.redirect?.stdout === undefined ? "pipe" : openSync(path.resolve(dir, options.redirect.stdout), "w");
   try {
-    const r = spawnSync(process.execPath, [kCli, ...args], {
-      cwd: dir, env: { ...process.env, ...options.env }, input: options.stdin, maxBuffer: 1 << 30, stdio: [stdin, stdout, "pipe"],
+    const { argv, env } = command(args, options.hooks);
+    const r = spawnSync(process.execPath, argv, {
+      cwd: dir, env, input: options.stdin, maxBuffer: 1 << 30, stdio: [stdin, stdout, "pipe"],
     });
     return { code: r.status, stdout: r.stdout ?? Buffer.alloc(0), stderr: r.stderr.toString() };
   } finally {
@@ -64,8 +74,8 @@ async function expected(source: string[]): Promise<string[]> {
  * `output` exists; its exit code.
  */
 async function interrupted(args: string[], output: string): Promise<number | null> {
-  const env = { ...process.env, CTXFOLD_CHUNK_BYTES: "60000", CTXFOLD_TEST_CHUNK_DELAY_MS: "150" };
-  const child = spawn(process.execPath, [kCli, ...args], { cwd: dir, env });
+  const { argv, env } = command(args, { compact: { chunkBytes: 60_000, testHooks: { chunkDelayMs: 150 } } });
+  const child = spawn(process.execPath, argv, { cwd: dir, env });
   return new Promise<number | null>((resolve) => {
     const poll = setInterval(() => {
       if (existsSync(`${output}.checkpoint.json`)) {
@@ -94,7 +104,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("ctxfold compact", () => {
   it("writes, with 2 workers, what the in-process API returns, run for run, refs resolving in the offload dir", () => {
-    const r = cli(["compact", "in.jsonl", "-o", "out.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { env: { CTXFOLD_CHUNK_BYTES: "200000" } });
+    const r = cli(["compact", "in.jsonl", "-o", "out.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { hooks: { compact: { chunkBytes: 200_000 } } });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.stdout.toString()) as { runs: number; compacted: number; workers: number; errors: number; offloadDir: string };
@@ -148,14 +158,20 @@ describe("ctxfold compact", () => {
     expect(errors).toEqual([expect.objectContaining({ line: 2, code: "E_INTERNAL", reason: expect.stringContaining("RangeError") })]);
   });
 
+  it("the shipped sources read no test hook from the environment: only the LLM summariser's documented configuration", () => {
+    const src = fileURLToPath(new URL("../../src", import.meta.url));
+    const readers = (readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts") && readFileSync(path.join(src, f), "utf8").includes("process.env"));
+    expect(readers.map((f) => f.split(path.sep).join("/"))).toEqual(["policy/llm-summarizer.ts"]);
+  });
+
   it("retries a chunk whose worker dies, and writes it through with error records when it dies again", () => {
-    const env = { CTXFOLD_CHUNK_BYTES: "200000" };
-    const once = cli(["compact", "in.jsonl", "-o", "crash1.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { env: { ...env, CTXFOLD_TEST_CRASH: "1" } });
+    const crashing = (always: boolean): CliTestHooks => ({ compact: { chunkBytes: 200_000, testHooks: { crash: { chunk: 1, always } } } });
+    const once = cli(["compact", "in.jsonl", "-o", "crash1.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { hooks: crashing(false) });
     expect(once.code).toBe(0);
     expect(JSON.parse(once.stdout.toString())).toMatchObject({ retried: 1, crashed: 0, errors: 0 });
     expect(outLines(path.join(dir, "crash1.jsonl"))).toEqual(want);
 
-    const always = cli(["compact", "in.jsonl", "-o", "crash2.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { env: { ...env, CTXFOLD_TEST_CRASH: "1:always" } });
+    const always = cli(["compact", "in.jsonl", "-o", "crash2.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { hooks: crashing(true) });
     expect(always.code).toBe(3);
     const s = JSON.parse(always.stdout.toString()) as { crashed: number; errors: number };
     expect(s.crashed).toBe(1);
@@ -226,7 +242,7 @@ describe("ctxfold compact", () => {
     ] });
     const source = [...lines.slice(0, 4), big, ...lines.slice(4, 8)];
     writeFileSync(path.join(dir, "big.jsonl"), source.join("\n") + "\n");
-    const r = cli(["compact", "big.jsonl", "-o", "oom.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"], { env: { CTXFOLD_CHUNK_BYTES: "1" } });
+    const r = cli(["compact", "big.jsonl", "-o", "oom.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"], { hooks: { compact: { chunkBytes: 1 } } });
     expect(r.code, r.stderr).toBe(3);
     const summary = JSON.parse(r.stdout.toString()) as { runs: number; crashed: number; retried: number; errors: number };
     expect(summary).toMatchObject({ runs: 9, crashed: 1, retried: 1 });
@@ -256,7 +272,7 @@ describe("ctxfold compact", () => {
     expect(checkpoint.lines).toBeLessThan(lines.length);
     expect(outLines(out)).toEqual(want.slice(0, checkpoint.lines));
 
-    const resumed = cli(["compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--resume", "--json"], { env: { CTXFOLD_CHUNK_BYTES: "60000" } });
+    const resumed = cli(["compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--resume", "--json"], { hooks: { compact: { chunkBytes: 60_000 } } });
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout.toString())).toMatchObject({ resumedAfterLine: checkpoint.lines, runs: 20 });
     expect(outLines(out)).toEqual(want);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashBytes, hashToHex } from "../../src/core/hash.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import {
-  createFsStore, createMemoryStore, createPackStore, encodeText, type FsOps, type OffloadStore, type OffloadStoreOptions,
+  createFsStore, createMemoryStore, createPackStore, encodeText, StoreView, type FsOps, type OffloadHint, type OffloadStore, type OffloadStoreOptions,
 } from "../../src/store/index.js";
 import { createRng, randomTricky, thrown } from "../helpers.js";
 
@@ -50,6 +50,7 @@ function flushing(store: ReturnType<typeof createPackStore>): OffloadStore {
     get: (ref) => store.get(ref),
     getText: (ref) => store.getText(ref),
     has: (ref) => store.has(ref),
+    flush: () => store.flush(),
   };
 }
 
@@ -255,6 +256,32 @@ describe("PackOffloadStore", () => {
     second.flush();
     const third = createPackStore({ dir, hash });
     expect([third.getText(a), third.getText(b), third.getText("workspace/outputs/output_0000000000000009-2.txt")]).toEqual(["alpha", "beta", "gamma"]);
+  });
+});
+
+describe("flush", () => {
+  /** A view that changes nothing: what it does beyond put is StoreView's. */
+  class PlainView extends StoreView {
+    put(data: Uint8Array | string, hint?: OffloadHint): string {
+      return this.inner.put(data, hint);
+    }
+  }
+
+  it("stores that write each put at once have the ref on disk before any flush", () => {
+    const dir = freshDir();
+    const ref = createFsStore({ dir }).put("written at once");
+    expect(createFsStore({ dir }).getText(ref)).toBe("written at once");
+    expect(() => createMemoryStore().flush()).not.toThrow();
+  });
+
+  it("a view forwards it: the pack store's buffered puts reach its pack, for a reader opened afterwards", () => {
+    const dir = freshDir();
+    const view = new PlainView(createPackStore({ dir }));
+    const ref = view.put("buffered");
+    expect(view.getText(ref)).toBe("buffered"); // the instance sees its own puts
+    expect(createPackStore({ dir }).has(ref)).toBe(false);
+    view.flush();
+    expect(createPackStore({ dir }).getText(ref)).toBe("buffered");
   });
 });
 

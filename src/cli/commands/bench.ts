@@ -7,7 +7,7 @@
  * The script is found from this file's own place, as load-core.ts finds build/core.wasm: the
  * package root is two levels above src/cli/ whether this runs from the sources (tests) or from
  * dist/src/cli/ (the built package), recognised by its package.json naming ctxfold.
- * CTXFOLD_BENCH_SCRIPT names another script (tests, or a bench kept outside the package).
+ * A test names another script (CliTestHooks.benchScript).
  * An installed package ships dist/src and build/core.wasm only, not dist/bench: then one line
  * says so on stderr and the exit code is 1.
  *
@@ -19,7 +19,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { kExit, type CliIo } from "../common.js";
+import { kExit, type CliIo, type CliTestHooks } from "../common.js";
 import { fail } from "../runs.js";
 
 /** The package root above this file (src/cli/commands or dist/src/cli/commands), or undefined. */
@@ -36,18 +36,17 @@ function packageRoot(): string | undefined {
   return undefined;
 }
 
-/** The bench runner to start and the directory to start it in; `script` may not exist. */
-export function locateBench(): { script: string; cwd: string } {
-  const override = process.env.CTXFOLD_BENCH_SCRIPT;
+/** The bench runner to start (`override` when given) and the directory to start it in; `script` may not exist. */
+export function locateBench(override?: string): { script: string; cwd: string } {
   if (override) return { script: override, cwd: packageRoot() ?? dirname(override) };
   const root = packageRoot() ?? fileURLToPath(new URL("../../../", import.meta.url));
   return { script: join(root, "dist", "bench", "run.js"), cwd: root };
 }
 
-export async function bench(argv: string[], io: CliIo): Promise<number> {
-  const { script, cwd } = locateBench();
+export async function bench(argv: string[], io: CliIo, hooks: CliTestHooks = {}): Promise<number> {
+  const { script, cwd } = locateBench(hooks.benchScript);
   if (!existsSync(script)) {
-    const why = process.env.CTXFOLD_BENCH_SCRIPT ? "(named by CTXFOLD_BENCH_SCRIPT)" : "(an installed package has no bench/: run it from a checkout built with `npm run build`)";
+    const why = hooks.benchScript ? "(the test's benchScript)" : "(an installed package has no bench/: run it from a checkout built with `npm run build`)";
     return fail(io, "bench", `no benchmark script at ${script} ${why}`);
   }
   const child = spawn(process.execPath, [script, ...argv], { cwd, stdio: ["ignore", "pipe", "pipe"] });

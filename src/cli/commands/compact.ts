@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { kPresets, type PresetName } from "../../steps/config.js";
 import { kDefaultWorkerHeapMb, runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
-import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
+import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
   output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
@@ -20,7 +20,7 @@ const kOptions = {
  */
 export const kDefaultWorkers = (): number => Math.max(1, Math.min(8, availableParallelism() - 1));
 
-export async function compact(argv: string[], io: CliIo): Promise<number> {
+export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {}): Promise<number> {
   const { values, positionals } = parseCli(argv, kOptions);
   const [input, ...rest] = positionals;
   if (input === undefined) throw new UsageError("compact needs an input file (or - for stdin)");
@@ -52,6 +52,8 @@ export async function compact(argv: string[], io: CliIo): Promise<number> {
     }),
     onProgress: progress ? (p) => progress.draw(p) : undefined,
     onError: (e) => io.stderr.write(`ctxfold: ${shownName(input)}:${e.line}: ${e.code}: ${e.reason} (written through unchanged)\n`),
+    ...(hooks.compact?.chunkBytes !== undefined ? { chunkBytes: hooks.compact.chunkBytes } : {}),
+    ...(hooks.compact?.testHooks ? { testHooks: hooks.compact.testHooks } : {}),
   });
   progress?.clear();
   const report = { ...summary, offloadDir };
