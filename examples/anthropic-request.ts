@@ -9,7 +9,8 @@
  * prefix was kept (a cache hit) or a new epoch rebuilt it, and where the breakpoints are.
  */
 import { pathToFileURL } from "node:url";
-import { parseMessages, renderMessages, TokenCounter, type CountableMessage } from "../src/index.js";
+import { parseMessages, renderMessages, TokenCounter } from "../src/index.js";
+import type { CountableMessage } from "../src/tokens/token-counter.js";
 import { compactAnthropicRequest } from "../src/integrations/requests.js";
 import { readFile } from "./fake-files.js";
 

@@ -9,7 +9,8 @@
  * hits) or a new epoch rebuilt it.
  */
 import { pathToFileURL } from "node:url";
-import { TokenCounter, type CountableMessage } from "../src/index.js";
+import { TokenCounter } from "../src/index.js";
+import type { CountableMessage } from "../src/tokens/token-counter.js";
 import { compactOpenAIRequest } from "../src/integrations/requests.js";
 import { readFile } from "./fake-files.js";
 

@@ -1,58 +1,30 @@
-// The public surface of ctxfold: a curated list, never `export *`.
+// The package root: what an application needs to compact its agent's history, recover what was
+// removed, and check the result. A curated list, never `export *`; every other part of ctxfold
+// has its own entry point (ctxfold/steps, /session, /policy, /adapters, /validate, /store,
+// /tokens, /model, /core, /testing, and the integrations), each its folder's index.
+
+// The tiered compactor, the default path.
+export { createCompactor, Compactor, CompactorSession, kDefaultTieredSettings, extractiveSummarizer, llmSummarizer } from "./policy/index.js";
+export type {
+  CompactorConfig, TieredSettings, CompactCallOptions, CompactResult, CanonicalResult, StageReport, Tier, MessageClass, SkipReason, PolicyEvent, Summarizer,
+} from "./policy/index.js";
+// Telemetry of both compaction systems.
+export { compactionStats } from "./events.js";
+export type { CtxfoldEvent, CompactionStats } from "./events.js";
+// Provider formats and the canonical model.
+export { parseMessages, renderMessages, detectFormat, kFormats } from "./adapters/index.js";
+export type { Format } from "./adapters/index.js";
+// Named for the root so as not to shadow the frameworks' own Message types (ctxfold/model has them as Message, Part).
+export type { Message as CanonicalMessage, Part as CanonicalPart } from "./model/schema.js";
+// Provider rules.
+export { validate, newViolations } from "./validate/index.js";
+export type { Issue, ValidationResult } from "./validate/index.js";
+// Token counts.
+export { TokenCounter } from "./tokens/token-counter.js";
+export type { TokenCounterOptions } from "./tokens/token-counter.js";
+// Where removed content goes, and how to get it back.
+export { createMemoryStore, createFsStore, createPackStore, getMessages } from "./store/index.js";
+export type { OffloadStore } from "./store/index.js";
+// Errors.
 export { CtxfoldError } from "./errors.js";
 export type { CtxfoldErrorCode } from "./errors.js";
-export { hashText, hashTexts, hashBytes, hashToHex } from "./core/hash.js";
-export type { HashOptions } from "./core/hash.js";
-export { TurnMap } from "./core/turn-map.js";
-export { groupSteps, kToolCategories } from "./core/group-steps.js";
-export type { GroupStepsOptions, StepRun, ToolCategory } from "./core/group-steps.js";
-export { getCore, CoreInstance } from "./core/core-instance.js";
-export type { CoreExports, StringBatch } from "./core/core-instance.js";
-export { getCoreModule, setCoreModule } from "./core/load-core.js";
-export { createDebugCore } from "./core/debug-core.js";
-export type { Backend } from "./core/backend.js";
-export { TokenCounter, kMessageOverhead } from "./tokens/token-counter.js";
-export type { CountableMessage, Encoding, Provider, TokenCounterOptions } from "./tokens/token-counter.js";
-export { kEncodings } from "./core/weights-table.js";
-export { generateText, createRng } from "./gen/text.js";
-export type { Rng, TextKind } from "./gen/text.js";
-export {
-  Message, Part, TextPart, ToolCallPart, ToolResultPart, ReasoningPart, MediaPart, OpaquePart, ResultContentPart, Role, TurnId, Meta,
-  Step, Turn, TurnRange, CompactedSection, CompactionBlock, Loop, Session,
-} from "./model/schema.js";
-export type { MessageInput } from "./model/schema.js";
-export { messageTexts } from "./model/texts.js";
-export {
-  detectFormat, parseMessages, renderMessages, kAdapters, kFormats, kRawArgs,
-  openaiChatAdapter, openaiResponsesAdapter, anthropicAdapter, aiSdkAdapter, langchainAdapter,
-} from "./adapters/index.js";
-export type { Adapter, Format, ParseOptions, RenderOptions } from "./adapters/index.js";
-export { validate, newViolations, kRules, kIssueCodes, severityOf } from "./validate/index.js";
-export type { Issue, IssueCode, Rule, Severity, ValidateOptions, ValidationResult } from "./validate/index.js";
-export { generateRun, generateRuns } from "./gen/run.js";
-export type { GenerateRunOptions, GeneratedRun } from "./gen/run.js";
-export { MemoryOffloadStore, FsOffloadStore, createMemoryStore, createFsStore, kDefaultOffloadPrefix } from "./store/index.js";
-export type { OffloadStore, OffloadHint, OffloadStoreOptions, FsOps, FsStoreOptions } from "./store/index.js";
-export {
-  StepReducer, StepCompactor, CompactStep, compactStepMessages, buildReactPrompt, thoughtStepsFromMessages, formatFullStep,
-  formatForPrompt, shouldCompact, compactForSpawn, extractSteps, kPresets, presetConfig, autoTuneCompaction,
-  kDefaultStepCompactionConfig, kBuiltinRules, kDefaultThresholds, redactSecrets, containsSecret, kSecretPatterns,
-  detectContentType, formatSize,
-} from "./steps/index.js";
-export type {
-  ReducedStep, StepAction, CompactedHistory, Summarizer, ReductionRule, ReductionThresholds, RuleInput, RuleOutput,
-  StepReducerOptions, StepMessagesOptions, StepMessagesResult, ThoughtStep, ReactPromptInput, SpawnOptions, PresetName,
-  StepCompactionConfig,
-} from "./steps/index.js";
-export {
-  FixedCount, TokenBudget, kDefaultCompactionSettings, resolveSessionConfig, shouldCompactSession,
-  DefaultBlockCompaction, DefaultCompaction, compactMessages, loadLoop, blockMatches,
-  buildContextFromSession, compactSessionLoops, compactContext, resolveScope, activeChain, assignTurns, sessionFromMessages,
-  SessionRecorder, readSessionEvents, MemorySessionStore, FsSessionStore, ContextTracker,
-} from "./session/index.js";
-export type {
-  CompactionConfig, CompactionScope, CompactionInfo, CompactionStrategy, BlockCompactionStrategy, SessionEvent, EventSink,
-  SessionStore, OrchestrationOptions, CompactMessagesResult,
-} from "./session/index.js";
-export { createCompactor, Compactor, CompactorSession, classify, kDefaultTieredSettings, extractiveSummarizer, llmSummarizer } from "./policy/index.js";
-export type { CompactorConfig, CompactCallOptions, CompactResult, MessageClass, StageReport, Tier, PolicyEvent } from "./policy/index.js";

@@ -1,0 +1,71 @@
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const kRoot = fileURLToPath(new URL("../..", import.meta.url));
+const require = createRequire(import.meta.url);
+
+/**
+ * The names a declaration file exports (values and types): `export { a, b as c }`, `export
+ * declare …`, `export type|interface …`, following `export * from` into the same package.
+ */
+function declaredExports(file: string, seen = new Set<string>()): Set<string> {
+  const names = new Set<string>();
+  if (seen.has(file) || !existsSync(file)) return names;
+  seen.add(file);
+  const text = readFileSync(file, "utf8");
+  for (const m of text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
+    for (const item of m[1].split(",")) {
+      const name = item.trim().replace(/^type\s+/, "").split(/\s+as\s+/).pop()!.trim();
+      if (name) names.add(name);
+    }
+  }
+  for (const m of text.matchAll(/export\s+(?:declare\s+)?(?:abstract\s+)?(?:const|let|function|class|type|interface|enum|namespace)\s+([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
+  for (const m of text.matchAll(/export\s+\*\s+from\s+["']([^"']+)["']/g)) {
+    const target = path.resolve(path.dirname(file), m[1]).replace(/\.(m?js)$/, "");
+    for (const f of [`${target}.d.ts`, `${target}.d.mts`, path.join(target, "index.d.ts")]) for (const n of declaredExports(f, seen)) names.add(n);
+  }
+  return names;
+}
+
+/** The declaration file of an installed package's entry point. */
+function typesOf(specifier: string): string {
+  const js = require.resolve(specifier);
+  for (const candidate of [js.replace(/\.(c|m)?js$/, ".d.ts"), js.replace(/\.(c|m)?js$/, ".d.$1ts")]) if (existsSync(candidate)) return candidate;
+  throw new Error(`no declarations beside ${js}`);
+}
+
+const rootNames = () => declaredExports(path.join(kRoot, "dist/src/index.d.ts"));
+
+describe("the package root", () => {
+  it("exports a small API: at most ~40 names, values and types", async () => {
+    const values = Object.keys(await import("ctxfold"));
+    const all = rootNames();
+    for (const v of values) expect(all).toContain(v);
+    expect(all.size).toBeLessThanOrEqual(42);
+    expect([...all]).toEqual(expect.arrayContaining(["createCompactor", "CompactResult", "parseMessages", "renderMessages", "detectFormat", "validate", "newViolations", "TokenCounter", "createMemoryStore", "CtxfoldError", "extractiveSummarizer", "llmSummarizer"]));
+    // The WASM host's internals and the test-data generators live on their own entry points.
+    for (const internal of ["getCore", "CoreInstance", "setCoreModule", "createDebugCore", "generateText", "generateRun", "generateRuns"]) expect(all).not.toContain(internal);
+  });
+
+  it("shares no name with the AI SDK, LangChain or Mastra, so editors' auto-imports never offer ours for theirs", () => {
+    const theirs = new Set<string>();
+    for (const entry of ["ai", "@langchain/core/messages", "@langchain/core/runnables", "@langchain/core/tools", "@langchain/core/language_models/chat_models", "@mastra/core", "@mastra/core/agent", "@mastra/core/processors"]) {
+      for (const n of declaredExports(typesOf(entry))) theirs.add(n);
+    }
+    expect(theirs.size).toBeGreaterThan(300);
+    expect([...rootNames()].filter((n) => theirs.has(n))).toEqual([]);
+  });
+
+  it("every subpath in package.json resolves to a built module with exports", async () => {
+    const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as { exports: Record<string, unknown> };
+    const subpaths = Object.keys(pkg.exports).filter((k) => k !== "." && !/\.(wasm|json)$/.test(k));
+    expect(subpaths).toEqual(expect.arrayContaining(["./steps", "./session", "./policy", "./adapters", "./validate", "./store", "./model"]));
+    for (const sub of subpaths) {
+      const mod = (await import(/* @vite-ignore */ `ctxfold/${sub.slice(2)}`)) as Record<string, unknown>;
+      expect(Object.keys(mod).length, sub).toBeGreaterThan(0);
+    }
+  });
+});
