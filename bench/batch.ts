@@ -1,6 +1,6 @@
 /**
  * `npm run bench:batch [-- --mb 200] [--rss-gb 1] [--budget 8000] [--readme] [--json]`: the batch engine
- * end to end (issue 7), through the built CLI as a user runs it, on the dev corpus uncompressed
+ * end to end, through the built CLI as a user runs it, on the dev corpus uncompressed
  * and repeated to `--mb` MB (generated runs when ../shared is absent). In one session:
  * - baseline: one process reading the same file line by line, JSON.parse + JSON.stringify of
  *   every line, writing the lines out (what any JSONL transform costs at least);

@@ -2,7 +2,7 @@
  * `npm run bench:gate [-- --runs 3 (9 with --update)] [--scope hash,estimate,kernels,adapters,batch] [--tolerance 0.25]
  *   [--baseline FILE (default: this CPU's, see baselineFor)] [--from FILE] [--save FILE] [--update] [--json] [--no-confirm]`
  *
- * The CI bench gate (issue 8). Measures the ratios bench/ratios.ts defines, all higher-is-better
+ * The CI bench gate. Measures the ratios bench/ratios.ts defines, all higher-is-better
  * (ctxfold's WASM path over its TypeScript twin, over peer libraries, ctxfold compact with 2
  * workers over 1), `--runs` times, each in fresh processes: bench/pairs.ts (the quick bench's
  * own cases, each ratio's two sides timed as interleaved blocks, which a loaded machine moves far

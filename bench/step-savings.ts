@@ -1,11 +1,11 @@
 /**
- * `npm run bench:steps [-- --readme]`: seed 000's "Token Savings by Task Length" table on the
+ * `npm run bench:steps [-- --readme]`: the step compactor's "Token Savings by Task Length" table on the
  * dev corpus. For N = 5, 10, 20, 50, 100 it takes every run with at least N tool steps, cuts it
  * after the N-th step's result (the prompt the agent would send next) and counts exact o200k
  * tokens (js-tiktoken) of the messages' texts before and after step compaction with the default
  * config (compactStepMessages: older steps become one summary; recent steps stay in full).
  * "History" leaves out the messages before the first step (system prompt and task, kept
- * verbatim), which is what the seed's table counts.
+ * verbatim), which is what the design's table counts.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -21,7 +21,7 @@ import { rewriteReadmeSection } from "./lib.js";
 
 const kCorpus = fileURLToPath(new URL("../../../shared/corpus/dev.jsonl.gz", import.meta.url));
 const kLengths = [5, 10, 20, 50, 100];
-/** Seed 000's own figures (its "Token Savings by Task Length" table). */
+/** The step compactor's own figures (its "Token Savings by Task Length" table). */
 const kSeed: Record<number, [number, number]> = { 5: [2000, 2000], 10: [4000, 1500], 20: [8000, 2000], 50: [20000, 2500], 100: [40000, 3000] };
 
 function main(): void {
@@ -63,7 +63,7 @@ function main(): void {
     process.stderr.write(`  ${n} steps: ${count} runs\n`);
   }
   const md = [
-    "| steps | runs | prompt tokens, mean | savings | median run | history tokens, mean | history savings | seed 000 (history) |",
+    "| steps | runs | prompt tokens, mean | savings | median run | history tokens, mean | history savings | design's figure (history) |",
     "|---:|---:|---:|---:|---:|---:|---:|---|",
     ...rows,
   ].join("\n");

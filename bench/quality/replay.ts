@@ -1,6 +1,6 @@
 /**
  * `npm run bench:quality [-- --budgets 8000,32000] [--points 40] [--runs N] [--contenders a,b]
- * [--readme] [--json]`: the quality benchmark of issue 6. It replays every dev-corpus run
+ * [--readme] [--json]`: the quality benchmark. It replays every dev-corpus run
  * (../shared/corpus/dev.jsonl.gz) prompt by prompt — every index i where messages[i] is an
  * assistant message is a point where the agent called the model with messages[0..i) — through
  * each contender at each budget, and measures what the model would have been sent. Runs with more

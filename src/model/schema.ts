@@ -76,7 +76,7 @@ export type Part = z.infer<typeof Part>;
 export const Role = z.enum(["system", "user", "assistant", "tool"]);
 export type Role = z.infer<typeof Role>;
 
-/** Where a message sits in a session: seed 002's TurnId. */
+/** Where a message sits in a session: block compaction's TurnId. */
 export const TurnId = z.object({
   loop: z.union([z.string(), z.number().int()]),
   index: z.number().int().nonnegative(),
@@ -95,7 +95,7 @@ export const Message = z.object({
 export type Message = z.infer<typeof Message>;
 export type MessageInput = z.input<typeof Message>;
 
-/** A tool call and its result: the unit of step compaction (seeds 000 and 001). */
+/** A tool call and its result: the unit of step compaction (step reduction and the step compactor). */
 export const Step = z.object({
   call: ToolCallPart,
   /** Undefined while the call is unanswered. */
@@ -106,21 +106,21 @@ export const Step = z.object({
 });
 export type Step = z.infer<typeof Step>;
 
-/** Inclusive range of turn indices within a loop (seed 002). */
+/** Inclusive range of turn indices within a loop (block compaction). */
 export const TurnRange = z.object({
   startTurn: z.number().int().nonnegative(),
   endTurn: z.number().int().nonnegative(),
 }).refine((r) => r.endTurn >= r.startTurn, { message: "endTurn must be >= startTurn", path: ["endTurn"] });
 export type TurnRange = z.infer<typeof TurnRange>;
 
-/** A turn range plus the replacement messages for that range (seed 002). */
+/** A turn range plus the replacement messages for that range (block compaction). */
 export const CompactedSection = z.object({
   range: TurnRange,
   messages: z.array(Message),
 });
 export type CompactedSection = z.infer<typeof CompactedSection>;
 
-/** Non-destructive compaction overlay stored beside a loop's original messages (seed 002). */
+/** Non-destructive compaction overlay stored beside a loop's original messages (block compaction). */
 export const CompactionBlock = z.object({
   keepFirst: TurnRange.optional(),
   keepCompacted: CompactedSection.optional(),
@@ -145,7 +145,7 @@ export const Turn = z.object({
 });
 export type Turn = z.infer<typeof Turn>;
 
-/** Seed 002's LoopRecord: one agent loop's original messages and an optional overlay. */
+/** Block compaction's LoopRecord: one agent loop's original messages and an optional overlay. */
 export const Loop = z.object({
   id: z.union([z.string(), z.number().int()]),
   messages: z.array(Message),

@@ -12,7 +12,7 @@ export function isTodoReminder(m: Message): boolean {
 }
 
 /**
- * Seed 003's deterministic classification, one class per message:
+ * The tiered policy's deterministic classification, one class per message:
  * - critical: system messages, the task (the first user message), the latest user message with
  *   text (the latest steering), the latest assistant message with non-blank text (its text is
  *   the latest assistant non-tool text; when it also calls tools, the exchange stays whole),

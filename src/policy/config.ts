@@ -1,5 +1,5 @@
 /**
- * The tiered compactor's configuration (seed 003, issue 6), validated by zod: a bad field is a
+ * The tiered compactor's configuration, validated by zod: a bad field is a
  * CtxfoldError E_BAD_INPUT naming it. Ratios are fractions of the call's budget.
  */
 import { z } from "zod";
@@ -14,7 +14,7 @@ const ratio = (d: number) => z.number().gt(0).lte(1).default(d);
 const count = (d: number) => z.number().int().nonnegative().default(d);
 
 export const TieredSettings = z.strictObject({
-  /** "tiered" (seed 003, the default) or "legacy" (seed 002's three levels and seed 000's step compactor). */
+  /** "tiered" (the tiered policy, the default) or "legacy" (block compaction's three levels and the step compactor). */
   mode: z.enum(["tiered", "legacy"]).default("tiered"),
   /** Usage at or below soft × budget is the normal tier: no compaction at all (stage 0). */
   softRatio: ratio(0.85),
@@ -52,7 +52,7 @@ export const TieredSettings = z.strictObject({
    */
   idlePrepare: z.boolean().default(true),
   /**
-   * Seed 000's tuning-table preset for stage 3's step compaction (its maxCompactSteps and
+   * The step compactor's tuning-table preset for stage 3's step compaction (its maxCompactSteps and
    * groupSimilar; how many recent steps stay whole remains preserveRecentSteps). Tiered mode only.
    */
   stepPreset: z.enum(Object.keys(kPresets) as [PresetName, ...PresetName[]]).optional(),

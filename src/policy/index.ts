@@ -1,4 +1,4 @@
-// The public names of the tiered policy (seed 003): one block per source file; add lines, never `export *`.
+// The public names of the tiered policy: one block per source file; add lines, never `export *`.
 export { Compactor, CompactorSession, createCompactor } from "./compactor.js";
 export { TieredSettings, kDefaultTieredSettings, resolveTieredSettings } from "./config.js";
 export type { CompactorConfig } from "./config.js";

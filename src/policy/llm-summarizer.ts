@@ -3,7 +3,7 @@
  * OpenAI-compatible routes, vLLM, llama.cpp's server, Ollama's /v1, LiteLLM, …), with the
  * extractive summariser as its fallback.
  *
- * Seed 003's "compactor churn" came from an LLM compactor retrying `output_exceeds_target` five
+ * The tiered policy's "compactor churn" came from an LLM compactor retrying `output_exceeds_target` five
  * times on one payload. Here the retries are bounded (`maxRetries`, default 2), each retry asks
  * more firmly (it names the previous length and the target), and after the last one the
  * extractive summariser, within the target by construction, answers from the ORIGINAL text (a

@@ -1,13 +1,13 @@
 import type { Format } from "../adapters/index.js";
 import type { Message } from "../model/schema.js";
 
-/** Seed 003's message classes. */
+/** The tiered policy's message classes. */
 export type MessageClass = "critical" | "tool_trace" | "historical_context" | "background_extraction";
 
-/** Seed 003's pressure tiers: normal (≤ soft), pressure (soft < usage ≤ hard), critical (> hard). */
+/** The tiered policy's pressure tiers: normal (≤ soft), pressure (soft < usage ≤ hard), critical (> hard). */
 export type Tier = "normal" | "pressure" | "critical";
 
-/** Seed 003's skip reasons. */
+/** The tiered policy's skip reasons. */
 export type SkipReason = "cache_hit" | "policy_preserve" | "no_pressure" | "no_gain" | "deadline";
 
 export interface CompactCallOptions {
@@ -19,7 +19,7 @@ export interface CompactCallOptions {
   deadline?: number | { remainingMs: number };
 }
 
-/** One stage of a compaction, as the telemetry reports it (seed 003's compaction_stage). */
+/** One stage of a compaction, as the telemetry reports it (the tiered policy's compaction_stage). */
 export interface StageReport {
   stage: 0 | 1 | 2 | 3 | 4;
   name: "fits" | "tool_args" | "tool_outputs" | "historical_text" | "merge_oldest";

@@ -17,7 +17,7 @@ export interface JobOptions {
   /** The input's format, or "auto" to detect it per run. */
   format: Format | "auto";
   mode: "tiered" | "legacy";
-  /** Seed 000's preset for stage 3's step compaction. */
+  /** The step compactor's preset for stage 3's step compaction. */
   preset?: PresetName;
   /** Where removed and shortened originals go; none keeps them in memory (tests, --dry runs). */
   offloadDir?: string;

@@ -8,7 +8,7 @@ import { mergeAdjacent } from "../model/adjacent.js";
 import { summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js";
 
 /**
- * Seed 002's BlockCompactionStrategy: builds the non-destructive CompactionBlock overlay of a
+ * Block compaction's BlockCompactionStrategy: builds the non-destructive CompactionBlock overlay of a
  * loop from three sections. `keepFirst` and `keepRecent` are asked only for the most recent
  * loop; `keepCompacted` covers the middle of the most recent loop and the whole of older ones.
  */
@@ -75,7 +75,7 @@ export interface DefaultBlockCompactionOptions {
 }
 
 /**
- * Seed 002's DefaultBlockCompaction, stateless apart from where cut outputs are stored; every
+ * Block compaction's DefaultBlockCompaction, stateless apart from where cut outputs are stored; every
  * parameter comes from CompactionConfig.
  *
  * - keep_first: turns 0..keepFirstTurns−1, extended forward until no tool call in it waits
@@ -86,7 +86,7 @@ export interface DefaultBlockCompactionOptions {
  *   the cut names its ref.
  * - keep_compacted: one user message of per-turn one-line summaries ("Turn 3: user: …;
  *   bash: exit 0, 12 lines output") within maxSummaryTokens; turns past the budget are dropped
- *   with a count, as the seed's basic strategy does (an LLM strategy can do better). System
+ *   with a count, as the design's basic strategy does (an LLM strategy can do better). System
  *   and pinned messages are not summarised: loading keeps them verbatim.
  */
 export class DefaultBlockCompaction implements BlockCompactionStrategy {
@@ -166,7 +166,7 @@ export class DefaultBlockCompaction implements BlockCompactionStrategy {
 }
 
 /**
- * Seed 002's loading logic for one loop: with no block (or a stale one, see blockMatches) the
+ * Block compaction's loading logic for one loop: with no block (or a stale one, see blockMatches) the
  * raw messages; for the most recent loop keep_first's original messages + keep_compacted's
  * summaries + keep_recent's truncated messages; for an older loop keep_compacted only. System
  * and pinned messages of the covered range are always loaded verbatim where they stood (before

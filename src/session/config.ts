@@ -1,19 +1,19 @@
 /**
- * Seed 002's CompactionConfig: WHEN to compact (compactAtPct, compactBudgetThresholdPct,
+ * Block compaction's CompactionConfig: WHEN to compact (compactAtPct, compactBudgetThresholdPct,
  * compactionScope) and HOW (keepFirstTurns, keepRecentTurns, maxSummaryTokens,
- * toolOutputMaxLines), with the two strategies as config fields (the seed's "config
+ * toolOutputMaxLines), with the two strategies as config fields (the design's "config
  * consolidation") and the lifecycle callbacks. Numeric fields are validated by the zod schema,
  * which also holds their defaults.
  *
- * Seed 000's step-compaction config is also called CompactionConfig in its seed; the package
- * root exports this one as `CompactionConfig` and seed 000's as `StepCompactionConfig`
- * (`ctxfold/steps` and `ctxfold/session` export each under its seed's own name).
+ * The step compactor's step-compaction config is also called CompactionConfig in its design; the package
+ * root exports this one as `CompactionConfig` and the step compactor's as `StepCompactionConfig`
+ * (`ctxfold/steps` and `ctxfold/session` export each under its own name).
  */
 import { z } from "zod";
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 
-/** Seed 002's CompactionScope: how many earlier loops compaction and context loading take in. */
+/** Block compaction's CompactionScope: how many earlier loops compaction and context loading take in. */
 export type CompactionScope = { kind: "fixed-count"; count: number } | { kind: "token-budget" };
 
 /** FixedCount(n): a fixed number of earlier loops on the active chain (default 3). */
@@ -25,7 +25,7 @@ export function FixedCount(count = 3): CompactionScope {
 /**
  * TokenBudget: walk back from the current loop accumulating per-loop token estimates and stop
  * when max_context_tokens would be exceeded. A loop whose raw messages alone exceed the budget
- * is still taken in when it is the first one looked at (seed 002's note: its summaries fit
+ * is still taken in when it is the first one looked at (block compaction's note: its summaries fit
  * even when its originals do not).
  */
 export function TokenBudget(): CompactionScope {
@@ -72,7 +72,7 @@ export interface CompactionInfo {
   tokensAfter?: number;
 }
 
-/** The legacy in-memory strategy (seed 002's CompactionStrategy): messages in, messages out. */
+/** The legacy in-memory strategy (block compaction's CompactionStrategy): messages in, messages out. */
 export interface CompactionStrategy {
   compact(messages: readonly Message[], config: CompactionConfig, maxContextTokens: number): Message[];
 }
@@ -108,7 +108,7 @@ export function resolveSessionConfig(input: Partial<CompactionConfig> = {}, path
 }
 
 /**
- * Seed 002's trigger: headroom is measured at `compactAtPct` of the context window, and
+ * Block compaction's trigger: headroom is measured at `compactAtPct` of the context window, and
  * compaction fires when it falls below `compactBudgetThresholdPct` of the window. With the
  * defaults and a 100k window: the limit is 90k, and compaction fires above 85k used.
  */

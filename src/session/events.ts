@@ -1,5 +1,5 @@
 /**
- * Seed 002's compaction events (CompactionStarted / CompactionEnded, "consumed by
+ * Block compaction's compaction events (CompactionStarted / CompactionEnded, "consumed by
  * SessionRecorder for observability") and the two warnings the block path raises instead of
  * failing: a block that no longer matches its loop, and a block file that cannot be read.
  *

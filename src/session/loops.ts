@@ -1,7 +1,7 @@
 import type { Loop, Message, Session } from "../model/schema.js";
 
 /**
- * Tags messages with turn ids for seed 002's TurnMap where a runner did not: a new turn starts
+ * Tags messages with turn ids for block compaction's TurnMap where a runner did not: a new turn starts
  * at each user message and each assistant message; tool messages (and system messages after
  * the first message) join the turn before them, so a call and its results share a turn.
  * Messages that already carry a turn id keep it. Returns new message objects only where a

@@ -1,5 +1,5 @@
 /**
- * Where sessions (seed 002's chain of LoopRecords, each with its original messages and an
+ * Where sessions (block compaction's chain of LoopRecords, each with its original messages and an
  * optional CompactionBlock overlay) are kept between agent calls: `MemorySessionStore` for one
  * process, `FsSessionStore` for a directory that later processes find again.
  *

@@ -1,17 +1,17 @@
 /**
- * Pieces shared by seed 002's two compaction strategies (the legacy DefaultCompaction in
+ * Pieces shared by block compaction's two compaction strategies (the legacy DefaultCompaction in
  * legacy.ts and DefaultBlockCompaction in block.ts): cutting long tool outputs, one-line turn
  * summaries within a token budget, the summary message, and the merge that keeps role
  * alternation after messages were removed.
  *
- * Decisions where seed 002 is silent:
+ * Decisions where block compaction's design is silent:
  * - Tool outputs are cut per text part of a tool result (each part is an output of its own);
  *   media and opaque content is left alone. A cut keeps the head and the tail of the output
  *   (most tools print what matters first and sum up last) and stores the whole output, so a cut
  *   loses nothing: its marker line names the ref.
  * - Pinned messages ("never compacted, dropped or summarised", schema.ts) are never cut.
  * - A turn's one-liner is built from what a reader needs to follow the story: what the user
- *   asked, what the assistant said, and each tool step as seed 001's observation. Reasoning is
+ *   asked, what the assistant said, and each tool step as step reduction's observation. Reasoning is
  *   left out (it is the model's scratchpad, often signed or redacted, and long).
  */
 import { CtxfoldError } from "../errors.js";
@@ -163,7 +163,7 @@ function roleText(messages: readonly Message[], role: Message["role"]): string {
  * nothing; a turn with nothing to say gives `${label}: (nothing to summarise)`.
  *
  * The default reducer describes steps without storing anything (`offload: false`) and redacts
- * secrets in observations, as seed 001's reducer does.
+ * secrets in observations, as step reduction's reducer does.
  */
 export function summarizeTurn(messages: readonly Message[], label: string, reducer: StepReducer = new StepReducer({ offload: false })): string {
   const bits: string[] = [];
@@ -180,7 +180,7 @@ export function summarizeTurn(messages: readonly Message[], label: string, reduc
 export const droppedLine = (dropped: number): string => `… ${dropped} later turns not summarised`;
 
 /**
- * Per-turn one-liners (summarizeTurn), in order, within `maxTokens`: seed 002's basic
+ * Per-turn one-liners (summarizeTurn), in order, within `maxTokens`: block compaction's basic
  * keep_compacted, which "drops remaining turns when budget exhausted". When turns are dropped
  * a last line `… n later turns not summarised` says so; it counts within the budget (room is
  * kept for it), so the lines returned always fit.
@@ -224,7 +224,7 @@ export function summarizeTurns(
 
 /**
  * The message that stands for summarised turns: one user message (the summary is context the
- * runner gives the model, as seed 000's "Previous actions" section is) whose text is `header`,
+ * runner gives the model, as the step compactor's "Previous actions" section is) whose text is `header`,
  * then the lines, one per line; meta `{ ctxfold: { kind: "turn-summary" } }`. With no lines the
  * text is the header alone.
  */

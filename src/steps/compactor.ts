@@ -1,5 +1,5 @@
 /**
- * Seed 000's StepCompactor: keeps the last steps in full, summarises older ones in one line per
+ * The StepCompactor: keeps the last steps in full, summarises older ones in one line per
  * step or per run of same-category steps, drops the oldest, and keeps failures visible.
  */
 import { groupSteps } from "../core/group-steps.js";
@@ -12,9 +12,9 @@ export type { Summarizer };
 import type { ReducedStep, ToolCategory } from "./types.js";
 
 /**
- * One line of the compact tier. `id` is a step id (`step_007`) or, for a group, seed 000's
+ * One line of the compact tier. `id` is a step id (`step_007`) or, for a group, the step compactor's
  * `${first}..${last}` (`step_001..step_005`); `toString()` renders a range of `step_` ids the
- * way the seed's examples print them: `[step_001..005] 5 file operations (9.1KB total)`.
+ * way the design's examples print them: `[step_001..005] 5 file operations (9.1KB total)`.
  */
 export class CompactStep {
   constructor(
@@ -54,11 +54,11 @@ export interface CompactOptions {
 
 export interface CompactAsyncOptions extends CompactOptions {
   summarizer: Summarizer;
-  /** @default 30 (the seed's max_tokens) */
+  /** @default 30 (the design's max_tokens) */
   targetTokens?: number;
 }
 
-/** Seed 000's trigger: compact a history of more than `triggerAbove` (5) steps. */
+/** The step compactor's trigger: compact a history of more than `triggerAbove` (5) steps. */
 export function shouldCompact(steps: readonly ReducedStep[], config: Partial<StepCompactionConfig> = {}): boolean {
   return steps.length > resolveStepCompactionConfig(config).triggerAbove;
 }
@@ -77,14 +77,14 @@ interface Plan {
 }
 
 /**
- * Compacts step histories (seed 000). Where the seed is vague or contradicts itself, this does:
+ * Compacts step histories (the step compactor). Where the design is vague or contradicts itself, this does:
  *
  * 1. Very long history (more than `veryLongAbove`, 100 steps): only the last `maxTotalSteps` (30),
  *    or `min(maxSteps, maxTotalSteps)`, are considered; the rest are dropped ("beyond 100 steps,
  *    old history loses relevance") except, with preserveFailures, their failures: "failed steps
  *    are never dropped, even if old" wins, and each keeps its `✗` line ahead of the window.
  * 2. All considered steps failed: nothing more is dropped; the last `max(5, recentWindow)` stay in
- *    full and every older one gets its own line (the seed's `to_compact()`: the step's `summary`).
+ *    full and every older one gets its own line (the design's `to_compact()`: the step's `summary`).
  *    Neither maxCompactSteps nor maxSteps applies.
  * 3. Otherwise the last `recentWindow` steps (at most maxSteps) stay in full; of the older ones the
  *    last `maxCompactSteps` (and at most `maxSteps − recent`) are summarised, earlier ones dropped.
@@ -92,7 +92,7 @@ interface Plan {
  *    `✗ ${tool} failed: ${error}` line at its chronological place and not counted as dropped.
  * 4. Summarised steps are grouped by groupSteps (consecutive same category; no grouping when the
  *    categories alternate). A single step gives its own line: its `summary`, or the failure line if it
- *    failed. A run of n ≥ 2 gives the seed's template (`n file operations (9.1KB total)`,
+ *    failed. A run of n ≥ 2 gives the design's template (`n file operations (9.1KB total)`,
  *    `n commands executed`, `n searches (R results)`, `nx web`) plus ` (k failed)`; with
  *    preserveFailures each failed step of the run also gets its own `✗` line right after it, so
  *    every failed step of the considered window stays visible by itself (its id then sits in both
@@ -113,8 +113,8 @@ export class StepCompactor {
   }
 
   /**
-   * Seed 000's semantic compaction: the same history as `compact`, but each group line (n ≥ 2)
-   * is the first line of what the summariser answers to the seed's prompt. An empty answer, a
+   * The step compactor's semantic compaction: the same history as `compact`, but each group line (n ≥ 2)
+   * is the first line of what the summariser answers to the design's prompt. An empty answer, a
    * throw or a rejection falls back to the template line, so this never rejects because of the
    * summariser. Single-step and failure lines stay deterministic. Groups are summarised concurrently.
    */
@@ -194,7 +194,7 @@ export function formatForPrompt(history: CompactedHistory): string {
   return lines.join("\n");
 }
 
-/** Seed 000's failure line; the observation stands in for an absent or empty error. */
+/** The step compactor's failure line; the observation stands in for an absent or empty error. */
 function failureLine(step: ReducedStep): CompactStep {
   return new CompactStep(step.id, `✗ ${step.tool} failed: ${step.error || step.observation}`, [step.id], true);
 }
@@ -204,7 +204,7 @@ function groupLine(group: Group, summary: string): CompactStep {
   return new CompactStep(`${ids[0]}..${ids[ids.length - 1]}`, summary, ids, false);
 }
 
-/** Seed 000's _summarize_group templates. */
+/** The step compactor's _summarize_group templates. */
 function templateLine(group: Group): CompactStep {
   const n = group.steps.length;
   let summary: string;
@@ -217,7 +217,7 @@ function templateLine(group: Group): CompactStep {
 }
 
 /**
- * The seed's semantic_compact prompt (without its Python list repr and indentation): the
+ * The design's semantic_compact prompt (without its Python list repr and indentation): the
  * observations one per line, then the format to follow.
  */
 async function semanticLine(group: Group, summarizer: Summarizer, targetTokens: number): Promise<CompactStep> {

@@ -48,7 +48,7 @@ export function resolveStepCompactionConfig(input: Partial<StepCompactionConfig>
   throw new CtxfoldError("E_BAD_INPUT", `must be ${kind}, got ${got}`, { path: `${path}.${field}` });
 }
 
-/** Seed 000's tuning table; `debugging` does not group, to show the exact execution order. */
+/** The step compactor's tuning table; `debugging` does not group, to show the exact execution order. */
 export const kPresets = Object.freeze({
   "interactive-chat": preset({ recentWindow: 5, maxCompactSteps: 20, groupSimilar: true }),
   "long-research": preset({ recentWindow: 3, maxCompactSteps: 10, groupSimilar: true }),
@@ -78,12 +78,12 @@ const kDebugWord = /^(?:debug(?:s|ged|ging|ger|gers)?|errors?|erroring|errored)$
 const kResearchWord = /^(?:research(?:es|ed|ing|er|ers)?|analy[sz](?:e|es|ed|ing|er|ers|is))$/;
 
 /**
- * Seed 000's auto_tune_compaction: a debugging task ("debug", "error") keeps 7 steps in full and
+ * The step compactor's auto_tune_compaction: a debugging task ("debug", "error") keeps 7 steps in full and
  * does not group; a research task ("research", "analyze") keeps 3 and summarises at most 10;
- * anything else gets the defaults. Unlike the seed's substring test, it matches whole words
+ * anything else gets the defaults. Unlike the design's substring test, it matches whole words
  * (split on non-alphanumerics, so `error_handler` counts but `terrorism` does not), case-insensitively,
  * with simple inflections: debugging, errors, researching, analyse/analyze/analysis/analyses.
- * Debugging wins when both kinds occur, as in the seed's if/elif.
+ * Debugging wins when both kinds occur, as in the design's if/elif.
  */
 export function autoTuneCompaction(task: string): StepCompactionConfig {
   if (typeof task !== "string") throw notStringError("task", task);

@@ -74,7 +74,7 @@ export function parseJsonOutput(text: string): unknown {
 export type ContentType = "JSON" | "text" | "binary" | (string & {});
 
 /**
- * Seed 001's detected type: "binary" for binary content, "JSON" for JSON (by extension or by
+ * Step reduction's detected type: "binary" for binary content, "JSON" for JSON (by extension or by
  * parsing), the file's language by extension ("Python", "Markdown"), else "text".
  */
 export function detectContentType(text: string, path?: string): ContentType {

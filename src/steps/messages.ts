@@ -15,10 +15,10 @@ export interface StepMessagesOptions {
   compactor?: StepCompactor | Partial<StepCompactionConfig>;
   /**
    * Also reduce the recent steps: a recent result whose output was offloaded becomes its
-   * observation and ref. Off by default: seed 000 keeps recent steps in full detail.
+   * observation and ref. Off by default: the step compactor keeps recent steps in full detail.
    */
   reduceRecent?: boolean;
-  /** Compact even at or below the compactor's trigger (seed 000: more than 5 steps). */
+  /** Compact even at or below the compactor's trigger (the step compactor: more than 5 steps). */
   force?: boolean;
   /**
    * The steps of `messages`, already reduced (ids, callMessage / resultMessage indices into
@@ -85,9 +85,9 @@ class PartSet<T = true> {
 }
 
 /**
- * Seed 000's step compaction at message level: the steps of the compact and dropped tiers
+ * The step compactor at message level: the steps of the compact and dropped tiers
  * leave the message list and one summary message takes the place of the first of them, with
- * the seed's "Previous actions (summarized):" section and the ref under which the removed
+ * the design's "Previous actions (summarized):" section and the ref under which the removed
  * messages are stored whole (nothing removed is lost). Recent steps stay as they were.
  *
  * Tool-pair validity is kept by construction: a call and its result always leave together;

@@ -3,7 +3,7 @@ import { StepCompactor, shouldCompact } from "./compactor.js";
 import { StepReducer, extractSteps, resultText } from "./reducer.js";
 import type { ReducedStep } from "./types.js";
 
-/** One ReAct iteration as seed 000's build_react_prompt sees it. */
+/** One ReAct iteration as the step compactor's build_react_prompt sees it. */
 export interface ThoughtStep {
   /** 1-based step number. */
   step: number;
@@ -24,22 +24,22 @@ export interface ReactPromptInput {
 }
 
 /**
- * A step in full, for prompts without compaction. The seed calls format_full_step without
- * defining it; this follows seed 001's "Before compaction" example (Step n / Thought / Action /
- * Observation) with the Action written as in the seed's detailed recent steps.
+ * A step in full, for prompts without compaction. The design calls format_full_step without
+ * defining it; this follows step reduction's "Before compaction" example (Step n / Thought / Action /
+ * Observation) with the Action written as in the design's detailed recent steps.
  */
 export function formatFullStep(step: ThoughtStep): string {
   return `\nStep ${step.step}:\nThought: ${step.reasoning}\nAction: ${step.toolCall.name}(${step.toolCall.arguments})\nObservation: ${step.observation.output}`;
 }
 
 /**
- * Seed 000's build_react_prompt for callers that prompt with text: system prompt, goal and
+ * The step compactor's build_react_prompt for callers that prompt with text: system prompt, goal and
  * tools, then — above the compactor's trigger (more than 5 steps) — the compacted history
  * ("Previous actions (summarized):", the omitted count) and the recent steps in detail, an
- * offloaded observation shown as "(See <ref>)"; otherwise every step in full. The seed
+ * offloaded observation shown as "(See <ref>)"; otherwise every step in full. The design
  * overwrites the compactor's config with recent_window 3 / max_compact_steps 10 inside the
  * builder; here the compactor's own config is used (pass `presetConfig("long-research")` for
- * the seed's values), so one config governs every prompt.
+ * the design's values), so one config governs every prompt.
  */
 export function buildReactPrompt(input: ReactPromptInput): string {
   const { steps, compactor } = input;

@@ -11,10 +11,10 @@ import type { ReducedStep } from "./types.js";
 export interface StepReducerOptions {
   /**
    * Where large outputs go. @default a filesystem store under ./workspace/outputs, created on
-   * the first offload (so a ref is also the path an agent reads it back by, as in seed 001).
+   * the first offload (so a ref is also the path an agent reads it back by, as in step reduction's design).
    */
   store?: OffloadStore;
-  /** Seed 001's thresholds; any subset overrides the defaults. */
+  /** Step reduction's thresholds; any subset overrides the defaults. */
   thresholds?: Partial<ReductionThresholds>;
   /** Rules tried before the built-in ones, in order (match by tool name, pattern or predicate). */
   rules?: readonly ReductionRule[];
@@ -24,13 +24,13 @@ export interface StepReducerOptions {
   redactOffload?: boolean;
   /** The secret patterns. @default kSecretPatterns */
   secretPatterns?: readonly SecretPattern[];
-  /** The first step number (seed 001's counter starts at 1). @default 1 */
+  /** The first step number (step reduction's counter starts at 1). @default 1 */
   firstStep?: number;
   /** Offload at all; false describes steps only (outcomeRef stays null), e.g. for summaries. @default true */
   offload?: boolean;
 }
 
-/** Seed 001's step id: `step_001`. */
+/** Step reduction's step id: `step_001`. */
 const stepId = (n: number) => `step_${String(n).padStart(3, "0")}`;
 
 /** A tool result with no call before it, as reduceMessages reports it. */
@@ -104,7 +104,7 @@ function parseArgs(raw: string): { args: Record<string, unknown>; valid: boolean
 }
 
 /**
- * Seed 001's StepReducer: turns each tool call and its result into a ReducedStep —
+ * The StepReducer (step reduction): turns each tool call and its result into a ReducedStep —
  * `{tool, minimal_args, observation, outcome_ref, success, error?}` — keeping what the agent
  * needs to resume and offloading what is recoverable. Rules are looked up by tool name (user
  * rules first, then the built-ins, then the default rule); a rule that throws is reported in
@@ -258,7 +258,7 @@ export class StepReducer {
       items.push(...orphans.map((orphan) => ({ at: orphan.resultMessage, orphan })));
       items.sort((a, b) => a.at - b.at);
     }
-    // Ids follow the message order (seed 001's counter), whatever the cache returns.
+    // Ids follow the message order (step reduction's counter), whatever the cache returns.
     const base = this.#counter;
     const out = items.map((item, k) => {
       const id = stepId(base + k + 1);

@@ -7,7 +7,7 @@ import {
 import type { ReducedStep, StepAction } from "./types.js";
 
 /**
- * Seed 001's offloading thresholds. Outputs above a threshold are offloaded to the store and
+ * Step reduction's offloading thresholds. Outputs above a threshold are offloaded to the store and
  * replaced by their observation; written content is never stored (it is already on disk).
  */
 export interface ReductionThresholds {

@@ -1,5 +1,5 @@
 /**
- * Seed 000's cross-agent compaction (compact_for_spawn): the minimal history a sub-agent gets.
+ * The step compactor's cross-agent compaction (compact_for_spawn): the minimal history a sub-agent gets.
  */
 import { CtxfoldError, notStringError } from "../errors.js";
 import { StepCompactor, type CompactedHistory } from "./compactor.js";

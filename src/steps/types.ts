@@ -3,16 +3,16 @@ import type { ToolCategory } from "../core/group-steps.js";
 export type { ToolCategory };
 
 /**
- * What a reduction rule extracted from one tool call and its result: seed 001's
+ * What a reduction rule extracted from one tool call and its result: step reduction's
  * `{tool, minimal_args, observation, outcome_ref}` plus success, the error head and the facts
- * the compaction templates of seeds 000/001 need (sizes, counts, exit codes).
+ * the compaction templates of step reduction and the step compactor need (sizes, counts, exit codes).
  */
 export interface ReducedStep {
-  /** `step_001`, `step_002`, … in the order the reducer saw the steps (seed 001's step_id). */
+  /** `step_001`, `step_002`, … in the order the reducer saw the steps (step reduction's step_id). */
   id: string;
   /** The tool name as the agent called it. */
   tool: string;
-  /** Seed 000's grouping category. */
+  /** The step compactor's grouping category. */
   category: ToolCategory;
   /**
    * What the step did, for templates and grouping: read, write, list, shell, search, navigate,
@@ -21,9 +21,9 @@ export interface ReducedStep {
   action: StepAction;
   /** The arguments needed to resume (path, command, query, url), never written content. */
   minimalArgs: Record<string, unknown>;
-  /** One line that replaces the result (seed 001's observation), redacted. */
+  /** One line that replaces the result (step reduction's observation), redacted. */
   observation: string;
-  /** Seed 001's compaction template line ("Read src/main.py (2.5KB)"), redacted: to_compact(). */
+  /** Step reduction's compaction template line ("Read src/main.py (2.5KB)"), redacted: to_compact(). */
   summary: string;
   /** Where the full result was offloaded (`store.get(ref)` gives its exact bytes), or null. */
   outcomeRef: string | null;

@@ -6,7 +6,7 @@ export interface FsStoreOptions extends OffloadStoreOptions {
   /**
    * The directory the files go in. @default path.resolve(prefix): a ref is then also the file's
    * path relative to the working directory, so an agent can read it back with its own file tool
-   * (seed 001's retrieval pattern).
+   * (step reduction's retrieval pattern).
    */
   dir?: string;
   /** Replacements for some fs calls (tests). */

@@ -1,5 +1,5 @@
 /**
- * The content-addressed offload store (seed 001's DataOffloader): where reduction keeps the full
+ * The content-addressed offload store (step reduction's DataOffloader): where reduction keeps the full
  * outputs it replaces with one line, in memory or as files.
  */
 export {

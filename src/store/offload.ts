@@ -2,7 +2,7 @@ import { hashBytes, hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
 
 /**
- * Where reduction puts the full output of a step it replaces with one line (seed 001's
+ * Where reduction puts the full output of a step it replaces with one line (step reduction's
  * DataOffloader): `put` stores the bytes and returns a ref, the reduced step keeps the ref, and
  * `get(ref)` gives the exact bytes back when the agent or a runner needs them.
  *
@@ -47,13 +47,13 @@ export interface OffloadHint {
 }
 
 export interface OffloadStoreOptions {
-  /** What refs start with. @default "workspace/outputs" (seed 001's paths) */
+  /** What refs start with. @default "workspace/outputs" (step reduction's paths) */
   prefix?: string;
   /** The content hash (64 bits). @default XXH64 with seed 0; tests inject one to force collisions. */
   hash?: (bytes: Uint8Array) => bigint;
 }
 
-/** Seed 001's output directory, relative to the agent's working directory. */
+/** Step reduction's output directory, relative to the agent's working directory. */
 export const kDefaultOffloadPrefix = "workspace/outputs";
 const kDefaultKind = "output";
 const kDefaultExt = "txt";

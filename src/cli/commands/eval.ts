@@ -1,7 +1,7 @@
 /**
  * `ctxfold eval IN --budget 8000,32000 [--config FILE] [--compare FILE] [--against langchain,…]
  * [--points N] [--runs N] [--trace N|ID,…] [--format F] [--fail-under metric=value,…] [--json]
- * [--html FILE] [--quiet]` (issue 8): replays each run of IN prompt by prompt through ctxfold (and
+ * [--html FILE] [--quiet]`: replays each run of IN prompt by prompt through ctxfold (and
  * the peers named) at each budget and reports the metrics of src/eval per budget.
  *
  * Input: any format the adapters read (detected per run, or --format), converted to OpenAI Chat

@@ -9,7 +9,7 @@
  * (cache_hit, policy_preserve, no_pressure, no_gain, deadline), tokens before and after, and its
  * duration; then the result's tier, status, tokens before and after, and every ref it stored
  * (in order, once each). In the normal tier no stage runs: it says so; `--mode legacy` runs
- * seed 002's three levels, which report no stages (only the result). Summariser fallbacks and
+ * block compaction's three levels, which report no stages (only the result). Summariser fallbacks and
  * churn warnings the compactor reported are listed too.
  *
  * Refs go to an fs store at DIR with --offload-dir (one file per ref, which `ctxfold show REF
@@ -149,7 +149,7 @@ function render(r: ExplainReport, softRatio: number): string {
   if (r.stages.length === 0) {
     out.push(r.tier === "normal"
       ? `stage 0 (fits): ${num(r.tokensBefore)} tokens ≤ ${softRatio} × budget (${num(Math.floor(softRatio * r.budget))}): nothing to compact`
-      : r.mode === "legacy" ? "legacy mode: seed 002's three levels ran (they report no stages)" : "no stage ran");
+      : r.mode === "legacy" ? "legacy mode: block compaction's three levels ran (they report no stages)" : "no stage ran");
   } else {
     out.push(table([
       ["stage", "candidates", "compacted", "skipped", "tokens before", "after", "ms"],

@@ -4,7 +4,7 @@
  *
  * Prints the distribution of tokens per run (count, min, p50, p90, p99, max, total; percentiles
  * by nearest rank), tokens by role (system, user, assistant, tool), tokens by tool category
- * (seed 000's categories — file, shell, search, web, other — as the step reducer's rules assign
+ * (the step compactor's categories — file, shell, search, web, other — as the step reducer's rules assign
  * them from the tool's name and arguments; a call's name, arguments and per-call overhead, plus
  * its result's text) and, per action (read, write, list, shell, search, navigate, call), the same
  * in finer grain; and how many runs exceed each budget (default 8000, 32000, 128000).
