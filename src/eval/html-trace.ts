@@ -1,0 +1,186 @@
+/**
+ * The HTML report's trace plots (html.ts): per traced run × budget an inline SVG line plot of the
+ * tokens of every replayed prompt point before and after compaction, the budget line and the
+ * epoch markers, and below it what each epoch removed.
+ */
+import { attrNum, compact, coord, esc, int, isNum } from "./html-format.js";
+import type { TracePoint, TraceRun } from "./types.js";
+
+const kPlot = { width: 880, height: 330, left: 64, right: 20, top: 40, bottom: 44 };
+
+/** Nice tick values in [0, max]: steps of 1, 2, 2.5 or 5 × 10^k, about `count` of them. */
+function ticks(max: number, count: number, integer: boolean): number[] {
+  if (!isNum(max) || max <= 0) return [0];
+  const raw = max / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  let step = [1, 2, 2.5, 5, 10].map((f) => f * mag).find((s) => s >= raw) ?? 10 * mag;
+  if (integer) step = Math.max(1, Math.ceil(step));
+  const out: number[] = [];
+  for (let i = 0; i * step <= max * (1 + 1e-9) && out.length < 100; i++) out.push(Math.round(i * step * 1e6) / 1e6);
+  return out;
+}
+
+/** The token value of a point, or null when absent or not a finite number. */
+const tok = (v: number | null | undefined): number | null => (isNum(v) ? v : null);
+
+function renderTracePlot(trace: TraceRun, index: number): string {
+  const { width: W, height: H, left, right, top, bottom } = kPlot;
+  const pw = W - left - right;
+  const ph = H - top - bottom;
+  const points: TracePoint[] = trace.points ?? [];
+  const n = points.length;
+  const budget = isNum(trace.budget) && trace.budget > 0 ? trace.budget : null;
+
+  let yMax = budget ?? 0;
+  for (const p of points) yMax = Math.max(yMax, tok(p.tokensIn) ?? 0, tok(p.tokensOut) ?? 0);
+  if (!(yMax > 0)) yMax = 1;
+  const xMax = Math.max(n - 1, 1);
+  const x = (i: number) => (n <= 1 ? left + pw / 2 : left + (i / xMax) * pw);
+  const y = (v: number) => top + ph - (v / yMax) * ph;
+  const pt = (i: number, v: number) => `${coord(x(i))},${coord(y(v))}`;
+
+  const parts: string[] = [];
+  parts.push(`<title>${esc(`Tokens per prompt point of run ${trace.runId} at budget ${int(trace.budget)} (${trace.contender})`)}</title>`);
+  parts.push(`<rect class="plot-area" x="${coord(left)}" y="${coord(top)}" width="${coord(pw)}" height="${coord(ph)}"/>`);
+
+  // Axes and ticks.
+  const grid: string[] = [];
+  for (const v of ticks(yMax, 5, true)) {
+    const yy = coord(y(v));
+    grid.push(`<line class="grid" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${yy}" y2="${yy}"/>`);
+    grid.push(`<line class="tick" x1="${coord(left - 5)}" x2="${coord(left)}" y1="${yy}" y2="${yy}"/>`);
+    grid.push(`<text class="tick-label y" x="${coord(left - 8)}" y="${yy}" text-anchor="end" dominant-baseline="middle">${esc(compact(v))}</text>`);
+  }
+  const xTicks = n === 0 ? [] : n === 1 ? [0] : ticks(n - 1, 10, true);
+  for (const i of xTicks) {
+    const xx = coord(x(i));
+    grid.push(`<line class="tick" x1="${xx}" x2="${xx}" y1="${coord(top + ph)}" y2="${coord(top + ph + 5)}"/>`);
+    grid.push(`<text class="tick-label x" x="${xx}" y="${coord(top + ph + 18)}" text-anchor="middle">${esc(int(i))}</text>`);
+  }
+  parts.push(`<g class="axes">${grid.join("")}<line class="axis" x1="${coord(left)}" x2="${coord(left)}" y1="${coord(top)}" y2="${coord(top + ph)}"/><line class="axis" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${coord(top + ph)}" y2="${coord(top + ph)}"/></g>`);
+  parts.push(`<text class="axis-label" x="${coord(left + pw / 2)}" y="${coord(H - 6)}" text-anchor="middle">prompt point</text>`);
+  parts.push(`<text class="axis-label" transform="translate(14 ${coord(top + ph / 2)}) rotate(-90)" text-anchor="middle">tokens</text>`);
+
+  // Epoch markers, under the lines.
+  const epochs: string[] = [];
+  points.forEach((p, i) => {
+    if (!p.newEpoch) return;
+    const xx = coord(x(i));
+    epochs.push(`<line class="epoch" data-point="${i}" data-epoch="${esc(int(p.epoch))}" x1="${xx}" x2="${xx}" y1="${coord(top)}" y2="${coord(top + ph)}"><title>${esc(`epoch ${int(p.epoch)} starts at point ${i}`)}</title></line>`);
+    epochs.push(`<text class="epoch-label" x="${coord(x(i) + 3)}" y="${coord(top + 11)}">${esc(`e${int(p.epoch)}`)}</text>`);
+  });
+  if (epochs.length) parts.push(`<g class="epochs">${epochs.join("")}</g>`);
+
+  // Budget line.
+  if (budget !== null) {
+    const yy = coord(y(budget));
+    parts.push(`<line class="budget" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${yy}" y2="${yy}"><title>${esc(`budget ${int(budget)} tokens`)}</title></line>`);
+    parts.push(`<text class="budget-label" x="${coord(left + pw - 4)}" y="${coord(y(budget) + 13)}" text-anchor="end">${esc(`budget ${int(budget)}`)}</text>`);
+  }
+
+  // Tokens in: one line; a missing value (not a number) breaks it like a missing output.
+  const runs = (value: (p: TracePoint) => number | null) => {
+    const out: { i: number; v: number }[][] = [];
+    let cur: { i: number; v: number }[] = [];
+    points.forEach((p, i) => {
+      const v = value(p);
+      if (v === null) {
+        if (cur.length) out.push(cur);
+        cur = [];
+      } else cur.push({ i, v });
+    });
+    if (cur.length) out.push(cur);
+    return out;
+  };
+  const series = (cls: string, value: (p: TracePoint) => number | null) => {
+    const s: string[] = [];
+    for (const seg of runs(value)) {
+      if (seg.length === 1) s.push(`<circle class="${cls} dot" cx="${coord(x(seg[0].i))}" cy="${coord(y(seg[0].v))}" r="3"/>`);
+      else s.push(`<polyline class="${cls}" points="${seg.map((q) => pt(q.i, q.v)).join(" ")}"/>`);
+    }
+    return s.join("");
+  };
+  parts.push(series("tokens-in", (p) => tok(p.tokensIn)));
+  parts.push(series("tokens-out", (p) => tok(p.tokensOut)));
+
+  // Points without an output: a cross on the x axis.
+  const missing: string[] = [];
+  points.forEach((p, i) => {
+    if (tok(p.tokensOut) !== null) return;
+    const cx = x(i);
+    const cy = top + ph;
+    missing.push(`<path class="out-missing" data-point="${i}" d="M${coord(cx - 4)},${coord(cy - 4)}L${coord(cx + 4)},${coord(cy + 4)}M${coord(cx - 4)},${coord(cy + 4)}L${coord(cx + 4)},${coord(cy - 4)}"><title>${esc(`point ${i}: no output (refused or threw)`)}</title></path>`);
+  });
+  if (missing.length) parts.push(`<g class="missing">${missing.join("")}</g>`);
+
+  // Hover targets with the values of each point (only for traces a reader can hover point by point).
+  if (n > 0 && n <= 2000) {
+    const band = n <= 1 ? pw : pw / (n - 1);
+    const hovers = points.map((p, i) => {
+      const x0 = Math.max(left, x(i) - band / 2);
+      const x1 = Math.min(left + pw, x(i) + band / 2);
+      const label = `point ${i}: ${int(p.messages)} messages, in ${int(tok(p.tokensIn))}, out ${tok(p.tokensOut) === null ? "none" : int(p.tokensOut)}, epoch ${int(p.epoch)}${p.newEpoch ? " (new)" : ""}`;
+      return `<rect x="${coord(x0)}" y="${coord(top)}" width="${coord(Math.max(0, x1 - x0))}" height="${coord(ph)}"><title>${esc(label)}</title></rect>`;
+    });
+    parts.push(`<g class="hover">${hovers.join("")}</g>`);
+  }
+
+  if (n === 0) parts.push(`<text class="empty" x="${coord(left + pw / 2)}" y="${coord(top + ph / 2)}" text-anchor="middle">no prompt points</text>`);
+
+  // Legend, in the top margin.
+  const legend: [string, string][] = [["tokens-in", "tokens in (before)"], ["tokens-out", "tokens out (after compaction)"]];
+  if (budget !== null) legend.push(["budget", "budget"]);
+  if (epochs.length) legend.push(["epoch", "new epoch"]);
+  if (missing.length) legend.push(["out-missing", "no output"]);
+  let lx = left;
+  const items = legend.map(([cls, label]) => {
+    const swatch = cls === "out-missing"
+      ? `<path class="key-out-missing" d="M${coord(lx + 5)},${coord(10)}L${coord(lx + 13)},${coord(18)}M${coord(lx + 5)},${coord(18)}L${coord(lx + 13)},${coord(10)}"/>`
+      : `<line class="key-${cls}" x1="${coord(lx)}" x2="${coord(lx + 18)}" y1="14" y2="14"/>`;
+    const item = `<g class="legend-item">${swatch}<text x="${coord(lx + 23)}" y="14" dominant-baseline="middle">${esc(label)}</text></g>`;
+    lx += 23 + label.length * 6.6 + 16;
+    return item;
+  });
+  parts.push(`<g class="legend">${items.join("")}</g>`);
+
+  return `<svg class="trace" id="trace-svg-${index}" data-run="${esc(trace.runId)}" data-budget="${attrNum(trace.budget)}" data-contender="${esc(trace.contender)}" data-points="${n}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">
+${parts.join("\n")}
+</svg>`;
+}
+
+function renderEpochList(trace: TraceRun): string {
+  const epochs = trace.epochs ?? [];
+  if (!epochs.length) return `<p class="no-epochs">No epoch started in this run at this budget.</p>`;
+  const items = epochs.map((e) => {
+    const saved = isNum(e.tokensBefore) && e.tokensBefore > 0 && isNum(e.tokensAfter) ? ` (−${((1 - e.tokensAfter / e.tokensBefore) * 100).toFixed(1)}%)` : "";
+    const stages = (e.stages ?? []).map((s) => `<tr><td><code>${esc(s.name)}</code></td><td>${esc(int(s.candidates))}</td><td>${esc(int(s.compacted))}</td><td>${esc(int(s.tokensBefore))} → ${esc(int(s.tokensAfter))}</td></tr>`).join("");
+    const refs = e.refs ?? [];
+    const refList = refs.length
+      ? `<details class="refs"><summary>${esc(int(refs.length))} ref${refs.length === 1 ? "" : "s"}</summary><ul>${refs.map((r) => `<li><code>${esc(r)}</code></li>`).join("")}</ul></details>`
+      : `<p class="no-refs">no refs</p>`;
+    return `<li data-epoch="${esc(int(e.epoch))}" data-point="${esc(int(e.atPoint))}"><p><strong>Epoch ${esc(int(e.epoch))}</strong> at point ${esc(int(e.atPoint))}: ${esc(int(e.tokensBefore))} → ${esc(int(e.tokensAfter))} tokens${esc(saved)}</p>
+${stages ? `<table class="stages"><thead><tr><th>stage</th><th>candidates</th><th>compacted</th><th>tokens before → after</th></tr></thead><tbody>${stages}</tbody></table>` : `<p class="no-stages">no stage compacted anything</p>`}
+${refList}</li>`;
+  }).join("\n");
+  return `<ol class="epochs">
+${items}
+</ol>`;
+}
+
+export function renderTrace(trace: TraceRun, index: number): string {
+  const points = trace.points ?? [];
+  const missing = points.filter((p) => tok(p.tokensOut) === null).length;
+  const maxIn = points.reduce((m, p) => Math.max(m, tok(p.tokensIn) ?? 0), 0);
+  const facts = [
+    `${int(points.length)} prompt point${points.length === 1 ? "" : "s"}`,
+    `max ${int(maxIn)} tokens in`,
+    `${int(points.filter((p) => p.newEpoch).length)} new epoch${points.filter((p) => p.newEpoch).length === 1 ? "" : "s"}`,
+    ...(missing ? [`${int(missing)} without output`] : []),
+  ];
+  return `<figure class="trace" id="trace-${index}">
+<figcaption><strong>Run <code>${esc(trace.runId)}</code></strong> at budget ${esc(int(trace.budget))} — ${esc(trace.contender)} <span class="facts">(${esc(facts.join(", "))})</span></figcaption>
+<div class="scroll">${renderTracePlot(trace, index)}</div>
+<h4>Epochs</h4>
+${renderEpochList(trace)}
+</figure>`;
+}
