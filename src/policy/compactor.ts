@@ -14,7 +14,7 @@ import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../
 import { StepReducer, extractSteps, resultPayload, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
-import { TokenMeasure } from "../tokens/measure.js";
+import { tokenMeasure, type TokenMeasure } from "../tokens/measure.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import { isSignedReasoning, turnInProgressOpener, usesThinking } from "../validate/rules.js";
 import { classify } from "./classify.js";
@@ -91,7 +91,7 @@ export class Compactor {
     const store = config.store ?? createMemoryStore();
     this.store = this.settings.redactOffload ? new RedactingStore(store) : store;
     this.counter = config.counter ?? new TokenCounter({ encoding: "o200k_base" });
-    this.#measure = new TokenMeasure(this.counter);
+    this.#measure = tokenMeasure(this.counter);
     this.#reducer = new StepReducer({ offload: false });
   }
 
