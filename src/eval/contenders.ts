@@ -37,7 +37,8 @@ import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
 import { parseMessages, renderMessages } from "../adapters/index.js";
 import { createCompactor, type CompactorConfig, type StageReport } from "../policy/index.js";
 import { createMemoryStore } from "../store/index.js";
-import { TokenCounter, type CountableMessage } from "../tokens/token-counter.js";
+import { providerOf, tokenMeasure } from "../tokens/measure.js";
+import { TokenCounter } from "../tokens/token-counter.js";
 import { CtxfoldError } from "../errors.js";
 import { contentText } from "./metrics.js";
 
@@ -71,20 +72,25 @@ export interface Contender {
 
 /** Exact o200k with OpenAI's per-message overheads: what the bench measures with, shared by the contenders that take a counter. */
 export const kCounter = new TokenCounter({ encoding: "o200k_base", provider: "openai" });
-const kMessageTokens = new WeakMap<object, number>();
+/** The token measure the compactor budgets with, in the provider of the protocol's format (OpenAI chat). */
+const kMeasure = tokenMeasure(kCounter, providerOf("openai-chat"));
+const kCanonical = new WeakMap<object, Message>();
 
-/** Exact tokens of one OpenAI message with its overheads, memoised per message object. */
-export function messageTokens(m: OpenAIChatMessage): number {
-  let n = kMessageTokens.get(m);
-  if (n === undefined) kMessageTokens.set(m, (n = kCounter.countMessage(m as CountableMessage, "exact")));
-  return n;
+/** The canonical message of one OpenAI message, parsed once per message object. */
+function canonicalOf(m: OpenAIChatMessage): Message {
+  let c = kCanonical.get(m);
+  if (c === undefined) kCanonical.set(m, (c = parseMessages([m], { format: "openai-chat" }).messages[0]));
+  return c;
 }
 
-/** Exact tokens of a request: its messages plus the reply primer (TokenCounter.countMessages). */
+/** Exact tokens of one OpenAI message with its overheads (the token measure's, memoised per message object). */
+export function messageTokens(m: OpenAIChatMessage): number {
+  return kMeasure.exactOf(canonicalOf(m));
+}
+
+/** Exact tokens of a request: its messages plus the reply primer. */
 export function promptTokens(messages: readonly OpenAIChatMessage[]): number {
-  let n = 3; // kMessageOverhead.openai.perRequest
-  for (const m of messages) n += messageTokens(m);
-  return n;
+  return kMeasure.exact(messages.map(canonicalOf));
 }
 
 async function versionOf(pkg: string): Promise<string> {
@@ -177,20 +183,14 @@ export async function langchainTrim(): Promise<Contender> {
         byId.set(String(i), m);
         return toLangchain(m, String(i));
       });
-      const counted = new WeakMap<BaseMessage, number>();
-      const tokenCounter = (ms: BaseMessage[]): number => {
-        let n = 3;
-        for (const m of ms) {
-          let t = counted.get(m);
-          if (t === undefined) {
-            const o = original(m, byId);
-            t = o ? messageTokens(o) : kCounter.countMessage(fromLangchain(m) as CountableMessage, "exact");
-            counted.set(m, t);
-          }
-          n += t;
-        }
-        return n;
+      // The OpenAI message each LangChain message stands for, made once per object (the measure memoises per object).
+      const asOpenAI = new WeakMap<BaseMessage, OpenAIChatMessage>();
+      const openaiOf = (m: BaseMessage): OpenAIChatMessage => {
+        let o = asOpenAI.get(m);
+        if (o === undefined) asOpenAI.set(m, (o = original(m, byId) ?? fromLangchain(m)));
+        return o;
       };
+      const tokenCounter = (ms: BaseMessage[]): number => promptTokens(ms.map(openaiOf));
       const out = await lc.trimMessages(input, { maxTokens: budget, strategy: "last", includeSystem: true, startOn: ["human", "ai"], tokenCounter });
       // When nothing after the system message can start the tail, trimMessages returns [undefined].
       const kept = out.filter((m): m is BaseMessage => m !== undefined && m !== null);

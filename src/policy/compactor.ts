@@ -2,7 +2,8 @@ import { parseMessages, renderMessages, type Format } from "../adapters/index.js
 import type { Message } from "../model/schema.js";
 import { compactMessages } from "../session/legacy.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
-import { TokenMeasure } from "../tokens/measure.js";
+import { providerOf, tokenMeasure, type TokenMeasure } from "../tokens/measure.js";
+import { StepReducer } from "../steps/reducer.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
@@ -14,7 +15,7 @@ import { CompactorSession, type EpochHost } from "./session.js";
 import { addEvent, newCompactionStats, type CompactionStats } from "../events.js";
 import { StepCache } from "./step-cache.js";
 import type { CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
-import { StageKit } from "./work.js";
+import { StageKit, type KitServices } from "./work.js";
 
 export { CompactorSession } from "./session.js";
 
@@ -33,7 +34,7 @@ export class Compactor {
   readonly #config: CompactorConfig;
   readonly #measure: TokenMeasure;
   readonly #steps = new StepCache();
-  readonly #kit: StageKit;
+  readonly #services: KitServices;
   readonly #stats = newCompactionStats();
   /** What the sessions of this compactor use of it. */
   readonly #host: EpochHost;
@@ -44,12 +45,15 @@ export class Compactor {
     const store = config.store ?? createMemoryStore();
     this.store = this.settings.redactOffload ? new RedactingStore(store) : store;
     this.counter = config.counter ?? new TokenCounter({ encoding: "o200k_base" });
-    this.#measure = new TokenMeasure(this.counter);
-    this.#kit = new StageKit(this.settings, this.store, this.counter, this.#measure, this.#steps, config.summarizer, (e) => this.#emit(e));
+    this.#measure = tokenMeasure(this.counter);
+    this.#services = {
+      settings: this.settings, store: this.store, counter: this.counter, steps: this.#steps, summarizer: config.summarizer, emit: (e) => this.#emit(e),
+      memo: new Map(), stepCompactors: new Map(), storeReducer: new StepReducer({ store: this.store }),
+    };
     this.#host = {
       settings: this.settings,
       parse: (input, format) => this.parse(input, format),
-      measure: (messages) => this.measure(messages),
+      measure: (messages, format) => this.#measureOf(format).all(messages),
       tier: (tokens, budget) => this.tier(tokens, budget),
       skipped: (tokens, budget) => this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget }),
       compactEpoch: (messages, options, epoch) => this.#compact(messages, options, epoch),
@@ -71,9 +75,17 @@ export class Compactor {
     return structuredClone(this.#stats);
   }
 
-  /** Estimated tokens of canonical messages as a request (memoised per message). */
-  measure(messages: readonly Message[]): number {
-    return this.#measure.all(messages);
+  /**
+   * Estimated tokens of canonical messages as a request (memoised per message), with the
+   * overheads of `format`'s provider (the counter's provider when no format is given).
+   */
+  measure(messages: readonly Message[], format?: Format): number {
+    return this.#measureOf(format).all(messages);
+  }
+
+  /** The measure of `format`'s provider (see providerOf), or of the counter's. */
+  #measureOf(format: Format | undefined): TokenMeasure {
+    return format === undefined ? this.#measure : tokenMeasure(this.counter, providerOf(format));
   }
 
   /** A fresh session: epochs and measurements kept between calls over one growing conversation. */
@@ -89,7 +101,7 @@ export class Compactor {
   async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
     const checked = checkCallOptions(options);
     const { format, messages } = this.parse(input, checked.format);
-    const r = await this.#compact(messages, checked, 0);
+    const r = await this.#compact(messages, { ...checked, format }, 0);
     return { ...r, format, messages: renderMessages(r.canonical, format) };
   }
 
@@ -111,15 +123,15 @@ export class Compactor {
 
   /** See extractionPayload: a memory-extraction payload within `targetTokens`, skipped near the deadline. */
   extractionPayload(messages: readonly Message[], options: ExtractionOptions): Promise<ExtractionPayload> {
-    return extractionPayload(this.#kit, messages, options, this.#now());
+    return extractionPayload(new StageKit(this.#services, this.#measure), messages, options, this.#now());
   }
 
   /** One compaction of `messages` (options checked), as epoch `epoch` of a session (0 outside one). */
   async #compact(messages: readonly Message[], options: CompactCallOptions, epoch: number): Promise<CanonicalResult> {
-    this.#kit.summarizerDown = false;
+    const measure = this.#measureOf(options.format);
     const started = this.#now();
     const budget = options.budget;
-    const tokensBefore = this.#measure.all(messages);
+    const tokensBefore = measure.all(messages);
     const tier = this.tier(tokensBefore, budget);
     const mode = this.settings.mode;
     const base = { mode, budget, tokensBefore, tier, epoch };
@@ -130,12 +142,12 @@ export class Compactor {
     }
     if (mode === "legacy") {
       const r = compactMessages(messages, { compactAtPct: this.settings.lowWaterRatio + 0.05, compactBudgetThresholdPct: 0.05 }, budget, { store: this.store, counter: this.counter });
-      const tokensAfter = this.#measure.all(r.messages);
+      const tokensAfter = measure.all(r.messages);
       const status = tokensAfter <= budget ? "ok" : "budget_infeasible";
       this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
       return { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs };
     }
-    const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(this.#kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started);
+    const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(new StageKit(this.#services, measure), messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started);
     const result: CanonicalResult = {
       ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,
       ...(criticalTokens !== undefined ? { infeasible: { criticalTokens, budget } } : {}),

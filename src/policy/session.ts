@@ -10,8 +10,8 @@ import type { CanonicalResult, CompactCallOptions, CompactResult, Tier } from ".
 export interface EpochHost {
   readonly settings: TieredSettings;
   parse(input: unknown, format?: Format): { format: Format; messages: Message[] };
-  /** Estimated tokens of messages as a request (memoised per message). */
-  measure(messages: readonly Message[]): number;
+  /** Estimated tokens of messages as a request, with `format`'s provider's overheads (memoised per message). */
+  measure(messages: readonly Message[], format?: Format): number;
   tier(tokens: number, budget: number): Tier;
   /** Reports a call answered without compacting (an append, or under the soft threshold). */
   skipped(tokens: number, budget: number): void;
@@ -76,7 +76,7 @@ export class CompactorSession {
     const checked = checkCallOptions(options);
     const { format, messages } = this.#host.parse(input, checked.format ?? this.#format);
     this.#format = format;
-    const r = await this.compactCanonical(messages, checked);
+    const r = await this.compactCanonical(messages, { ...checked, format });
     return { ...r, format, messages: renderMessages(r.canonical, format) };
   }
 
@@ -91,7 +91,7 @@ export class CompactorSession {
     if (this.#extends(messages)) {
       // Appending: O(new messages) — their tokens join the running totals.
       const appended = messages.slice(this.#base.length);
-      const added = appended.length > 0 ? c.measure(appended) - c.measure([]) : 0;
+      const added = appended.length > 0 ? c.measure(appended, options.format) - c.measure([], options.format) : 0;
       if (c.tier(this.#outputTokens + added, options.budget) === "normal") {
         for (const m of appended) {
           this.#base.push(m);
@@ -104,7 +104,7 @@ export class CompactorSession {
         return ok([...this.#output], this.#baseTokens, this.#outputTokens);
       }
     }
-    const tokensBefore = c.measure(messages);
+    const tokensBefore = c.measure(messages, options.format);
     if (c.tier(tokensBefore, options.budget) === "normal") {
       this.#base = [...messages];
       this.#output = [...messages];
@@ -123,7 +123,7 @@ export class CompactorSession {
     this.#output = [...r.canonical];
     this.#refs = [...r.refs];
     this.#baseTokens = tokensBefore;
-    this.#outputTokens = c.measure(r.canonical);
+    this.#outputTokens = c.measure(r.canonical, options.format);
     return r;
   }
 

@@ -42,32 +42,46 @@ export interface Replacement {
 
 export const refLine = (what: string, ref: string) => `[${what}: ${ref}]`;
 
+/** What every call of one compactor shares: its services, and what is memoised across calls. */
+export interface KitServices {
+  readonly settings: TieredSettings;
+  readonly store: OffloadStore;
+  readonly counter: TokenCounter;
+  readonly steps: StepCache;
+  readonly summarizer: Summarizer | undefined;
+  readonly emit: (e: PolicyEvent) => void;
+  /** Replacements by (content hash, target, label): a part compacted once is not stored or summarised again. */
+  readonly memo: Map<string, Replacement>;
+  /** Stage 3's step compactors, by how many recent steps stay whole (validated once each). */
+  readonly stepCompactors: Map<number, StepCompactor>;
+  /** Stage 3's reducer: only its store is used (removed messages go there). */
+  readonly storeReducer: StepReducer;
+}
+
 /**
- * What the stages share across the calls of one compactor: its settings, store and measure,
- * the memo of replacements (so a part compacted once is not stored or summarised again), the
- * summariser with its timeout and extractive fallback, the step reductions, and the report of
- * the stage running now (candidates, compactions, skip reasons).
+ * What the stages of one call work with: the compactor's services (settings, store, memo,
+ * summariser with its timeout and extractive fallback, step reductions), the measure of the
+ * call's provider, and the report of the stage running now (candidates, compactions, skip
+ * reasons). One per call, so concurrent calls of one compactor never count into each other's
+ * reports.
  */
 export class StageKit {
   /** The stage running now, whose report the helpers below count into. */
   report: StageReport | undefined;
-  /** Set when the summariser failed or timed out in this call: it is not asked again until the next. */
+  /** Set when the summariser failed or timed out in this call: it is not asked again in it. */
   summarizerDown = false;
-  readonly #memo = new Map<string, Replacement>();
-  /** Stage 3's reducer: only its store is used (removed messages go there). */
-  #storeReducer: StepReducer | undefined;
-  /** Stage 3's step compactors, by how many recent steps stay whole (validated once each). */
-  readonly #stepCompactors = new Map<number, StepCompactor>();
+  readonly settings: TieredSettings;
+  readonly store: OffloadStore;
+  readonly counter: TokenCounter;
+  readonly steps: StepCache;
+  readonly emit: (e: PolicyEvent) => void;
 
   constructor(
-    readonly settings: TieredSettings,
-    readonly store: OffloadStore,
-    readonly counter: TokenCounter,
+    readonly services: KitServices,
     readonly measure: TokenMeasure,
-    readonly steps: StepCache,
-    readonly summarizer: Summarizer | undefined,
-    readonly emit: (e: PolicyEvent) => void,
-  ) {}
+  ) {
+    ({ settings: this.settings, store: this.store, counter: this.counter, steps: this.steps, emit: this.emit } = services);
+  }
 
   /** The policy's step reducer (observations, minimal arguments). */
   get reducer(): StepReducer {
@@ -76,14 +90,14 @@ export class StageKit {
 
   /** A reducer whose store is the compactor's (stage 3 stores removed messages through it). */
   get storeReducer(): StepReducer {
-    return (this.#storeReducer ??= new StepReducer({ store: this.store }));
+    return this.services.storeReducer;
   }
 
   /** The step compactor that keeps `recent` steps whole. */
   stepCompactor(recent: number): StepCompactor {
-    let c = this.#stepCompactors.get(recent);
+    let c = this.services.stepCompactors.get(recent);
     const preset = this.settings.stepPreset;
-    if (!c) this.#stepCompactors.set(recent, (c = new StepCompactor({ ...(preset ? presetConfig(preset) : {}), recentWindow: recent })));
+    if (!c) this.services.stepCompactors.set(recent, (c = new StepCompactor({ ...(preset ? presetConfig(preset) : {}), recentWindow: recent })));
     return c;
   }
 
@@ -112,14 +126,15 @@ export class StageKit {
   }
 
   memoGet(key: string): Replacement | undefined {
-    const hit = this.#memo.get(key);
+    const hit = this.services.memo.get(key);
     if (hit !== undefined) this.skip("cache_hit");
     return hit;
   }
 
   memoSet(key: string, value: Replacement): void {
-    if (this.#memo.size >= kMemoEntries) this.#memo.delete(this.#memo.keys().next().value!);
-    this.#memo.set(key, value);
+    const memo = this.services.memo;
+    if (memo.size >= kMemoEntries) memo.delete(memo.keys().next().value!);
+    memo.set(key, value);
   }
 
   /**
@@ -171,7 +186,7 @@ export class StageKit {
     const ref = this.store.put(text, { kind: "text", ext: "txt" });
     const room = Math.max(1, target - this.measure.text(refLine("original", ref)) - 1);
     let summary: string | undefined;
-    const custom = this.summarizerDown ? undefined : this.summarizer;
+    const custom = this.summarizerDown ? undefined : this.services.summarizer;
     if (custom) {
       try {
         const answer = await withTimeout(Promise.resolve().then(() => custom(text, room, label)), this.settings.summarizerTimeoutMs);

@@ -9,8 +9,10 @@
  *   the trigger (shouldCompactSession) no longer fires, ≈ (compactAtPct −
  *   compactBudgetThresholdPct) × maxContextTokens: compacting any less would leave the trigger
  *   firing on the very next check. Each level runs only while the result is above it.
- * - Tokens are estimated (TokenCounter.estimate over the texts a model reads, messageTexts),
- *   like the session orchestrator's estimates, and compared rounded.
+ * - Tokens are the token measure's estimates (tokens/measure.ts: the texts a model reads plus
+ *   the provider's per-message and per-call overheads, whole tokens per message), summed without
+ *   a request's reply primer: what the session orchestrator's estimates and the ContextTracker,
+ *   whose count the trigger fires on, add up.
  * - Turns come from TurnMap (turn ids; a message without one is its own group). Messages with
  *   no turn id at all get turns of our own making: a new turn starts at every user message and
  *   at every assistant message that does not follow another assistant message, so an
@@ -51,9 +53,9 @@ import { hashText, hashToHex } from "../core/hash.js";
 import { TurnMap } from "../core/turn-map.js";
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
-import { messageTexts } from "../model/texts.js";
 import { extractSteps } from "../steps/reducer.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
+import { tokenMeasure } from "../tokens/measure.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import { newViolations, usesThinking, validate, type Issue, type ValidationResult } from "../validate/index.js";
 import { resolveSessionConfig, shouldCompactSession, type CompactionConfig, type CompactionSettings, type CompactionStrategy } from "./config.js";
@@ -240,30 +242,14 @@ export function compactMessages(
   const counter = options.counter ?? (sharedCounter ??= new TokenCounter());
   const target = targetTokens(cfg, maxContextTokens);
 
-  /** Unrounded estimate of one message (its texts, as estimateMessages counts them). */
-  const tokensOfMessage = (m: Message): number => {
-    const texts = messageTexts([m]);
-    let t = 0;
-    if (texts.length > 0) for (const e of counter.estimateMany(texts)) t += e;
-    return t;
-  };
-  const tok = new Float64Array(messages.length);
-  {
-    const texts: string[] = [];
-    const owner: number[] = [];
-    messages.forEach((m, i) => {
-      for (const t of messageTexts([m])) {
-        texts.push(t);
-        owner.push(i);
-      }
-    });
-    if (texts.length > 0) counter.estimateMany(texts).forEach((e, j) => (tok[owner[j]] += e));
-  }
-  let total = tok.reduce((a, b) => a + b, 0);
-  const tokensBefore = Math.round(total);
-  const fits = (t: number): boolean => Math.round(t) <= target;
+  const measure = tokenMeasure(counter);
+  // One estimator batch for the input; each message's tokens are then memoised by the measure.
+  let total = measure.sum(messages);
+  const tok = messages.map((m) => measure.of(m));
+  const tokensBefore = total;
+  const fits = (t: number): boolean => t <= target;
   const result = (out: Message[], level: CompactionLevel, t: number, refs: string[], extra: { historyRef?: string; removedTurns?: number } = {}): CompactMessagesResult => ({
-    messages: out, level, tokensBefore, tokensAfter: Math.round(t), target, fits: fits(t), refs, historyRef: extra.historyRef, removedTurns: extra.removedTurns ?? 0,
+    messages: out, level, tokensBefore, tokensAfter: t, target, fits: fits(t), refs, historyRef: extra.historyRef, removedTurns: extra.removedTurns ?? 0,
   });
 
   // Level 0.
@@ -283,7 +269,7 @@ export function compactMessages(
     if (r.messages[0] === cur[i]) continue;
     cur[i] = r.messages[0];
     cutRefs[i] = r.refs;
-    const t = tokensOfMessage(cur[i]);
+    const t = measure.of(cur[i]);
     total += t - tok[i];
     tok[i] = t;
   }
@@ -435,7 +421,7 @@ export function compactMessages(
         const gone = new Set(removed);
         const kept = units.flatMap((u, a) => (gone.has(a) ? [] : Array.from({ length: u.end - u.start }, (_, k) => u.start + k)));
         const removedTurns = removed.reduce((n, a) => n + units[a].lastTurn - units[a].firstTurn + 1, 0);
-        return result(out, mode === "summary" ? 2 : 3, keptTokens(removed) + tokensOfMessage(summary), [...refsOf(kept), historyRef], { historyRef, removedTurns });
+        return result(out, mode === "summary" ? 2 : 3, measure.sum(out), [...refsOf(kept), historyRef], { historyRef, removedTurns });
       }
     }
     return undefined;
@@ -448,7 +434,8 @@ export function compactMessages(
     if (!isLast) {
       const removed = removedUnits(start);
       const lines = mode === "summary" ? linesFor(removed) : [];
-      if (!fits(keptTokens(removed) + tokensOfMessage(summaryFor(mode, removed, placeholderRef, lines)))) continue;
+      // An upper bound: merging the summary into a neighbour saves that message's overheads.
+      if (!fits(keptTokens(removed) + measure.of(summaryFor(mode, removed, placeholderRef, lines)))) continue;
     }
     const r = realize(mode, start);
     if (!r) continue;

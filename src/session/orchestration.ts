@@ -1,6 +1,6 @@
 import { CtxfoldError } from "../errors.js";
 import type { Loop, Message, Session } from "../model/schema.js";
-import { messageTexts } from "../model/texts.js";
+import { tokenMeasure } from "../tokens/measure.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import { DefaultBlockCompaction, joinPieces, loadLoop, type BlockCompactionStrategy } from "./block.js";
 import { DefaultCompaction } from "./legacy.js";
@@ -19,13 +19,12 @@ export interface OrchestrationOptions {
 let sharedCounter: TokenCounter | undefined;
 const counterOf = (o: OrchestrationOptions) => (o.counter ??= sharedCounter ??= new TokenCounter());
 
-/** Estimated tokens of messages (their texts; see messageTexts). */
+/**
+ * Estimated tokens of messages: the token measure's (tokens/measure.ts) sum over them, without
+ * a request's reply primer, so loop estimates add up as the ContextTracker's do.
+ */
 export function estimateMessages(messages: readonly Message[], counter: TokenCounter): number {
-  const texts = messageTexts(messages);
-  if (texts.length === 0) return 0;
-  let n = 0;
-  for (const e of counter.estimateMany(texts)) n += e;
-  return Math.round(n);
+  return tokenMeasure(counter).sum(messages);
 }
 
 /** The loops of the active chain: the session's loops up to and including the current one. */

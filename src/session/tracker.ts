@@ -3,16 +3,12 @@
  * the prompt tokens the provider reports, and the trigger that says when to compact.
  *
  * Decisions:
- * - A message counts as the estimate of each of its texts (`messageTexts`: text, tool-call name
- *   and raw arguments, tool-result text, reasoning text) plus its role, plus the provider's
- *   fixed overheads from `kMessageOverhead` (per message, per tool call, per tool result), the
- *   same shape `TokenCounter.countMessage` uses for provider messages. The per-request reply
+ * - A loop counts as the token measure's estimate of its messages (tokens/measure.ts, the one
+ *   measure ctxfold counts with: each message's texts plus its role and the provider's fixed
+ *   overheads from `kMessageOverhead`, rounded up per message, memoised per message object so
+ *   re-setting a loop costs only the messages not measured before). The per-request reply
  *   primer is not added: `sessionTokens()` is the plain sum over loops, and the correction
  *   factor absorbs such constants.
- * - Each text is rounded on its own (at least 1 when non-empty), as `TokenCounter.count` gives
- *   it; texts of 256 units or more go through `counter.count`, which memoises them by content
- *   hash, so re-setting a loop costs only hashing its long texts. Short texts are estimated in
- *   one batch (hashing them would cost as much as estimating them).
  * - Correction: `recordUsage` compares the provider's reported prompt tokens with the estimate
  *   of what was sent (`estimatedTokens`, default the current session estimate). The ratio is
  *   clamped to [0.5, 2] (an outlier, such as a report for a different request, cannot wreck
@@ -26,17 +22,14 @@
  */
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
-import { messageTexts } from "../model/texts.js";
-import { kMessageOverhead, TokenCounter } from "../tokens/token-counter.js";
+import { tokenMeasure } from "../tokens/measure.js";
+import { TokenCounter } from "../tokens/token-counter.js";
 import { CompactionSettings, shouldCompactSession } from "./config.js";
 
 /** Weight of a new observation in the correction factor's moving average. */
 export const kUsageSmoothing = 0.5;
 /** Bounds of the correction ratio (and so of the factor). */
 export const kCorrectionBounds: readonly [min: number, max: number] = Object.freeze([0.5, 2]) as readonly [number, number];
-
-/** Texts at least this long are counted through the counter's hash memo. */
-const kMemoMinChars = 256;
 
 type TriggerSettings = Pick<CompactionSettings, "compactAtPct" | "compactBudgetThresholdPct">;
 const TriggerSchema = CompactionSettings.pick({ compactAtPct: true, compactBudgetThresholdPct: true });
@@ -95,30 +88,7 @@ export class ContextTracker {
 
   /** Estimated tokens of messages as this tracker counts them (see the module note). */
   estimateMessages(messages: readonly Message[]): number {
-    if (!Array.isArray(messages)) throw new CtxfoldError("E_BAD_INPUT", "expected an array of messages", { path: "messages" });
-    const o = kMessageOverhead[this.counter.provider];
-    let total = 0;
-    const short: string[] = [];
-    const add = (text: string) => {
-      if (text.length === 0) return;
-      if (text.length >= kMemoMinChars) total += this.counter.count(text);
-      else short.push(text);
-    };
-    messages.forEach((m, i) => {
-      if (typeof m !== "object" || m === null || !Array.isArray(m.parts)) throw new CtxfoldError("E_BAD_INPUT", "expected a message with parts", { path: `messages[${i}]` });
-      total += o.perMessage;
-      add(m.role);
-      for (const p of m.parts) {
-        if (p.type === "tool-call") total += o.perToolCall;
-        else if (p.type === "tool-result") total += o.perToolResult;
-      }
-      for (const t of messageTexts([m])) add(t);
-    });
-    if (short.length > 0) {
-      const raw = this.counter.estimateMany(short);
-      for (let i = 0; i < raw.length; i++) total += Math.max(1, Math.round(raw[i]));
-    }
-    return total;
+    return tokenMeasure(this.counter).sum(messages);
   }
 
   /** Replaces a loop's running estimate with that of `messages` (e.g. as loaded after compaction). */

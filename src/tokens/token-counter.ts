@@ -3,30 +3,21 @@ import { CtxfoldError, notStringError } from "../errors.js";
 import { coreFor, type Backend } from "../core/backend.js";
 import { hashStringReference } from "../core/reference/xxh64.js";
 import { ENCODING_COUNT, encodingIndex, kEncodings, WEIGHT_TABLE, WEIGHTS_STALE, type Encoding } from "../core/weights-table.js";
+import type { Message } from "../model/schema.js";
 import { bpeCounter } from "./bpe.js";
 import { countFeatures, estimateFromFeatures, FEATURE_COUNT } from "./estimator.js";
+import { tokenMeasure } from "./measure.js";
+import { kMessageOverhead, type Provider } from "./overheads.js";
 
-export type { Encoding };
-export type Provider = "openai" | "anthropic";
+export type { Encoding, Provider };
+export { kMessageOverhead };
 
 /**
- * Per-message overheads, in tokens, added to the content when a whole message is counted.
- *
- * - openai: OpenAI's cookbook ("How to count tokens with tiktoken", gpt-4o / gpt-4 / 3.5-turbo
- *   0613+): 3 per message (`<|start|>{role}<|message|>`), 1 more when `name` is set, and 3 for
- *   the reply primer, counted once per request. A tool call is rendered as its name and its
- *   arguments plus a wrapper we take as 3 tokens (not documented by OpenAI; measured usage
- *   agrees within a few tokens per call).
- * - anthropic: Anthropic's tokenizer is not public; the figures are approximations of the
- *   same shape (role header per message, a wrapper per tool_use / tool_result block). The
- *   ContextTracker corrects them with the usage the provider reports back.
+ * The OpenAI Chat Completions wire shape, counted as it is (each text rounded on its own when
+ * estimated). Kept beside canonical messages because it is public: the README counts wire
+ * messages with `countMessages(messages, "exact")`, the barrel exports this type, and
+ * `ctxfold count --jsonl` counts a run's messages as they are in the file, without a parse.
  */
-export const kMessageOverhead: Readonly<Record<Provider, { perMessage: number; perName: number; perToolCall: number; perToolResult: number; perRequest: number }>> = Object.freeze({
-  openai: { perMessage: 3, perName: 1, perToolCall: 3, perToolResult: 0, perRequest: 3 },
-  anthropic: { perMessage: 3, perName: 0, perToolCall: 6, perToolResult: 4, perRequest: 3 },
-});
-
-/** The message shape counted here: OpenAI Chat Completions (the canonical model comes later). */
 export interface CountableMessage {
   role: string;
   content?: string | null | readonly ({ type: string; text?: string } | string)[];
@@ -34,6 +25,9 @@ export interface CountableMessage {
   tool_calls?: readonly { function: { name: string; arguments: string } }[];
   tool_call_id?: string;
 }
+
+/** Canonical messages have parts; wire messages do not. */
+const isCanonical = (m: unknown): m is Message => typeof m === "object" && m !== null && Array.isArray((m as Message).parts);
 
 export interface TokenCounterOptions {
   /** @default "o200k_base" */
@@ -50,7 +44,9 @@ export interface TokenCounterOptions {
  * Counts tokens two ways: `estimate` (the calibrated WASM estimator, ~1000x faster) for
  * decisions, `exact` (BpeCounter: tiktoken's encodings, counted) where a hard limit is checked. Both are memoised by content
  * hash (XXH64 of the text), so a growing transcript costs only its new parts. Special tokens
- * in the text are counted as ordinary text, as a provider does with user content.
+ * in the text are counted as ordinary text, as a provider does with user content. Canonical
+ * messages are counted by the token measure (measure.ts), the one definition ctxfold counts
+ * messages with.
  */
 export class TokenCounter {
   readonly encoding: Encoding;
@@ -127,18 +123,31 @@ export class TokenCounter {
     return n;
   }
 
-  /** Tokens of one message: its texts plus the provider's per-message and per-call overhead. */
-  countMessage(message: CountableMessage, mode: "estimate" | "exact" = "estimate", path = "message"): number {
+  /**
+   * Tokens of one message: its texts plus the provider's per-message and per-call overheads. A
+   * canonical message is counted by the token measure (tokenMeasure, memoised per message), a
+   * wire message as it is.
+   */
+  countMessage(message: Message | CountableMessage, mode: "estimate" | "exact" = "estimate", path = "message"): number {
+    if (isCanonical(message)) return mode === "exact" ? tokenMeasure(this).exactOf(message, path) : tokenMeasure(this).of(message, path);
     const texts: string[] = [];
     const overhead = this.#collect(message, path, texts);
     return overhead + this.#sum(texts, mode);
   }
 
-  /** Tokens of a whole request: every message plus the reply primer, measured in one batch. */
-  countMessages(messages: readonly CountableMessage[], mode: "estimate" | "exact" = "estimate"): number {
+  /**
+   * Tokens of a whole request: every message plus the reply primer. Canonical messages (judged
+   * by the first) are counted by the token measure, wire messages in one batch as they are.
+   */
+  countMessages(messages: readonly Message[] | readonly CountableMessage[], mode: "estimate" | "exact" = "estimate"): number {
+    if (!Array.isArray(messages)) throw new CtxfoldError("E_BAD_INPUT", "expected an array of messages", { path: "messages" });
+    if (messages.length > 0 && isCanonical(messages[0])) {
+      const canonical = messages as readonly Message[];
+      return mode === "exact" ? tokenMeasure(this).exact(canonical) : tokenMeasure(this).all(canonical);
+    }
     const texts: string[] = [];
     let overhead = kMessageOverhead[this.provider].perRequest;
-    messages.forEach((m, i) => (overhead += this.#collect(m, `messages[${i}]`, texts)));
+    (messages as readonly CountableMessage[]).forEach((m, i) => (overhead += this.#collect(m, `messages[${i}]`, texts)));
     return overhead + this.#sum(texts, mode);
   }
 

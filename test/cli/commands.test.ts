@@ -95,12 +95,12 @@ describe("stats", () => {
     expect(r.overBudget).toEqual([5000, 20000].map((budget) => ({ budget, runs: totals.filter((t) => t > budget).length })));
   });
 
-  it("measures every format's runs as the compactor does", async () => {
+  it("measures every format's runs as the compactor does, with their provider's overheads", async () => {
     const compactor = createCompactor();
     for (const format of kFormats) {
       const file = goodFile(`stats-${format}.jsonl`, format, gen.slice(0, 2));
       const r = json<StatsReport>((await run(stats, [file, "--json"])).out);
-      const expected = gen.slice(0, 2).reduce((n, g) => n + compactor.measure(parseMessages(renderMessages(g.messages, format)).messages), 0);
+      const expected = gen.slice(0, 2).reduce((n, g) => n + compactor.measure(parseMessages(renderMessages(g.messages, format)).messages, format), 0);
       expect(r.formats, format).toEqual({ [format]: 2 });
       expect(r.tokens.total, format).toBe(expected);
     }

@@ -3,17 +3,17 @@ import { describe, expect, it } from "vitest";
 import { kFormats } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message, Part } from "../../src/model/schema.js";
-import { messageTexts } from "../../src/model/texts.js";
 import { kDefaultCompactionSettings, resolveSessionConfig, shouldCompactSession, type CompactionConfig } from "../../src/session/config.js";
 import { DefaultCompaction, compactMessages, targetTokens, type CompactMessagesResult } from "../../src/session/legacy.js";
 import { truncateToolOutputs } from "../../src/session/turns.js";
 import { createMemoryStore, type MemoryOffloadStore } from "../../src/store/index.js";
+import { tokenMeasure } from "../../src/tokens/measure.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { newViolations, usesThinking, validate } from "../../src/validate/index.js";
 
 const counter = new TokenCounter();
-/** Estimated tokens of messages, summed as the orchestrator's estimateMessages does. */
-const estimate = (messages: readonly Message[]): number => Math.round(counter.estimateMany(messageTexts(messages)).reduce((a, b) => a + b, 0));
+/** Estimated tokens of messages, summed by the token measure as the orchestrator's estimateMessages does. */
+const estimate = (messages: readonly Message[]): number => tokenMeasure(counter).sum(messages);
 const kMarker = /\[… \d+ (?:lines cut|long lines shortened); full output: (\S+)\]/;
 
 /** The run's messages up to and including turn `t` (a run in progress when it ends on tool results). */

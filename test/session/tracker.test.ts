@@ -9,16 +9,20 @@ import { thrown } from "../helpers.js";
 
 const counter = new TokenCounter();
 
-/** The expected count, computed text by text with counter.estimate (independent of the batching). */
+/**
+ * The expected count, computed text by text (independent of the batching and the memo): per
+ * message, its overheads and role (one token) plus its texts' estimates, rounded up.
+ */
 function expected(messages: readonly Message[]): number {
   const o = kMessageOverhead.openai;
-  let n = 0;
+  let total = 0;
   for (const m of messages) {
-    n += o.perMessage + counter.estimate(m.role);
+    let n = o.perMessage + 1;
+    for (const t of messageTexts([m])) n += counter.estimateMany([t])[0];
     for (const p of m.parts) n += p.type === "tool-call" ? o.perToolCall : p.type === "tool-result" ? o.perToolResult : 0;
-    for (const t of messageTexts([m])) n += counter.estimate(t);
+    total += Math.ceil(n);
   }
-  return n;
+  return total;
 }
 
 /** A counter whose every text costs its length: exact control over the totals. */
@@ -29,9 +33,9 @@ const lengthCounter = {
   estimateMany: (ts: readonly string[]) => Float64Array.from(ts, (t) => t.length),
 } as unknown as TokenCounter;
 
-/** One user message worth exactly `tokens` under lengthCounter (3 overhead + 4 for "user"). */
+/** One user message worth exactly `tokens` under lengthCounter (3 overhead + 1 for the role). */
 function userMessage(tokens: number): Message {
-  return { id: `u${tokens}`, role: "user", parts: [{ type: "text", text: "x".repeat(tokens - 7) }], meta: {} };
+  return { id: `u${tokens}`, role: "user", parts: [{ type: "text", text: "x".repeat(tokens - 4) }], meta: {} };
 }
 
 describe("ContextTracker", () => {

@@ -9,11 +9,12 @@
  * its result's text) and, per action (read, write, list, shell, search, navigate, call), the same
  * in finer grain; and how many runs exceed each budget (default 8000, 32000, 128000).
  *
- * Tokens are counted as the tiered compactor measures a request (the run's canonical messages:
- * texts, tool-call names and arguments, tool-result text, reasoning text; OpenAI's per-message,
- * per-call and per-request overheads whatever the format), so "over budget" here means what
- * `compact` and `explain` will find over it. Estimated (the WASM estimator) unless --exact
- * (the BPE counter, ~150× slower).
+ * Tokens are counted by the token measure the tiered compactor measures a request with
+ * (tokens/measure.ts: the run's canonical messages — texts, tool-call names and arguments,
+ * tool-result text, reasoning text — plus the per-message, per-call and per-request overheads
+ * of the run's format's provider, as the compactor counts them), so "over budget"
+ * here means what `compact` and `explain` will find over it. Estimated (the WASM estimator)
+ * unless --exact (the BPE counter, ~150× slower).
  *
  * A line that is not JSON, not a run, or whose messages fail their format's schema is reported on
  * stderr as `file:line: …`, counted, and left out of the figures. Exit 0, or 3 when some line was
@@ -24,10 +25,10 @@ import { kEncodings, type Encoding } from "../../core/weights-table.js";
 import type { Format } from "../../adapters/index.js";
 import { CtxfoldError } from "../../errors.js";
 import type { Message, Role } from "../../model/schema.js";
-import { messageTexts } from "../../model/texts.js";
 import { extractSteps, StepReducer } from "../../steps/reducer.js";
 import type { StepAction } from "../../steps/types.js";
-import { kMessageOverhead, TokenCounter } from "../../tokens/token-counter.js";
+import { providerOf, tokenMeasure, type MeasureMode, type TokenMeasure } from "../../tokens/measure.js";
+import { TokenCounter } from "../../tokens/token-counter.js";
 import { kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
 import { num, parseRun, pct, readRuns, table, writeError } from "../runs.js";
 
@@ -35,12 +36,6 @@ export const kDefaultBudgets = [8000, 32_000, 128_000] as const;
 
 const kRoles: readonly Role[] = ["system", "user", "assistant", "tool"];
 const kActions: readonly StepAction[] = ["read", "write", "list", "shell", "search", "navigate", "call"];
-
-/** The tiered compactor's request measure (policy/compactor.ts, Measure): a message's role is one token on top. */
-const { perRequest: kPerRequest, perToolCall: kPerToolCall } = kMessageOverhead.openai;
-const kPerMessage = kMessageOverhead.openai.perMessage + 1;
-
-type Mode = "estimate" | "exact";
 
 /** Tool calls and results of one category or action, and their tokens. */
 interface ToolTally {
@@ -65,7 +60,7 @@ const byKey = <K extends string, V>(keys: readonly K[], make: () => V): Record<K
 export interface StatsReport {
   file: string;
   encoding: Encoding;
-  mode: Mode;
+  mode: MeasureMode;
   runs: number;
   badLines: number;
   /** Canonical messages (an Anthropic system prompt is one; a Responses run of items is one assistant message). */
@@ -79,45 +74,19 @@ export interface StatsReport {
   overBudget: { budget: number; runs: number }[];
 }
 
-/** Token counts of a run's texts, per part, in one estimator batch. */
-class RunMeasure {
-  constructor(readonly counter: TokenCounter, readonly mode: Mode) {}
-
-  /** Per message, the unrounded tokens of each part's texts. */
-  parts(messages: readonly Message[]): number[][] {
-    const texts: string[] = [];
-    const spans: number[][] = messages.map((m) => m.parts.map((p) => {
-      const t = messageTexts([{ ...m, parts: [p] }]);
-      texts.push(...t);
-      return t.length;
-    }));
-    const counts = this.mode === "exact" ? Float64Array.from(texts, (t) => this.counter.exact(t)) : this.counter.estimateMany(texts);
-    let k = 0;
-    return spans.map((row) => row.map((n) => {
-      let sum = 0;
-      for (let e = 0; e < n; e++) sum += counts[k++];
-      return sum;
-    }));
-  }
-}
-
 /**
- * One run's tally. A message's tokens are its parts' plus the per-message and per-call
- * overheads, rounded up per message as the compactor does; a tool call's tokens are its name,
- * arguments and per-call overhead, a result's its text, both under the category and action of
- * the rule that reduces the call (a result no call answers: the rule of its tool name, if any).
+ * One run's tally. A message's tokens are the measure's (estimated, or exact with --exact); a
+ * tool call's tokens are its name, arguments and per-call overhead, a result's its text and
+ * per-result overhead (TokenMeasure.partTokens), both under the category and action of the rule
+ * that reduces the call (a result no call answers: the rule of its tool name, if any).
  */
-function tallyRun(messages: readonly Message[], measure: RunMeasure, reducer: StepReducer): RunTally {
-  const parts = measure.parts(messages);
-  const t: RunTally = { total: kPerRequest, messages: messages.length, byRole: byKey(kRoles, () => ({ messages: 0, tokens: 0 })), byCategory: byKey(kToolCategories, tally), byAction: byKey(kActions, tally) };
-  messages.forEach((m, i) => {
-    let n = kPerMessage;
-    m.parts.forEach((p, j) => (n += parts[i][j] + (p.type === "tool-call" ? kPerToolCall : 0)));
-    const tokens = measure.mode === "exact" ? n : Math.ceil(n);
-    t.total += tokens;
+function tallyRun(messages: readonly Message[], measure: TokenMeasure, mode: MeasureMode, reducer: StepReducer): RunTally {
+  const parts = measure.partTokens(messages, mode);
+  const t: RunTally = { total: mode === "exact" ? measure.exact(messages) : measure.all(messages), messages: messages.length, byRole: byKey(kRoles, () => ({ messages: 0, tokens: 0 })), byCategory: byKey(kToolCategories, tally), byAction: byKey(kActions, tally) };
+  for (const m of messages) {
     t.byRole[m.role].messages++;
-    t.byRole[m.role].tokens += tokens;
-  });
+    t.byRole[m.role].tokens += mode === "exact" ? measure.exactOf(m) : measure.of(m);
+  }
   const tokensOf = (message: number, part: object) => parts[message][messages[message].parts.indexOf(part as Message["parts"][number])];
   const add = (tool: string, args: Record<string, unknown>, calls: number, results: number, tokens: number) => {
     const rule = reducer.ruleFor(tool, args);
@@ -129,7 +98,7 @@ function tallyRun(messages: readonly Message[], measure: RunMeasure, reducer: St
   };
   const { steps, orphans } = extractSteps(messages);
   for (const s of steps) {
-    let tokens = tokensOf(s.callMessage, s.call) + kPerToolCall;
+    let tokens = tokensOf(s.callMessage, s.call);
     if (s.result) tokens += tokensOf(s.resultMessage!, s.result);
     add(s.call.name, argsOf(s.call.args), 1, s.result ? 1 : 0, tokens);
   }
@@ -171,8 +140,8 @@ export async function stats(argv: string[], io: CliIo): Promise<number> {
   const [file, ...rest] = positionals;
   if (file === undefined) throw new UsageError("stats needs an input file (IN.jsonl[.gz], or - for stdin)");
   if (rest.length) throw new UsageError(`unknown arguments: ${rest.join(" ")}`);
-  const mode: Mode = values.exact ? "exact" : "estimate";
-  const measure = new RunMeasure(new TokenCounter({ encoding }), mode);
+  const mode: MeasureMode = values.exact ? "exact" : "estimate";
+  const counter = new TokenCounter({ encoding });
   const reducer = new StepReducer({ offload: false });
 
   const totals: number[] = [];
@@ -187,7 +156,7 @@ export async function stats(argv: string[], io: CliIo): Promise<number> {
     try {
       if (item.error) throw item.error;
       const parsed = parseRun(item.run, file, item.line);
-      t = tallyRun(parsed.messages, measure, reducer);
+      t = tallyRun(parsed.messages, tokenMeasure(counter, providerOf(parsed.format)), mode, reducer);
       report.formats[parsed.format] = (report.formats[parsed.format] ?? 0) + 1;
     } catch (err) {
       if (!CtxfoldError.isInstance(err)) throw err;
