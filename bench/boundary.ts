@@ -1,5 +1,5 @@
 import { getCore, type StringBatch } from "../src/core/core-instance.js";
-import { ENCODING_COUNT } from "../src/core/weights-table.js";
+import { ENCODING_COUNT } from "../src/tokens/weights-table.js";
 import type { Case } from "./lib.js";
 import { batchOf, totalBytes } from "./inputs.js";
 import { kBatch } from "./hash.js";

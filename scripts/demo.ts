@@ -10,9 +10,9 @@
 import { performance } from "node:perf_hooks";
 import { kAdapters, kFormats, type Format } from "../src/adapters/index.js";
 import { getCore } from "../src/core/core-instance.js";
-import { groupSteps, type ToolCategory } from "../src/core/group-steps.js";
+import { groupSteps, type ToolCategory } from "../src/steps/group-steps.js";
 import { hashToHex } from "../src/core/hash.js";
-import { TurnMap } from "../src/core/turn-map.js";
+import { TurnMap } from "../src/session/turn-map.js";
 import { generateRuns } from "../src/gen/run.js";
 import type { ToolCallPart, ToolResultPart } from "../src/model/schema.js";
 import { messageTexts } from "../src/model/texts.js";

@@ -7,7 +7,7 @@ import {
   kWasmPageBytes,
 } from "../constants.js";
 import { getCoreModule, kCoreAbiVersion } from "./load-core.js";
-import { ENCODING_COUNT, WEIGHT_TABLE, FEATURE_COUNT } from "./weights-table.js";
+import { ENCODING_COUNT, WEIGHT_TABLE, FEATURE_COUNT } from "../tokens/weights-table.js";
 
 /** What core.wasm exports (assembly/index.ts). Pointers and lengths are byte offsets. */
 export interface CoreExports {
@@ -334,7 +334,7 @@ export class CoreInstance {
     return result;
   }
 
-  /** Seed 002's TurnMap.from_messages; see buildTurnMap in src/core/turn-map.ts. */
+  /** Seed 002's TurnMap.from_messages; see TurnMap in src/session/turn-map.ts. */
   buildTurnMap(turns: Int32Array): { start: Int32Array; end: Int32Array; turn: Int32Array } {
     const n = turns.length;
     const input = this.#arena();
@@ -352,7 +352,7 @@ export class CoreInstance {
     };
   }
 
-  /** Seed 000's grouping; see groupCategories in src/core/group-categories.ts. */
+  /** Seed 000's grouping; see groupSteps in src/steps/group-steps.ts. */
   groupCategories(steps: Uint8Array, flags: number): { start: Int32Array; count: Int32Array; failures: Int32Array; status: number } {
     const n = steps.length;
     const input = this.#arena();

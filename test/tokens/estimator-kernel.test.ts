@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/core/core-instance.js";
-import { ENCODING_COUNT, WEIGHT_TABLE, WEIGHTS_STALE } from "../../src/core/weights-table.js";
+import { ENCODING_COUNT, WEIGHT_TABLE, WEIGHTS_STALE } from "../../src/tokens/weights-table.js";
 import { countFeatures, estimateFromFeatures, FEATURE_COUNT, FEATURE_NAMES } from "../../src/tokens/estimator.js";
 import { emitAssembly, emitTypeScript, kGeneratedFiles } from "../../scripts/gen-estimator.js";
 import { generateText, TEXT_KINDS } from "../../src/gen/text.js";

@@ -1,5 +1,5 @@
-import { FEATURE_COUNT } from "../tokens/features.generated.js";
-import { CL100K_WEIGHTS, O200K_WEIGHTS } from "../tokens/weights.generated.js";
+import { FEATURE_COUNT } from "./features.generated.js";
+import { CL100K_WEIGHTS, O200K_WEIGHTS } from "./weights.generated.js";
 
 export { FEATURE_COUNT };
 

@@ -1,6 +1,6 @@
 import { CtxfoldError } from "../errors.js";
-import { coreFor, type Backend } from "./backend.js";
-import { groupCategoriesReference, kGroupSimilar, kNoGroupWhenAlternating, kStatusAlternating } from "./reference/group-categories.js";
+import { coreFor, type Backend } from "../core/backend.js";
+import { groupCategoriesReference, kGroupSimilar, kNoGroupWhenAlternating, kStatusAlternating } from "./group-categories.reference.js";
 
 /** Seed 000's tool categories, in the order their numeric codes take. */
 export const kToolCategories = ["file", "shell", "search", "web", "other"] as const;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/core/core-instance.js";
-import { groupSteps, kToolCategories, type ToolCategory } from "../../src/core/group-steps.js";
-import { groupCategoriesReference } from "../../src/core/reference/group-categories.js";
+import { groupSteps, kToolCategories, type ToolCategory } from "../../src/steps/group-steps.js";
+import { groupCategoriesReference } from "../../src/steps/group-categories.reference.js";
 import { CtxfoldError } from "../../src/errors.js";
 import { createRng } from "../helpers.js";
 

@@ -1,6 +1,6 @@
-import { coreFor, type Backend } from "./backend.js";
+import { coreFor, type Backend } from "../core/backend.js";
 import type { TurnRange } from "../model/schema.js";
-import { buildTurnMapReference } from "./reference/turn-map.js";
+import { buildTurnMapReference } from "./turn-map.reference.js";
 
 export type { TurnRange };
 
