@@ -1,9 +1,10 @@
 import { kDefaultMemoEntries } from "../constants.js";
 import { CtxfoldError, notStringError } from "../errors.js";
-import { coreFor, type Backend } from "../core/backend.js";
+import type { Backend } from "../core/backend.js";
 import { hashStringReference } from "../core/reference/xxh64.js";
 import { ENCODING_COUNT, encodingIndex, kEncodings, WEIGHT_TABLE, WEIGHTS_STALE, type Encoding } from "./weights-table.js";
 import { bpeCounter } from "./bpe.js";
+import { coreFor } from "./estimator-core.js";
 import { countFeatures, estimateFromFeatures, FEATURE_COUNT } from "./estimator.js";
 
 export type { Encoding };
