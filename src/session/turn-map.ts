@@ -5,9 +5,9 @@ import { buildTurnMapReference } from "./turn-map.reference.js";
 export type { TurnRange };
 
 /**
- * Seed 002's TurnMap: turn ordinals (0 .. turnCount - 1, in message order) to message index
- * ranges. A turn is a maximal run of consecutive messages with the same turn index; a message
- * without a turn id (-1) is a turn of its own. Built by the WASM kernel by default.
+ * Block compaction's TurnMap: turn ordinals (0 .. turnCount - 1, in message order) to message
+ * index ranges. A turn is a maximal run of consecutive messages with the same turn index; a
+ * message without a turn id (-1) is a turn of its own. Built by the WASM kernel by default.
  */
 export class TurnMap {
   private constructor(

@@ -8,7 +8,7 @@ import { createRng } from "../helpers.js";
 const steps = (spec: string) =>
   spec.split(" ").map((t) => ({ category: ({ f: "file", s: "shell", q: "search", w: "web", o: "other" } as Record<string, ToolCategory>)[t[0]], success: !t.endsWith("!") }));
 
-describe("groupSteps (seed 000 grouping)", () => {
+describe("groupSteps (the step compactor's grouping)", () => {
   it("groups consecutive same-category steps and counts failures", () => {
     const { runs, alternating } = groupSteps(steps("f f f s! s q f"));
     expect(alternating).toBe(false);
