@@ -4,6 +4,7 @@ import o200k from "js-tiktoken/ranks/o200k_base";
 import { estimateTokenCount } from "tokenx";
 import { getCore } from "../src/core/core-instance.js";
 import { TokenCounter } from "../src/tokens/token-counter.js";
+import { WEIGHT_TABLE } from "../src/tokens/weights-table.js";
 import type { Case } from "./lib.js";
 import { batchOf, kindText, kSizes, mixedText, totalBytes } from "./inputs.js";
 import { kBatch } from "./hash.js";
@@ -24,7 +25,7 @@ export function estimateCases(options: { quick: boolean }): Case[] {
     const items = texts.length;
     const each = (f: (s: string) => unknown) => () => { for (const t of texts) f(t); };
     cases.push(
-      { group, name: "ctxfold wasm", bytes, items, fn: () => core.estimateStrings(texts) },
+      { group, name: "ctxfold wasm", bytes, items, fn: () => core.estimateStrings(texts, WEIGHT_TABLE) },
       { group, name: "ctxfold ts twin", bytes, items, fn: () => twin.estimateMany(texts) },
       { group, name: "tokenx (heuristic)", bytes, items, fn: each((t) => estimateTokenCount(t)) },
     );
@@ -39,7 +40,7 @@ export function estimateCases(options: { quick: boolean }): Case[] {
   if (!options.quick) {
     for (const kind of ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] as const) {
       const text = kindText(kind, 1_000_000, 47);
-      cases.push({ group: "estimate 1 MB by class", name: `ctxfold wasm ${kind}`, bytes: Buffer.byteLength(text), fn: () => core.estimateStrings([text]) });
+      cases.push({ group: "estimate 1 MB by class", name: `ctxfold wasm ${kind}`, bytes: Buffer.byteLength(text), fn: () => core.estimateStrings([text], WEIGHT_TABLE) });
     }
   }
   return cases;

@@ -1,6 +1,6 @@
 import { getCore } from "../src/core/core-instance.js";
-import { buildTurnMapReference } from "../src/core/reference/turn-map.js";
-import { groupCategoriesReference, kGroupSimilar } from "../src/core/reference/group-categories.js";
+import { buildTurnMapReference } from "../src/session/turn-map.reference.js";
+import { groupCategoriesReference, kGroupSimilar } from "../src/steps/group-categories.reference.js";
 import { createRng } from "../src/gen/text.js";
 import type { Case } from "./lib.js";
 

@@ -10,13 +10,14 @@
 import { performance } from "node:perf_hooks";
 import { kAdapters, kFormats, type Format } from "../src/adapters/index.js";
 import { getCore } from "../src/core/core-instance.js";
-import { groupSteps, type ToolCategory } from "../src/core/group-steps.js";
+import { groupSteps, type ToolCategory } from "../src/steps/group-steps.js";
 import { hashToHex } from "../src/core/hash.js";
-import { TurnMap } from "../src/core/turn-map.js";
+import { TurnMap } from "../src/session/turn-map.js";
 import { generateRuns } from "../src/gen/run.js";
 import type { ToolCallPart, ToolResultPart } from "../src/model/schema.js";
 import { messageTexts } from "../src/model/texts.js";
 import { TokenCounter } from "../src/tokens/token-counter.js";
+import { WEIGHT_TABLE } from "../src/tokens/weights-table.js";
 import { validate, newViolations } from "../src/validate/index.js";
 import { renderMessages } from "../src/adapters/index.js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -58,9 +59,9 @@ async function main(): Promise<void> {
   const texts = runs.flatMap((r) => messageTexts(r.messages));
   const utf8 = texts.reduce((n, s) => n + Buffer.byteLength(s), 0);
   const core = getCore();
-  core.measureStrings(texts.slice(0, 100)); // instantiate and warm up
+  core.measureStrings(texts.slice(0, 100), WEIGHT_TABLE); // instantiate and warm up
   const t1 = performance.now();
-  const { hashes, estimates } = core.measureStrings(texts);
+  const { hashes, estimates } = core.measureStrings(texts, WEIGHT_TABLE);
   const tMeasure = performance.now() - t1;
   let o200k = 0;
   let cl100k = 0;

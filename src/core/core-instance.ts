@@ -7,7 +7,6 @@ import {
   kWasmPageBytes,
 } from "../constants.js";
 import { getCoreModule, kCoreAbiVersion } from "./load-core.js";
-import { ENCODING_COUNT, WEIGHT_TABLE, FEATURE_COUNT } from "./weights-table.js";
 
 /** What core.wasm exports (assembly/index.ts). Pointers and lengths are byte offsets. */
 export interface CoreExports {
@@ -19,12 +18,20 @@ export interface CoreExports {
   estimateBatch(data: number, offsets: number, n: number, weights: number, out: number): number;
   measureBatch(data: number, offsets: number, n: number, seed: bigint, weights: number, outHash: number, outEst: number): number;
   featureBatch(data: number, offsets: number, n: number, out: number): number;
+  featureCount(): number;
   buildTurnMap(turns: number, n: number, outStart: number, outEnd: number, outTurn: number): number;
   groupCategories(
     steps: number, n: number, flags: number,
     outStart: number, outCount: number, outFailures: number, outStatus: number,
   ): number;
 }
+
+/**
+ * Weight rows the estimator kernel reads, and estimates it writes per string: one per encoding it
+ * is calibrated for (assembly/estimate-tokens.ts ENCODINGS). Fixed by the ABI, like the kernels'
+ * signatures; which encoding each row stands for is the caller's business (src/tokens).
+ */
+export const kEstimateRows = 2;
 
 /** Kernel E_* codes (assembly/errors.ts) to host error codes. */
 const kKernelErrors: Record<number, [CtxfoldError["code"], string]> = {
@@ -91,6 +98,15 @@ const writeUtf16: (b: Buffer, s: string, at: number) => number =
  * Memory layout: [static data | weight table | arena ...]. The arena is scratch for one call:
  * every wrapper lays its inputs and outputs out from `arenaBase` and reads the results back
  * before it returns. Views over memory are rebuilt whenever the buffer changed (growth).
+ *
+ * The estimator's weight table comes from the caller (the host is the bottom layer and knows no
+ * encodings): estimateStrings and measureStrings take it, and it is copied into linear memory
+ * when the instance first sees that table object, or after a re-instantiation; later calls with
+ * the same object only compare it by identity, so a table must not be changed once handed
+ * over. Its shape is not passed alongside: the feature count is the kernel's own
+ * (`featureCount()`, what it counts), the row count is the ABI's (kEstimateRows), and a table
+ * that is not kEstimateRows rows of that many weights is rejected (E_BAD_INPUT at `weights`), so
+ * a mismatch with the kernel fails at the first estimate instead of reading past the table.
  */
 export class CoreInstance {
   #exports!: CoreExports;
@@ -101,7 +117,10 @@ export class CoreInstance {
   #f64!: Float64Array;
   #u64!: BigUint64Array;
   #bytes!: Buffer;
-  #weights = 0;
+  /** Where the weight table goes, and the table now there (undefined: none yet). */
+  #weightsAt = 0;
+  #weights: Float64Array | undefined;
+  #featureCount = 0;
   #arenaBase = 0;
   #live = false;
   /** Instances created so far (1 + re-instantiations after traps or memory release). */
@@ -135,12 +154,32 @@ export class CoreInstance {
       throw new CtxfoldError("E_WASM_ABI", `core.wasm speaks ABI ${abi}, this host ${kCoreAbiVersion}; rebuild with \`npm run build\``);
     }
     this.#exports = exports;
-    this.#weights = align16(exports.heapBase());
-    this.#arenaBase = align16(this.#weights + WEIGHT_TABLE.byteLength);
+    this.#weightsAt = align16(exports.heapBase());
+    this.#weights = undefined;
+    this.#featureCount = exports.featureCount();
+    this.#arenaBase = this.#weightsAt;
     this.#live = true;
     this.instantiations++;
     this.#ensure(0);
-    new Float64Array(this.#buffer, this.#weights, WEIGHT_TABLE.length).set(WEIGHT_TABLE);
+  }
+
+  /**
+   * Where `weights` sits in linear memory, copying it there (and moving the arena above it)
+   * unless it is the table already in place. Instantiates first if needed.
+   */
+  #weightTable(weights: Float64Array): number {
+    if (!this.#live) this.#instantiate();
+    if (weights === this.#weights && weights !== undefined) return this.#weightsAt;
+    const want = kEstimateRows * this.#featureCount;
+    if (!(weights instanceof Float64Array) || weights.length !== want) {
+      const got = weights instanceof Float64Array ? `a Float64Array of ${weights.length}` : weights === null ? "null" : typeof weights;
+      throw new CtxfoldError("E_BAD_INPUT", `expected the estimator's weight table, a Float64Array of ${kEstimateRows} rows of ${this.#featureCount} weights; got ${got}`, { path: "weights" });
+    }
+    this.#arenaBase = align16(this.#weightsAt + weights.byteLength);
+    this.#ensure(0);
+    this.#f64.set(weights, this.#weightsAt >>> 3);
+    this.#weights = weights;
+    return this.#weightsAt;
   }
 
   /** Makes room for `bytes` of arena and refreshes the views if memory moved. */
@@ -200,10 +239,18 @@ export class CoreInstance {
     if (this.#live && this.#buffer.byteLength > kMaxRetainedMemoryBytes) this.#live = false;
   }
 
-  /** Where the estimator's weight table sits in linear memory (for raw estimateBatch calls). */
-  get weightTablePtr(): number {
+  /**
+   * Where `weights` sits in linear memory, copied there if it is not the table in place (for
+   * raw estimateBatch calls; lay batches out after this call, as it may move the arena).
+   */
+  weightTablePtr(weights: Float64Array): number {
+    return this.#weightTable(weights);
+  }
+
+  /** Features the estimator kernel counts per string: the stride of featureCounts. */
+  get featureCount(): number {
     this.#arena();
-    return this.#weights;
+    return this.#featureCount;
   }
 
   /**
@@ -264,7 +311,7 @@ export class CoreInstance {
     }
   }
 
-  /** Content hash of each string (src/core/hash.ts has the byte view). */
+  /** Content hash of each string (hash.ts has the byte view). */
   hashStrings(texts: readonly string[], seed: bigint = kDefaultHashSeed): BigUint64Array {
     const result = new BigUint64Array(texts.length);
     this.forEachStringBatch(texts, 8, (b, out) => {
@@ -293,48 +340,52 @@ export class CoreInstance {
   }
 
   /**
-   * Token estimates of each string: `out[i * ENCODING_COUNT + k]` for encoding k (0 o200k_base,
-   * 1 cl100k_base), unrounded, additive over concatenation up to boundary effects.
+   * Token estimates of each string: `out[i * kEstimateRows + k]` from row k of `weights` (the
+   * estimator's weight table, see the class comment), unrounded, additive over concatenation up
+   * to boundary effects.
    */
-  estimateStrings(texts: readonly string[]): Float64Array {
-    const result = new Float64Array(texts.length * ENCODING_COUNT);
-    this.forEachStringBatch(texts, 8 * ENCODING_COUNT, (b, out) => {
-      this.run("estimateStrings", (e) => e.estimateBatch(b.data, b.offsets, b.count, this.#weights, out));
+  estimateStrings(texts: readonly string[], weights: Float64Array): Float64Array {
+    const table = this.#weightTable(weights);
+    const result = new Float64Array(texts.length * kEstimateRows);
+    this.forEachStringBatch(texts, 8 * kEstimateRows, (b, out) => {
+      this.run("estimateStrings", (e) => e.estimateBatch(b.data, b.offsets, b.count, table, out));
       const at = out >>> 3;
-      result.set(this.#f64.subarray(at, at + b.count * ENCODING_COUNT), b.first * ENCODING_COUNT);
+      result.set(this.#f64.subarray(at, at + b.count * kEstimateRows), b.first * kEstimateRows);
     });
     this.#release();
     return result;
   }
 
   /** Hash and estimates of each string in one pass over one copy: what compaction measures. */
-  measureStrings(texts: readonly string[], seed: bigint = kDefaultHashSeed): { hashes: BigUint64Array; estimates: Float64Array } {
+  measureStrings(texts: readonly string[], weights: Float64Array, seed: bigint = kDefaultHashSeed): { hashes: BigUint64Array; estimates: Float64Array } {
+    const table = this.#weightTable(weights);
     const hashes = new BigUint64Array(texts.length);
-    const estimates = new Float64Array(texts.length * ENCODING_COUNT);
-    this.forEachStringBatch(texts, 8 + 8 * ENCODING_COUNT, (b, out) => {
+    const estimates = new Float64Array(texts.length * kEstimateRows);
+    this.forEachStringBatch(texts, 8 + 8 * kEstimateRows, (b, out) => {
       const outEst = out + b.count * 8;
-      this.run("measureStrings", (e) => e.measureBatch(b.data, b.offsets, b.count, seed, this.#weights, out, outEst));
+      this.run("measureStrings", (e) => e.measureBatch(b.data, b.offsets, b.count, seed, table, out, outEst));
       hashes.set(this.#u64.subarray(out >>> 3, (out >>> 3) + b.count), b.first);
       const at = outEst >>> 3;
-      estimates.set(this.#f64.subarray(at, at + b.count * ENCODING_COUNT), b.first * ENCODING_COUNT);
+      estimates.set(this.#f64.subarray(at, at + b.count * kEstimateRows), b.first * kEstimateRows);
     });
     this.#release();
     return { hashes, estimates };
   }
 
-  /** The estimator's raw feature counts per string (FEATURE_COUNT per item); for calibration. */
+  /** The estimator's raw feature counts per string (`featureCount` per item); for calibration. */
   featureCounts(texts: readonly string[]): Uint32Array {
-    const result = new Uint32Array(texts.length * FEATURE_COUNT);
-    this.forEachStringBatch(texts, 4 * FEATURE_COUNT, (b, out) => {
+    const features = this.featureCount;
+    const result = new Uint32Array(texts.length * features);
+    this.forEachStringBatch(texts, 4 * features, (b, out) => {
       this.run("featureCounts", (e) => e.featureBatch(b.data, b.offsets, b.count, out));
       const at = out >>> 2;
-      result.set(this.#u32.subarray(at, at + b.count * FEATURE_COUNT), b.first * FEATURE_COUNT);
+      result.set(this.#u32.subarray(at, at + b.count * features), b.first * features);
     });
     this.#release();
     return result;
   }
 
-  /** Seed 002's TurnMap.from_messages; see buildTurnMap in src/core/turn-map.ts. */
+  /** Turn groups of messages by turn index: the kernel behind TurnMap (src/session/turn-map.ts). */
   buildTurnMap(turns: Int32Array): { start: Int32Array; end: Int32Array; turn: Int32Array } {
     const n = turns.length;
     const input = this.#arena();
@@ -352,7 +403,7 @@ export class CoreInstance {
     };
   }
 
-  /** Seed 000's grouping; see groupCategories in src/core/group-categories.ts. */
+  /** Runs of same-category steps: the kernel behind groupSteps (src/steps/group-steps.ts). */
   groupCategories(steps: Uint8Array, flags: number): { start: Int32Array; count: Int32Array; failures: Int32Array; status: number } {
     const n = steps.length;
     const input = this.#arena();

@@ -1,5 +1,5 @@
 import { hashText, hashToHex } from "../core/hash.js";
-import { TurnMap } from "../core/turn-map.js";
+import { TurnMap } from "./turn-map.js";
 import type { CompactedSection, CompactionBlock, Loop, Message, TurnRange } from "../model/schema.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { TokenCounter } from "../tokens/token-counter.js";

@@ -50,7 +50,7 @@
  */
 import { kFormats } from "../adapters/common.js";
 import { hashText, hashToHex } from "../core/hash.js";
-import { TurnMap } from "../core/turn-map.js";
+import { TurnMap } from "./turn-map.js";
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { extractSteps } from "../steps/reducer.js";

@@ -2,7 +2,7 @@
  * The StepCompactor: keeps the last steps in full, summarises older ones in one line per
  * step or per run of same-category steps, drops the oldest, and keeps failures visible.
  */
-import { groupSteps } from "../core/group-steps.js";
+import { groupSteps } from "./group-steps.js";
 import { badValueError, CtxfoldError, optionsObject, shownValue } from "../errors.js";
 import { resolveStepCompactionConfig, type StepCompactionConfig } from "./config.js";
 import { formatKB } from "./format-size.js";

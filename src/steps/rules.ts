@@ -1,4 +1,4 @@
-import type { ToolCategory } from "../core/group-steps.js";
+import type { ToolCategory } from "./group-steps.js";
 import { formatSize } from "./format-size.js";
 import {
   countLines, detectContentType, errorHead, extensionOf, extractExitCode, isFailedOutput, offloadExtension,

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import type { Encoding } from "../core/weights-table.js";
+import type { Encoding } from "./weights-table.js";
 
 /** The shape of js-tiktoken's rank files (`js-tiktoken/ranks/<encoding>`). */
 interface RankFile {

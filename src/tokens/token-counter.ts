@@ -1,10 +1,11 @@
 import { kDefaultMemoEntries } from "../constants.js";
 import { CtxfoldError, notStringError } from "../errors.js";
-import { coreFor, type Backend } from "../core/backend.js";
+import type { Backend } from "../core/backend.js";
 import { hashStringReference } from "../core/reference/xxh64.js";
-import { ENCODING_COUNT, encodingIndex, kEncodings, WEIGHT_TABLE, WEIGHTS_STALE, type Encoding } from "../core/weights-table.js";
 import type { Message } from "../model/schema.js";
+import { ENCODING_COUNT, encodingIndex, kEncodings, WEIGHT_TABLE, WEIGHTS_STALE, type Encoding } from "./weights-table.js";
 import { bpeCounter } from "./bpe.js";
+import { coreFor } from "./estimator-core.js";
 import { countFeatures, estimateFromFeatures, FEATURE_COUNT } from "./estimator.js";
 import { tokenMeasure } from "./measure.js";
 import { kMessageOverhead, type Provider } from "./overheads.js";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/core/core-instance.js";
 import { createDebugCore } from "../../src/core/debug-core.js";
+import { WEIGHT_TABLE } from "../../src/tokens/weights-table.js";
 import { createRng, randomTricky } from "../helpers.js";
 
 describe("debug build through @assemblyscript/loader", () => {
@@ -11,7 +12,7 @@ describe("debug build through @assemblyscript/loader", () => {
     const texts = Array.from({ length: 500 }, (_, i) => randomTricky(r, i % 50 === 0 ? 4000 : 150));
     expect(debug.hashStrings(texts)).toEqual(getCore().hashStrings(texts));
     expect(debug.featureCounts(texts)).toEqual(getCore().featureCounts(texts));
-    expect(debug.estimateStrings(texts)).toEqual(getCore().estimateStrings(texts));
+    expect(debug.estimateStrings(texts, WEIGHT_TABLE)).toEqual(getCore().estimateStrings(texts, WEIGHT_TABLE));
     const turns = Int32Array.from([0, 0, -1, 1, 1, 1, 2]);
     expect(debug.buildTurnMap(turns)).toEqual(getCore().buildTurnMap(turns));
   });

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { kFormats } from "../../src/adapters/index.js";
-import { TurnMap } from "../../src/core/turn-map.js";
+import { TurnMap } from "../../src/session/turn-map.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Loop, Message, Session } from "../../src/model/schema.js";
 import { CompactionBlock } from "../../src/model/schema.js";

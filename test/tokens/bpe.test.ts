@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import { gunzipSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { kEncodings, type Encoding } from "../../src/core/weights-table.js";
+import { kEncodings, type Encoding } from "../../src/tokens/weights-table.js";
 import { generateText, type TextKind } from "../../src/gen/text.js";
 import { bpeCounter } from "../../src/tokens/bpe.js";
 import { createRng, hasCorpus, kCorpusPath, kNoCorpusReason, randomTricky } from "../helpers.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/core/core-instance.js";
-import { ENCODING_COUNT, WEIGHT_TABLE, WEIGHTS_STALE } from "../../src/core/weights-table.js";
+import { ENCODING_COUNT, WEIGHT_TABLE, WEIGHTS_STALE } from "../../src/tokens/weights-table.js";
 import { countFeatures, estimateFromFeatures, FEATURE_COUNT, FEATURE_NAMES } from "../../src/tokens/estimator.js";
 import { emitAssembly, emitTypeScript, kGeneratedFiles } from "../../scripts/gen-estimator.js";
 import { generateText, TEXT_KINDS } from "../../src/gen/text.js";
@@ -36,7 +36,7 @@ describe("estimator kernel vs its TypeScript twin", () => {
     // Long inputs cross the kernel's counter flushes; dense CJK takes its SIMD wide-class path.
     texts.push("q".repeat(70_000), randomTricky(createRng(2), 100_000), generateText("code", 80_000, createRng(4)), generateText("cjk", 80_000, createRng(5)), generateText("intl", 40_000, createRng(6)));
     const counts = getCore().featureCounts(texts);
-    const est = getCore().estimateStrings(texts);
+    const est = getCore().estimateStrings(texts, WEIGHT_TABLE);
     for (let i = 0; i < texts.length; i++) {
       const want = tsCounts(texts[i]);
       for (let f = 0; f < FEATURE_COUNT; f++) {
@@ -61,8 +61,8 @@ describe("estimator kernel vs its TypeScript twin", () => {
 
   it("measureStrings gives the hashes and estimates of the separate calls", () => {
     const texts = ["alpha", "", "βγδ", "x".repeat(5000)];
-    const m = getCore().measureStrings(texts);
+    const m = getCore().measureStrings(texts, WEIGHT_TABLE);
     expect(m.hashes).toEqual(getCore().hashStrings(texts));
-    expect(m.estimates).toEqual(getCore().estimateStrings(texts));
+    expect(m.estimates).toEqual(getCore().estimateStrings(texts, WEIGHT_TABLE));
   });
 });

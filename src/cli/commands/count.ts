@@ -1,5 +1,5 @@
 import { hashText, hashToHex } from "../../core/hash.js";
-import { kEncodings, type Encoding } from "../../core/weights-table.js";
+import { kEncodings, type Encoding } from "../../tokens/weights-table.js";
 import { TokenCounter, type CountableMessage } from "../../tokens/token-counter.js";
 import { atLine, kExit, parseCli, readText, UsageError, type CliIo } from "../common.js";
 import { readRuns } from "../runs.js";

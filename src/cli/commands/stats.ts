@@ -20,8 +20,8 @@
  * stderr as `file:line: …`, counted, and left out of the figures. Exit 0, or 3 when some line was
  * bad (the figures are then over the good lines only); 1 when the input cannot be read at all.
  */
-import { kToolCategories, type ToolCategory } from "../../core/group-steps.js";
-import { kEncodings, type Encoding } from "../../core/weights-table.js";
+import { kToolCategories, type ToolCategory } from "../../steps/group-steps.js";
+import { kEncodings, type Encoding } from "../../tokens/weights-table.js";
 import type { Format } from "../../adapters/index.js";
 import { CtxfoldError } from "../../errors.js";
 import type { Message, Role } from "../../model/schema.js";

@@ -1,8 +1,8 @@
 import { CtxfoldError } from "../errors.js";
-import { coreFor, type Backend } from "./backend.js";
-import { groupCategoriesReference, kGroupSimilar, kNoGroupWhenAlternating, kStatusAlternating } from "./reference/group-categories.js";
+import { coreFor, type Backend } from "../core/backend.js";
+import { groupCategoriesReference, kGroupSimilar, kNoGroupWhenAlternating, kStatusAlternating } from "./group-categories.reference.js";
 
-/** Seed 000's tool categories, in the order their numeric codes take. */
+/** The step compactor's tool categories, in the order their numeric codes take. */
 export const kToolCategories = ["file", "shell", "search", "web", "other"] as const;
 export type ToolCategory = (typeof kToolCategories)[number];
 
@@ -15,21 +15,21 @@ export interface StepRun {
 }
 
 export interface GroupStepsOptions {
-  /** Group consecutive same-category steps (seed 000's group_similar). @default true */
+  /** Group consecutive same-category steps (the step compactor's group_similar). @default true */
   groupSimilar?: boolean;
   /**
-   * Seed 000's "alternating tool types" rule: when no two neighbouring steps share a category,
-   * do not group. With consecutive grouping this yields the same runs (all of length 1); what
-   * it adds is `alternating` in the result, so a compactor renders each step on its own line
-   * rather than through a group template. @default true
+   * The step compactor's "alternating tool types" rule: when no two neighbouring steps share a
+   * category, do not group. With consecutive grouping this yields the same runs (all of length
+   * 1); what it adds is `alternating` in the result, so a compactor renders each step on its own
+   * line rather than through a group template. @default true
    */
   noGroupWhenAlternating?: boolean;
   backend?: Backend | "auto";
 }
 
 /**
- * Runs of consecutive same-category steps with their failure counts (seed 000's
- * _group_and_compact), computed by the WASM kernel over one byte per step.
+ * Runs of consecutive same-category steps with their failure counts (the step compactor's
+ * grouping, _group_and_compact), computed by the WASM kernel over one byte per step.
  */
 export function groupSteps(
   steps: readonly { category: ToolCategory; success: boolean }[],

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/core/core-instance.js";
-import { groupSteps, kToolCategories, type ToolCategory } from "../../src/core/group-steps.js";
-import { groupCategoriesReference } from "../../src/core/reference/group-categories.js";
+import { groupSteps, kToolCategories, type ToolCategory } from "../../src/steps/group-steps.js";
+import { groupCategoriesReference } from "../../src/steps/group-categories.reference.js";
 import { CtxfoldError } from "../../src/errors.js";
 import { createRng } from "../helpers.js";
 
 const steps = (spec: string) =>
   spec.split(" ").map((t) => ({ category: ({ f: "file", s: "shell", q: "search", w: "web", o: "other" } as Record<string, ToolCategory>)[t[0]], success: !t.endsWith("!") }));
 
-describe("groupSteps (seed 000 grouping)", () => {
+describe("groupSteps (the step compactor's grouping)", () => {
   it("groups consecutive same-category steps and counts failures", () => {
     const { runs, alternating } = groupSteps(steps("f f f s! s q f"));
     expect(alternating).toBe(false);

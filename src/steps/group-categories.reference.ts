@@ -1,6 +1,6 @@
 /** Bit 0 of the flags: group consecutive same-category steps. */
 export const kGroupSimilar = 1;
-/** Bit 1 of the flags: seed 000's "alternating tool types: no grouping" rule. */
+/** Bit 1 of the flags: the step compactor's "alternating tool types: no grouping" rule. */
 export const kNoGroupWhenAlternating = 2;
 /** Bit 0 of the status: no two consecutive steps share a category. */
 export const kStatusAlternating = 1;

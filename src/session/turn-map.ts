@@ -1,13 +1,13 @@
-import { coreFor, type Backend } from "./backend.js";
+import { coreFor, type Backend } from "../core/backend.js";
 import type { TurnRange } from "../model/schema.js";
-import { buildTurnMapReference } from "./reference/turn-map.js";
+import { buildTurnMapReference } from "./turn-map.reference.js";
 
 export type { TurnRange };
 
 /**
- * Seed 002's TurnMap: turn ordinals (0 .. turnCount - 1, in message order) to message index
- * ranges. A turn is a maximal run of consecutive messages with the same turn index; a message
- * without a turn id (-1) is a turn of its own. Built by the WASM kernel by default.
+ * Block compaction's TurnMap: turn ordinals (0 .. turnCount - 1, in message order) to message
+ * index ranges. A turn is a maximal run of consecutive messages with the same turn index; a
+ * message without a turn id (-1) is a turn of its own. Built by the WASM kernel by default.
  */
 export class TurnMap {
   private constructor(

@@ -1,4 +1,4 @@
-import { CtxfoldError } from "../../errors.js";
+import { CtxfoldError } from "../errors.js";
 
 /** Twin of assembly/turn-map.ts: same groups, same error for a turn index below -1. */
 export function buildTurnMapReference(turns: Int32Array): { start: Int32Array; end: Int32Array; turn: Int32Array } {

@@ -1,5 +1,5 @@
-import { FEATURE_COUNT } from "../tokens/features.generated.js";
-import { CL100K_WEIGHTS, O200K_WEIGHTS } from "../tokens/weights.generated.js";
+import { FEATURE_COUNT } from "./features.generated.js";
+import { CL100K_WEIGHTS, O200K_WEIGHTS } from "./weights.generated.js";
 
 export { FEATURE_COUNT };
 
@@ -17,7 +17,11 @@ export const WEIGHTS_STALE = O200K_WEIGHTS.length !== FEATURE_COUNT || CL100K_WE
 
 /**
  * The weight table the estimator kernel reads: ENCODING_COUNT rows of FEATURE_COUNT f64, in
- * kEncodings order (NaN where stale). The host copies it into linear memory once per instance.
+ * kEncodings order (NaN where stale). The WASM host does not import it: the estimator hands it
+ * to each estimate (estimator-core.ts), and the host copies it into linear memory once per
+ * instance, keyed by this object's identity, so it is never changed in place. The host checks
+ * its shape against the kernel's (its feature count, and kEstimateRows in core-instance.ts),
+ * so ENCODING_COUNT and FEATURE_COUNT stay this side's alone.
  */
 export const WEIGHT_TABLE: Float64Array = (() => {
   const t = new Float64Array(ENCODING_COUNT * FEATURE_COUNT).fill(NaN);
