@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { kFormats, parseMessages, renderMessages } from "../../src/adapters/index.js";
-import { kEncodings } from "../../src/core/weights-table.js";
+import { kEncodings } from "../../src/tokens/weights-table.js";
 import { generateRuns } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
