@@ -4,10 +4,11 @@
  */
 import type { MediaPart, Message, Meta, OpaquePart, Part, ReasoningPart, ResultContentPart, TextPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
 import { extraFields, formatError, type ParseOptions, rawArgsOf, recordOrigin, schemaError } from "./common.js";
+import { fieldsMeta, textPart, withFields } from "./meta.js";
 import {
   type AiSdkFilePart, type AiSdkHints, type AiSdkImagePart, type AiSdkMessage, AiSdkMessageSchema, type AiSdkPart, type AiSdkProviderOptions,
   type AiSdkReasoningPart, type AiSdkRedactedReasoningPart, type AiSdkResultItem, type AiSdkTextPart, type AiSdkToolCallPart, type AiSdkToolMessage,
-  type AiSdkToolResultOutput, type AiSdkToolResultPart, F, kInventedToolName,
+  type AiSdkToolResultOutput, type AiSdkToolResultPart, aiSdkMeta, F, kInventedToolName,
 } from "./ai-sdk-wire.js";
 
 const kMessageKeys = new Set(["role", "content"]);
@@ -22,16 +23,11 @@ const kOutputKeys = new Set(["type", "value"]);
 const kRoles = new Set(["system", "user", "assistant", "tool"]);
 
 function metaWith(hints: AiSdkHints | undefined): Meta | undefined {
-  return hints ? { [F]: hints } : undefined;
-}
-
-function withFields(fields: Record<string, unknown> | undefined, hints?: AiSdkHints): AiSdkHints | undefined {
-  if (!fields) return hints;
-  return hints ? { ...hints, fields } : { fields };
+  return hints ? aiSdkMeta.of(hints) : undefined;
 }
 
 /** The meta of every opaque part this adapter makes: its value is this format's own wire object. */
-const kWireMeta: Meta = Object.freeze({ [F]: Object.freeze({ wire: true }) });
+const kWireMeta: Meta = aiSdkMeta.frozen({ wire: true });
 
 function opaque(value: unknown): OpaquePart {
   return { type: "opaque", value, meta: kWireMeta };
@@ -40,10 +36,7 @@ function opaque(value: unknown): OpaquePart {
 type Path = string;
 
 function parseText(p: AiSdkTextPart): TextPart {
-  const part: TextPart = { type: "text", text: p.text };
-  const meta = metaWith(withFields(extraFields(p, kTextKeys)));
-  if (meta) part.meta = meta;
-  return part;
+  return textPart(F, p.text, extraFields(p, kTextKeys));
 }
 
 function parseMedia(p: AiSdkImagePart | AiSdkFilePart, kind: "image" | "file"): MediaPart {
@@ -73,20 +66,20 @@ function parseReasoning(p: AiSdkReasoningPart): ReasoningPart {
   if (p.text !== "" || redacted === undefined) part.text = p.text;
   if (redacted !== undefined) part.redacted = redacted;
   if (signature !== undefined) part.signature = signature;
-  const meta = metaWith(withFields(extraFields(p, kTextKeys)));
+  const meta = fieldsMeta(F, extraFields(p, kTextKeys));
   if (meta) part.meta = meta;
   return part;
 }
 
 function parseRedactedReasoning(p: AiSdkRedactedReasoningPart): ReasoningPart {
-  return { type: "reasoning", redacted: p.data, meta: { [F]: withFields(extraFields(p, kDataKeys), { kind: "redacted-reasoning" }) } };
+  return { type: "reasoning", redacted: p.data, meta: aiSdkMeta.of(withFields<AiSdkHints>(extraFields(p, kDataKeys), { kind: "redacted-reasoning" })) };
 }
 
 function parseToolCall(p: AiSdkToolCallPart): ToolCallPart {
   const v4 = p.input === undefined;
   const value = v4 ? p.args : p.input;
   const part: ToolCallPart = { type: "tool-call", id: p.toolCallId, name: p.toolName, args: value === null ? "null" : rawArgsOf(value) };
-  const meta = metaWith(withFields(extraFields(p, v4 ? kToolCallKeys4 : kToolCallKeys5), v4 ? { v: 4 } : undefined));
+  const meta = metaWith(withFields<AiSdkHints>(extraFields(p, v4 ? kToolCallKeys4 : kToolCallKeys5), v4 ? { v: 4 } : undefined));
   if (meta) part.meta = meta;
   return part;
 }
@@ -175,7 +168,7 @@ function parseToolResult(p: AiSdkToolResultPart, path: Path, options: ParseOptio
   }
   const fields = extraFields(p, known);
   if (fields) hints.fields = fields;
-  if (Object.keys(hints).length > 0) part.meta = { [F]: hints };
+  if (Object.keys(hints).length > 0) part.meta = aiSdkMeta.of(hints);
   return part;
 }
 
@@ -210,9 +203,9 @@ function parseParts(content: AiSdkPart[], path: Path, options: ParseOptions | un
 function parseToolMessage(w: AiSdkToolMessage, i: number, fields: Record<string, unknown> | undefined, options: ParseOptions | undefined): Message[] {
   const path = `messages[${i}]`;
   const parts = parseParts(w.content, path, options);
-  const first = fields ? { [F]: { fields } } : {};
+  const first = fieldsMeta(F, fields) ?? {};
   if (parts.length <= 1) return [{ id: `m${i}`, role: "tool", parts, meta: first }];
-  return parts.map((part, k) => ({ id: `m${i}.${k}`, role: "tool", parts: [part], meta: k === 0 ? first : { [F]: { joinPrev: true } } }));
+  return parts.map((part, k) => ({ id: `m${i}.${k}`, role: "tool", parts: [part], meta: k === 0 ? first : aiSdkMeta.of({ joinPrev: true }) }));
 }
 
 function parseMessage(w: AiSdkMessage, i: number, options: ParseOptions | undefined): Message[] {
@@ -226,7 +219,7 @@ function parseMessage(w: AiSdkMessage, i: number, options: ParseOptions | undefi
     hints = { content: "array" };
   }
   hints = withFields(fields, hints);
-  return [{ id: `m${i}`, role: w.role, parts, meta: hints ? { [F]: hints } : {} }];
+  return [{ id: `m${i}`, role: w.role, parts, meta: metaWith(hints) ?? {} }];
 }
 
 function checkRole(raw: unknown, i: number, options: ParseOptions | undefined): void {

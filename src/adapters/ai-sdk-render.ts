@@ -3,35 +3,22 @@
  * its field names; the mapping is in ai-sdk.ts).
  */
 import type { MediaPart, Message, Part, ReasoningPart, ResultContentPart, TextPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { argsObject, formatError, type RenderOptions, reusable } from "./common.js";
+import { argsObject, formatError, type RenderOptions } from "./common.js";
 import { base64Of, mediaSource } from "./media.js";
+import { assignFields, copyFields, isPlainText } from "./meta.js";
 import {
   type AiSdkFilePart, type AiSdkHints, type AiSdkImagePart, type AiSdkMessage, type AiSdkOtherPart, type AiSdkPart, type AiSdkReasoningPart,
   type AiSdkRedactedReasoningPart, type AiSdkResultItem, type AiSdkTextPart, type AiSdkToolCallPart, type AiSdkToolResultOutput, type AiSdkToolResultPart,
-  type AiSdkWire, F, hintsOf, kInventedToolName,
+  type AiSdkWire, aiSdkMeta, F, kInventedToolName,
 } from "./ai-sdk-wire.js";
-
-/** Copies carried wire fields onto a rendered object (`__proto__` as an own field too). */
-function copyFields<T extends object>(out: T, fields: Record<string, unknown> | undefined): T {
-  if (fields) {
-    for (const k in fields) {
-      if (k === "__proto__") Object.defineProperty(out, k, { value: fields[k], enumerable: true, configurable: true, writable: true });
-      else (out as Record<string, unknown>)[k] = fields[k];
-    }
-  }
-  return out;
-}
-
-function assignFields<T extends object>(out: T, hints: AiSdkHints | undefined): T {
-  return copyFields(out, hints?.fields);
-}
+import { eachMessage, signatureFields } from "./render.js";
 
 function renderText(p: TextPart): AiSdkTextPart {
-  return assignFields({ type: "text", text: p.text }, hintsOf(p.meta));
+  return assignFields({ type: "text", text: p.text }, aiSdkMeta.get(p));
 }
 
 function renderMedia(p: MediaPart): AiSdkImagePart | AiSdkFilePart {
-  const hints = hintsOf(p.meta);
+  const hints = aiSdkMeta.get(p);
   if (!hints) return foreignMedia(p);
   const kind = hints.kind === "file" ? "file" : "image";
   const out: Record<string, unknown> = { type: kind };
@@ -57,21 +44,18 @@ function foreignMedia(p: MediaPart): AiSdkImagePart | AiSdkFilePart {
 }
 
 function renderReasoning(p: ReasoningPart): AiSdkReasoningPart | AiSdkRedactedReasoningPart {
-  const hints = hintsOf(p.meta);
+  const hints = aiSdkMeta.get(p);
   if (hints?.kind === "redacted-reasoning") return assignFields({ type: "redacted-reasoning", data: p.redacted ?? "" }, hints);
   const out: AiSdkReasoningPart = { type: "reasoning", text: p.text ?? "" };
   if (hints) return assignFields(out, hints);
-  if (p.signature !== undefined || p.redacted !== undefined) {
-    const anthropic: Record<string, unknown> = {};
-    if (p.signature !== undefined) anthropic.signature = p.signature;
-    if (p.redacted !== undefined) anthropic.redactedData = p.redacted;
-    out.providerOptions = { anthropic };
-  }
+  // Where the SDK's Anthropic provider reads them.
+  const anthropic = signatureFields(p, "redactedData");
+  if (anthropic) out.providerOptions = { anthropic };
   return out;
 }
 
 function renderToolCall(p: ToolCallPart): AiSdkToolCallPart {
-  const hints = hintsOf(p.meta);
+  const hints = aiSdkMeta.get(p);
   const out: AiSdkToolCallPart = { type: "tool-call", toolCallId: p.id, toolName: p.name };
   out[hints?.v === 4 ? "args" : "input"] = argsObject(p.args);
   return assignFields(out, hints);
@@ -82,14 +66,14 @@ function renderItem(p: ResultContentPart): AiSdkResultItem | undefined {
     case "text":
       return renderText(p);
     case "media": {
-      const hints = hintsOf(p.meta);
+      const hints = aiSdkMeta.get(p);
       const out: Record<string, unknown> = { type: hints?.item ?? "media" };
       if (p.data !== undefined) out.data = p.data;
       if (p.mediaType !== undefined) out[hints?.mimeKey ?? "mediaType"] = p.mediaType;
       return assignFields(out, hints) as AiSdkResultItem;
     }
     case "opaque":
-      return hintsOf(p.meta)?.wire ? (p.value as AiSdkResultItem) : undefined;
+      return aiSdkMeta.get(p)?.wire ? (p.value as AiSdkResultItem) : undefined;
   }
 }
 
@@ -114,14 +98,14 @@ function tryJson(text: string): unknown {
 /** The one text of a result that is a single plain text part, else undefined. */
 function singleText(content: ResultContentPart[]): string | undefined {
   const c = content.length === 1 ? content[0]! : undefined;
-  return c?.type === "text" && !hintsOf(c.meta) ? c.text : undefined;
+  return c !== undefined && isPlainText(c, F) ? c.text : undefined;
 }
 
 function renderOutput(p: ToolResultPart, hints: AiSdkHints | undefined): AiSdkToolResultOutput {
   const content = p.content;
   const error = p.isError === true;
   const only = content.length === 1 ? content[0]! : undefined;
-  if (hints?.output === "opaque" && only?.type === "opaque" && hintsOf(only.meta)?.wire) return only.value as AiSdkToolResultOutput;
+  if (hints?.output === "opaque" && only?.type === "opaque" && aiSdkMeta.get(only)?.wire) return only.value as AiSdkToolResultOutput;
   const withOutputFields = (out: AiSdkToolResultOutput) => copyFields(out, hints?.outputFields);
   const text = hints?.output === "content" ? undefined : singleText(content);
   if (text !== undefined) {
@@ -162,7 +146,7 @@ function callName(messages: readonly Message[], before: number, callId: string):
 }
 
 function renderToolResult(p: ToolResultPart, messages: readonly Message[], i: number): AiSdkToolResultPart {
-  const hints = hintsOf(p.meta);
+  const hints = aiSdkMeta.get(p);
   let name = p.name;
   let invented = false;
   if (name === undefined) {
@@ -190,7 +174,7 @@ function renderPart(p: Part, messages: readonly Message[], i: number): AiSdkPart
     case "tool-result":
       return renderToolResult(p, messages, i);
     case "opaque":
-      return hintsOf(p.meta)?.wire ? (p.value as AiSdkOtherPart) : undefined;
+      return aiSdkMeta.get(p)?.wire ? (p.value as AiSdkOtherPart) : undefined;
   }
 }
 
@@ -216,12 +200,12 @@ function systemText(m: Message, i: number): string {
   return texts.join("\n");
 }
 
-function isPlainText(parts: readonly Part[]): parts is [TextPart] {
-  return parts.length === 1 && parts[0]!.type === "text" && !hintsOf(parts[0]!.meta);
+function isOneText(parts: readonly Part[]): parts is [TextPart] {
+  return parts.length === 1 && isPlainText(parts[0]!, F);
 }
 
 function renderMessage(m: Message, messages: readonly Message[], i: number): AiSdkMessage {
-  const hints = hintsOf(m.meta);
+  const hints = aiSdkMeta.get(m);
   let out: AiSdkMessage;
   switch (m.role) {
     case "system":
@@ -229,7 +213,7 @@ function renderMessage(m: Message, messages: readonly Message[], i: number): AiS
       break;
     case "user":
     case "assistant":
-      out = { role: m.role, content: hints?.content !== "array" && isPlainText(m.parts) ? m.parts[0].text : renderParts(m, messages, i) };
+      out = { role: m.role, content: hints?.content !== "array" && isOneText(m.parts) ? m.parts[0].text : renderParts(m, messages, i) };
       break;
     case "tool":
       out = { role: "tool", content: renderParts(m, messages, i) };
@@ -240,28 +224,22 @@ function renderMessage(m: Message, messages: readonly Message[], i: number): AiS
 
 /** Renders canonical messages as an AI SDK 5 `ModelMessage[]` (parts parsed from AI SDK 4 keep its field names). */
 export function renderAiSdk(messages: readonly Message[], options?: RenderOptions): AiSdkWire {
-  const reuse = options?.reuse !== false;
   const out: AiSdkWire = [];
   let lastBuilt: AiSdkMessage | undefined;
-  for (let i = 0; i < messages.length; ) {
-    if (reuse) {
-      const r = reusable(messages, i, F);
-      if (r) {
-        out.push(r.raw as AiSdkMessage);
-        lastBuilt = undefined;
-        i += r.length;
-        continue;
-      }
-    }
+  const reused = (raw: unknown) => {
+    out.push(raw as AiSdkMessage);
+    lastBuilt = undefined;
+  };
+  eachMessage(messages, F, options, reused, (i) => {
     const m = messages[i]!;
     const built = renderMessage(m, messages, i);
-    if (m.role === "tool" && hintsOf(m.meta)?.joinPrev && lastBuilt?.role === "tool" && out[out.length - 1] === lastBuilt) {
+    if (m.role === "tool" && aiSdkMeta.get(m)?.joinPrev && lastBuilt?.role === "tool" && out[out.length - 1] === lastBuilt) {
       for (const p of built.content as AiSdkPart[]) lastBuilt.content.push(p);
     } else {
       out.push(built);
       lastBuilt = built;
     }
-    i++;
-  }
+    return i + 1;
+  });
   return out;
 }

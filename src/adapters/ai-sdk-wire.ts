@@ -4,8 +4,8 @@
  * canonical messages and parts (see ai-sdk.ts for the mapping).
  */
 import { z } from "zod";
-import type { Meta } from "../model/schema.js";
 import { taggedUnion } from "./common.js";
+import { formatMeta } from "./meta.js";
 
 export const F = "ai-sdk" as const;
 
@@ -214,4 +214,5 @@ export interface AiSdkHints {
  */
 export const kInventedToolName: unique symbol = Symbol.for("ctxfold.ai-sdk.inventedToolName");
 
-export const hintsOf = (meta: Meta | undefined): AiSdkHints | undefined => meta?.[F] as AiSdkHints | undefined;
+/** `meta["ai-sdk"]` of canonical messages and parts. */
+export const aiSdkMeta = formatMeta<AiSdkHints>(F);

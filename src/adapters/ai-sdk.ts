@@ -37,7 +37,7 @@
  *   unchanged. Opaque parts from other formats are dropped: they are that provider's own data.
  * - Media parts render back as the image / file part they were. A media part from another format
  *   renders as an image part (a file part when its media type is not `image/*`) holding the
- *   base64 text or URL that openai-chat's `mediaSource` reads out of its data, else the data as is.
+ *   base64 text or URL that `mediaSource` (media.ts) reads out of its data, else the data as is.
  * - Unknown roles are E_UNKNOWN_ROLE: the canonical model has no place for them.
  */
 import { parseAiSdk } from "./ai-sdk-parse.js";

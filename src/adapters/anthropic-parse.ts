@@ -3,15 +3,16 @@
  * canonical messages (the mapping is in anthropic.ts).
  */
 import type { MediaPart, Message, Part, ReasoningPart, ResultContentPart, TextPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { extraFields, formatError, type ParseOptions, rawArgsOf, recordOrigin, schemaError } from "./common.js";
+import { extraFields, formatError, isObject, type ParseOptions, rawArgsOf, recordOrigin, schemaError } from "./common.js";
+import { fieldsMeta, textPart } from "./meta.js";
 import {
   type AnthropicBlock, type AnthropicDocumentBlock, type AnthropicImageBlock, type AnthropicMessage, type AnthropicMessageMeta, AnthropicMessageSchema,
   type AnthropicPartMeta, type AnthropicRedactedThinkingBlock, type AnthropicSystem, AnthropicSystemSchema, type AnthropicTextBlock,
-  type AnthropicThinkingBlock, type AnthropicToolResultBlock, type AnthropicToolResultContent, type AnthropicToolUseBlock, F, isPlainText, kWireArray,
+  type AnthropicThinkingBlock, type AnthropicToolResultBlock, type AnthropicToolResultContent, type AnthropicToolUseBlock, anthropicMeta, F, isPlain, kWireArray,
 } from "./anthropic-wire.js";
 
-const kOpaqueMeta = Object.freeze({ [F]: Object.freeze({ wire: true }) });
-const kNativeMeta = Object.freeze({ [F]: Object.freeze({ native: true }) });
+const kOpaqueMeta = anthropicMeta.frozen({ wire: true });
+const kNativeMeta = anthropicMeta.frozen({ native: true });
 
 const kMessageKeys: ReadonlySet<string> = new Set(["role", "content"]);
 const kTextKeys: ReadonlySet<string> = new Set(["type", "text"]);
@@ -21,15 +22,8 @@ const kToolResultKeys: ReadonlySet<string> = new Set(["type", "tool_use_id", "co
 const kThinkingKeys: ReadonlySet<string> = new Set(["type", "thinking", "signature"]);
 const kRedactedKeys: ReadonlySet<string> = new Set(["type", "data"]);
 
-function fieldsMeta(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  return fields ? { [F]: { fields } } : undefined;
-}
-
 function readText(b: AnthropicTextBlock): TextPart {
-  const part: TextPart = { type: "text", text: b.text };
-  const meta = fieldsMeta(extraFields(b, kTextKeys));
-  if (meta) part.meta = meta;
-  return part;
+  return textPart(F, b.text, extraFields(b, kTextKeys));
 }
 
 function readMedia(b: AnthropicImageBlock | AnthropicDocumentBlock): MediaPart {
@@ -38,7 +32,7 @@ function readMedia(b: AnthropicImageBlock | AnthropicDocumentBlock): MediaPart {
   const fields = extraFields(b, kMediaKeys);
   const pm: AnthropicPartMeta = { type: b.type };
   if (fields) pm.fields = fields;
-  part.meta = { [F]: pm };
+  part.meta = anthropicMeta.of(pm);
   return part;
 }
 
@@ -59,7 +53,7 @@ function readResult(b: AnthropicToolResultBlock, names: ReadonlyMap<string, stri
   else if (c === undefined) content = [];
   else {
     content = c.map(readResultContent);
-    array = content.length === 0 || (content.length === 1 && isPlainText(content[0]));
+    array = content.length === 0 || (content.length === 1 && isPlain(content[0]));
   }
   const part: ToolResultPart = { type: "tool-result", callId: b.tool_use_id, content };
   const name = names.get(b.tool_use_id);
@@ -70,7 +64,7 @@ function readResult(b: AnthropicToolResultBlock, names: ReadonlyMap<string, stri
     const pm: AnthropicPartMeta = {};
     if (array) pm.content = "array";
     if (fields) pm.fields = fields;
-    part.meta = { [F]: pm };
+    part.meta = anthropicMeta.of(pm);
   }
   return part;
 }
@@ -78,13 +72,13 @@ function readResult(b: AnthropicToolResultBlock, names: ReadonlyMap<string, stri
 function readToolUse(b: AnthropicToolUseBlock, names: Map<string, string>): ToolCallPart {
   names.set(b.id, b.name);
   const part: ToolCallPart = { type: "tool-call", id: b.id, name: b.name, args: rawArgsOf(b.input) };
-  const meta = fieldsMeta(extraFields(b, kToolUseKeys));
+  const meta = fieldsMeta(F, extraFields(b, kToolUseKeys));
   if (meta) part.meta = meta;
   return part;
 }
 
 function reasoningMeta(fields: Record<string, unknown> | undefined): Record<string, unknown> {
-  return fields ? { [F]: { native: true, fields } } : kNativeMeta;
+  return fields ? anthropicMeta.of({ native: true, fields }) : kNativeMeta;
 }
 
 function readBlock(b: AnthropicBlock, names: Map<string, string>): Part {
@@ -113,7 +107,7 @@ function contentMeta(array: boolean, fields: Record<string, unknown> | undefined
   const cm: AnthropicMessageMeta = {};
   if (array) cm.content = "array";
   if (fields) cm.fields = fields;
-  return { [F]: cm };
+  return anthropicMeta.of(cm);
 }
 
 /**
@@ -140,15 +134,15 @@ function readMessage(w: AnthropicMessage, i: number, names: Map<string, string>)
     }
   }
   if (!results) {
-    const array = parts.length === 1 && isPlainText(parts[0]);
+    const array = parts.length === 1 && isPlain(parts[0]);
     return [{ id: `m${i}`, role: w.role, parts, meta: contentMeta(array, fields) }];
   }
   const cm: AnthropicMessageMeta = { blocks: order };
   if (fields) cm.fields = fields;
-  if (parts.length === 0) return [{ id: `m${i}`, role: "tool", parts: results, meta: { [F]: cm } }];
+  if (parts.length === 0) return [{ id: `m${i}`, role: "tool", parts: results, meta: anthropicMeta.of(cm) }];
   return [
-    { id: `m${i}.0`, role: "tool", parts: results, meta: { [F]: cm } },
-    { id: `m${i}.1`, role: "user", parts, meta: { [F]: { tail: true } } },
+    { id: `m${i}.0`, role: "tool", parts: results, meta: anthropicMeta.of(cm) },
+    { id: `m${i}.1`, role: "user", parts, meta: anthropicMeta.of({ tail: true }) },
   ];
 }
 
@@ -158,7 +152,7 @@ function readSystem(system: AnthropicSystem, afterMessages: boolean): Message {
   if (typeof system === "string") parts = [{ type: "text", text: system }];
   else {
     parts = system.map((b): Part => (b.type === "text" ? readText(b as AnthropicTextBlock) : { type: "opaque", value: b, meta: kOpaqueMeta }));
-    array = parts.length === 1 && isPlainText(parts[0]);
+    array = parts.length === 1 && isPlain(parts[0]);
   }
   const meta: Record<string, unknown> = {};
   if (array || afterMessages) {
@@ -179,10 +173,6 @@ function validate(raw: unknown, path: string, options: ParseOptions | undefined)
     throw formatError("E_UNKNOWN_ROLE", `unknown ${F} role ${JSON.stringify(role)}${why}`, `${path}.role`, options);
   }
   throw schemaError(F, r.error, path, options, raw);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** The messages array and system value of a request object or a bare array. */

@@ -4,8 +4,9 @@
  * for the mapping).
  */
 import { z } from "zod";
-import type { Message, Part, TextPart } from "../model/schema.js";
+import type { Part, TextPart } from "../model/schema.js";
 import { taggedUnion } from "./common.js";
+import { formatMeta, isPlainText } from "./meta.js";
 
 export const F = "anthropic" as const;
 
@@ -115,15 +116,10 @@ export interface AnthropicPartMeta {
   wire?: true;
 }
 
-export function messageMeta(m: Message): AnthropicMessageMeta | undefined {
-  return m.meta[F] as AnthropicMessageMeta | undefined;
-}
+/** `meta.anthropic` of canonical messages and parts. */
+export const anthropicMeta = formatMeta<AnthropicMessageMeta, AnthropicPartMeta>(F);
 
-export function partMeta(p: { meta?: Record<string, unknown> }): AnthropicPartMeta | undefined {
-  return p.meta?.[F] as AnthropicPartMeta | undefined;
-}
-
-/** Whether a part renders as a plain string where the format allows one. */
-export function isPlainText(p: Part): p is TextPart {
-  return p.type === "text" && partMeta(p) === undefined;
+/** Whether a part renders as a plain string where the format allows one: text without any `meta.anthropic`. */
+export function isPlain(p: Part): p is TextPart {
+  return isPlainText(p, F, (own) => own === undefined);
 }

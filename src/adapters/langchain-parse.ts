@@ -1,11 +1,12 @@
 /**
  * Parsing LangChain message dicts into canonical messages (the mapping is in langchain.ts).
  */
-import type { Message, Meta, OpaquePart, Part, ReasoningPart, ResultContentPart, Role, TextPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { extraFields, formatError, type ParseOptions, rawArgsOf, recordOrigin, schemaError } from "./common.js";
+import type { Message, Meta, OpaquePart, Part, ReasoningPart, ResultContentPart, Role, ToolCallPart, ToolResultPart } from "../model/schema.js";
+import { extraFields, formatError, isObject, type ParseOptions, rawArgsOf, recordOrigin, schemaError } from "./common.js";
+import { fieldsMeta, textPart, withFields } from "./meta.js";
 import {
   F, kDefaultKind, kKindKey, kKinds, kRoleKey, type LangchainBlock, type LangchainContent, type LangchainHints, type LangchainMessage,
-  LangchainMessageSchemas, type LangchainToolCall, type Loose,
+  LangchainMessageSchemas, type LangchainToolCall, langchainMeta, type Loose,
 } from "./langchain-wire.js";
 
 const kCallKeys = new Set(["name", "args", "id", "type"]);
@@ -25,13 +26,8 @@ const kKnown: Record<Role, Record<"type" | "role", ReadonlySet<string>>> = {
   tool: { type: knownKeys("type", ["tool_call_id", "status"]), role: knownKeys("role", ["tool_call_id", "status"]) },
 };
 
-function withFields(fields: Record<string, unknown> | undefined, hints?: LangchainHints): LangchainHints | undefined {
-  if (!fields) return hints;
-  return hints ? { ...hints, fields } : { fields };
-}
-
-const kWireMeta: Meta = Object.freeze({ [F]: Object.freeze({ wire: true }) });
-const kBareMeta: Meta = Object.freeze({ [F]: Object.freeze({ bare: true }) });
+const kWireMeta: Meta = langchainMeta.frozen({ wire: true });
+const kBareMeta: Meta = langchainMeta.frozen({ bare: true });
 
 function opaque(value: unknown): OpaquePart {
   return { type: "opaque", value, meta: kWireMeta };
@@ -40,15 +36,11 @@ function opaque(value: unknown): OpaquePart {
 function parseBlock(b: LangchainBlock, inTool: boolean): Part {
   if (typeof b === "string") return { type: "text", text: b, meta: kBareMeta };
   switch (b.type) {
-    case "text": {
-      const part: TextPart = { type: "text", text: b.text as string };
-      const fields = extraFields(b, kTextKeys);
-      if (fields) part.meta = { [F]: { fields } };
-      return part;
-    }
+    case "text":
+      return textPart(F, b.text as string, extraFields(b, kTextKeys));
     case "image_url": {
       const fields = extraFields(b, kImageKeys);
-      return { type: "media", data: b.image_url, meta: fields ? { [F]: { wire: true, fields } } : kWireMeta };
+      return { type: "media", data: b.image_url, meta: fields ? langchainMeta.of({ wire: true, fields }) : kWireMeta };
     }
     case "reasoning":
       return inTool ? opaque(b) : parseReasoning(b);
@@ -63,8 +55,8 @@ function parseReasoning(b: Loose & { type: string }): ReasoningPart {
   const extras = b.extras as Record<string, unknown> | undefined;
   if (typeof extras?.signature === "string") part.signature = extras.signature;
   if (typeof extras?.redacted === "string") part.redacted = extras.redacted;
-  const fields = extraFields(b, kReasoningKeys);
-  if (fields) part.meta = { [F]: { fields } };
+  const meta = fieldsMeta(F, extraFields(b, kReasoningKeys));
+  if (meta) part.meta = meta;
   return part;
 }
 
@@ -107,7 +99,7 @@ function parseToolCall(c: LangchainToolCall, raws: Map<string, string> | undefin
   if (!ownId) hints = { noId: true };
   if (c.type === undefined) hints = { ...hints, noType: true };
   hints = withFields(extraFields(c, ownId ? kCallKeys : kCallKeysNoId), hints);
-  if (hints) part.meta = { [F]: hints };
+  if (hints) part.meta = langchainMeta.of(hints);
   return part;
 }
 
@@ -144,14 +136,14 @@ function parseMessage(w: LangchainMessage, i: number, kindKey: "type" | "role", 
   }
   if (fields && Object.keys(fields).length === 0) fields = undefined;
   if (fields) hints.fields = fields;
-  return { id, role, parts: canonical, meta: Object.keys(hints).length > 0 ? { [F]: hints } : {} };
+  return { id, role, parts: canonical, meta: Object.keys(hints).length > 0 ? langchainMeta.of(hints) : {} };
 }
 
 /** Which key names the kind, and the kind; throws for a message that has neither. */
 function kindOf(raw: unknown, i: number, options: ParseOptions | undefined): { kindKey: "type" | "role"; kind: string; role: Role } {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw formatError("E_SCHEMA", "not a valid langchain message: expected an object", `messages[${i}]`, options);
+  if (!isObject(raw)) throw formatError("E_SCHEMA", "not a valid langchain message: expected an object", `messages[${i}]`, options);
   const kindKey = "role" in raw ? "role" : "type";
-  const kind = (raw as Record<string, unknown>)[kindKey];
+  const kind = raw[kindKey];
   if (typeof kind !== "string") {
     const r = (kindKey === "role" ? kRoleKey : kKindKey).safeParse(raw);
     throw r.success ? formatError("E_SCHEMA", `not a valid langchain message: \`${kindKey}\` must be a string`, `messages[${i}]`, options) : schemaError(F, r.error, `messages[${i}]`, options, raw);

@@ -2,45 +2,31 @@
  * Rendering canonical messages as LangChain message dicts (the mapping is in langchain.ts).
  */
 import type { MediaPart, Message, Part, ReasoningPart, ToolCallPart } from "../model/schema.js";
-import { argsObject, formatError, type RenderOptions, reusable } from "./common.js";
+import { argsObject, formatError, isObject, type RenderOptions } from "./common.js";
 import { mediaSource, urlOf } from "./media.js";
+import { assignFields, isPlainText } from "./meta.js";
 import {
-  F, hintsOf, kDefaultKind, type LangchainBlock, type LangchainContent, type LangchainHints, type LangchainMessage, type LangchainToolCall,
-  type LangchainWire, type Loose,
+  F, kDefaultKind, type LangchainBlock, type LangchainContent, type LangchainHints, type LangchainMessage, type LangchainToolCall,
+  type LangchainWire, langchainMeta, type Loose,
 } from "./langchain-wire.js";
-
-/** Copies the carried wire fields onto a rendered object (`__proto__` as an own field too). */
-function assignFields<T extends Record<string, unknown>>(out: T, hints: LangchainHints | undefined): T {
-  const fields = hints?.fields;
-  if (fields) {
-    for (const k in fields) {
-      if (k === "__proto__") Object.defineProperty(out, k, { value: fields[k], enumerable: true, configurable: true, writable: true });
-      else (out as Record<string, unknown>)[k] = fields[k];
-    }
-  }
-  return out;
-}
+import { eachMessage, signatureFields } from "./render.js";
 
 function renderReasoning(p: ReasoningPart): LangchainBlock {
-  const hints = hintsOf(p.meta);
+  const hints = langchainMeta.get(p);
   const out: Loose & { type: string } = { type: "reasoning" };
   if (p.text !== undefined) out.reasoning = p.text;
   if (hints) return assignFields(out, hints);
-  if (p.signature !== undefined || p.redacted !== undefined) {
-    const extras: Record<string, unknown> = {};
-    if (p.signature !== undefined) extras.signature = p.signature;
-    if (p.redacted !== undefined) extras.redacted = p.redacted;
-    out.extras = extras;
-  }
+  const extras = signatureFields(p, "redacted");
+  if (extras) out.extras = extras;
   return out;
 }
 
 /**
  * A media part as an `image_url` block: its own data back, or for a part from another format the
- * URL (or data URL) openai-chat's `mediaSource` reads out of its data, else the data as is.
+ * URL (or data URL) `mediaSource` (media.ts) reads out of its data, else the data as is.
  */
 function renderMedia(p: MediaPart): LangchainBlock {
-  const hints = hintsOf(p.meta);
+  const hints = langchainMeta.get(p);
   const out: Loose & { type: string } = { type: "image_url" };
   if (hints?.wire) {
     if (p.data !== undefined) out.image_url = p.data;
@@ -56,7 +42,7 @@ function renderMedia(p: MediaPart): LangchainBlock {
 function renderBlock(p: Part, path: string, where: string): LangchainBlock | undefined {
   switch (p.type) {
     case "text": {
-      const hints = hintsOf(p.meta);
+      const hints = langchainMeta.get(p);
       return hints?.bare ? p.text : assignFields({ type: "text", text: p.text }, hints);
     }
     case "media":
@@ -64,7 +50,7 @@ function renderBlock(p: Part, path: string, where: string): LangchainBlock | und
     case "reasoning":
       return renderReasoning(p);
     case "opaque":
-      return hintsOf(p.meta)?.wire ? (p.value as LangchainBlock) : undefined;
+      return langchainMeta.get(p)?.wire ? (p.value as LangchainBlock) : undefined;
     case "tool-call":
     case "tool-result":
       throw formatError("E_UNKNOWN_PART", `a langchain ${where} message cannot hold a ${p.type} part`, path);
@@ -73,7 +59,7 @@ function renderBlock(p: Part, path: string, where: string): LangchainBlock | und
 
 /** Content from parts (`indices[k]` is the canonical index of parts[k], for error paths). */
 function renderContent(parts: readonly Part[], indices: readonly number[] | undefined, hints: LangchainHints | undefined, i: number, where: string): LangchainContent {
-  if (hints?.content !== "array" && parts.length === 1 && parts[0]!.type === "text" && !hintsOf(parts[0]!.meta)) return parts[0]!.text;
+  if (hints?.content !== "array" && parts.length === 1 && isPlainText(parts[0]!, F)) return parts[0]!.text;
   const out: LangchainBlock[] = [];
   for (let k = 0; k < parts.length; k++) {
     const block = renderBlock(parts[k]!, `messages[${i}].parts[${indices ? indices[k] : k}]`, where);
@@ -83,9 +69,9 @@ function renderContent(parts: readonly Part[], indices: readonly number[] | unde
 }
 
 function renderToolCall(p: ToolCallPart): LangchainToolCall {
-  const hints = hintsOf(p.meta);
+  const hints = langchainMeta.get(p);
   const value = argsObject(p.args);
-  const args = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  const args = isObject(value) ? value : {};
   const out: LangchainToolCall = { name: p.name, args };
   if (!hints?.noId) out.id = p.id;
   if (!hints?.noType) out.type = "tool_call";
@@ -133,7 +119,7 @@ function renderTool(m: Message, hints: LangchainHints | undefined, i: number, si
 }
 
 function renderMessage(m: Message, i: number, sink: LangchainMessage[]): void {
-  const hints = hintsOf(m.meta);
+  const hints = langchainMeta.get(m);
   switch (m.role) {
     case "system":
     case "user": {
@@ -153,19 +139,10 @@ function renderMessage(m: Message, i: number, sink: LangchainMessage[]): void {
 
 /** Renders canonical messages as LangChain message dicts. */
 export function renderLangchain(messages: readonly Message[], options?: RenderOptions): LangchainWire {
-  const reuse = options?.reuse !== false;
   const out: LangchainWire = [];
-  for (let i = 0; i < messages.length; ) {
-    if (reuse) {
-      const r = reusable(messages, i, F);
-      if (r) {
-        out.push(r.raw as LangchainMessage);
-        i += r.length;
-        continue;
-      }
-    }
+  eachMessage(messages, F, options, (raw) => out.push(raw as LangchainMessage), (i) => {
     renderMessage(messages[i]!, i, out);
-    i++;
-  }
+    return i + 1;
+  });
   return out;
 }

@@ -4,8 +4,9 @@
  * and tool calls (see langchain.ts for the mapping).
  */
 import { z } from "zod";
-import type { Meta, Role } from "../model/schema.js";
+import type { Role } from "../model/schema.js";
 import { taggedUnion } from "./common.js";
+import { formatMeta } from "./meta.js";
 
 export const F = "langchain" as const;
 
@@ -139,4 +140,5 @@ export interface LangchainHints {
   noType?: true;
 }
 
-export const hintsOf = (meta: Meta | undefined): LangchainHints | undefined => meta?.[F] as LangchainHints | undefined;
+/** `meta.langchain` of canonical messages, parts and tool calls. */
+export const langchainMeta = formatMeta<LangchainHints>(F);

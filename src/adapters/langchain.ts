@@ -21,7 +21,7 @@
  *   `wire: true`) rendered back unchanged. A canonical message with one plain text part renders
  *   a string; anything else, an empty part list included, a block list. Opaque parts from other
  *   formats are dropped (that provider's own data); media parts from other formats render as
- *   `image_url: { url }` with the URL or data URL openai-chat's `mediaSource` reads out of them.
+ *   `image_url: { url }` with the URL or data URL `mediaSource` (media.ts) reads out of them.
  * - AI messages. Content parts come first, then one tool-call part per `tool_calls` entry (so a
  *   canonical message that interleaves text after calls comes back with the text first). The raw
  *   argument text is the matching `additional_kwargs.tool_calls[].function.arguments` when it

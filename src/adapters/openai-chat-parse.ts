@@ -2,20 +2,21 @@
  * Parsing an OpenAI Chat Completions `messages` array into canonical messages (the mapping is
  * in openai-chat.ts).
  */
-import type { MediaPart, Message, OpaquePart, Part, ResultContentPart, TextPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { extraFields, formatError, type ParseOptions, recordOrigin, schemaError } from "./common.js";
-import { audioMediaType, dataUrlType } from "./media.js";
+import type { Message, OpaquePart, Part, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
+import { extraFields, formatError, isObject, type ParseOptions, recordOrigin, schemaError } from "./common.js";
+import { audioMediaType, dataUrlType, withMediaType } from "./media.js";
+import { textPart } from "./meta.js";
 import {
-  type ContentPart, type ContentShape, F, kEnvelope, kRoleSchemas, kWireArray, metaOf, type OpenAIChatAssistantMessage, type OpenAIChatAudioPart,
+  chatMeta, type ContentPart, type ContentShape, F, kEnvelope, kRoleSchemas, kWireArray, type OpenAIChatAssistantMessage, type OpenAIChatAudioPart,
   type OpenAIChatContent, type OpenAIChatContentPart, type OpenAIChatCustomToolCall, type OpenAIChatFilePart, type OpenAIChatFunctionMessage,
   type OpenAIChatFunctionToolCall, type OpenAIChatImagePart, type OpenAIChatMessage, type OpenAIChatMessageMeta, type OpenAIChatPartMeta,
   type OpenAIChatRefusalPart, type OpenAIChatSystemMessage, type OpenAIChatTextPart, type OpenAIChatToolCall, type OpenAIChatToolMessage,
   type OpenAIChatUserMessage,
 } from "./openai-chat-wire.js";
 
-const kWireMeta = Object.freeze({ [F]: Object.freeze({ wire: true }) });
-const kToolCallMeta = Object.freeze({ [F]: Object.freeze({ toolCall: true }) });
-const kRefusalMeta = Object.freeze({ [F]: Object.freeze({ refusal: true }) });
+const kWireMeta = chatMeta.frozen({ wire: true });
+const kToolCallMeta = chatMeta.frozen({ toolCall: true });
+const kRefusalMeta = chatMeta.frozen({ refusal: true });
 
 const kTextKeys: ReadonlySet<string> = new Set(["type", "text"]);
 const kRefusalKeys: ReadonlySet<string> = new Set(["type", "refusal"]);
@@ -27,22 +28,13 @@ const kCustomCallKeys: ReadonlySet<string> = new Set(["id", "type", "custom"]);
 const kFnKeys: ReadonlySet<string> = new Set(["name", "arguments"]);
 const kCustomKeys: ReadonlySet<string> = new Set(["name", "input"]);
 
-function withMediaType(part: MediaPart, mediaType: string | undefined): MediaPart {
-  if (mediaType !== undefined) part.mediaType = mediaType;
-  return part;
-}
-
 function readPart(p: OpenAIChatContentPart): ContentPart {
   switch (p.type) {
-    case "text": {
-      const fields = extraFields(p, kTextKeys);
-      const part: TextPart = { type: "text", text: (p as OpenAIChatTextPart).text };
-      if (fields) part.meta = { [F]: { fields } };
-      return part;
-    }
+    case "text":
+      return textPart(F, (p as OpenAIChatTextPart).text, extraFields(p, kTextKeys));
     case "refusal": {
       const fields = extraFields(p, kRefusalKeys);
-      return { type: "text", text: (p as OpenAIChatRefusalPart).refusal, meta: fields ? { [F]: { refusal: true, fields } } : kRefusalMeta };
+      return { type: "text", text: (p as OpenAIChatRefusalPart).refusal, meta: fields ? chatMeta.of({ refusal: true, fields }) : kRefusalMeta };
     }
     case "image_url": {
       const url = (p as OpenAIChatImagePart).image_url.url;
@@ -72,7 +64,7 @@ function messageMetaOf(role: "developer" | undefined, shape: ContentShape | unde
   if (role) cm.role = role;
   if (shape) cm.content = shape;
   if (fields) cm.fields = fields;
-  return metaOf(cm);
+  return chatMeta.of(cm);
 }
 
 function readPlain(w: OpenAIChatSystemMessage | OpenAIChatUserMessage, id: string): Message {
@@ -100,7 +92,7 @@ function callPart(id: string, name: string, args: string, custom: boolean, field
     if (custom) pm.custom = true;
     if (fields) pm.fields = fields;
     if (fnFields) pm.fnFields = fnFields;
-    part.meta = metaOf(pm);
+    part.meta = chatMeta.of(pm);
   }
   return part;
 }
@@ -114,7 +106,7 @@ function readAssistant(w: OpenAIChatAssistantMessage, id: string, functionCallId
     const callId = `fc_${id}`;
     functionCallIds.set(fnCall.name, callId);
     const fnFields = extraFields(fnCall, kFnKeys);
-    parts.push({ type: "tool-call", id: callId, name: fnCall.name, args: fnCall.arguments, meta: metaOf(fnFields ? { functionCall: true, fnFields } : { functionCall: true }) });
+    parts.push({ type: "tool-call", id: callId, name: fnCall.name, args: fnCall.arguments, meta: chatMeta.of(fnFields ? { functionCall: true, fnFields } : { functionCall: true }) });
   }
   if (calls) for (const c of calls) parts.push(readToolCall(c));
   let fields: Record<string, unknown> | undefined;
@@ -128,7 +120,7 @@ function readAssistant(w: OpenAIChatAssistantMessage, id: string, functionCallId
 function resultPart(callId: string, content: ContentPart[], pm: OpenAIChatPartMeta | undefined, name?: string): ToolResultPart {
   const part: ToolResultPart = { type: "tool-result", callId, content: content as ResultContentPart[] };
   if (name !== undefined) part.name = name;
-  if (pm) part.meta = metaOf(pm);
+  if (pm) part.meta = chatMeta.of(pm);
   return part;
 }
 
@@ -156,7 +148,7 @@ function readFunction(w: OpenAIChatFunctionMessage, id: string, functionCallIds:
 }
 
 function validate(raw: unknown, path: string, options: ParseOptions | undefined): OpenAIChatMessage {
-  const role = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as { role?: unknown }).role : undefined;
+  const role = isObject(raw) ? raw.role : undefined;
   const schema = typeof role === "string" ? kRoleSchemas.get(role) : undefined;
   if (!schema) {
     if (typeof role === "string") throw formatError("E_UNKNOWN_ROLE", `unknown ${F} role ${JSON.stringify(role)}`, `${path}.role`, options);

@@ -2,47 +2,43 @@
  * Rendering canonical messages as an OpenAI Chat Completions `messages` array (the mapping is
  * in openai-chat.ts).
  */
-import type { MediaPart, Message, TextPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { formatError, type RenderOptions, reusable } from "./common.js";
-import { audioFormat, base64Of, mediaSource, urlOf } from "./media.js";
+import type { MediaPart, Message, ToolCallPart, ToolResultPart } from "../model/schema.js";
+import { type RenderOptions, unrenderable } from "./common.js";
+import { foreignSource, openaiMedia } from "./media.js";
+import { isPlainText } from "./meta.js";
 import {
-  type ContentPart, type ContentShape, F, messageMeta, type OpenAIChatAssistantMessage, type OpenAIChatContent, type OpenAIChatContentPart,
-  type OpenAIChatFunctionCall, type OpenAIChatFunctionMessage, type OpenAIChatMessage, type OpenAIChatMessageMeta, type OpenAIChatSystemMessage,
-  type OpenAIChatToolCall, type OpenAIChatToolMessage, type OpenAIChatUserMessage, type OpenAIChatWire, partMeta,
+  chatMeta, type ContentPart, type ContentShape, F, type OpenAIChatAssistantMessage, type OpenAIChatContent, type OpenAIChatContentPart,
+  type OpenAIChatFunctionCall, type OpenAIChatFunctionMessage, type OpenAIChatMessage, type OpenAIChatMessageMeta, type OpenAIChatPartMeta,
+  type OpenAIChatSystemMessage, type OpenAIChatToolCall, type OpenAIChatToolMessage, type OpenAIChatUserMessage, type OpenAIChatWire,
 } from "./openai-chat-wire.js";
+import { ContentRuns, eachMessage } from "./render.js";
 
-// ---------------------------------------------------------------------------------------------
-// Media from other formats.
-
-function unrenderable(what: string, where: string): never {
-  throw formatError("E_UNKNOWN_PART", `${what} has no ${F} form`, where);
-}
-
+/** A media part of another format, from what `mediaSource` reads out of it. */
 function foreignMedia(p: MediaPart, where: () => string): OpenAIChatContentPart {
-  const s = mediaSource(p);
-  if (!s) return unrenderable("a media part whose data holds no URL, base64 data or file id", where());
-  const type = s.mediaType;
-  if (s.fileId !== undefined) return { type: "file", file: { file_id: s.fileId, ...(s.filename ? { filename: s.filename } : {}) } };
-  const format = audioFormat(type);
-  const b64 = base64Of(s);
-  if (format && b64 !== undefined) return { type: "input_audio", input_audio: { data: b64, format } };
-  const url = urlOf(s)!;
-  if (type === undefined || type.startsWith("image/")) return { type: "image_url", image_url: { url } };
-  if (!url.startsWith("data:")) return unrenderable(`a ${type} media part given by URL`, where());
-  return { type: "file", file: { file_data: url, ...(s.filename ? { filename: s.filename } : {}) } };
+  const s = foreignSource(p, F, where);
+  const named = s.filename ? { filename: s.filename } : {};
+  const m = openaiMedia(s);
+  switch (m.kind) {
+    case "file-id":
+      return { type: "file", file: { file_id: m.fileId, ...named } };
+    case "audio":
+      return { type: "input_audio", input_audio: { data: m.data, format: m.format } };
+    case "image":
+      return { type: "image_url", image_url: { url: m.url } };
+    case "file":
+      if (!m.url.startsWith("data:")) return unrenderable(F, `a ${m.mediaType} media part given by URL`, where());
+      return { type: "file", file: { file_data: m.url, ...named } };
+  }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Rendering.
-
-function isPlainText(p: ContentPart): p is TextPart {
-  if (p.type !== "text") return false;
-  const pm = partMeta(p);
+/** Text that is neither a refusal nor carries wire fields renders as a plain string. */
+const plainText = (own: unknown) => {
+  const pm = own as OpenAIChatPartMeta | undefined;
   return !pm || (!pm.refusal && !pm.fields);
-}
+};
 
 function renderPart(p: ContentPart, where: () => string): OpenAIChatContentPart | undefined {
-  const pm = partMeta(p);
+  const pm = chatMeta.get(p);
   switch (p.type) {
     case "text":
       if (pm?.refusal) return { type: "refusal", refusal: p.text, ...pm.fields };
@@ -56,7 +52,7 @@ function renderPart(p: ContentPart, where: () => string): OpenAIChatContentPart 
 
 function renderContent(parts: readonly ContentPart[], shape: ContentShape | undefined, empty: null | "", where: (k: number) => string): OpenAIChatContent | undefined {
   if (parts.length === 0) return shape === "absent" ? undefined : shape === "null" ? null : shape === "array" ? [] : empty;
-  if (shape !== "array" && parts.length === 1 && isPlainText(parts[0])) return parts[0].text;
+  if (shape !== "array" && parts.length === 1 && isPlainText(parts[0], F, plainText)) return parts[0].text;
   const out: OpenAIChatContentPart[] = [];
   for (let k = 0; k < parts.length; k++) {
     const r = renderPart(parts[k], () => where(k));
@@ -66,13 +62,13 @@ function renderContent(parts: readonly ContentPart[], shape: ContentShape | unde
 }
 
 function renderToolCall(p: ToolCallPart): OpenAIChatToolCall {
-  const pm = partMeta(p);
+  const pm = chatMeta.get(p);
   if (pm?.custom) return { id: p.id, type: "custom", custom: { name: p.name, input: p.args, ...pm.fnFields }, ...pm.fields };
   return { id: p.id, type: "function", function: { name: p.name, arguments: p.args, ...pm?.fnFields }, ...pm?.fields };
 }
 
 function renderResult(r: ToolResultPart, where: string): OpenAIChatToolMessage | OpenAIChatFunctionMessage {
-  const pm = partMeta(r);
+  const pm = chatMeta.get(r);
   const at = (k: number) => `${where}.content[${k}]`;
   if (pm?.function) {
     const msg: OpenAIChatFunctionMessage = { role: "function", name: r.name ?? "" };
@@ -88,14 +84,14 @@ function renderResult(r: ToolResultPart, where: string): OpenAIChatToolMessage |
 }
 
 function renderAssistant(m: Message, i: number, out: OpenAIChatMessage[]): void {
-  const cm = messageMeta(m);
+  const cm = chatMeta.message(m);
   const content: ContentPart[] = [];
   const contentAt: number[] = [];
   const calls: OpenAIChatToolCall[] = [];
   const results: [ToolResultPart, number][] = [];
   let functionCall: OpenAIChatFunctionCall | undefined;
   m.parts.forEach((p, k) => {
-    const pm = partMeta(p);
+    const pm = chatMeta.get(p);
     switch (p.type) {
       case "text":
       case "media":
@@ -136,52 +132,37 @@ function renderAssistant(m: Message, i: number, out: OpenAIChatMessage[]): void 
  * message's stray content becomes a user message), tool results become tool messages in place.
  */
 function renderOther(m: Message, i: number, out: OpenAIChatMessage[]): void {
-  const cm = m.role === "tool" ? undefined : messageMeta(m);
+  const cm = m.role === "tool" ? undefined : chatMeta.message(m);
   const role = m.role === "tool" ? "user" : m.role === "system" ? (cm?.role ?? "system") : "user";
-  let run: ContentPart[] | undefined;
-  let runAt: number[] = [];
-  let first = true;
-  let emitted = 0;
-  const flush = () => {
-    if (!run) return;
-    out.push(plainMessage(role, run, first ? cm : undefined, i, runAt));
-    first = false;
-    emitted++;
-    run = undefined;
-    runAt = [];
-  };
-  const add = (p: ContentPart, k: number) => {
-    (run ??= []).push(p);
-    runAt.push(k);
-  };
+  const runs = new ContentRuns<ContentPart, OpenAIChatMessage>(out, (parts, at, first) => plainMessage(role, parts, first ? cm : undefined, i, at));
   m.parts.forEach((p, k) => {
-    const pm = partMeta(p);
+    const pm = chatMeta.get(p);
     switch (p.type) {
       case "text":
       case "media":
-        add(p, k);
+        runs.add(p, k);
         break;
       case "opaque":
-        if (pm?.toolCall) unrenderable(`a tool call on a ${m.role} message`, `messages[${i}].parts[${k}]`);
-        if (pm?.wire) add(p, k);
+        if (pm?.toolCall) unrenderable(F, `a tool call on a ${m.role} message`, `messages[${i}].parts[${k}]`);
+        if (pm?.wire) runs.add(p, k);
         break;
       case "tool-result":
-        flush();
-        out.push(renderResult(p, `messages[${i}].parts[${k}]`));
-        emitted++;
+        // The run before the result is written (and fails, if it must) before the result.
+        runs.flush();
+        runs.push(renderResult(p, `messages[${i}].parts[${k}]`));
         break;
       case "tool-call":
-        unrenderable(`a tool call on a ${m.role} message`, `messages[${i}].parts[${k}]`);
+        unrenderable(F, `a tool call on a ${m.role} message`, `messages[${i}].parts[${k}]`);
         break;
       case "reasoning":
         break;
     }
   });
-  flush();
-  if (emitted === 0 && m.role !== "tool") out.push(plainMessage(role, [], cm, i, []));
+  runs.flush();
+  if (runs.emitted === 0 && m.role !== "tool") out.push(plainMessage(role, [], cm, i, []));
 }
 
-function plainMessage(role: "system" | "developer" | "user", parts: ContentPart[], cm: OpenAIChatMessageMeta | undefined, i: number, at: number[]): OpenAIChatMessage {
+function plainMessage(role: "system" | "developer" | "user", parts: ContentPart[], cm: OpenAIChatMessageMeta | undefined, i: number, at: readonly number[]): OpenAIChatMessage {
   const msg = { role } as OpenAIChatSystemMessage | OpenAIChatUserMessage;
   const content = renderContent(parts, cm?.content, "", (k) => `messages[${i}].parts[${at[k]}]`);
   if (content !== undefined) msg.content = content;
@@ -191,19 +172,11 @@ function plainMessage(role: "system" | "developer" | "user", parts: ContentPart[
 /** Renders canonical messages as OpenAI Chat Completions messages, handing back the parsed wire object for every untouched message. */
 export function renderOpenAIChat(messages: readonly Message[], options?: RenderOptions): OpenAIChatWire {
   const out: OpenAIChatMessage[] = [];
-  const reuse = options?.reuse !== false;
-  for (let i = 0; i < messages.length; i++) {
-    if (reuse) {
-      const r = reusable(messages, i, F);
-      if (r) {
-        out.push(r.raw as OpenAIChatMessage);
-        i += r.length - 1;
-        continue;
-      }
-    }
+  eachMessage(messages, F, options, (raw) => out.push(raw as OpenAIChatMessage), (i) => {
     const m = messages[i];
     if (m.role === "assistant") renderAssistant(m, i, out);
     else renderOther(m, i, out);
-  }
+    return i + 1;
+  });
   return out;
 }

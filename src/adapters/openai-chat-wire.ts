@@ -4,8 +4,9 @@
  * openai-chat.ts for the mapping).
  */
 import { z } from "zod";
-import type { MediaPart, Message, OpaquePart, TextPart } from "../model/schema.js";
+import type { MediaPart, OpaquePart, TextPart } from "../model/schema.js";
 import { taggedUnion } from "./common.js";
+import { formatMeta } from "./meta.js";
 
 export const F = "openai-chat" as const;
 
@@ -182,17 +183,8 @@ export interface OpenAIChatPartMeta {
   fnFields?: Record<string, unknown>;
 }
 
-export function messageMeta(m: Message): OpenAIChatMessageMeta | undefined {
-  return m.meta[F] as OpenAIChatMessageMeta | undefined;
-}
-
-export function partMeta(p: { meta?: Record<string, unknown> }): OpenAIChatPartMeta | undefined {
-  return p.meta?.[F] as OpenAIChatPartMeta | undefined;
-}
+/** `meta["openai-chat"]` of canonical messages and parts. */
+export const chatMeta = formatMeta<OpenAIChatMessageMeta, OpenAIChatPartMeta>(F);
 
 /** The canonical parts a wire content array maps to. */
 export type ContentPart = TextPart | MediaPart | OpaquePart;
-
-export function metaOf(value: OpenAIChatMessageMeta | OpenAIChatPartMeta): Record<string, unknown> {
-  return { [F]: value };
-}

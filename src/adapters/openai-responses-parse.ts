@@ -2,21 +2,21 @@
  * Parsing an OpenAI Responses `input` item array into canonical messages (the mapping is in
  * openai-responses.ts).
  */
-import type { MediaPart, Message, OpaquePart, Part, ReasoningPart, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { extraFields, formatError, type ParseOptions, recordOrigin, schemaError } from "./common.js";
-import { audioMediaType, dataUrlType } from "./media.js";
+import type { Message, OpaquePart, Part, ReasoningPart, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
+import { extraFields, formatError, isObject, type ParseOptions, recordOrigin, schemaError } from "./common.js";
+import { audioMediaType, dataUrlType, withMediaType } from "./media.js";
 import {
-  type ContentPart, joinSummary, kEnvelope, kItemSchemas, kRoles, kWireArray, metaOf, type OpenAIResponsesContentPart, type OpenAIResponsesCustomToolCall,
+  type ContentPart, joinSummary, kEnvelope, kItemSchemas, kRoles, kWireArray, type OpenAIResponsesContentPart, type OpenAIResponsesCustomToolCall,
   type OpenAIResponsesCustomToolCallOutput, type OpenAIResponsesFunctionCall, type OpenAIResponsesFunctionCallOutput, type OpenAIResponsesInputAudio,
   type OpenAIResponsesInputFile, type OpenAIResponsesInputImage, type OpenAIResponsesInputText, type OpenAIResponsesItem, type OpenAIResponsesMessageItem,
   type OpenAIResponsesMessageMeta, OpenAIResponsesOtherItemSchema, type OpenAIResponsesPartMeta, type OpenAIResponsesReasoning, type OpenAIResponsesRefusal, R,
+  responsesMeta,
 } from "./openai-responses-wire.js";
 
-const frozenMeta = (value: OpenAIResponsesPartMeta) => Object.freeze({ [R]: Object.freeze(value) });
-const kWireMeta = frozenMeta({ wire: true });
-const kItemMeta = frozenMeta({ item: true });
-const kOwnMeta = frozenMeta({});
-const kTextMeta = new Map(["input_text", "output_text", "refusal"].map((t) => [t, frozenMeta({ type: t })]));
+const kWireMeta = responsesMeta.frozen({ wire: true });
+const kItemMeta = responsesMeta.frozen({ item: true });
+const kOwnMeta = responsesMeta.frozen({});
+const kTextMeta = new Map(["input_text", "output_text", "refusal"].map((t) => [t, responsesMeta.frozen({ type: t })]));
 
 const kTextKeys: ReadonlySet<string> = new Set(["type", "text"]);
 const kRefusalKeys: ReadonlySet<string> = new Set(["type", "refusal"]);
@@ -26,21 +26,16 @@ const kCustomCallKeys: ReadonlySet<string> = new Set(["type", "call_id", "name",
 const kOutputKeys: ReadonlySet<string> = new Set(["type", "call_id", "output"]);
 const kReasoningKeys: ReadonlySet<string> = new Set(["type", "summary", "encrypted_content"]);
 
-function withMediaType(part: MediaPart, mediaType: string | undefined): MediaPart {
-  if (mediaType !== undefined) part.mediaType = mediaType;
-  return part;
-}
-
 function readPart(p: OpenAIResponsesContentPart): ContentPart {
   switch (p.type) {
     case "input_text":
     case "output_text": {
       const fields = extraFields(p, kTextKeys);
-      return { type: "text", text: (p as OpenAIResponsesInputText).text, meta: fields ? metaOf({ type: p.type, fields }) : kTextMeta.get(p.type)! };
+      return { type: "text", text: (p as OpenAIResponsesInputText).text, meta: fields ? responsesMeta.of({ type: p.type, fields }) : kTextMeta.get(p.type)! };
     }
     case "refusal": {
       const fields = extraFields(p, kRefusalKeys);
-      return { type: "text", text: (p as OpenAIResponsesRefusal).refusal, meta: fields ? metaOf({ type: "refusal", fields }) : kTextMeta.get("refusal")! };
+      return { type: "text", text: (p as OpenAIResponsesRefusal).refusal, meta: fields ? responsesMeta.of({ type: "refusal", fields }) : kTextMeta.get("refusal")! };
     }
     case "input_image": {
       const url = (p as OpenAIResponsesInputImage).image_url;
@@ -76,7 +71,7 @@ function readCall(item: OpenAIResponsesFunctionCall | OpenAIResponsesCustomToolC
   const args = custom ? (item as OpenAIResponsesCustomToolCall).input : (item as OpenAIResponsesFunctionCall).arguments;
   const fields = extraFields(item, custom ? kCustomCallKeys : kCallKeys);
   const part: ToolCallPart = { type: "tool-call", id: item.call_id, name: item.name, args };
-  if (custom || fields) part.meta = metaOf(custom ? (fields ? { custom: true, fields } : { custom: true }) : { fields });
+  if (custom || fields) part.meta = responsesMeta.of(custom ? (fields ? { custom: true, fields } : { custom: true }) : { fields });
   return part;
 }
 
@@ -90,7 +85,7 @@ function readOutput(item: OpenAIResponsesFunctionCallOutput | OpenAIResponsesCus
     if (custom) pm.custom = true;
     if (array) pm.output = "array";
     if (fields) pm.fields = fields;
-    part.meta = metaOf(pm);
+    part.meta = responsesMeta.of(pm);
   }
   return part;
 }
@@ -119,7 +114,7 @@ function readReasoning(item: OpenAIResponsesReasoning): ReasoningPart {
     const pm: OpenAIResponsesPartMeta = {};
     if (!plain) pm.summary = item.summary;
     if (fields) pm.fields = fields;
-    part.meta = metaOf(pm);
+    part.meta = responsesMeta.of(pm);
   }
   return part;
 }
@@ -132,8 +127,8 @@ function sideOf(type: string): "client" | "model" | "alone" {
 }
 
 function validateItem(raw: unknown, path: string, options: ParseOptions | undefined): OpenAIResponsesItem {
-  const isObj = typeof raw === "object" && raw !== null && !Array.isArray(raw);
-  const type = isObj ? (raw as { type?: unknown }).type : undefined;
+  const isObj = isObject(raw);
+  const type = isObj ? raw.type : undefined;
   if (!isObj || (type !== undefined && typeof type !== "string")) throw schemaError(R, kEnvelope.safeParse(raw).error!, path, options);
   const kind = type ?? "message";
   if (kind === "message") {
@@ -171,7 +166,7 @@ class Parser {
     const run = this.run;
     if (!run) return;
     this.run = undefined;
-    const m: Message = { id: `m${run.start}`, role: "assistant", parts: run.parts, meta: run.meta ? metaOf(run.meta) : {} };
+    const m: Message = { id: `m${run.start}`, role: "assistant", parts: run.parts, meta: run.meta ? responsesMeta.of(run.meta) : {} };
     recordOrigin(R, end - run.start === 1 ? this.input[run.start] : this.input.slice(run.start, end), [m]);
     this.out.push(m);
   }
@@ -179,7 +174,7 @@ class Parser {
   /** A canonical message of its own, made from the one item at `i`. */
   alone(i: number, role: Message["role"], parts: Part[], meta?: OpenAIResponsesMessageMeta): void {
     this.close(i);
-    const m: Message = { id: `m${i}`, role, parts, meta: meta ? metaOf(meta) : {} };
+    const m: Message = { id: `m${i}`, role, parts, meta: meta ? responsesMeta.of(meta) : {} };
     recordOrigin(R, this.input[i], [m]);
     this.out.push(m);
   }

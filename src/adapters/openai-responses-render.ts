@@ -3,35 +3,35 @@
  * openai-responses.ts).
  */
 import type { MediaPart, Message, ReasoningPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { formatError, type RenderOptions, reusable } from "./common.js";
-import { audioFormat, base64Of, mediaSource, urlOf } from "./media.js";
+import { type RenderOptions, unrenderable } from "./common.js";
+import { foreignSource, openaiMedia } from "./media.js";
+import { isPlainText } from "./meta.js";
 import {
-  type ContentPart, joinSummary, messageMeta, type OpenAIResponsesContentPart, type OpenAIResponsesCustomToolCall, type OpenAIResponsesCustomToolCallOutput,
+  type ContentPart, joinSummary, type OpenAIResponsesContentPart, type OpenAIResponsesCustomToolCall, type OpenAIResponsesCustomToolCallOutput,
   type OpenAIResponsesFunctionCall, type OpenAIResponsesFunctionCallOutput, type OpenAIResponsesItem, type OpenAIResponsesMessageItem,
-  type OpenAIResponsesMessageMeta, type OpenAIResponsesPartMeta, type OpenAIResponsesReasoning, type OpenAIResponsesWire, partMeta, R,
+  type OpenAIResponsesMessageMeta, type OpenAIResponsesPartMeta, type OpenAIResponsesReasoning, type OpenAIResponsesWire, R, responsesMeta,
 } from "./openai-responses-wire.js";
+import { ContentRuns, eachMessage } from "./render.js";
 
-function unrenderable(what: string, where: string): never {
-  throw formatError("E_UNKNOWN_PART", `${what} has no ${R} form`, where);
-}
-
+/** A media part of another format, from what `mediaSource` reads out of it. */
 function foreignMedia(p: MediaPart, where: () => string): OpenAIResponsesContentPart {
-  const s = mediaSource(p);
-  if (!s) return unrenderable("a media part whose data holds no URL, base64 data or file id", where());
-  const type = s.mediaType;
-  const image = type === undefined || type.startsWith("image/");
+  const s = foreignSource(p, R, where);
   const named = s.filename !== undefined ? { filename: s.filename } : {};
-  if (s.fileId !== undefined) return image ? { type: "input_image", file_id: s.fileId, detail: "auto" } : { type: "input_file", file_id: s.fileId, ...named };
-  const format = audioFormat(type);
-  const b64 = base64Of(s);
-  if (format && b64 !== undefined) return { type: "input_audio", input_audio: { data: b64, format } };
-  const url = urlOf(s)!;
-  if (image) return { type: "input_image", image_url: url, detail: "auto" };
-  return url.startsWith("data:") ? { type: "input_file", file_data: url, ...named } : { type: "input_file", file_url: url, ...named };
+  const m = openaiMedia(s);
+  switch (m.kind) {
+    case "file-id":
+      return m.image ? { type: "input_image", file_id: m.fileId, detail: "auto" } : { type: "input_file", file_id: m.fileId, ...named };
+    case "audio":
+      return { type: "input_audio", input_audio: { data: m.data, format: m.format } };
+    case "image":
+      return { type: "input_image", image_url: m.url, detail: "auto" };
+    case "file":
+      return m.url.startsWith("data:") ? { type: "input_file", file_data: m.url, ...named } : { type: "input_file", file_url: m.url, ...named };
+  }
 }
 
 function renderPart(p: ContentPart, assistant: boolean, where: () => string): OpenAIResponsesContentPart | undefined {
-  const pm = partMeta(p);
+  const pm = responsesMeta.get(p);
   switch (p.type) {
     case "text":
       if (pm?.type === "refusal") return { type: "refusal", refusal: p.text, ...pm.fields };
@@ -46,7 +46,7 @@ function renderPart(p: ContentPart, assistant: boolean, where: () => string): Op
 
 function renderContent(parts: readonly ContentPart[], array: boolean, assistant: boolean, where: (k: number) => string): string | OpenAIResponsesContentPart[] {
   if (parts.length === 0) return array ? [] : "";
-  if (!array && parts.length === 1 && parts[0].type === "text" && !partMeta(parts[0])) return parts[0].text;
+  if (!array && parts.length === 1 && isPlainText(parts[0], R)) return parts[0].text;
   const out: OpenAIResponsesContentPart[] = [];
   for (let k = 0; k < parts.length; k++) {
     const r = renderPart(parts[k], assistant, () => where(k));
@@ -56,13 +56,13 @@ function renderContent(parts: readonly ContentPart[], array: boolean, assistant:
 }
 
 function renderCall(p: ToolCallPart): OpenAIResponsesFunctionCall | OpenAIResponsesCustomToolCall {
-  const pm = partMeta(p);
+  const pm = responsesMeta.get(p);
   if (pm?.custom) return { type: "custom_tool_call", call_id: p.id, name: p.name, input: p.args, ...pm.fields };
   return { type: "function_call", call_id: p.id, name: p.name, arguments: p.args, ...pm?.fields };
 }
 
 function renderOutput(r: ToolResultPart, where: string): OpenAIResponsesFunctionCallOutput | OpenAIResponsesCustomToolCallOutput {
-  const pm = partMeta(r);
+  const pm = responsesMeta.get(r);
   const output = renderContent(r.content, pm?.output === "array", false, (k) => `${where}.content[${k}]`);
   if (pm?.custom) return { type: "custom_tool_call_output", call_id: r.callId, output, ...pm.fields };
   return { type: "function_call_output", call_id: r.callId, output, ...pm?.fields };
@@ -90,70 +90,50 @@ function messageItem(role: WireRole, parts: readonly ContentPart[], mm: OpenAIRe
  * items. A user, system or assistant message that yields no item still yields an empty message.
  */
 function renderMessage(m: Message, i: number, out: OpenAIResponsesItem[]): void {
-  const mm = m.role === "tool" ? undefined : messageMeta(m);
+  const mm = m.role === "tool" ? undefined : responsesMeta.message(m);
   const role: WireRole = m.role === "tool" ? "user" : m.role === "system" ? (mm?.role ?? "system") : m.role;
-  let run: ContentPart[] | undefined;
-  let runAt: number[] = [];
-  let first = true;
-  let emitted = 0;
   const at = (k: number) => `messages[${i}].parts[${k}]`;
-  const flush = () => {
-    if (!run) return;
-    const indices = runAt;
-    out.push(messageItem(role, run, first ? mm : undefined, (k) => at(indices[k]!)));
-    first = false;
-    emitted++;
-    run = undefined;
-    runAt = [];
-  };
-  const push = (item: OpenAIResponsesItem) => {
-    flush();
-    out.push(item);
-    emitted++;
-  };
-  const add = (p: ContentPart, k: number) => {
-    (run ??= []).push(p);
-    runAt.push(k);
-  };
+  const runs = new ContentRuns<ContentPart, OpenAIResponsesItem>(out, (parts, indices, first) => messageItem(role, parts, first ? mm : undefined, (k) => at(indices[k]!)));
   m.parts.forEach((p, k) => {
-    const pm = partMeta(p);
+    const pm = responsesMeta.get(p);
     switch (p.type) {
       case "text":
       case "media":
-        return add(p, k);
+        return runs.add(p, k);
       case "opaque":
-        if (pm?.item) push(p.value as OpenAIResponsesItem);
-        else if (pm?.wire) add(p, k);
+        if (pm?.item) runs.push(p.value as OpenAIResponsesItem);
+        else if (pm?.wire) runs.add(p, k);
         return;
       case "tool-call":
-        if (m.role !== "assistant") unrenderable(`a tool call on a ${m.role} message`, at(k));
-        return push(renderCall(p));
+        if (m.role !== "assistant") unrenderable(R, `a tool call on a ${m.role} message`, at(k));
+        return runs.push(renderCall(p));
       case "tool-result":
-        return push(renderOutput(p, at(k)));
+        return runs.push(renderOutput(p, at(k)));
       case "reasoning":
-        if (pm) push(renderReasoning(p, pm));
+        if (pm) runs.push(renderReasoning(p, pm));
         return;
     }
   });
-  flush();
-  if (emitted === 0 && m.role !== "tool") out.push(messageItem(role, [], mm, at));
+  runs.flush();
+  if (runs.emitted === 0 && m.role !== "tool") out.push(messageItem(role, [], mm, at));
 }
 
 /** Renders canonical messages as Responses input items, handing back the parsed items for every untouched message. */
 export function renderOpenAIResponses(messages: readonly Message[], options?: RenderOptions): OpenAIResponsesWire {
   const out: OpenAIResponsesItem[] = [];
-  const reuse = options?.reuse !== false;
-  for (let i = 0; i < messages.length; i++) {
-    if (reuse) {
-      const r = reusable(messages, i, R);
-      if (r) {
-        if (Array.isArray(r.raw)) for (const item of r.raw) out.push(item as OpenAIResponsesItem);
-        else out.push(r.raw as OpenAIResponsesItem);
-        i += r.length - 1;
-        continue;
-      }
-    }
-    renderMessage(messages[i], i, out);
-  }
+  eachMessage(
+    messages,
+    R,
+    options,
+    // A run of several items was recorded as the array of them.
+    (raw) => {
+      if (Array.isArray(raw)) for (const item of raw) out.push(item as OpenAIResponsesItem);
+      else out.push(raw as OpenAIResponsesItem);
+    },
+    (i) => {
+      renderMessage(messages[i], i, out);
+      return i + 1;
+    },
+  );
   return out;
 }

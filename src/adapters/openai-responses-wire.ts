@@ -4,8 +4,9 @@
  * openai-responses.ts for the mapping).
  */
 import { z } from "zod";
-import type { MediaPart, Message, OpaquePart, TextPart } from "../model/schema.js";
+import type { MediaPart, OpaquePart, TextPart } from "../model/schema.js";
 import { taggedUnion } from "./common.js";
+import { formatMeta } from "./meta.js";
 
 export const R = "openai-responses" as const;
 
@@ -179,17 +180,8 @@ export interface OpenAIResponsesPartMeta {
 }
 
 
-export function messageMeta(m: Message): OpenAIResponsesMessageMeta | undefined {
-  return m.meta[R] as OpenAIResponsesMessageMeta | undefined;
-}
-
-export function partMeta(p: { meta?: Record<string, unknown> }): OpenAIResponsesPartMeta | undefined {
-  return p.meta?.[R] as OpenAIResponsesPartMeta | undefined;
-}
-
-export function metaOf(value: OpenAIResponsesMessageMeta | OpenAIResponsesPartMeta): Record<string, unknown> {
-  return { [R]: value };
-}
+/** `meta["openai-responses"]` of canonical messages and parts. */
+export const responsesMeta = formatMeta<OpenAIResponsesMessageMeta, OpenAIResponsesPartMeta>(R);
 
 /** The canonical parts a wire content array maps to. */
 export type ContentPart = TextPart | MediaPart | OpaquePart;
