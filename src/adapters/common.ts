@@ -172,6 +172,11 @@ export function formatError(code: CtxfoldErrorCode, message: string, path: strin
   return new CtxfoldError(code, message, { path: wherePath(options, path) });
 }
 
+/** Render's failure for a part `format` has no place for: E_UNKNOWN_PART at `where`. */
+export function unrenderable(format: Format, what: string, where: string): never {
+  throw formatError("E_UNKNOWN_PART", `${what} has no ${format} form`, where);
+}
+
 /** Copies the own enumerable fields of `obj` that are not in `known`; undefined when none. */
 export function extraFields(obj: Record<string, unknown>, known: ReadonlySet<string>): Record<string, unknown> | undefined {
   let out: Record<string, unknown> | undefined;
@@ -184,7 +189,12 @@ export function extraFields(obj: Record<string, unknown>, known: ReadonlySet<str
 }
 
 // ---------------------------------------------------------------------------------------------
-// Wire schemas.
+// Wire values and schemas.
+
+/** A JSON object (not null, not an array). */
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
 
 /**
  * An object tagged by `type`: a known tag is checked against its schema (issues keep their

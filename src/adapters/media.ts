@@ -1,14 +1,22 @@
 /**
  * Media parts across formats: reading a MediaPart that any adapter made (URL, data URL, base64,
- * file id) so another format can render it, and the MIME / format names the wire formats use.
+ * file id) so another format can render it, the form the OpenAI formats give such a part, and
+ * the MIME / format names the wire formats use.
  */
 import type { MediaPart } from "../model/schema.js";
+import { type Format, isObject, unrenderable } from "./common.js";
 
 /** The MIME type of a `data:` URL, if `url` is one. */
 export function dataUrlType(url: string | undefined): string | undefined {
   if (!url || !url.startsWith("data:")) return undefined;
   const end = url.search(/[;,]/);
   return end > 5 ? url.slice(5, end) : undefined;
+}
+
+/** A parsed MediaPart with its media type, when the wire tells one. */
+export function withMediaType(part: MediaPart, mediaType: string | undefined): MediaPart {
+  if (mediaType !== undefined) part.mediaType = mediaType;
+  return part;
 }
 
 /** The MIME type of an OpenAI `input_audio` format name. */
@@ -26,7 +34,6 @@ export interface MediaSource {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function probeString(s: string): MediaSource {
   if (s.startsWith("data:")) return { url: s, mediaType: dataUrlType(s) };
@@ -35,14 +42,14 @@ function probeString(s: string): MediaSource {
 
 function probe(v: unknown, depth: number): MediaSource | undefined {
   if (typeof v === "string") return probeString(v);
-  if (!isRecord(v) || depth > 3) return undefined;
+  if (!isObject(v) || depth > 3) return undefined;
   let s: MediaSource | undefined;
   const direct = str(v.url) ?? str(v.image_url) ?? str(v.file_url) ?? str(v.file_data) ?? str(v.data);
   if (direct !== undefined) s = probeString(direct);
   else if (typeof v.file_id === "string") s = { fileId: v.file_id };
   else {
     for (const key of ["image_url", "input_audio", "file", "source", "image", "audio"]) {
-      if (isRecord(v[key]) && (s = probe(v[key], depth + 1))) break;
+      if (isObject(v[key]) && (s = probe(v[key], depth + 1))) break;
     }
   }
   if (!s) return undefined;
@@ -87,4 +94,38 @@ export function audioFormat(mediaType: string | undefined): string | undefined {
   if (mediaType === "audio/wav" || mediaType === "audio/x-wav" || mediaType === "audio/wave") return "wav";
   if (mediaType === "audio/mpeg" || mediaType === "audio/mp3") return "mp3";
   return undefined;
+}
+
+/**
+ * The source of a media part of another format that `format` renders, or E_UNKNOWN_PART at
+ * `where()` when its data holds none.
+ */
+export function foreignSource(p: MediaPart, format: Format, where: () => string): MediaSource {
+  const s = mediaSource(p);
+  if (!s) unrenderable(format, "a media part whose data holds no URL, base64 data or file id", where());
+  return s;
+}
+
+/**
+ * What a media part of another format is to the OpenAI formats (Chat Completions, Responses),
+ * which take the same four: a file id (`image` when the media type is an image's or unknown),
+ * base64 audio in a format `input_audio` takes, an image by URL or data URL, or any other file
+ * by URL or data URL.
+ */
+export type OpenAIMedia =
+  | { kind: "file-id"; fileId: string; image: boolean }
+  | { kind: "audio"; data: string; format: string }
+  | { kind: "image"; url: string }
+  | { kind: "file"; url: string; mediaType: string };
+
+export function openaiMedia(s: MediaSource): OpenAIMedia {
+  const type = s.mediaType;
+  const image = type === undefined || type.startsWith("image/");
+  if (s.fileId !== undefined) return { kind: "file-id", fileId: s.fileId, image };
+  const format = audioFormat(type);
+  const b64 = base64Of(s);
+  if (format && b64 !== undefined) return { kind: "audio", data: b64, format };
+  // Not a file id: a URL or base64 data, so there is a URL.
+  const url = urlOf(s)!;
+  return image ? { kind: "image", url } : { kind: "file", url, mediaType: type };
 }
