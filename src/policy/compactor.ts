@@ -14,7 +14,7 @@ import { RedactingStore } from "./redacting-store.js";
 import { CompactorSession, type EpochHost } from "./session.js";
 import { addEvent, newCompactionStats, type CompactionStats } from "../events.js";
 import { StepCache } from "./step-cache.js";
-import type { CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
+import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
 import { StageKit, type KitServices } from "./work.js";
 
 export { CompactorSession } from "./session.js";
@@ -98,6 +98,9 @@ export class Compactor {
    * `options.budget`. Stateless: each call decides from scratch (use `session()` across the
    * calls of one conversation for stable prefixes).
    */
+  compact<M extends object>(input: readonly M[], options: CompactCallOptions & { format: ArrayFormat }): Promise<CompactResult<M[]>>;
+  compact<M extends object>(input: readonly M[] | AnthropicForm<M>, options: CompactCallOptions & { format: "anthropic" }): Promise<CompactResult<AnthropicForm<M>>>;
+  compact(input: unknown, options: CompactCallOptions): Promise<CompactResult>;
   async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
     const checked = checkCallOptions(options);
     const { format, messages } = this.parse(input, checked.format);

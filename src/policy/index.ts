@@ -5,7 +5,7 @@ export type { CompactorConfig } from "./config.js";
 export { classify, isTodoReminder } from "./classify.js";
 export type { PolicyEvent } from "./events.js";
 export type { Summarizer } from "../steps/summarizer.js";
-export type { CanonicalResult, CompactCallOptions, CompactResult, MessageClass, SkipReason, StageReport, Tier } from "./types.js";
+export type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, MessageClass, SkipReason, StageReport, Tier } from "./types.js";
 export { extractiveSummarizer, summarizeExtractive, kExtractive } from "./extractive.js";
 export type { ExtractiveSummarizerOptions, SyncSummarizer } from "./extractive.js";
 export { llmSummarizer, kLlmSummarizerDefaults } from "./llm-summarizer.js";

@@ -4,7 +4,7 @@ import { jsonEqual } from "../model/equal.js";
 import { renderMessages } from "../adapters/index.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
-import type { CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
+import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
 
 /** What a session needs of its compactor (Compactor.session() hands it over; not public). */
 export interface EpochHost {
@@ -72,6 +72,9 @@ export class CompactorSession {
   }
 
   /** compact() with epochs; input in a provider format or canonical. */
+  compact<M extends object>(input: readonly M[], options: CompactCallOptions & { format: ArrayFormat }): Promise<CompactResult<M[]>>;
+  compact<M extends object>(input: readonly M[] | AnthropicForm<M>, options: CompactCallOptions & { format: "anthropic" }): Promise<CompactResult<AnthropicForm<M>>>;
+  compact(input: unknown, options: CompactCallOptions): Promise<CompactResult>;
   async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
     const checked = checkCallOptions(options);
     const { format, messages } = this.#host.parse(input, checked.format ?? this.#format);

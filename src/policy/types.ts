@@ -1,4 +1,5 @@
 import type { Format } from "../adapters/index.js";
+import type { AnthropicSystem } from "../adapters/anthropic.js";
 import type { Message } from "../model/schema.js";
 
 /** The tiered policy's message classes. */
@@ -31,9 +32,15 @@ export interface StageReport {
   durationMs: number;
 }
 
-export interface CompactResult {
+/**
+ * What compact() gives back. `W` is the input's wire form, in which `messages` is rendered: an
+ * array of the format's messages (typed as the caller's own message type when the format is
+ * named: compact() has a signature per kind of format), or for Anthropic `{ system?, messages }`; `unknown` when the format
+ * was detected at run time.
+ */
+export interface CompactResult<W = unknown> {
   /** The compacted messages rendered in the input's format. */
-  messages: unknown;
+  messages: W;
   /** The same, canonical. */
   canonical: Message[];
   format: Format;
@@ -50,6 +57,15 @@ export interface CompactResult {
   stages: StageReport[];
   /** Refs of everything removed or shortened (each resolves in the offload store). */
   refs: string[];
+}
+
+/** The formats whose wire form is an array of messages (all but Anthropic's, which has a system field beside them). */
+export type ArrayFormat = Exclude<Format, "anthropic">;
+
+/** Anthropic's wire form with the caller's message type: a messages array, or `{ system?, messages }`. */
+export interface AnthropicForm<M> {
+  system?: AnthropicSystem;
+  messages: M[];
 }
 
 /** A compaction's result on canonical messages (compactCanonical): `messages` is the canonical list. */
