@@ -1,4 +1,4 @@
-import { createRng, generateText, type TextKind } from "../src/gen/text.js";
+import { createRng, syntheticText, type TextKind } from "../src/gen/text.js";
 
 /** Sizes the kernels are measured at (UTF-8 bytes), as the foundation issue asks. */
 export const kSizes = [
@@ -17,7 +17,7 @@ export function mixedText(bytes: number, seed: number): string {
   const r = createRng(seed);
   let s = "";
   let k = seed % kMix.length;
-  while (Buffer.byteLength(s) < bytes) s += generateText(kMix[k++ % kMix.length], Math.min(2000, bytes), r) + "\n";
+  while (Buffer.byteLength(s) < bytes) s += syntheticText(kMix[k++ % kMix.length], Math.min(2000, bytes), r) + "\n";
   return trimToBytes(s, bytes);
 }
 
@@ -31,7 +31,7 @@ function trimToBytes(s: string, bytes: number): string {
 export function kindText(kind: TextKind, bytes: number, seed: number): string {
   const r = createRng(seed);
   let s = "";
-  while (Buffer.byteLength(s) < bytes) s += generateText(kind, 4000, r) + "\n";
+  while (Buffer.byteLength(s) < bytes) s += syntheticText(kind, 4000, r) + "\n";
   return trimToBytes(s, bytes);
 }
 

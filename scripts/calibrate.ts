@@ -19,7 +19,7 @@ import { gunzipSync } from "node:zlib";
 import { createRequire } from "node:module";
 import { getCore } from "../src/core/core-instance.js";
 import { hashText } from "../src/core/hash.js";
-import { createRng, generateText, TEXT_KINDS, type TextKind } from "../src/gen/text.js";
+import { createRng, syntheticText, TEXT_KINDS, type TextKind } from "../src/gen/text.js";
 import { FEATURE_COUNT, FEATURE_NAMES } from "../src/tokens/estimator.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -102,7 +102,7 @@ function loadSamples(): Sample[] {
   for (const kind of TEXT_KINDS) {
     for (let i = 0; i < 300; i++) {
       const size = Math.round(40 * Math.exp(r.next() * Math.log(200))); // 40 .. 8000 chars, log-uniform
-      add(generateText(kind as TextKind, size, r), `gen/${kind}/${i}`, "generated", kind as ContentClass, i % 2 === 1);
+      add(syntheticText(kind as TextKind, size, r), `gen/${kind}/${i}`, "generated", kind as ContentClass, i % 2 === 1);
     }
   }
   return samples;

@@ -3,7 +3,7 @@
  * file tree and symbols, the tool harness's style, the files' contents (the same every time a
  * file is read, as written once written), and the seeded choices every part of a run draws with.
  */
-import { generateText, type Rng, type TextKind } from "./text.js";
+import { syntheticText, type Rng, type TextKind } from "./text.js";
 
 /** Smallest and largest file read, in UTF-16 code units. */
 export const kFileReadChars = { min: 500, max: 40_000 } as const;
@@ -131,7 +131,7 @@ export function fileText(ctx: Ctx, rel: string): string {
   if (t === undefined) {
     const { min, max } = kFileReadChars;
     const size = Math.round(min * Math.pow(max / min, Math.pow(ctx.r.next(), 1.5)));
-    t = clip(generateText(kindOf(rel), size, ctx.r), max);
+    t = clip(syntheticText(kindOf(rel), size, ctx.r), max);
     ctx.files.set(rel, t);
   }
   return t;

@@ -5,7 +5,7 @@
  */
 import type { ReasoningPart } from "../model/schema.js";
 import { between, cap, chance, kNouns, kVerbs, logUniform, pick, type Ctx, type ToolKey } from "./run-project.js";
-import { generateText, type Rng } from "./text.js";
+import { syntheticText, type Rng } from "./text.js";
 
 export function systemPrompt(ctx: Ctx): string {
   const { r, project: p, harness: h } = ctx;
@@ -23,7 +23,7 @@ export function systemPrompt(ctx: Ctx): string {
     return JSON.stringify({ name: h.names[key], description, parameters: { type: "object", properties, required: Object.keys(props) } }, null, 2);
   });
   const rules = ["Read the relevant code before changing it.", "Run the tests after every change.", "Keep changes minimal and focused on the task.", "Never invent file contents; read them.", "When you are done, summarise what you changed."];
-  return `You are an autonomous software engineering agent working in the repository at ${p.root} (a ${p.lang === "python" ? "Python" : "TypeScript"} project).\n${generateText("prose", between(r, 200, 1200), r).trim()}\n\n# Tools\n\nYou have access to the following tools:\n\n${defs.join("\n\n")}\n\n# Rules\n\n${rules.filter(() => chance(r, 0.8)).map((x, i) => `${i + 1}. ${x}`).join("\n")}`;
+  return `You are an autonomous software engineering agent working in the repository at ${p.root} (a ${p.lang === "python" ? "Python" : "TypeScript"} project).\n${syntheticText("prose", between(r, 200, 1200), r).trim()}\n\n# Tools\n\nYou have access to the following tools:\n\n${defs.join("\n\n")}\n\n# Rules\n\n${rules.filter(() => chance(r, 0.8)).map((x, i) => `${i + 1}. ${x}`).join("\n")}`;
 }
 
 export function taskText(ctx: Ctx): string {
@@ -31,18 +31,18 @@ export function taskText(ctx: Ctx): string {
   const sym = pick(r, p.symbols);
   const file = pick(r, p.sources);
   const title = pick(r, [`\`${sym}\` returns the wrong result when the ${pick(r, kNouns)} is empty`, `Crash in \`${sym}\` after upgrading to ${between(r, 1, 4)}.${between(r, 0, 12)}`, `Add support for ${pick(r, kNouns)} in ${file}`, `${cap(pick(r, kVerbs))} is slow on large inputs`]);
-  if (chance(r, 0.06)) return `${title}\n\n${generateText(pick(r, ["cjk", "intl"] as const), between(r, 200, 1500), r)}`;
-  const repro = `\`\`\`${p.lang}\n${generateText("code", between(r, 150, 1200), r).trim()}\n\`\`\``;
+  if (chance(r, 0.06)) return `${title}\n\n${syntheticText(pick(r, ["cjk", "intl"] as const), between(r, 200, 1500), r)}`;
+  const repro = `\`\`\`${p.lang}\n${syntheticText("code", between(r, 150, 1200), r).trim()}\n\`\`\``;
   return pick(r, [
-    `<issue>\n${title}\n\n${generateText("prose", between(r, 200, 2500), r).trim()}\n\n${repro}\n</issue>\n\nPlease resolve the issue above with a minimal change to the non-test files.`,
-    `${title}. ${generateText("prose", between(r, 100, 800), r).trim()}\n\nTo reproduce:\n\n${repro}`,
+    `<issue>\n${title}\n\n${syntheticText("prose", between(r, 200, 2500), r).trim()}\n\n${repro}\n</issue>\n\nPlease resolve the issue above with a minimal change to the non-test files.`,
+    `${title}. ${syntheticText("prose", between(r, 100, 800), r).trim()}\n\nTo reproduce:\n\n${repro}`,
     `Can you fix this? ${title}.`,
   ]);
 }
 
 export function steeringText(ctx: Ctx): string {
   const { r, project: p } = ctx;
-  if (chance(r, 0.1)) return generateText(pick(r, ["cjk", "intl", "emoji"] as const), between(r, 40, 300), r).trim();
+  if (chance(r, 0.1)) return syntheticText(pick(r, ["cjk", "intl", "emoji"] as const), between(r, 40, 300), r).trim();
   const line = pick(r, [
     `Actually, don't modify the tests; only change \`${pick(r, p.sources)}\`.`,
     `Please keep the public API of \`${pick(r, p.symbols)}\` unchanged.`,
@@ -51,7 +51,7 @@ export function steeringText(ctx: Ctx): string {
     `Make sure it still works on ${p.lang === "python" ? "Python 3.8" : "Node 18"}.`,
     `You're going in circles. Look at \`${pick(r, p.sources)}\` first.`,
   ]);
-  return chance(r, 0.3) ? `${line} ${generateText("prose", between(r, 40, 400), r).trim()}` : line;
+  return chance(r, 0.3) ? `${line} ${syntheticText("prose", between(r, 40, 400), r).trim()}` : line;
 }
 
 export function stepText(ctx: Ctx, key: ToolKey, args: Record<string, string>, n: number, steered: boolean, lastFailure: string | undefined): string {
@@ -65,7 +65,7 @@ export function stepText(ctx: Ctx, key: ToolKey, args: Record<string, string>, n
     fetch: "Let me check the documentation for this.",
     list: `Let me see what is in \`${args.path}\`.`,
   }[key];
-  const more = chance(r, 0.35) ? ` ${generateText("prose", between(r, 40, 500), r).trim()}` : "";
+  const more = chance(r, 0.35) ? ` ${syntheticText("prose", between(r, 40, 500), r).trim()}` : "";
   return lead + say + more;
 }
 
@@ -73,7 +73,7 @@ export function reasoningPart(ctx: Ctx, redacted: boolean): ReasoningPart {
   const { r, project: p } = ctx;
   if (redacted) return { type: "reasoning", redacted: base64(r, between(r, 300, 2000)) };
   const open = pick(r, [`The user wants \`${pick(r, p.symbols)}\` fixed.`, `So the problem is in \`${pick(r, p.sources)}\`.`, "Let me think about what the output means.", "Hmm, that is not what I expected."]);
-  return { type: "reasoning", text: `${open} ${generateText("prose", logUniform(r, 100, 2500), r).trim()}`, signature: base64(r, between(r, 200, 600)) };
+  return { type: "reasoning", text: `${open} ${syntheticText("prose", logUniform(r, 100, 2500), r).trim()}`, signature: base64(r, between(r, 200, 600)) };
 }
 
 /** Base64 of `bytes` random bytes, padded: the shape of provider signatures and encrypted data. */
@@ -86,8 +86,8 @@ function base64(r: Rng, bytes: number): string {
 export function finalText(ctx: Ctx): string {
   const { r, project: p } = ctx;
   const changed = ctx.written.length
-    ? `\n\n## Changes\n\n${ctx.written.map((f) => `- \`${f}\`: ${generateText("prose", between(r, 30, 200), r).trim()}`).join("\n")}`
+    ? `\n\n## Changes\n\n${ctx.written.map((f) => `- \`${f}\`: ${syntheticText("prose", between(r, 30, 200), r).trim()}`).join("\n")}`
     : "";
   const head = ctx.written.length ? `I've fixed the issue in \`${pick(r, ctx.written)}\`.` : `I investigated \`${pick(r, p.symbols)}\` but made no changes.`;
-  return `${head}${changed}\n\n${generateText("prose", between(r, 100, 1200), r).trim()}`;
+  return `${head}${changed}\n\n${syntheticText("prose", between(r, 100, 1200), r).trim()}`;
 }

@@ -4,7 +4,7 @@
  * errors), from the simulated project (run-project.ts).
  */
 import { allFiles, between, cap, chance, dirname, fileText, kindOf, kNouns, kVerbs, logUniform, missingPath, numbered, pick, shown, type Ctx, type Project, type ToolKey } from "./run-project.js";
-import { generateText, type Rng, type TextKind } from "./text.js";
+import { syntheticText, type Rng, type TextKind } from "./text.js";
 
 interface ToolRun {
   args: Record<string, string>;
@@ -38,7 +38,7 @@ export const kTools: Record<ToolKey, (ctx: Ctx, failed: boolean) => ToolRun> = {
   write(ctx, failed) {
     const { r, project: p } = ctx;
     const rel = failed ? missingPath(ctx, true) : chance(r, 0.2) ? missingPath(ctx) : pick(r, chance(r, 0.7) ? p.sources : p.tests);
-    const content = generateText(kindOf(rel), logUniform(r, 500, 4000), r);
+    const content = syntheticText(kindOf(rel), logUniform(r, 500, 4000), r);
     const path = shown(ctx, rel);
     if (failed) return { args: { path, content }, text: notFound(ctx, "open", path, "write_file") };
     ctx.files.set(rel, content);
@@ -112,7 +112,7 @@ function okCommand(ctx: Ctx): Shell {
     case 2: return { command: "git status", output: gitStatus(ctx), code: 0 };
     case 3: {
       const rel = pick(r, p.sources);
-      return { command: `git diff ${rel}`, output: `diff --git a/${rel} b/${rel}\nindex ${hex(r, 7)}..${hex(r, 7)} 100644\n--- a/${rel}\n+++ b/${rel}\n${generateText("code", between(r, 200, 2500), r)}`, code: 0 };
+      return { command: `git diff ${rel}`, output: `diff --git a/${rel} b/${rel}\nindex ${hex(r, 7)}..${hex(r, 7)} 100644\n--- a/${rel}\n+++ b/${rel}\n${syntheticText("code", between(r, 200, 2500), r)}`, code: 0 };
     }
     case 4: {
       const dir = pick(r, p.dirs);
@@ -131,7 +131,7 @@ function okCommand(ctx: Ctx): Shell {
     }
     case 7: return { command: py ? "pip install -e ." : "npm install", output: installLog(ctx), code: 0 };
     case 8: return { command: "mkdir -p build && touch build/.keep", output: "", code: 0 };
-    default: return { command: py ? "python reproduce_issue.py" : "node dist/cli.js --verbose", output: generateText("logs", logUniform(r, 40, 6000), r), code: 0 };
+    default: return { command: py ? "python reproduce_issue.py" : "node dist/cli.js --verbose", output: syntheticText("logs", logUniform(r, 40, 6000), r), code: 0 };
   }
 }
 
@@ -260,8 +260,8 @@ function docUrl(ctx: Ctx): string {
 function webPage(ctx: Ctx, url: string): string {
   const { r } = ctx;
   const kind: TextKind = chance(r, 0.08) ? pick(r, ["cjk", "intl"] as const) : "prose";
-  const code = chance(r, 0.5) ? `\n\n\`\`\`${ctx.project.lang}\n${generateText("code", between(r, 100, 1200), r).trim()}\n\`\`\`\n\n` : "\n\n";
-  return `# ${cap(pick(r, kVerbs))} ${pick(r, kNouns)}\n\nSource: ${url}\n\n${generateText(kind, logUniform(r, 400, 8000), r)}${code}${generateText("prose", logUniform(r, 100, 4000), r)}`;
+  const code = chance(r, 0.5) ? `\n\n\`\`\`${ctx.project.lang}\n${syntheticText("code", between(r, 100, 1200), r).trim()}\n\`\`\`\n\n` : "\n\n";
+  return `# ${cap(pick(r, kVerbs))} ${pick(r, kNouns)}\n\nSource: ${url}\n\n${syntheticText(kind, logUniform(r, 400, 8000), r)}${code}${syntheticText("prose", logUniform(r, 100, 4000), r)}`;
 }
 
 function fetchFailure(ctx: Ctx, url: string): string {

@@ -31,7 +31,7 @@ export type TextKind = 'prose' | 'code' | 'json' | 'logs' | 'cjk' | 'emoji' | 'i
 export const TEXT_KINDS: readonly TextKind[] = ['prose', 'code', 'json', 'logs', 'cjk', 'emoji', 'intl'];
 
 /** Generates about `approxChars` UTF-16 code units of text of the given kind. */
-export function generateText(kind: TextKind, approxChars: number, rng: Rng): string {
+export function syntheticText(kind: TextKind, approxChars: number, rng: Rng): string {
   const g = new Gen(rng, rng.int(0x10000));
   const parts: string[] = [];
   let len = 0;

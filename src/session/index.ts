@@ -19,3 +19,4 @@ export { MemorySessionStore, FsSessionStore, sessionDirName } from "./store.js";
 export type { SessionStore, FsSessionStoreOptions, SessionFsOps, LoopId } from "./store.js";
 export { ContextTracker, kUsageSmoothing, kCorrectionBounds } from "./tracker.js";
 export type { ContextTrackerOptions, UsageReport } from "./tracker.js";
+export { TurnMap } from "./turn-map.js";

@@ -21,3 +21,5 @@ export type { StepMessagesOptions, StepMessagesResult } from "./messages.js";
 export { buildReactPrompt, formatFullStep, thoughtStepsFromMessages } from "./react.js";
 export type { ThoughtStep, ReactPromptInput } from "./react.js";
 export type { ReducedStep, StepAction, ToolCategory } from "./types.js";
+export { groupSteps, kToolCategories } from "./group-steps.js";
+export type { GroupStepsOptions, StepRun } from "./group-steps.js";

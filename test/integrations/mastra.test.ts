@@ -7,7 +7,7 @@ import { createTool } from "@mastra/core/tools";
 import type { ModelMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { createRng, generateText as generateFiller } from "../../src/gen/text.js";
+import { createRng, syntheticText } from "../../src/gen/text.js";
 import type { AiSdkPromptMessage, CompactInfo } from "../../src/integrations/ai-sdk.js";
 import { CtxfoldProcessor, type MastraLLMRequestArgs } from "../../src/integrations/mastra.js";
 import { rejection } from "../helpers.js";
@@ -87,7 +87,7 @@ describe("CtxfoldProcessor", () => {
     const steps = 50;
     const budget = 12_000;
     const rng = createRng(7);
-    const files = Array.from({ length: steps }, () => generateFiller("code", 2400, rng));
+    const files = Array.from({ length: steps }, () => syntheticText("code", 2400, rng));
     const { model, prompts } = stubModel((n) =>
       n < steps
         ? { content: [{ type: "text", text: `Reading file ${n}.` }, { type: "tool-call", toolCallId: `call_${n}`, toolName: "readFile", input: JSON.stringify({ path: `src/f${n}.ts` }) }], finishReason: { unified: "tool-calls", raw: "tool_calls" } }

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { generateText, TEXT_KINDS } from "../../src/gen/text.js";
+import { syntheticText, TEXT_KINDS } from "../../src/gen/text.js";
 import { extractiveSummarizer, kExtractive, splitUnits, summarizeExtractive } from "../../src/policy/extractive.js";
 import type { Summarizer } from "../../src/steps/summarizer.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
@@ -27,7 +27,7 @@ const lineArb = fc.oneof(
 );
 const textArb = fc.oneof(
   { weight: 5, arbitrary: fc.array(lineArb, { maxLength: 120 }).map((ls) => ls.join("\n")) },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...TEXT_KINDS), fc.integer({ min: 0, max: 30_000 }), fc.integer()).map(([k, n, seed]) => generateText(k, n, createRng(seed))) },
+  { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...TEXT_KINDS), fc.integer({ min: 0, max: 30_000 }), fc.integer()).map(([k, n, seed]) => syntheticText(k, n, createRng(seed))) },
   { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 0, max: 20_000 }), fc.integer()).map(([n, seed]) => randomTricky(createRng(seed), n)) },
 );
 
@@ -43,7 +43,7 @@ describe("summarizeExtractive: within target by construction", () => {
   });
 
   it("small targets on long texts (the header is dropped before the target is exceeded)", () => {
-    const text = generateText("logs", 40_000, createRng(7));
+    const text = syntheticText("logs", 40_000, createRng(7));
     for (let target = 1; target <= 120; target++) {
       const out = summarizeExtractive(text, target, "tool-output:bash", counter);
       expect(counter.estimate(out), `target ${target}`).toBeLessThanOrEqual(target);
@@ -82,7 +82,7 @@ describe("summarizeExtractive: behaviour", () => {
         if (t > 0) expect(summarizeExtractive(text, t, "x", counter)).toBe(text);
       }),
     );
-    const big = generateText("prose", 5000, createRng(1));
+    const big = syntheticText("prose", 5000, createRng(1));
     expect(summarizeExtractive(big, counter.estimate(big), "x", counter)).toBe(big);
   });
 
@@ -225,7 +225,7 @@ describe("summarizeExtractive: behaviour", () => {
   });
 
   it("a 1 MB log is summarised within target in a few milliseconds", () => {
-    const text = generateText("logs", 1 << 20, createRng(11));
+    const text = syntheticText("logs", 1 << 20, createRng(11));
     const middle = text.length >> 1;
     const cut = text.indexOf("\n", middle) + 1;
     const withError = `${text.slice(0, cut)}DatabaseError: connection refused to db-7 at 10.0.0.7:5432\n${text.slice(cut)}`;

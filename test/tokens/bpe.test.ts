@@ -5,7 +5,7 @@ import { gunzipSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { kEncodings, type Encoding } from "../../src/tokens/weights-table.js";
-import { generateText, type TextKind } from "../../src/gen/text.js";
+import { syntheticText, type TextKind } from "../../src/gen/text.js";
 import { bpeCounter } from "../../src/tokens/bpe.js";
 import { createRng, hasCorpus, kCorpusPath, kNoCorpusReason, randomTricky } from "../helpers.js";
 
@@ -53,7 +53,7 @@ describe.each(kEncodings.map((e) => [e]))("BpeCounter(%s) equals js-tiktoken", (
   it("on every kind of generated text", () => {
     for (const kind of ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] satisfies TextKind[]) {
       for (const seed of [1, 2]) {
-        const text = generateText(kind, 20_000, createRng(seed));
+        const text = syntheticText(kind, 20_000, createRng(seed));
         expect(ours.count(text), kind).toBe(theirs(text));
       }
     }

@@ -4,7 +4,7 @@ import { getCore } from "../../src/core/core-instance.js";
 import { ENCODING_COUNT, WEIGHT_TABLE, WEIGHTS_STALE } from "../../src/tokens/weights-table.js";
 import { countFeatures, estimateFromFeatures, FEATURE_COUNT, FEATURE_NAMES } from "../../src/tokens/estimator.js";
 import { emitAssembly, emitTypeScript, kGeneratedFiles } from "../../scripts/gen-estimator.js";
-import { generateText, TEXT_KINDS } from "../../src/gen/text.js";
+import { syntheticText, TEXT_KINDS } from "../../src/gen/text.js";
 import { createRng, randomTricky } from "../helpers.js";
 
 function tsCounts(s: string): Uint32Array {
@@ -31,10 +31,10 @@ describe("estimator kernel vs its TypeScript twin", () => {
     for (let i = 0; i < 10_000; i++) {
       const k = r.next();
       if (k < 0.5) texts.push(randomTricky(r, i % 97 === 0 ? 3000 : 130));
-      else texts.push(generateText(TEXT_KINDS[r.int(TEXT_KINDS.length)], 1 + r.int(i % 89 === 0 ? 5000 : 300), r));
+      else texts.push(syntheticText(TEXT_KINDS[r.int(TEXT_KINDS.length)], 1 + r.int(i % 89 === 0 ? 5000 : 300), r));
     }
     // Long inputs cross the kernel's counter flushes; dense CJK takes its SIMD wide-class path.
-    texts.push("q".repeat(70_000), randomTricky(createRng(2), 100_000), generateText("code", 80_000, createRng(4)), generateText("cjk", 80_000, createRng(5)), generateText("intl", 40_000, createRng(6)));
+    texts.push("q".repeat(70_000), randomTricky(createRng(2), 100_000), syntheticText("code", 80_000, createRng(4)), syntheticText("cjk", 80_000, createRng(5)), syntheticText("intl", 40_000, createRng(6)));
     const counts = getCore().featureCounts(texts);
     const est = getCore().estimateStrings(texts, WEIGHT_TABLE);
     for (let i = 0; i < texts.length; i++) {
@@ -52,7 +52,7 @@ describe("estimator kernel vs its TypeScript twin", () => {
   });
 
   it("counts the same at every block boundary (lengths 0..200 of one text)", () => {
-    const base = generateText("code", 400, createRng(11)) + "日本語😀\ud800";
+    const base = syntheticText("code", 400, createRng(11)) + "日本語😀\ud800";
     for (let n = 0; n <= 200; n++) {
       const s = base.slice(base.length - n);
       expect(Array.from(getCore().featureCounts([s]))).toEqual(Array.from(tsCounts(s)));
