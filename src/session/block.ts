@@ -3,7 +3,7 @@ import { TurnMap } from "./turn-map.js";
 import type { CompactedSection, CompactionBlock, Loop, Message, TurnRange } from "../model/schema.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { TokenCounter } from "../tokens/token-counter.js";
-import type { CompactionConfig } from "./config.js";
+import type { SessionCompactionConfig } from "./config.js";
 import { mergeAdjacent } from "../model/adjacent.js";
 import { summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js";
 
@@ -13,10 +13,10 @@ import { summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js"
  * loop; `keepCompacted` covers the middle of the most recent loop and the whole of older ones.
  */
 export interface BlockCompactionStrategy {
-  keepFirst(record: Loop, turnMap: TurnMap, config: CompactionConfig): TurnRange | undefined;
-  keepRecent(record: Loop, turnMap: TurnMap, config: CompactionConfig): CompactedSection | undefined;
-  keepCompacted(record: Loop, turnMap: TurnMap, config: CompactionConfig, isMostRecent: boolean): CompactedSection | undefined;
-  compact(record: Loop, config: CompactionConfig, isMostRecent: boolean): CompactionBlock;
+  keepFirst(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig): TurnRange | undefined;
+  keepRecent(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig): CompactedSection | undefined;
+  keepCompacted(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig, isMostRecent: boolean): CompactedSection | undefined;
+  compact(record: Loop, config: SessionCompactionConfig, isMostRecent: boolean): CompactionBlock;
 }
 
 /** A content hash of a run of messages (their canonical JSON): what a block's `source` records. */
@@ -76,7 +76,7 @@ export interface DefaultBlockCompactionOptions {
 
 /**
  * Block compaction's DefaultBlockCompaction, stateless apart from where cut outputs are stored; every
- * parameter comes from CompactionConfig.
+ * parameter comes from SessionCompactionConfig.
  *
  * - keep_first: turns 0..keepFirstTurns−1, extended forward until no tool call in it waits
  *   for a result outside it.
@@ -100,7 +100,7 @@ export class DefaultBlockCompaction implements BlockCompactionStrategy {
     this.#now = options.now ?? (() => new Date());
   }
 
-  keepFirst(record: Loop, turnMap: TurnMap, config: CompactionConfig): TurnRange | undefined {
+  keepFirst(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig): TurnRange | undefined {
     const count = turnMap.turnCount();
     if (config.keepFirstTurns === 0 || count === 0) return undefined;
     let end = Math.min(config.keepFirstTurns, count) - 1;
@@ -108,7 +108,7 @@ export class DefaultBlockCompaction implements BlockCompactionStrategy {
     return { startTurn: 0, endTurn: end };
   }
 
-  keepRecent(record: Loop, turnMap: TurnMap, config: CompactionConfig): CompactedSection | undefined {
+  keepRecent(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig): CompactedSection | undefined {
     const count = turnMap.turnCount();
     const first = this.keepFirst(record, turnMap, config);
     const floor = first ? first.endTurn + 1 : 0;
@@ -122,7 +122,7 @@ export class DefaultBlockCompaction implements BlockCompactionStrategy {
     return { range, messages };
   }
 
-  keepCompacted(record: Loop, turnMap: TurnMap, config: CompactionConfig, isMostRecent: boolean): CompactedSection | undefined {
+  keepCompacted(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig, isMostRecent: boolean): CompactedSection | undefined {
     const count = turnMap.turnCount();
     let startTurn = 0;
     let endTurn = count - 1;
@@ -147,7 +147,7 @@ export class DefaultBlockCompaction implements BlockCompactionStrategy {
     return { range, messages: [summaryMessage(lines, header, id)] };
   }
 
-  compact(record: Loop, config: CompactionConfig, isMostRecent: boolean): CompactionBlock {
+  compact(record: Loop, config: SessionCompactionConfig, isMostRecent: boolean): CompactionBlock {
     const turnMap = turnMapOf(record);
     const block: CompactionBlock = {
       createdAt: this.#now().toISOString(),

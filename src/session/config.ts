@@ -1,13 +1,14 @@
 /**
- * Block compaction's CompactionConfig: WHEN to compact (compactAtPct, compactBudgetThresholdPct,
+ * Block compaction's configuration (SessionCompactionConfig): WHEN to compact (compactAtPct, compactBudgetThresholdPct,
  * compactionScope) and HOW (keepFirstTurns, keepRecentTurns, maxSummaryTokens,
  * toolOutputMaxLines), with the two strategies as config fields (the design's "config
  * consolidation") and the lifecycle callbacks. Numeric fields are validated by the zod schema,
  * which also holds their defaults.
  *
- * The step compactor's step-compaction config is also called CompactionConfig in its design; the package
- * root exports this one as `CompactionConfig` and the step compactor's as `StepCompactionConfig`
- * (`ctxfold/steps` and `ctxfold/session` export each under its own name).
+ * Each compaction system has its own configuration name: SessionCompactionConfig here
+ * (`ctxfold/session`), StepCompactionConfig for the step compactor (`ctxfold/steps`),
+ * CompactorConfig for the tiered compactor (the package root). The design documents call both
+ * of the first two "CompactionConfig".
  */
 import { z } from "zod";
 import { CtxfoldError } from "../errors.js";
@@ -74,10 +75,10 @@ export interface CompactionInfo {
 
 /** The legacy in-memory strategy (block compaction's CompactionStrategy): messages in, messages out. */
 export interface CompactionStrategy {
-  compact(messages: readonly Message[], config: CompactionConfig, maxContextTokens: number): Message[];
+  compact(messages: readonly Message[], config: SessionCompactionConfig, maxContextTokens: number): Message[];
 }
 
-export interface CompactionConfig extends CompactionSettings {
+export interface SessionCompactionConfig extends CompactionSettings {
   /** Used when no session is given. @default DefaultCompaction */
   inMemoryStrategy?: CompactionStrategy;
   /** Used with a session. @default DefaultBlockCompaction */
@@ -91,7 +92,7 @@ export interface CompactionConfig extends CompactionSettings {
 export const kDefaultCompactionSettings: Readonly<CompactionSettings> = Object.freeze(CompactionSettings.parse({}));
 
 /** Validates a partial config and fills the defaults; E_BAD_INPUT names the field. */
-export function resolveSessionConfig(input: Partial<CompactionConfig> = {}, path = "config"): CompactionConfig {
+export function resolveSessionConfig(input: Partial<SessionCompactionConfig> = {}, path = "config"): SessionCompactionConfig {
   const { inMemoryStrategy, blockStrategy, beforeCompactionStart, afterCompactionEnd, ...settings } = input;
   const r = CompactionSettings.safeParse(settings);
   if (!r.success) {

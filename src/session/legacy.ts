@@ -58,7 +58,7 @@ import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { tokenMeasure } from "../tokens/measure.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import { newViolations, usesThinking, validate, type Issue, type ValidationResult } from "../validate/index.js";
-import { resolveSessionConfig, shouldCompactSession, type CompactionConfig, type CompactionSettings, type CompactionStrategy } from "./config.js";
+import { resolveSessionConfig, shouldCompactSession, type SessionCompactionConfig, type CompactionSettings, type CompactionStrategy } from "./config.js";
 import { kTurnSummaryKind, mergeAdjacent, summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js";
 
 /** How far compaction went: 0 nothing to do, 1 tool outputs cut, 2 middle summarised, 3 middle dropped. */
@@ -232,7 +232,7 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" 
  * keeps role alternation wherever the input had it.
  */
 export function compactMessages(
-  messages: readonly Message[], config: Partial<CompactionConfig>, maxContextTokens: number, options: CompactMessagesOptions = {},
+  messages: readonly Message[], config: Partial<SessionCompactionConfig>, maxContextTokens: number, options: CompactMessagesOptions = {},
 ): CompactMessagesResult {
   if (typeof maxContextTokens !== "number" || !(maxContextTokens > 0)) {
     throw new CtxfoldError("E_BAD_INPUT", `must be a positive number, got ${String(maxContextTokens)}`, { path: "maxContextTokens" });
@@ -459,12 +459,12 @@ export class DefaultCompaction implements CompactionStrategy {
     this.counter = options.counter ?? new TokenCounter();
   }
 
-  compact(messages: readonly Message[], config: CompactionConfig, maxContextTokens: number): Message[] {
+  compact(messages: readonly Message[], config: SessionCompactionConfig, maxContextTokens: number): Message[] {
     return this.compactMessages(messages, config, maxContextTokens).messages;
   }
 
   /** compact() with everything compactMessages() tells (level, tokens, refs). */
-  compactMessages(messages: readonly Message[], config: Partial<CompactionConfig>, maxContextTokens: number): CompactMessagesResult {
+  compactMessages(messages: readonly Message[], config: Partial<SessionCompactionConfig>, maxContextTokens: number): CompactMessagesResult {
     return compactMessages(messages, config, maxContextTokens, { store: this.store, counter: this.counter });
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Seed 002, row by row: CompactionBlock and its loading logic, TurnRange / CompactedSection,
  * CompactionScope, BlockCompactionStrategy and DefaultBlockCompaction, the orchestration
- * functions and CompactionConfig's WHEN / HOW fields, callbacks and events.
+ * functions and SessionCompactionConfig's WHEN / HOW fields, callbacks and events.
  */
 import fc from "fast-check";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -275,7 +275,7 @@ describe("legacy vs modern (compactContext)", () => {
   });
 });
 
-describe("CompactionConfig (seed 002)", () => {
+describe("SessionCompactionConfig (seed 002)", () => {
   it("WHEN and HOW defaults", () => {
     expect(kDefaultCompactionSettings).toEqual({
       compactAtPct: 0.9, compactBudgetThresholdPct: 0.05, compactionScope: { kind: "fixed-count", count: 3 },

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { kFormats } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message, Part } from "../../src/model/schema.js";
-import { kDefaultCompactionSettings, resolveSessionConfig, shouldCompactSession, type CompactionConfig } from "../../src/session/config.js";
+import { kDefaultCompactionSettings, resolveSessionConfig, shouldCompactSession, type SessionCompactionConfig } from "../../src/session/config.js";
 import { DefaultCompaction, compactMessages, targetTokens, type CompactMessagesResult } from "../../src/session/legacy.js";
 import { truncateToolOutputs } from "../../src/session/turns.js";
 import { createMemoryStore, type MemoryOffloadStore } from "../../src/store/index.js";
@@ -28,7 +28,7 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-function compact(messages: readonly Message[], maxContextTokens: number, config: Partial<CompactionConfig> = {}, store: MemoryOffloadStore = createMemoryStore()) {
+function compact(messages: readonly Message[], maxContextTokens: number, config: Partial<SessionCompactionConfig> = {}, store: MemoryOffloadStore = createMemoryStore()) {
   return { store, r: compactMessages(messages, config, maxContextTokens, { store, counter }) };
 }
 
