@@ -1,5 +1,5 @@
 /**
- * The self-contained HTML report of `ctxfold eval --html` (issue 8): one document a reader opens
+ * The self-contained HTML report of `ctxfold eval --html`: one document a reader opens
  * from disk, mails or attaches to a CI run, and that looks the same offline ten years later.
  *
  * What it shows: the header (date, Node, input, options, corpus), the --fail-under checks, the

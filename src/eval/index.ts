@@ -1,5 +1,5 @@
 /**
- * `ctxfold eval` as a library (issue 8): score compaction on recorded runs. `evaluate` takes runs
+ * `ctxfold eval` as a library: score compaction on recorded runs. `evaluate` takes runs
  * as OpenAI Chat messages (the wire every contender is measured in; the CLI converts other
  * formats through the adapters) and the lines that could not be used, replays them through
  * ctxfold (a config, and optionally a second one to compare) and the peers asked for, and

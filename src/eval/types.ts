@@ -1,5 +1,5 @@
 /**
- * The result of `ctxfold eval` (issue 8): what `--json` prints and what the HTML report draws.
+ * The result of `ctxfold eval`: what `--json` prints and what the HTML report draws.
  * Shares are in [0, 1] or null when there was nothing to measure (no failed results, no
  * over-budget prompt…); a null never passes a --fail-under threshold.
  */

@@ -3,7 +3,7 @@
  * own right when no model is wanted. It keeps whole lines (or sentences) of the input, in their
  * original order, chosen by a salience score, and it is within the target by construction: the
  * counter's `estimate` of the result is at most `targetTokens`. There is no model and no retry
- * loop, so seed 003's "compactor churn" (an LLM compactor retrying `output_exceeds_target` five
+ * loop, so the tiered policy's "compactor churn" (an LLM compactor retrying `output_exceeds_target` five
  * times on one payload) cannot happen here.
  *
  * How a summary is made:

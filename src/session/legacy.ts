@@ -1,10 +1,10 @@
 /**
- * Seed 002's legacy in-memory compaction: DefaultCompaction, the built-in CompactionStrategy
- * (used when there is no session), which delegates to compactMessages() — the seed's
+ * Block compaction's legacy in-memory compaction: DefaultCompaction, the built-in CompactionStrategy
+ * (used when there is no session), which delegates to compactMessages() — the design's
  * compact_messages() — and its three levels: 1. truncate tool outputs, 2. summarise turns,
  * 3. drop the middle.
  *
- * Decisions where seed 002 is silent (each is also stated where it is made):
+ * Decisions where block compaction's design is silent (each is also stated where it is made):
  * - Target: the estimated tokens of the result should be at most the largest count at which
  *   the trigger (shouldCompactSession) no longer fires, ≈ (compactAtPct −
  *   compactBudgetThresholdPct) × maxContextTokens: compacting any less would leave the trigger
@@ -212,7 +212,7 @@ function finalTurnOpener(messages: readonly Message[]): number {
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /**
- * Seed 002's compact_messages(): reduces `messages` until their estimated tokens are at most
+ * Block compaction's compact_messages(): reduces `messages` until their estimated tokens are at most
  * the target (targetTokens), in three levels, each run only when the previous one did not get
  * there:
  *
@@ -446,7 +446,7 @@ export function compactMessages(
 }
 
 /**
- * Seed 002's DefaultCompaction: the built-in legacy strategy, compactMessages() with a store
+ * Block compaction's DefaultCompaction: the built-in legacy strategy, compactMessages() with a store
  * and a counter of its own. Stateless apart from the store (which keeps every cut output and
  * removed history, so refs in the results stay readable through `store`).
  */

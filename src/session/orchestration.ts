@@ -35,11 +35,11 @@ export function activeChain(session: Session, currentLoopId: string | number): L
 }
 
 /**
- * Seed 002's resolve_scope: how many loops before the current one compaction and loading take
+ * Block compaction's resolve_scope: how many loops before the current one compaction and loading take
  * in. FixedCount(n): n, at most the loops there are. TokenBudget: walk back from the loop before
  * the current one adding each loop's raw estimate, and take a loop while the total before it is
  * still under maxContextTokens — so the loop that crosses the budget is taken, even one whose
- * raw messages alone exceed it (seed 002: its summaries fit even when its originals do not).
+ * raw messages alone exceed it (block compaction's design: its summaries fit even when its originals do not).
  */
 export function resolveScope(_session: Session, chain: readonly Loop[], scope: CompactionScope, maxContextTokens: number, options: OrchestrationOptions = {}): number {
   const earlier = chain.length - 1;
@@ -55,7 +55,7 @@ export function resolveScope(_session: Session, chain: readonly Loop[], scope: C
 }
 
 /**
- * Seed 002's build_context_from_session: walks the active chain — the current loop and the
+ * Block compaction's build_context_from_session: walks the active chain — the current loop and the
  * earlier loops its scope takes in — and loads each from its CompactionBlock where it has a
  * valid one (loadLoop), raw messages otherwise. A block that no longer matches its loop is
  * skipped with a compaction_block_stale event. The system messages of the chain's first loop
@@ -82,7 +82,7 @@ export function buildContextFromSession(
 }
 
 /**
- * Seed 002's compact_session_loops: a new block for the current loop (all three sections) and
+ * Block compaction's compact_session_loops: a new block for the current loop (all three sections) and
  * for each earlier loop in scope (keep_compacted only), made by `strategy` (the config's
  * blockStrategy, else DefaultBlockCompaction). Returns a new Session; the loops' original
  * messages are the same objects, never modified. Fires beforeCompactionStart and
@@ -129,7 +129,7 @@ export interface CompactContextResult {
 }
 
 /**
- * Seed 002's "legacy vs modern": with a session, block compaction (compactSessionLoops, then
+ * Block compaction's "legacy vs modern": with a session, block compaction (compactSessionLoops, then
  * buildContextFromSession from the overlays); without one, the in-memory strategy (the config's
  * inMemoryStrategy, else DefaultCompaction) rewrites the messages. The callbacks and the
  * compaction_started / compaction_ended events fire on both paths.

@@ -1,5 +1,5 @@
 /**
- * Seed 002's ContextTracker: a running token estimate per loop and per session, corrected by
+ * Block compaction's ContextTracker: a running token estimate per loop and per session, corrected by
  * the prompt tokens the provider reports, and the trigger that says when to compact.
  *
  * Decisions:
@@ -39,7 +39,7 @@ export interface ContextTrackerOptions {
   maxContextTokens: number;
   /** @default new TokenCounter() */
   counter?: TokenCounter;
-  /** When compaction fires. @default seed 002's 0.90 and 0.05 */
+  /** When compaction fires. @default block compaction's 0.90 and 0.05 */
   config?: Partial<TriggerSettings>;
 }
 
@@ -158,7 +158,7 @@ export class ContextTracker {
     return this.config.compactAtPct * this.maxContextTokens - this.usedTokens();
   }
 
-  /** Seed 002's trigger on usedTokens(): headroom below compactBudgetThresholdPct of the window. */
+  /** Block compaction's trigger on usedTokens(): headroom below compactBudgetThresholdPct of the window. */
   shouldCompact(): boolean {
     return shouldCompactSession(this.usedTokens(), this.maxContextTokens, this.config);
   }
