@@ -9,8 +9,8 @@ export type {
   CompactorConfig, TieredSettings, CompactCallOptions, CompactResult, CanonicalResult, StageReport, Tier, MessageClass, SkipReason, PolicyEvent, Summarizer,
 } from "./policy/index.js";
 // Telemetry of both compaction systems.
-export { compactionStats } from "./events.js";
-export type { CtxfoldEvent, CompactionStats } from "./events.js";
+export { compactionStats } from "./policy/telemetry.js";
+export type { CtxfoldEvent, CompactionStats } from "./policy/telemetry.js";
 // Provider formats and the canonical model.
 export { parseMessages, renderMessages, detectFormat, kFormats } from "./adapters/index.js";
 export type { Format } from "./adapters/index.js";

@@ -12,7 +12,7 @@ import { checkCallOptions } from "./options.js";
 import { runPipeline } from "./pipeline.js";
 import { RedactingStore } from "./redacting-store.js";
 import { CompactorSession, type EpochHost } from "./session.js";
-import { addEvent, newCompactionStats, type CompactionStats } from "../events.js";
+import { addEvent, newCompactionStats, type CompactionStats } from "./telemetry.js";
 import { StepCache } from "./step-cache.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
 import { StageKit, type KitServices } from "./work.js";

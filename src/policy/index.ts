@@ -10,3 +10,5 @@ export { extractiveSummarizer, summarizeExtractive, kExtractive } from "./extrac
 export type { ExtractiveSummarizerOptions, SyncSummarizer } from "./extractive.js";
 export { llmSummarizer, kLlmSummarizerDefaults } from "./llm-summarizer.js";
 export type { LlmSummarizerOptions, LlmSummarizerEvent, AsyncSummarizer } from "./llm-summarizer.js";
+export { compactionStats, addEvent, newCompactionStats } from "./telemetry.js";
+export type { CtxfoldEvent, CompactionStats } from "./telemetry.js";

@@ -9,7 +9,7 @@ import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
 import { classify } from "../../src/policy/classify.js";
 import type { PolicyEvent } from "../../src/policy/events.js";
-import { compactionStats, type CtxfoldEvent } from "../../src/events.js";
+import { compactionStats, type CtxfoldEvent } from "../../src/policy/telemetry.js";
 import { compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt } from "../../src/session/events.js";
 import { createCompactor, type Compactor } from "../../src/policy/index.js";
 import { StepCache } from "../../src/policy/step-cache.js";

@@ -4,9 +4,9 @@
  * compaction's session events (an EventSink, what SessionRecorder writes: compactions started
  * and ended, stale blocks, unreadable overlays), and one aggregation of either.
  */
-import type { PolicyEvent } from "./policy/events.js";
-import type { SkipReason, StageReport, Tier } from "./policy/types.js";
-import type { SessionEvent } from "./session/events.js";
+import type { PolicyEvent } from "./events.js";
+import type { SkipReason, StageReport, Tier } from "./types.js";
+import type { SessionEvent } from "../session/events.js";
 
 export type { PolicyEvent, SessionEvent };
 
