@@ -3,16 +3,10 @@
  * scored by what it reads as (an error, its cause, an exit code, a result, …) and where it
  * stands (the ends of the text, the context of an error), deterministically.
  */
-import type { Unit } from "./extractive-units.js";
+import { kErrorInline, kErrorStart, kExitCode, type Unit } from "./extractive-units.js";
 
-/** errorHead's line patterns (src/steps/detect.ts), at the start of a line. */
-export const kErrorStart = /^(?:[\w.$]*(?:Error|Exception|Exit)\b|error(?:\[\w+\])?:|ERROR\b|Error\b|fatal:|FATAL\b|FAILED\b|FAIL\b|Traceback \(most recent call last\):|panic:|Caused by:|thread '.*' panicked|.*: (?:command not found|No such file or directory|Permission denied)\b|.*\bdid not appear verbatim\b|No replacement was performed)/;
 /** A traceback's cause line: `ValueError: bad`. */
 const kCause = /^[\w.$]*(?:Error|Exception)\b/;
-/** An error level or error name inside a line: `2024-01-01 ERROR …`, `test_x FAILED`. */
-export const kErrorInline = /\b(?:ERROR|FATAL|FAILED|FAIL|CRITICAL|[A-Z]\w*(?:Error|Exception)|error(?:\[\w+\])?:|fatal:|panic(?:ked)?:?)(?![\w])/;
-/** An exit code (errorHead's kExitPatterns). */
-export const kExitCode = /<returncode>\s*-?\d+|\b(?:exit(?:ed)?(?: with)?(?: status| code)|exit_code|exitcode|return ?code|returncode)\b["']?\s*[:=]?\s*-?\d+|\bprocess exited with code -?\d+/i;
 /** A result or summary line. */
 const kResult = /\b(?:\d+ (?:passed|failed|errors?|warnings?|tests?|skipped|succeeded|files? changed)|summary|total|results?|succeeded|success(?:ful(?:ly)?)?|finished|completed|done)\b/i;
 const kWarning = /\b(?:warn(?:ing)?s?|deprecated)\b/i;

@@ -3,21 +3,11 @@ import { TurnMap } from "./turn-map.js";
 import type { CompactedSection, CompactionBlock, Loop, Message, TurnRange } from "../model/schema.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { TokenCounter } from "../tokens/token-counter.js";
-import type { SessionCompactionConfig } from "./config.js";
+import type { BlockCompactionStrategy, SessionCompactionConfig } from "./config.js";
 import { mergeAdjacent } from "../model/adjacent.js";
 import { summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js";
 
-/**
- * Block compaction's BlockCompactionStrategy: builds the non-destructive CompactionBlock overlay of a
- * loop from three sections. `keepFirst` and `keepRecent` are asked only for the most recent
- * loop; `keepCompacted` covers the middle of the most recent loop and the whole of older ones.
- */
-export interface BlockCompactionStrategy {
-  keepFirst(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig): TurnRange | undefined;
-  keepRecent(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig): CompactedSection | undefined;
-  keepCompacted(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig, isMostRecent: boolean): CompactedSection | undefined;
-  compact(record: Loop, config: SessionCompactionConfig, isMostRecent: boolean): CompactionBlock;
-}
+export type { BlockCompactionStrategy };
 
 /** A content hash of a run of messages (their canonical JSON): what a block's `source` records. */
 export function blockSourceHash(messages: readonly Message[]): string {

@@ -12,7 +12,8 @@
  */
 import { z } from "zod";
 import { CtxfoldError } from "../errors.js";
-import type { Message } from "../model/schema.js";
+import type { CompactedSection, CompactionBlock, Loop, Message, TurnRange } from "../model/schema.js";
+import type { TurnMap } from "./turn-map.js";
 
 /** Block compaction's CompactionScope: how many earlier loops compaction and context loading take in. */
 export type CompactionScope = { kind: "fixed-count"; count: number } | { kind: "token-budget" };
@@ -73,6 +74,18 @@ export interface CompactionInfo {
   tokensAfter?: number;
 }
 
+/**
+ * The block strategy (BlockCompactionStrategy): builds the non-destructive CompactionBlock overlay of a
+ * loop from three sections. `keepFirst` and `keepRecent` are asked only for the most recent
+ * loop; `keepCompacted` covers the middle of the most recent loop and the whole of older ones.
+ */
+export interface BlockCompactionStrategy {
+  keepFirst(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig): TurnRange | undefined;
+  keepRecent(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig): CompactedSection | undefined;
+  keepCompacted(record: Loop, turnMap: TurnMap, config: SessionCompactionConfig, isMostRecent: boolean): CompactedSection | undefined;
+  compact(record: Loop, config: SessionCompactionConfig, isMostRecent: boolean): CompactionBlock;
+}
+
 /** The legacy in-memory strategy (block compaction's CompactionStrategy): messages in, messages out. */
 export interface CompactionStrategy {
   compact(messages: readonly Message[], config: SessionCompactionConfig, maxContextTokens: number): Message[];
@@ -82,7 +95,7 @@ export interface SessionCompactionConfig extends CompactionSettings {
   /** Used when no session is given. @default DefaultCompaction */
   inMemoryStrategy?: CompactionStrategy;
   /** Used with a session. @default DefaultBlockCompaction */
-  blockStrategy?: import("./block.js").BlockCompactionStrategy;
+  blockStrategy?: BlockCompactionStrategy;
   /** Fires before compaction begins (pre-compaction indexing, memory extraction). */
   beforeCompactionStart?: (info: CompactionInfo) => void;
   /** Fires after compaction completes (post-compaction verification). */

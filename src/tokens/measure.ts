@@ -32,9 +32,20 @@ import { badValueError, CtxfoldError, notStringError } from "../errors.js";
 import type { Message, Part } from "../model/schema.js";
 import { messageTexts } from "../model/texts.js";
 import { kMessageOverhead, type Provider } from "./overheads.js";
-import type { TokenCounter } from "./token-counter.js";
 
 export type MeasureMode = "estimate" | "exact";
+
+/**
+ * What the measure counts texts with: a TokenCounter, named by its shape so that the counter
+ * can count canonical messages with a measure of its own without the two modules importing each other.
+ */
+export interface TextCounter {
+  readonly provider: Provider;
+  /** Unrounded estimates of many texts in one estimator call. */
+  estimateMany(texts: readonly string[]): Float64Array;
+  /** The exact count of one text. */
+  exact(text: string): number;
+}
 
 /** The provider whose overheads apply to messages of a wire format (see the module note). */
 export function providerOf(format: Format): Provider {
@@ -79,7 +90,7 @@ export class TokenMeasure {
   readonly #estimates = new WeakMap<Message, number>();
   readonly #exacts = new WeakMap<Message, number>();
 
-  constructor(readonly counter: TokenCounter, options: { /** @default counter.provider */ provider?: Provider } = {}) {
+  constructor(readonly counter: TextCounter, options: { /** @default counter.provider */ provider?: Provider } = {}) {
     const provider = options.provider ?? counter.provider;
     if (!Object.hasOwn(kMessageOverhead, provider)) throw badValueError("provider", `one of ${Object.keys(kMessageOverhead).join(", ")}`, provider);
     this.provider = provider;
@@ -184,10 +195,10 @@ export class TokenMeasure {
   }
 }
 
-const kShared = new WeakMap<TokenCounter, Map<Provider, TokenMeasure>>();
+const kShared = new WeakMap<TextCounter, Map<Provider, TokenMeasure>>();
 
 /** The measure shared by everything counting with `counter` (and `provider`, by default the counter's). */
-export function tokenMeasure(counter: TokenCounter, provider: Provider = counter.provider): TokenMeasure {
+export function tokenMeasure(counter: TextCounter, provider: Provider = counter.provider): TokenMeasure {
   let byProvider = kShared.get(counter);
   if (!byProvider) kShared.set(counter, (byProvider = new Map()));
   let m = byProvider.get(provider);
