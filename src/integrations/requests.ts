@@ -54,10 +54,9 @@
  */
 import { jsonEqual } from "../model/equal.js";
 import { badValueError, CtxfoldError } from "../errors.js";
-import { anthropicAdapter, openaiChatAdapter, type Format } from "../adapters/index.js";
 import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
 import type { CompactorSession } from "../policy/compactor.js";
-import { budgetOf, sessionFor, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
+import { budgetOf, openConversation, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------
 // Options and sessions.
@@ -139,10 +138,9 @@ export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B,
   checkBody(body, "Chat Completions");
   const pool = sessionPoolFor(options);
   const budget = requestBudget(options, pool, body, ["max_completion_tokens", "max_tokens"]);
-  const messages = openaiChatAdapter.parse(body.messages);
-  const session = sessionFor(pool, "openai-chat", messages, options.conversationId);
+  const { session, cache, messages } = openConversation(pool, "openai-chat", body.messages, options.conversationId);
   const r = await session.compactCanonical(messages, { budget, format: "openai-chat" });
-  return { ...body, messages: openaiChatAdapter.render(r.canonical) } as B;
+  return { ...body, messages: cache.render(r.canonical) } as B;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -322,10 +320,9 @@ export async function compactAnthropicRequest<B extends AnthropicRequestBody>(bo
   const pool = sessionPoolFor(options);
   const budget = requestBudget(options, pool, body, ["max_tokens"]);
   // The adapter reads `system` and `messages` of the body (and nothing else of it).
-  const messages = anthropicAdapter.parse(body);
-  const session = sessionFor(pool, "anthropic", messages, options.conversationId);
+  const { session, cache, messages } = openConversation(pool, "anthropic", body, options.conversationId);
   const r = await session.compactCanonical(messages, { budget, format: "anthropic" });
-  const wire: AnthropicWire = anthropicAdapter.render(r.canonical);
+  const wire = cache.render(r.canonical) as AnthropicWire;
   const prefix = options.cacheBreakpoint ? prefixLength(session, wire.messages) : undefined;
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : undefined;
   const draft = new Draft(tools, wire.system, wire.messages);
