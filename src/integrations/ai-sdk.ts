@@ -23,10 +23,12 @@
  *   Until a conversation's first compaction the prompt goes on as the very array passed in.
  *   After it, the messages of the compacted prefix are the objects of the call that started the
  *   epoch: JSON-identical to this call's (that is how the session recognises its prefix), and
- *   what keeps the prefix byte-identical from call to call.
+ *   what keeps the prefix byte-identical from call to call. Each call parses and renders only
+ *   what the conversation's previous call did not have (its wire cache, policy/wire-cache.ts):
+ *   a rebuilt message is rebuilt once and handed back as the same object at every later call.
  * - Sessions. The conversation is the caller's id when there is one (`conversationId(params)`,
  *   else the call's `providerOptions.ctxfold.conversationId`), else the conversation's stable
- *   prefix (common.ts's conversationKey over its system messages and first user message, their
+ *   prefix (common.ts's prefixKey: conversationKey over its system messages and first user message, their
  *   part metadata left out: provider options such as cache breakpoints or Mastra's createdAt
  *   stamps may change between calls of one conversation). `prepareStep` has no provider options,
  *   so there only `conversationId` and the prefix key apply.

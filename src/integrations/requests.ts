@@ -19,7 +19,8 @@
  * - Sessions: one per conversation, found by `conversationId` when given, else by the stable
  *   prefix (conversationKey), and per format (the same conversation sent to both providers, a
  *   fallback, keeps one session each: their canonical messages differ in format meta, so one
- *   shared session would start a new epoch at every switch).
+ *   shared session would start a new epoch at every switch). A call parses and renders only what
+ *   its conversation's previous call did not have (common.ts's openConversation, the wire cache).
  * - Where the sessions live (common.ts's sessionPoolFor): options that only say how to budget and key
  *   (budget, contextWindow, reserveTokens, conversationId, cacheBreakpoint, model) share one
  *   module-wide pool, so options written inline on every call still keep their epochs; options
