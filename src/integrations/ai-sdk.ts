@@ -23,10 +23,12 @@
  *   Until a conversation's first compaction the prompt goes on as the very array passed in.
  *   After it, the messages of the compacted prefix are the objects of the call that started the
  *   epoch: JSON-identical to this call's (that is how the session recognises its prefix), and
- *   what keeps the prefix byte-identical from call to call.
+ *   what keeps the prefix byte-identical from call to call. Each call parses and renders only
+ *   what the conversation's previous call did not have (its wire cache, policy/wire-cache.ts):
+ *   a rebuilt message is rebuilt once and handed back as the same object at every later call.
  * - Sessions. The conversation is the caller's id when there is one (`conversationId(params)`,
  *   else the call's `providerOptions.ctxfold.conversationId`), else the conversation's stable
- *   prefix (common.ts's conversationKey over its system messages and first user message, their
+ *   prefix (common.ts's prefixKey: conversationKey over its system messages and first user message, their
  *   part metadata left out: provider options such as cache breakpoints or Mastra's createdAt
  *   stamps may change between calls of one conversation). `prepareStep` has no provider options,
  *   so there only `conversationId` and the prefix key apply.
@@ -43,11 +45,10 @@
  *   it would have (`onCompact` reports the status). Mastra's processor, whose framework has a
  *   typed refusal, aborts instead (see mastra.ts).
  */
-import { aiSdkAdapter } from "../adapters/ai-sdk.js";
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import type { CompactResult } from "../policy/types.js";
-import { budgetOf, conversationKey, SessionPool, type IntegrationOptions } from "./common.js";
+import { budgetOf, prefixKey, SessionPool, type IntegrationOptions } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types (what the AI SDK passes; no import of `ai`).
@@ -114,10 +115,10 @@ function kindOf(v: unknown): string {
   return v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`;
 }
 
-/** Rejects a prompt whose messages are not the shapes the "ai-sdk" adapter knows, naming the first that is not. */
-function checkShapes(wire: unknown, path: string): asserts wire is AiSdkPromptMessage[] {
+/** Rejects a prompt whose messages (those in [from, to)) are not the shapes the "ai-sdk" adapter knows, naming the first that is not. */
+function checkShapes(wire: unknown, path: string, from = 0, to = Infinity): asserts wire is AiSdkPromptMessage[] {
   if (!Array.isArray(wire)) throw new CtxfoldError("E_SCHEMA", `expected an array of messages, got ${kindOf(wire)}`, { path });
-  for (let i = 0; i < wire.length; i++) {
+  for (let i = from; i < Math.min(to, wire.length); i++) {
     const m: unknown = wire[i];
     const at = `${path}[${i}]`;
     if (typeof m !== "object" || m === null || Array.isArray(m)) throw new CtxfoldError("E_SCHEMA", `unknown message shape: ${kindOf(m)} (expected an object with a role)`, { path: at });
@@ -141,15 +142,11 @@ function checkShapes(wire: unknown, path: string): asserts wire is AiSdkPromptMe
   }
 }
 
-/** The adapter's parse, its error paths (`messages[3].content[1]`) renamed to the caller's (`prompt[3].content[1]`). */
-function parseAs(wire: AiSdkPromptMessage[], path: string): Message[] {
-  try {
-    return aiSdkAdapter.parse(wire);
-  } catch (e) {
-    if (!CtxfoldError.isInstance(e) || !e.path?.startsWith("messages") || path === "messages") throw e;
-    const message = e.message.startsWith(`${e.path}: `) ? e.message.slice(e.path.length + 2) : e.message;
-    throw new CtxfoldError(e.code, message, { path: path + e.path.slice("messages".length), cause: e });
-  }
+/** An error of the adapter's parse, its path (`messages[3].content[1]`) renamed to the caller's (`prompt[3].content[1]`). */
+function repathed(e: unknown, path: string): unknown {
+  if (!CtxfoldError.isInstance(e) || !e.path?.startsWith("messages") || path === "messages") return e;
+  const message = e.message.startsWith(`${e.path}: `) ? e.message.slice(e.path.length + 2) : e.message;
+  return new CtxfoldError(e.code, message, { path: path + e.path.slice("messages".length), cause: e });
 }
 
 /** A rendered ModelMessage in the provider prompt's shape (same object when it already is). */
@@ -218,21 +215,38 @@ export class PromptCompactor<Params> {
    * (every message the very object passed in, in order).
    */
   async compact(call: PromptCall): Promise<{ messages: AiSdkPromptMessage[]; changed: boolean; info: CompactInfo }> {
-    checkShapes(call.wire, call.path);
-    const budget = budgetOf(this.options, call.modelId);
-    const messages = parseAs(call.wire, call.path);
-    const conversation = call.id !== undefined ? `id:${call.id}` : call.scope !== undefined ? `${call.scope}:${conversationKey(messages)}` : `key:${conversationKey(messages)}`;
-    const session = this.pool.session(conversation);
+    // What a call reports, in this order: a bad shape, a budget that cannot be had, a schema
+    // error of the adapter. Shapes are checked only where the wire cache parses messages no
+    // earlier call of the conversation parsed (the rest passed then).
+    const wire = call.wire;
+    checkShapes(wire, call.path, 0, 0);
+    const check = (from: number, to: number) => checkShapes(wire, call.path, from, to);
+    let conversation: string;
+    try {
+      conversation = call.id !== undefined ? `id:${call.id}` : `${call.scope ?? "key"}:${prefixKey("ai-sdk", wire, check)}`;
+    } catch (e) {
+      checkShapes(wire, call.path);
+      budgetOf(this.options, call.modelId);
+      throw repathed(e, call.path);
+    }
+    const cache = this.pool.wireCache(conversation, "ai-sdk", call.provider ? (toProviderMessage as (m: unknown) => unknown) : undefined);
+    let budget = 0;
+    let messages: Message[];
+    try {
+      messages = cache.parse(wire, (from, to) => {
+        check(from, to);
+        budget = budgetOf(this.options, call.modelId);
+      });
+    } catch (e) {
+      throw repathed(e, call.path);
+    }
+    const session = this.pool.session(conversation, cache);
     const before = session.epoch;
     const r = await session.compactCanonical(messages, { budget });
-    const wire = call.wire;
     // Until its first compaction a session's output is its input (appended or passed through):
     // the prompt goes on as it came, not re-rendered.
     let out = wire;
-    if (session.epoch > 0) {
-      out = aiSdkAdapter.render(r.canonical) as AiSdkPromptMessage[];
-      if (call.provider) out = out.map(toProviderMessage);
-    }
+    if (session.epoch > 0) out = cache.render(r.canonical) as AiSdkPromptMessage[];
     const changed = out.length !== wire.length || out.some((m, i) => m !== wire[i]);
     const info: CompactInfo = {
       conversation, epoch: session.epoch, newEpoch: session.epoch !== before, tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter,

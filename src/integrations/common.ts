@@ -12,13 +12,18 @@
  * the conversation's stable prefix (its system messages and first user message: what stays the
  * same across the calls of one agent run). At most `maxSessions` are kept (least recently used
  * go first); a forgotten conversation only loses its epoch (its next call compacts afresh).
+ * Each session keeps a wire cache (wire-cache.ts), so a call parses and renders only its new
+ * messages, and the prefix key is computed from the conversation's first messages alone.
  */
 import { createHash } from "node:crypto";
 import { badValueError, CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { createCompactor, type Compactor, type CompactorConfig } from "../policy/index.js";
 import type { CompactorSession } from "../policy/compactor.js";
-import type { Format } from "../adapters/index.js";
+import { kAdapters, type Format } from "../adapters/index.js";
+import { WireCache, type WireCheck } from "../policy/wire-cache.js";
+import { sameWire } from "../policy/wire-equal.js";
+import { parsePrefix, wireHead, wireMessages } from "../policy/wire-formats.js";
 
 export interface IntegrationOptions extends CompactorConfig {
   /** Tokens the compacted prompt may take. Required unless the context window is known. */
@@ -96,15 +101,63 @@ export function conversationKey(messages: readonly Message[]): string {
 }
 
 /**
+ * conversationKey of the messages `input` parses to, computed from a bounded prefix of its wire
+ * messages: the first ones up to one holding a user message (a slice doubled until it does).
+ * `check` sees each wire range before it is parsed. The keys of recent prefixes are kept
+ * (kKeyMemo): a call whose first messages are those of a recent call (the same objects, or equal
+ * ones parsed afresh) takes its key without parsing or hashing anything.
+ */
+export function prefixKey(format: Format, input: unknown, check?: WireCheck): string {
+  const wire = wireMessages(format, input);
+  if (!wire) return conversationKey(kAdapters[format].parse(input));
+  const head = wireHead(format, input);
+  const hit = recentKeys.find((e) => e.format === format && e.prefix.length <= wire.length && sameWire(e.head, head) && samePrefix(e.prefix, wire));
+  if (hit) {
+    recentKeys.splice(recentKeys.indexOf(hit), 1);
+    recentKeys.unshift(hit);
+    return hit.key;
+  }
+  for (let from = 0, to = Math.min(wire.length, 4); ; from = to, to = Math.min(wire.length, to * 2)) {
+    check?.(from, to);
+    const messages = parsePrefix(format, input, wire, to);
+    const user = messages.some((m) => m.role === "user");
+    if (!user && to < wire.length) continue;
+    const key = conversationKey(messages);
+    // Only a prefix that holds its user message decides the key of longer lists too.
+    if (user) {
+      recentKeys.unshift({ format, head, prefix: wire.slice(0, to), key });
+      recentKeys.length = Math.min(recentKeys.length, kKeyMemo);
+    }
+    return key;
+  }
+}
+
+/** Whether `wire` starts with `prefix`, compared last message first (where conversations sharing a system prompt differ). */
+function samePrefix(prefix: readonly unknown[], wire: readonly unknown[]): boolean {
+  for (let j = prefix.length - 1; j >= 0; j--) if (!sameWire(wire[j], prefix[j])) return false;
+  return true;
+}
+
+/** Prefixes whose keys are kept, most recent first (a few per live conversation of a busy process). */
+const kKeyMemo = 64;
+const recentKeys: { format: Format; head: unknown[]; prefix: unknown[]; key: string }[] = [];
+
+/**
  * Options the integrations read themselves (budget, conversation keys, callbacks, the pool's
  * size): never the compactor's, whose config rejects unknown keys.
  */
 const kIntegrationKeys: ReadonlySet<string> = new Set(["budget", "contextWindow", "reserveTokens", "maxSessions", "model", "conversationId", "cacheBreakpoint", "onCompact"]);
 
+/** A conversation's session and the wire cache of its calls. */
+interface Conversation {
+  session: CompactorSession;
+  wire?: WireCache;
+}
+
 /** One compactor and its sessions, per conversation (see the module comment). */
 export class SessionPool {
   readonly compactor: Compactor;
-  readonly #sessions = new Map<string, CompactorSession>();
+  readonly #conversations = new Map<string, Conversation>();
   readonly #max: number;
 
   /** `options` may hold any integration's own options too (kIntegrationKeys): only the rest configures the compactor. */
@@ -113,18 +166,29 @@ export class SessionPool {
     this.#max = options.maxSessions ?? 1000;
   }
 
-  /** The session of conversation `key`, made on first use; the most recently used go last. */
-  session(key: string): CompactorSession {
-    let s = this.#sessions.get(key);
-    if (s) this.#sessions.delete(key);
-    else s = this.compactor.session();
-    this.#sessions.set(key, s);
-    while (this.#sessions.size > this.#max) this.#sessions.delete(this.#sessions.keys().next().value!);
-    return s;
+  /**
+   * The wire cache of conversation `key` in `format` (rendering through `finish`): the one kept
+   * with its session, else a new one that `session(key, cache)` then keeps. Looking it up does
+   * not make a session (a call whose input fails to parse leaves the pool as it was).
+   */
+  wireCache(key: string, format: Format, finish?: (wire: unknown) => unknown): WireCache {
+    const w = this.#conversations.get(key)?.wire;
+    return w && w.format === format && w.finish === finish ? w : new WireCache(format, finish);
+  }
+
+  /** The session of conversation `key`, made on first use (keeping `wire` as its wire cache when given); the most recently used go last. */
+  session(key: string, wire?: WireCache): CompactorSession {
+    let c = this.#conversations.get(key);
+    if (c) this.#conversations.delete(key);
+    else c = { session: this.compactor.session() };
+    if (wire) c.wire = wire;
+    this.#conversations.set(key, c);
+    while (this.#conversations.size > this.#max) this.#conversations.delete(this.#conversations.keys().next().value!);
+    return c.session;
   }
 
   get size(): number {
-    return this.#sessions.size;
+    return this.#conversations.size;
   }
 }
 
@@ -145,10 +209,19 @@ export function sessionPoolFor(options: IntegrationOptions): SessionPool {
   return pool;
 }
 
-/** The session of a conversation in `format` (its own scope): by the caller's id, else by its stable prefix. */
-export function sessionFor(pool: SessionPool, format: Format, messages: readonly Message[], conversationId: string | undefined): CompactorSession {
+/**
+ * One call's conversation in `format` (its own scope), found by the caller's id, else by its
+ * stable prefix: its session, its wire cache, and the call's canonical messages parsed through
+ * that cache (only what the previous call did not have). An input that does not parse fails
+ * before any session is made or touched, and before a bad `conversationId` is reported.
+ */
+export function openConversation(pool: SessionPool, format: Format, input: unknown, conversationId: string | undefined): { session: CompactorSession; cache: WireCache; messages: Message[] } {
   if (conversationId !== undefined && (typeof conversationId !== "string" || conversationId === "")) {
+    kAdapters[format].parse(input);
     throw badValueError("conversationId", "a non-empty string", conversationId);
   }
-  return pool.session(`${format}\0${conversationId ?? conversationKey(messages)}`);
+  const key = `${format}\0${conversationId ?? prefixKey(format, input)}`;
+  const cache = pool.wireCache(key, format);
+  const messages = cache.parse(input);
+  return { session: pool.session(key, cache), cache, messages };
 }

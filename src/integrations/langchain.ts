@@ -41,7 +41,7 @@ import { CtxfoldError } from "../errors.js";
 import { langchainAdapter } from "../adapters/index.js";
 import type { LangchainMessage } from "../adapters/langchain.js";
 import type { Message, Role } from "../model/schema.js";
-import { budgetOf, sessionFor, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
+import { budgetOf, openConversation, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types.
@@ -214,9 +214,8 @@ async function compactWith<M extends object>(pool: SessionPool, input: unknown, 
     dicts[i] = r.dict;
     if (r.instance) instances = true;
   }
-  const canonical = langchainAdapter.parse(dicts);
-  const session = sessionFor(pool, "langchain", canonical, conversationId);
-  const r = await session.compactCanonical(canonical, { budget, format: "langchain" });
+  const { session, messages } = openConversation(pool, "langchain", dicts, conversationId);
+  const r = await session.compactCanonical(messages, { budget, format: "langchain" });
   const result: object[] = [];
   for (const m of r.canonical) {
     const memo = rendered.get(m);

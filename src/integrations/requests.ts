@@ -19,7 +19,8 @@
  * - Sessions: one per conversation, found by `conversationId` when given, else by the stable
  *   prefix (conversationKey), and per format (the same conversation sent to both providers, a
  *   fallback, keeps one session each: their canonical messages differ in format meta, so one
- *   shared session would start a new epoch at every switch).
+ *   shared session would start a new epoch at every switch). A call parses and renders only what
+ *   its conversation's previous call did not have (common.ts's openConversation, the wire cache).
  * - Where the sessions live (common.ts's sessionPoolFor): options that only say how to budget and key
  *   (budget, contextWindow, reserveTokens, conversationId, cacheBreakpoint, model) share one
  *   module-wide pool, so options written inline on every call still keep their epochs; options
@@ -54,10 +55,9 @@
  */
 import { jsonEqual } from "../model/equal.js";
 import { badValueError, CtxfoldError } from "../errors.js";
-import { anthropicAdapter, openaiChatAdapter, type Format } from "../adapters/index.js";
 import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
 import type { CompactorSession } from "../policy/compactor.js";
-import { budgetOf, sessionFor, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
+import { budgetOf, openConversation, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------
 // Options and sessions.
@@ -139,10 +139,9 @@ export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B,
   checkBody(body, "Chat Completions");
   const pool = sessionPoolFor(options);
   const budget = requestBudget(options, pool, body, ["max_completion_tokens", "max_tokens"]);
-  const messages = openaiChatAdapter.parse(body.messages);
-  const session = sessionFor(pool, "openai-chat", messages, options.conversationId);
+  const { session, cache, messages } = openConversation(pool, "openai-chat", body.messages, options.conversationId);
   const r = await session.compactCanonical(messages, { budget, format: "openai-chat" });
-  return { ...body, messages: openaiChatAdapter.render(r.canonical) } as B;
+  return { ...body, messages: cache.render(r.canonical) } as B;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -161,6 +160,31 @@ interface Spot {
 const hasMark = (b: unknown): boolean => isObject(b) && b.cache_control !== undefined && b.cache_control !== null;
 const emptyText = (b: Block): boolean => b.type === "text" && (typeof b.text !== "string" || b.text.trim() === "");
 const kUnmarkable = new Set(["thinking", "redacted_thinking"]);
+
+/** Where a message's marked blocks sit: content[k], or content[k].content[n] inside a tool_result. */
+type MarkSpots = readonly { k: number; n?: number }[];
+const kNoMarks: MarkSpots = [];
+const messageMarks = new WeakMap<object, MarkSpots>();
+
+/** The marked blocks of a message (remembered per message object: every call walks the whole conversation's messages). */
+function marksOf(m: AnthropicMessage): MarkSpots {
+  let marks = messageMarks.get(m);
+  if (!marks) messageMarks.set(m, (marks = marksIn(m)));
+  return marks;
+}
+
+function marksIn(m: AnthropicMessage): MarkSpots {
+  const content = m.content as unknown;
+  if (!Array.isArray(content)) return kNoMarks;
+  let out: { k: number; n?: number }[] | undefined;
+  for (let k = 0; k < content.length; k++) {
+    const b = content[k] as unknown;
+    if (!isObject(b)) continue;
+    if (hasMark(b)) (out ??= []).push({ k });
+    if (b.type === "tool_result" && Array.isArray(b.content)) for (let n = 0; n < b.content.length; n++) if (hasMark(b.content[n])) (out ??= []).push({ k, n });
+  }
+  return out ?? kNoMarks;
+}
 
 /** The compacted request under edit: containers are copied before their first change (the caller's stay as they are). */
 class Draft {
@@ -185,20 +209,17 @@ class Draft {
     return c;
   }
 
-  /** Every block (with its spot) in prompt order: tools, system, then messages (tool_result content inside its block). */
-  *blocks(): Generator<[Spot, Block]> {
-    if (this.tools) for (let i = 0; i < this.tools.length; i++) if (isObject(this.tools[i])) yield [{ area: "tools", i }, this.tools[i] as Block];
-    if (Array.isArray(this.system)) for (let i = 0; i < this.system.length; i++) if (isObject(this.system[i])) yield [{ area: "system", i }, this.system[i] as Block];
+  /** Every block that carries a breakpoint (with its spot), in prompt order: tools, system, then messages. */
+  *markedBlocks(): Generator<[Spot, Block]> {
+    if (this.tools) for (let i = 0; i < this.tools.length; i++) if (hasMark(this.tools[i])) yield [{ area: "tools", i }, this.tools[i] as Block];
+    if (Array.isArray(this.system)) for (let i = 0; i < this.system.length; i++) if (hasMark(this.system[i])) yield [{ area: "system", i }, this.system[i] as Block];
     for (let i = 0; i < this.messages.length; i++) {
-      const content = this.messages[i].content;
-      if (!Array.isArray(content)) continue;
-      for (let k = 0; k < content.length; k++) {
-        const b = content[k] as unknown;
-        if (!isObject(b)) continue;
-        yield [{ area: "messages", i, k }, b];
-        if (b.type === "tool_result" && Array.isArray(b.content)) {
-          for (let n = 0; n < b.content.length; n++) if (isObject(b.content[n])) yield [{ area: "messages", i, k, n }, b.content[n] as Block];
-        }
+      const m = this.messages[i];
+      // The draft's own copies change under edit; any other message is taken as immutable.
+      const marks = this.#own.has(m) ? marksIn(m) : marksOf(m);
+      for (const { k, n } of marks) {
+        const b = (m.content as Block[])[k]!;
+        yield [{ area: "messages", i, k, ...(n === undefined ? {} : { n }) }, n === undefined ? b : ((b.content as Block[])[n] as Block)];
       }
     }
   }
@@ -237,7 +258,7 @@ function unmarked(b: Block): Block {
 function requestMarks(body: Record<string, unknown>): Set<string> {
   const marks = new Set<string>();
   const draft = new Draft(undefined, body.system, body.messages as AnthropicMessage[]);
-  for (const [, b] of draft.blocks()) if (hasMark(b)) marks.add(JSON.stringify(b));
+  for (const [, b] of draft.markedBlocks()) marks.add(JSON.stringify(b));
   return marks;
 }
 
@@ -291,18 +312,21 @@ const sameSpot = (a: Spot | undefined, b: Spot): boolean => a !== undefined && a
 /** Breakpoints made valid, and ours placed when asked (see the module comment). */
 function fixBreakpoints(draft: Draft, known: ReadonlySet<string>, prefix: number | undefined): void {
   // 1. None on replaced content or empty text.
-  for (const [spot, b] of [...draft.blocks()]) {
-    if (spot.area !== "tools" && hasMark(b) && (emptyText(b) || !known.has(JSON.stringify(b)))) draft.set(spot, unmarked(b));
+  for (const [spot, b] of [...draft.markedBlocks()]) {
+    if (spot.area !== "tools" && (emptyText(b) || !known.has(JSON.stringify(b)))) draft.set(spot, unmarked(b));
   }
   // 2. Ours, when tools and system leave room.
   let ours: Spot | undefined;
   if (prefix !== undefined) {
     let head = 0;
-    for (const [spot, b] of draft.blocks()) if (spot.area !== "messages" && hasMark(b)) head++;
+    for (const [spot] of draft.markedBlocks()) {
+      if (spot.area === "messages") break;
+      head++;
+    }
     if (head < 4) ours = placeMark(draft, prefix);
   }
   // 3. At most 4: the caller's message-level ones oldest first, then tools / system earliest first.
-  const marked = [...draft.blocks()].filter(([, b]) => hasMark(b));
+  const marked = [...draft.markedBlocks()];
   let excess = marked.length - 4;
   if (excess <= 0) return;
   const order = [...marked.filter(([s]) => s.area === "messages" && !sameSpot(ours, s)), ...marked.filter(([s]) => s.area !== "messages")];
@@ -322,10 +346,9 @@ export async function compactAnthropicRequest<B extends AnthropicRequestBody>(bo
   const pool = sessionPoolFor(options);
   const budget = requestBudget(options, pool, body, ["max_tokens"]);
   // The adapter reads `system` and `messages` of the body (and nothing else of it).
-  const messages = anthropicAdapter.parse(body);
-  const session = sessionFor(pool, "anthropic", messages, options.conversationId);
+  const { session, cache, messages } = openConversation(pool, "anthropic", body, options.conversationId);
   const r = await session.compactCanonical(messages, { budget, format: "anthropic" });
-  const wire: AnthropicWire = anthropicAdapter.render(r.canonical);
+  const wire = cache.render(r.canonical) as AnthropicWire;
   const prefix = options.cacheBreakpoint ? prefixLength(session, wire.messages) : undefined;
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : undefined;
   const draft = new Draft(tools, wire.system, wire.messages);

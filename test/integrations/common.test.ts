@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseMessages } from "../../src/adapters/index.js";
-import { budgetOf, contextWindowOf, conversationKey, SessionPool, type IntegrationOptions } from "../../src/integrations/common.js";
+import { kAdapters, kFormats, parseMessages, renderMessages } from "../../src/adapters/index.js";
+import { generateRuns } from "../../src/gen/run.js";
+import { budgetOf, contextWindowOf, conversationKey, prefixKey, SessionPool, type IntegrationOptions } from "../../src/integrations/common.js";
 import type { Message } from "../../src/model/schema.js";
 import { thrown } from "../helpers.js";
 import { agentRun, callPoints, checkPrompts, historyIn, type RecordedCall } from "./harness.js";
@@ -52,6 +53,23 @@ describe("sessions per conversation", () => {
     expect(pool.size).toBe(2);
     expect(pool.session("a")).toBe(first);
     expect(pool.session("b")).not.toBe(first);
+  });
+});
+
+describe("the prefix key", () => {
+  it("is conversationKey of the whole parse, computed from the first messages only", () => {
+    for (const format of kFormats) {
+      for (const run of generateRuns(3, 51)) {
+        const rendered = JSON.parse(JSON.stringify(renderMessages(run.messages, format))) as unknown;
+        const wire = format === "anthropic" ? (rendered as { messages: unknown[] }).messages : (rendered as unknown[]);
+        const input = (n: number) => (format === "anthropic" ? { ...(rendered as object), messages: wire.slice(0, n) } : wire.slice(0, n));
+        for (const n of [1, 2, 3, 5, wire.length]) {
+          expect(prefixKey(format, input(n)), `${format}, ${n}`).toBe(conversationKey(kAdapters[format].parse(input(n))));
+          // Parsed afresh: the same key (from the keys of recent prefixes).
+          expect(prefixKey(format, JSON.parse(JSON.stringify(input(n))))).toBe(prefixKey(format, input(n)));
+        }
+      }
+    }
   });
 });
 
