@@ -52,7 +52,6 @@ export class Compactor {
     };
     this.#host = {
       settings: this.settings,
-      parse: (input, format) => this.parse(input, format),
       measure: (messages, format) => this.#measureOf(format).all(messages),
       tier: (tokens, budget) => this.tier(tokens, budget),
       skipped: (tokens, budget) => this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget }),

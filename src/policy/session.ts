@@ -1,7 +1,8 @@
 import type { Format } from "../adapters/index.js";
 import type { Message } from "../model/schema.js";
 import { jsonEqual } from "../model/equal.js";
-import { renderMessages } from "../adapters/index.js";
+import { detectFormat } from "../adapters/index.js";
+import { WireCache } from "./wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
@@ -9,7 +10,6 @@ import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, C
 /** What a session needs of its compactor (Compactor.session() hands it over; not public). */
 export interface EpochHost {
   readonly settings: TieredSettings;
-  parse(input: unknown, format?: Format): { format: Format; messages: Message[] };
   /** Estimated tokens of messages as a request, with `format`'s provider's overheads (memoised per message). */
   measure(messages: readonly Message[], format?: Format): number;
   tier(tokens: number, budget: number): Tier;
@@ -36,6 +36,7 @@ export class CompactorSession {
   #base: Message[] = [];
   #output: Message[] = [];
   #format: Format | undefined;
+  #wire: WireCache | undefined;
 
   constructor(host: EpochHost) {
     this.#host = host;
@@ -71,16 +72,22 @@ export class CompactorSession {
     return this.#epoch;
   }
 
-  /** compact() with epochs; input in a provider format or canonical. */
+  /**
+   * compact() with epochs; input in a provider format. The session keeps the previous call's
+   * wire messages and their canonical forms (a WireCache), so a call parses only the messages
+   * the previous one did not have, and renders only the output messages it did not render.
+   */
   compact<M extends object>(input: readonly M[], options: CompactCallOptions & { format: ArrayFormat }): Promise<CompactResult<M[]>>;
   compact<M extends object>(input: readonly M[] | AnthropicForm<M>, options: CompactCallOptions & { format: "anthropic" }): Promise<CompactResult<AnthropicForm<M>>>;
   compact(input: unknown, options: CompactCallOptions): Promise<CompactResult>;
   async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
     const checked = checkCallOptions(options);
-    const { format, messages } = this.#host.parse(input, checked.format ?? this.#format);
+    const format = detectFormat(input, checked.format ?? this.#format);
+    if (this.#wire?.format !== format) this.#wire = new WireCache(format);
+    const messages = this.#wire.parse(input);
     this.#format = format;
     const r = await this.compactCanonical(messages, { ...checked, format });
-    return { ...r, format, messages: renderMessages(r.canonical, format) };
+    return { ...r, format, messages: this.#wire.render(r.canonical) };
   }
 
   /** The epoch logic on canonical messages. */
