@@ -19,7 +19,7 @@ import { createHash } from "node:crypto";
 import { badValueError, CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { createCompactor, type Compactor, type CompactorConfig } from "../policy/index.js";
-import type { CompactorSession } from "../policy/compactor.js";
+import type { CompactorSession } from "../policy/session.js";
 import { kAdapters, type Format } from "../adapters/index.js";
 import { WireCache, type WireCheck } from "../policy/wire-cache.js";
 import { sameWire } from "../policy/wire-equal.js";

@@ -56,7 +56,7 @@
 import { jsonEqual } from "../model/equal.js";
 import { badValueError, CtxfoldError } from "../errors.js";
 import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
-import type { CompactorSession } from "../policy/compactor.js";
+import type { CompactorSession } from "../policy/session.js";
 import { budgetOf, openConversation, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------

@@ -17,8 +17,6 @@ import { StepCache } from "./step-cache.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
 import { StageKit, type KitServices } from "./work.js";
 
-export { CompactorSession } from "./session.js";
-
 /**
  * The tiered compactor, ctxfold's default: deterministic classification, pressure tiers, staged
  * lazy compaction re-measured after each stage (the pipeline: tool arguments, tool outputs,

@@ -1,5 +1,6 @@
 // The public names of the tiered policy: one block per source file; add lines, never `export *`.
-export { Compactor, CompactorSession, createCompactor } from "./compactor.js";
+export { Compactor, createCompactor } from "./compactor.js";
+export { CompactorSession } from "./session.js";
 export { TieredSettings, kDefaultTieredSettings, resolveTieredSettings } from "./config.js";
 export type { CompactorConfig } from "./config.js";
 export { classify, isTodoReminder } from "./classify.js";

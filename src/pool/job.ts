@@ -4,7 +4,7 @@
  * error records and stats out. Pure apart from the offload store it writes to.
  */
 import type { Format } from "../adapters/index.js";
-import { asCtxfoldError, CtxfoldError } from "../errors.js";
+import { asCtxfoldError } from "../errors.js";
 import { Compactor, createCompactor } from "../policy/index.js";
 import type { OffloadHint } from "../store/index.js";
 import { createMemoryStore, createPackStore, StoreView } from "../store/index.js";
