@@ -21,7 +21,7 @@ export interface PipelineResult {
 interface StageDef {
   stage: StageReport["stage"];
   name: StageReport["name"];
-  run: (w: Work, tail: number) => Promise<void> | void;
+  run: () => Promise<void> | void;
   /** Whether it runs even when the deadline is near (cheap, and what the budget most depends on). */
   essential: boolean;
 }
@@ -43,11 +43,12 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
   };
   const remaining = () => remainingMs(deadline, now(), started);
   const preserve = tier === "critical" ? Math.min(1, s.preserveRecentSteps) : s.preserveRecentSteps;
+  // Stages 1–3 leave the preserved tail alone, found anew when each runs (a stage moves messages).
   const stages: StageDef[] = [
-    { stage: 1, name: "tool_args", run: (w, tail) => compactToolArgs(kit, w, tail), essential: true },
-    { stage: 2, name: "tool_outputs", run: (w, tail) => compactToolOutputs(kit, w, tail), essential: true },
-    { stage: 3, name: "historical_text", run: (w, tail) => compactHistory(kit, w, tail), essential: false },
-    { stage: 4, name: "merge_oldest", run: (w) => mergeOldest(kit, w, budget), essential: false },
+    { stage: 1, name: "tool_args", run: () => compactToolArgs(kit, w, kit.tailStart(w, preserve)), essential: true },
+    { stage: 2, name: "tool_outputs", run: () => compactToolOutputs(kit, w, kit.tailStart(w, preserve)), essential: true },
+    { stage: 3, name: "historical_text", run: () => compactHistory(kit, w, kit.tailStart(w, preserve)), essential: false },
+    { stage: 4, name: "merge_oldest", run: () => mergeOldest(kit, w, budget), essential: false },
   ];
   // When even the best case of stages 1 and 2 leaves the request above the target and stage 3
   // will run, their work would be superseded: stage 3 replaces every old step (arguments and
@@ -66,7 +67,7 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
       report.skipped.no_gain = 1;
     } else {
       kit.report = report;
-      await run(w, kit.tailStart(w, preserve));
+      await run();
       kit.report = undefined;
     }
     report.tokensAfter = w.total;

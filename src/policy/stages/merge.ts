@@ -38,13 +38,12 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
       const at = st.resultMessage ?? st.callMessage;
       if (!st.success && at !== undefined && gone.has(at)) failures.push(`${st.callId ?? st.id} (${st.error ?? "failed"})`);
     }
-    const summariesFailed: string[] = [];
     for (let i = 0; i < tail; i++) {
       const m = w.msgs[i];
       if (gone.has(i)) {
         items.push(m);
         texts.push(...messageTexts([m]));
-        for (const p of m.parts) if (isStepSummaryPart(p)) summariesFailed.push(...markOf(p)!.failed);
+        for (const p of m.parts) if (isStepSummaryPart(p)) failures.push(...markOf(p)!.failed);
         continue;
       }
       const at = w.classes[i] === "critical" && m.parts.length > 1 ? m.parts.findIndex(isStepSummaryPart) : -1;
@@ -52,12 +51,11 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
       const summary = markOf(m.parts[at])!;
       items.push(...indexedRefs(kit.store, summary.ref));
       texts.push((m.parts[at] as { text: string }).text);
-      summariesFailed.push(...summary.failed);
+      failures.push(...summary.failed);
       kit.replace(w, i, m.parts.filter((_, k) => k !== at));
       // Its index is superseded by the merge's, which names the same messages.
       w.refs = w.refs.filter((r) => r !== summary.ref);
     }
-    failures.push(...summariesFailed);
     const { ref, refs } = putMessages(kit.store, items);
     w.refs.push(ref, ...refs.filter((_, k) => typeof items[k] !== "string"));
     const text = texts.join("\n");
