@@ -12,12 +12,15 @@ import { ctxfold, loadPeers, type Contender } from "./contenders.js";
 import { promptPoints, replayRuns, type EvalRun } from "./replay.js";
 import { checkThresholds, type Threshold } from "./thresholds.js";
 import type { EvalReport, FailedRun } from "./types.js";
+import { kPricing, type Pricing } from "./metrics.js";
 
 export type { EvalMetrics, EvalReport, FailedRun, ThresholdResult, TraceEpoch, TracePoint, TraceRun } from "./types.js";
 export { checkThresholds, describeMisses, kThresholdMetrics, parseThresholds, type Threshold, type ThresholdMetric } from "./thresholds.js";
 export { kPeers, loadPeers, ctxfold as ctxfoldContender, type CompactOutput, type Contender, type PeerName } from "./contenders.js";
 export { promptPoints, replayRuns, traceRun, type EvalRun, type ReplayOptions, type ReplayResult } from "./replay.js";
 export * as metrics from "./metrics.js";
+export * as evidence from "./evidence.js";
+export { kPricing, type Pricing } from "./metrics.js";
 
 /**
  * A ctxfold config file: a JSON object of TieredSettings fields (what createCompactor takes,
@@ -64,6 +67,8 @@ export interface EvaluateOptions {
   /** Runs to trace for the report: ids, or how many of the runs with the most prompt points. @default 2 */
   trace?: number | readonly string[];
   thresholds?: readonly Threshold[];
+  /** Prices of cached and uncached input tokens for the cost metric. @default kPricing.anthropic */
+  pricing?: Pricing;
   onProgress?: (done: number, total: number, prompts: number) => void;
 }
 
@@ -78,7 +83,8 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
   const trace = Array.isArray(options.trace)
     ? options.trace
     : [...runs].sort((a, b) => promptPoints(b.messages).length - promptPoints(a.messages).length).slice(0, (options.trace as number | undefined) ?? 2).map((r) => r.id);
-  const r = await replayRuns(runs, contenders, { budgets: options.budgets, points, trace, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  const pricing = options.pricing ?? kPricing.anthropic;
+  const r = await replayRuns(runs, contenders, { budgets: options.budgets, points, trace, pricing, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   const budgets = options.budgets.map((budget) => ({ budget, rows: contenders.map((c) => ({ contender: c.name, metrics: r.metrics.get(budget)!.get(c)! })) }));
   return {
     ctxfold: "eval",
@@ -91,6 +97,7 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
       ...(options.configName ? { config: options.configName } : {}),
       ...(options.compare ? { compare: options.compare.name } : {}),
       against: [...(options.against ?? [])],
+      pricing,
     },
     corpus: { runs: runs.length, prompts: r.prompts, pairs: r.pairs },
     contenders: contenders.map((c) => ({ name: c.name, version: c.version, note: c.note })),

@@ -25,6 +25,11 @@
  *   plus, at the first message that differs, when both have the same role (and tool_call_id), the
  *   tokens of the longest common prefix of the two texts. **Cache-prefix share** = that over the
  *   tokens of the later output's messages (reply primer left out of both).
+ * - **Cache-priced cost** of a call (`cachePricedCost`), in input-token units: the common-prefix
+ *   tokens with the previous call's output at the pricing's cached-read price, the rest of the
+ *   later output's tokens at its write (uncached) price. Presets (`kPricing`): Anthropic read
+ *   0.1, write 1.25 (a cache write); OpenAI read 0.1, write 1.0 (no write surcharge). It rewards
+ *   both compression and a stable prefix: what a user pays for the input.
  * - **Recoverable share** (`recoverable`): the input texts (message texts and tool-call
  *   arguments) that no output text or argument contains any more were removed or shortened; their
  *   UTF-8 bytes are recovered when a text the contender's refs resolve to contains them (a stored
@@ -203,11 +208,33 @@ export function commonPrefixTokens(prev: readonly ChatMessage[], next: readonly 
   return tokens;
 }
 
+/** Tokens of the later of two consecutive outputs, and how many of them its common prefix with the earlier one covers. */
+export function prefixSplit(prev: readonly ChatMessage[], next: readonly ChatMessage[], count: PrefixCounter): { total: number; cached: number } {
+  const total = next.reduce((n, m) => n + count.message(m), 0);
+  return { total, cached: Math.min(total, commonPrefixTokens(prev, next, count)) };
+}
+
 /** Cache-prefix share of two consecutive outputs: common-prefix tokens over the later output's tokens (1 when it is empty). */
 export function cachePrefixShare(prev: readonly ChatMessage[], next: readonly ChatMessage[], count: PrefixCounter): number {
-  const total = next.reduce((n, m) => n + count.message(m), 0);
-  if (total === 0) return 1;
-  return Math.min(1, commonPrefixTokens(prev, next, count) / total);
+  const { total, cached } = prefixSplit(prev, next, count);
+  return total === 0 ? 1 : cached / total;
+}
+
+/** Prices of input tokens relative to one uncached input token: a cached read, and a write (uncached, or written to the cache). */
+export interface Pricing {
+  name: string;
+  read: number;
+  write: number;
+}
+
+export const kPricing = {
+  anthropic: { name: "anthropic", read: 0.1, write: 1.25 },
+  openai: { name: "openai", read: 0.1, write: 1.0 },
+} as const satisfies Record<string, Pricing>;
+
+/** The cost of a call whose prompt splits into `cached` prefix tokens and the rest (prefixSplit), with prompt caching (see the module comment). */
+export function cachePricedCost(split: { total: number; cached: number }, pricing: Pricing): number {
+  return split.cached * pricing.read + (split.total - split.cached) * pricing.write;
 }
 
 /** The strings a stored text holds: itself, and every string inside it when it is JSON. */

@@ -15,8 +15,9 @@ import { openaiChatAdapter } from "../adapters/index.js";
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
 import { newViolations, validate, type ValidationResult } from "../validate/index.js";
 import { kCounter, messageTokens, promptTokens, type CompactOutput, type Contender } from "./contenders.js";
+import { evidenceKept, nextStepEvidence } from "./evidence.js";
 import {
-  cachePrefixShare, contentText, criticalCore, criticalVerbatim, failedVisible, isFailedToolResult, kCriticalKinds, percentile, recoverable, samplePoints,
+  cachePricedCost, kPricing, prefixSplit, type Pricing, contentText, criticalCore, criticalVerbatim, failedVisible, isFailedToolResult, kCriticalKinds, percentile, recoverable, samplePoints,
   visibleHead, type CriticalKind,
 } from "./metrics.js";
 import type { EvalMetrics, TraceEpoch, TraceRun } from "./types.js";
@@ -30,6 +31,8 @@ export interface ReplayOptions {
   budgets: number[];
   /** At most this many prompt points per run (as consecutive pairs). */
   points: number;
+  /** Prices of cached and uncached input tokens for the cost metric. @default kPricing.anthropic */
+  pricing?: Pricing;
   /** Runs (by id) to replay at every point through the first contender, for the report's plots. */
   trace?: readonly string[];
   /** After each run: runs done, of how many. */
@@ -61,6 +64,8 @@ interface Point {
   criticalTokens: number;
   validation: ValidationResult;
   failed: { message: OpenAIChatMessage; head: string }[];
+  /** What the next assistant message named from the trajectory (evidence.ts); only for points above some budget. */
+  evidence: string[];
 }
 
 /** `count` items spread evenly over `items` (a quick eval over part of a corpus), or all of them. */
@@ -78,15 +83,17 @@ export function promptPoints(messages: readonly OpenAIChatMessage[]): number[] {
   return at;
 }
 
-function preparePoints(run: EvalRun, max: number): Point[] {
+function preparePoints(run: EvalRun, max: number, minBudget: number): Point[] {
   const at = promptPoints(run.messages);
   return samplePoints(at.length, max).map(({ point, withPrev }) => {
     const input = run.messages.slice(0, at[point]);
+    const tokens = promptTokens(input);
     return {
       runId: run.id,
       input,
       withPrev,
-      tokens: promptTokens(input),
+      tokens,
+      evidence: tokens > minBudget ? nextStepEvidence(input, run.messages[at[point]]) : [],
       criticalTokens: promptTokens(criticalCore(input)),
       validation: validate(openaiChatAdapter.parse(input, { source: run.id }), "openai-chat"),
       failed: input.filter(isFailedToolResult).map((message) => ({ message, head: visibleHead(contentText(message)) })),
@@ -114,6 +121,9 @@ class Tally {
   failedVisible = 0;
   recover?: { affectedBytes: number; recoveredBytes: number; refs: number; refsResolved: number };
   compression: number[] = [];
+  evidence = { prompts: 0, terms: 0, kept: 0 };
+  cost = { sum: 0, uncompacted: 0, pairs: 0 };
+  fill: number[] = [];
   cache: number[] = [];
   cacheOverBudget: number[] = [];
   latencyMs: number[] = [];
@@ -143,7 +153,15 @@ function measure(t: Tally, p: Point, budget: number, r: CompactOutput): void {
   const tokens = promptTokens(out);
   t.feasible++;
   if (tokens <= budget && fits) t.withinWhereCriticalFits++;
-  if (p.tokens > budget) t.compression.push(tokens / p.tokens);
+  if (p.tokens > budget) {
+    t.compression.push(tokens / p.tokens);
+    t.fill.push(tokens / budget);
+    if (p.evidence.length > 0) {
+      t.evidence.prompts++;
+      t.evidence.terms += p.evidence.length;
+      t.evidence.kept += evidenceKept(p.evidence, out);
+    }
+  }
   // Provider rules: only what the output breaks that the input did not.
   if (!sameArray(out, p.input)) {
     let issues;
@@ -218,6 +236,12 @@ function summary(t: Tally): EvalMetrics {
     recoverable: t.recover ? (t.recover.affectedBytes === 0 ? 1 : t.recover.recoveredBytes / t.recover.affectedBytes) : null,
     refs: t.recover ? { total: t.recover.refs, unresolved: t.recover.refs - t.recover.refsResolved } : null,
     compression: mean(t.compression),
+    evidenceRecall: share(t.evidence.kept, t.evidence.terms),
+    evidence: { ...t.evidence },
+    costPerCall: t.cost.pairs ? t.cost.sum / t.cost.pairs : null,
+    costSavings: t.cost.pairs && t.cost.uncompacted > 0 ? 1 - t.cost.sum / t.cost.uncompacted : null,
+    costPairs: t.cost.pairs,
+    budgetFill: { p50: finite(percentile(t.fill, 50)), p95: finite(percentile(t.fill, 95)) },
     cachePrefix: mean(t.cache),
     cachePrefixOverBudget: mean(t.cacheOverBudget),
     cachePrefixPairs: t.cache.length,
@@ -235,17 +259,18 @@ export async function replayRuns(runs: readonly EvalRun[], contenders: readonly 
   const infeasibleRuns: InfeasibleRun[] = [];
   let prompts = 0;
   let pairs = 0;
+  const pricing = options.pricing ?? kPricing.anthropic;
   // Warm-up: each contender's first calls (module loading, JIT) are not measured.
   const warmRun = runs.find((r) => promptPoints(r.messages).length > 0);
   if (warmRun) {
-    const warm = preparePoints(warmRun, 3);
+    const warm = preparePoints(warmRun, 3, Infinity);
     for (const c of contenders) {
       c.startRun?.();
       for (const p of warm) await c.compact(p.input.slice(), options.budgets[0]).catch(() => undefined);
     }
   }
   for (const [n, run] of runs.entries()) {
-    const points = preparePoints(run, options.points);
+    const points = preparePoints(run, options.points, Math.min(...options.budgets));
     prompts += points.length;
     pairs += points.filter((p) => p.withPrev).length;
     for (const budget of options.budgets) {
@@ -274,9 +299,15 @@ export async function replayRuns(runs: readonly EvalRun[], contenders: readonly 
             continue;
           }
           if (p.withPrev && prev) {
-            const s = cachePrefixShare(prev, r.messages, kPrefixCounter);
+            const split = prefixSplit(prev, r.messages, kPrefixCounter);
+            const s = split.total === 0 ? 1 : split.cached / split.total;
             t.cache.push(s);
-            if (p.tokens > budget) t.cacheOverBudget.push(s);
+            if (p.tokens > budget) {
+              t.cacheOverBudget.push(s);
+              t.cost.pairs++;
+              t.cost.sum += cachePricedCost(split, pricing);
+              t.cost.uncompacted += p.input.reduce((n, m) => n + kPrefixCounter.message(m), 0) * pricing.write;
+            }
           }
           prev = r.messages;
         }

@@ -17,6 +17,11 @@ export const kThresholdMetrics = {
   recoverable: (m: EvalMetrics) => m.recoverable,
   /** 1 − compression: the share of over-budget input tokens removed. */
   savings: (m: EvalMetrics) => (m.compression === null ? null : 1 - m.compression),
+  evidence_recall: (m: EvalMetrics) => m.evidenceRecall,
+  /** 1 − cache-priced cost over the uncompacted inputs' uncached cost (what caching and compaction save together). */
+  cost_savings: (m: EvalMetrics) => m.costSavings,
+  /** Median output tokens / budget over the points above it. */
+  budget_fill: (m: EvalMetrics) => m.budgetFill.p50,
   cache_prefix: (m: EvalMetrics) => m.cachePrefix,
   cache_prefix_over_budget: (m: EvalMetrics) => m.cachePrefixOverBudget,
   throughput: (m: EvalMetrics) => m.throughput,

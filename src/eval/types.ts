@@ -4,6 +4,8 @@
  * over-budget prompt…); a null never passes a --fail-under threshold.
  */
 
+import type { Pricing } from "./metrics.js";
+
 /** What one contender scored at one budget over every replayed prompt point. */
 export interface EvalMetrics {
   /** Prompt points replayed (every call, also one that threw). */
@@ -38,6 +40,23 @@ export interface EvalMetrics {
   refs: { total: number; unresolved: number } | null;
   /** Mean output tokens / input tokens over the points above the budget (lower is more compression). */
   compression: number | null;
+  /**
+   * Next-step evidence recall (evidence.ts): of the terms the agent's next message named that
+   * came from the trajectory, the share the output still shows in its text, pooled over the
+   * points above the budget; null when none of them has evidence.
+   */
+  evidenceRecall: number | null;
+  evidence: { prompts: number; terms: number; kept: number };
+  /**
+   * Mean cache-priced input cost per call (metrics.ts cachePricedCost, at the report's pricing), in
+   * input tokens, over consecutive pairs whose later prompt is above the budget.
+   */
+  costPerCall: number | null;
+  /** 1 − the summed cost of those calls over what their uncompacted inputs cost at the write price. */
+  costSavings: number | null;
+  costPairs: number;
+  /** Output tokens / budget over the points above the budget (nearest rank). */
+  budgetFill: { p50: number | null; p95: number | null };
   /** Mean cache-prefix share of consecutive outputs, over all pairs and over the pairs above the budget. */
   cachePrefix: number | null;
   cachePrefixOverBudget: number | null;
@@ -106,7 +125,7 @@ export interface EvalReport {
   date: string;
   node: string;
   input: string;
-  options: { budgets: number[]; points: number; config?: string; compare?: string; against: string[] };
+  options: { budgets: number[]; points: number; config?: string; compare?: string; against: string[]; pricing: Pricing };
   corpus: { runs: number; prompts: number; pairs: number };
   contenders: { name: string; version: string; note: string }[];
   /** One line each: a peer whose package is not installed, and the like. */

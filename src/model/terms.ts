@@ -1,0 +1,61 @@
+/**
+ * Specific terms: the names of things in a text — file paths, identifiers, symbols, error
+ * names, flags, values — as opposed to the words of its prose. One definition serves the eval's
+ * next-step evidence (what the agent's next message names) and the policy's focus (what the
+ * current step is about). Precisely:
+ *
+ * - **Candidates** are maximal runs of letters, digits, `_`, `$`, `.`, `/`, `\` and `-` that
+ *   start and end with a letter, digit, `_` or `$`, optionally led by `/`, `./`, `../`, `~/`,
+ *   `-` or `--` (an absolute or relative path, a command-line flag). `::` joins two runs
+ *   (`std::vector`, `Foo::bar`).
+ * - A candidate is **specific** when it is at least 3 characters long and any of: it has a
+ *   path or member separator inside or a path/flag lead (`/ . \ ::`, `--x`); an `_` or `$`; a
+ *   letter and a digit; a lower-case letter followed by an upper-case one (`camelCase`) or two
+ *   upper-case letters followed by a lower-case one (`HTTPServer`); it is a number of at least
+ *   3 characters (`8080`, `3.14`, `1e-5` count; `42` does not). Plain words (`the`, `Error`,
+ *   `README`), and abbreviations made of single letters and dots (`e.g`, `i.e`), are not.
+ * - **Presence** (`containsTerm`): the term occurs in the text with no letter, digit or `_` right
+ *   before or after it (`foo/bar.py` is in `/repo/foo/bar.py`; `bar` is not in `foobar`).
+ *   Matching is case-sensitive.
+ */
+
+const kCandidate = /(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$](?:[\p{L}\p{N}_$.\/\\-]|::)*[\p{L}\p{N}_$]|(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$]/gu;
+const kLead = /^(?:\.{1,2}\/|~\/|\/|--?)/;
+const kNumber = /^[+-]?\d[\d.,eE+-]*$/;
+const kInitials = /^(?:\p{L}\.)+\p{L}$/u;
+const kWordChar = /[\p{L}\p{N}_]/u;
+
+/** Whether one candidate (see the module comment) is a specific term. */
+export function isSpecific(t: string): boolean {
+  if (t.length < 3) return false;
+  if (kNumber.test(t)) return /\d/.test(t);
+  if (kInitials.test(t)) return false;
+  const lead = kLead.exec(t)?.[0];
+  if (lead === "-" ) return /[\p{L}]/u.test(t.slice(1)) && /[-_\d]/.test(t.slice(1)); // `-rf` is a flag word, `-k_x` / `-O2` specific
+  if (lead !== undefined) return t.length - lead.length >= 2;
+  if (/[/.\\]|::/.test(t)) return true;
+  if (/[_$]/.test(t)) return true;
+  if (/\p{L}/u.test(t) && /\p{N}/u.test(t)) return true;
+  return /\p{Ll}\p{Lu}|\p{Lu}{2}\p{Ll}/u.test(t);
+}
+
+/** The distinct specific terms of `text`, in order of first occurrence. */
+export function specificTerms(text: string): string[] {
+  const seen = new Set<string>();
+  for (const m of text.matchAll(kCandidate)) {
+    const t = m[0];
+    if (!seen.has(t) && isSpecific(t)) seen.add(t);
+  }
+  return [...seen];
+}
+
+/** Whether `term` occurs in `text` as a whole (see the module comment). */
+export function containsTerm(text: string, term: string): boolean {
+  if (term === "") return false;
+  for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + 1)) {
+    const before = at > 0 ? text[at - 1] : "";
+    const after = text[at + term.length] ?? "";
+    if ((before === "" || !kWordChar.test(before) || !kWordChar.test(term[0])) && (after === "" || !kWordChar.test(after) || !kWordChar.test(term[term.length - 1]))) return true;
+  }
+  return false;
+}
