@@ -6,7 +6,8 @@
  * `points` prompt points are sampled to evenly spaced consecutive pairs (samplePoints), so the
  * cache-prefix metric always compares a call with the one just before it. Every contender sees
  * the same points, in order, one run at a time; stateful contenders (ctxfold's session) are
- * reset per run and budget.
+ * reset per run and budget, and are also called, unmeasured, at the prompt points the sample
+ * skips, so their epochs and prefix evolve as in a runner that calls at every step.
  *
  * Traced runs are also replayed at every prompt point (no sampling) through the first contender,
  * recording tokens in and out, epochs and what each epoch removed (the HTML report's plots).
@@ -64,6 +65,8 @@ interface Point {
   criticalTokens: number;
   validation: ValidationResult;
   failed: { message: OpenAIChatMessage; head: string }[];
+  /** Prompt points the sample skipped since the previous sampled point (message counts), for stateful contenders. */
+  skipped: number[];
   /** What the next assistant message named from the trajectory (evidence.ts); only for points above some budget. */
   evidence: string[];
 }
@@ -85,11 +88,15 @@ export function promptPoints(messages: readonly OpenAIChatMessage[]): number[] {
 
 function preparePoints(run: EvalRun, max: number, minBudget: number): Point[] {
   const at = promptPoints(run.messages);
+  let next = 0;
   return samplePoints(at.length, max).map(({ point, withPrev }) => {
     const input = run.messages.slice(0, at[point]);
     const tokens = promptTokens(input);
+    const skipped = at.slice(next, point);
+    next = point + 1;
     return {
       runId: run.id,
+      skipped,
       input,
       withPrev,
       tokens,
@@ -280,6 +287,7 @@ export async function replayRuns(runs: readonly EvalRun[], contenders: readonly 
         let prev: OpenAIChatMessage[] | undefined;
         let refused = 0;
         for (const p of points) {
+          if (c.startRun) for (const at of p.skipped) await c.compact(run.messages.slice(0, at), budget).catch(() => undefined);
           let r: CompactOutput;
           const t0 = performance.now();
           try {
