@@ -53,7 +53,7 @@ export class Compactor {
       measure: (messages, format) => this.#measureOf(format).all(messages),
       tier: (tokens, budget) => this.tier(tokens, budget),
       skipped: (tokens, budget) => this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget }),
-      compactEpoch: (messages, options, epoch) => this.#compact(messages, options, epoch),
+      compactEpoch: (messages, options, epoch, frozen) => this.#compactEpoch(messages, options, epoch, frozen),
       prepare: (messages, from, sliceMs) => this.#steps.prepare(messages, from, sliceMs),
     };
   }
@@ -128,6 +128,15 @@ export class Compactor {
 
   /** One compaction of `messages` (options checked), as epoch `epoch` of a session (0 outside one). */
   async #compact(messages: readonly Message[], options: CompactCallOptions, epoch: number): Promise<CanonicalResult> {
+    return (await this.#compactEpoch(messages, options, epoch, 0))!.result;
+  }
+
+  /**
+   * One compaction, and how far its output is settled (see PipelineResult.settled). With
+   * `frozen` > 0 (an incremental epoch: messages before it are a previous epoch's output), the
+   * stages leave that prefix alone, and undefined comes back when that cannot reach the target.
+   */
+  async #compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, frozen: number): Promise<{ result: CanonicalResult; settled: number } | undefined> {
     const measure = this.#measureOf(options.format);
     const started = this.#now();
     const budget = options.budget;
@@ -138,23 +147,28 @@ export class Compactor {
     if (tier === "normal") {
       // The request fits: no compactor work at all.
       this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier, tokens: tokensBefore, budget });
-      return { ...base, messages: [...messages], canonical: [...messages], status: "ok", tokensAfter: tokensBefore, stages: [], refs: [] };
+      return { result: { ...base, messages: [...messages], canonical: [...messages], status: "ok", tokensAfter: tokensBefore, stages: [], refs: [] }, settled: frozen };
     }
     if (mode === "legacy") {
       const r = compactMessages(messages, { compactAtPct: this.settings.lowWaterRatio + 0.05, compactBudgetThresholdPct: 0.05 }, budget, { store: this.store, counter: this.counter });
       const tokensAfter = measure.all(r.messages);
       const status = tokensAfter <= budget ? "ok" : "budget_infeasible";
       this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
-      return { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs };
+      return { result: { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs }, settled: 0 };
     }
-    const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(new StageKit(this.#services, measure), messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started);
+    // An incremental attempt's stage events are held until it is kept: a full epoch may replace it.
+    const held: PolicyEvent[] = [];
+    const services = frozen > 0 ? { ...this.#services, emit: (e: PolicyEvent) => held.push(e) } : this.#services;
+    const { work: w, tokensAfter, status, criticalTokens, settled, incomplete } = await runPipeline(new StageKit(services, measure), messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started, frozen);
+    if (incomplete) return undefined;
+    for (const e of held) this.#emit(e);
     const result: CanonicalResult = {
       ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,
       ...(criticalTokens !== undefined ? { infeasible: { criticalTokens, budget } } : {}),
     };
     if (w.compacted > this.settings.churnWarnAt) this.#emit({ type: "churn_warning", compacted: w.compacted, limit: this.settings.churnWarnAt });
     this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
-    return result;
+    return { result, settled };
   }
 }
 

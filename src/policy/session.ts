@@ -5,6 +5,7 @@ import { detectFormat } from "../adapters/index.js";
 import { WireCache } from "./wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
+import { usesThinking } from "../validate/rules.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
 
 /** What a session needs of its compactor (Compactor.session() hands it over; not public). */
@@ -15,8 +16,12 @@ export interface EpochHost {
   tier(tokens: number, budget: number): Tier;
   /** Reports a call answered without compacting (an append, or under the soft threshold). */
   skipped(tokens: number, budget: number): void;
-  /** A compaction of `messages` (options checked) as the session's epoch `epoch`. */
-  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number): Promise<CanonicalResult>;
+  /**
+   * A compaction of `messages` (options checked) as the session's epoch `epoch`, and how many of
+   * its output's first messages are settled. With `frozen` > 0 the stages leave messages before it
+   * alone, and undefined means that could not reach the target.
+   */
+  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, frozen: number): Promise<{ result: CanonicalResult; settled: number } | undefined>;
   /** Step reductions and renders a later epoch will need, done ahead for `messages[from..]` (see StepCache.prepare). */
   prepare(messages: readonly Message[], from: number, sliceMs?: number): number;
 }
@@ -119,6 +124,7 @@ export class CompactorSession {
       this.#base = [...messages];
       this.#output = [...messages];
       this.#refs = [];
+      this.#settled = 0;
       this.#baseTokens = this.#outputTokens = tokensBefore;
       this.#prepared = 0;
       this.#schedulePrepare();
@@ -126,19 +132,40 @@ export class CompactorSession {
       return ok([...messages], tokensBefore, tokensBefore);
     }
     this.#epoch++;
-    const r = await c.compactEpoch(messages, options, this.#epoch);
+    const epoch = (await this.#incremental(messages, options, tokensBefore)) ?? (await c.compactEpoch(messages, options, this.#epoch, 0))!;
+    const r = epoch.result;
     this.#base = [...messages];
     // The epoch did every message's work; what it kept whole is prepared when next removed.
     this.#prepared = this.#base.length;
     this.#output = [...r.canonical];
     this.#refs = [...r.refs];
+    this.#settled = epoch.settled;
     this.#baseTokens = tokensBefore;
     this.#outputTokens = c.measure(r.canonical, options.format);
     return r;
   }
 
+  /**
+   * An incremental epoch: when the call extends the previous one, the previous output's settled
+   * prefix (everything up to the last message the previous epoch changed) is kept as it is — the
+   * provider has it cached — and only what follows it is compacted, with the previous output's
+   * refs kept. Undefined when the call does not extend the previous one, when extended thinking
+   * is in use (its turn openers are placed from the original input), or when the target cannot be
+   * reached after the prefix: then the whole conversation is compacted anew.
+   */
+  async #incremental(messages: readonly Message[], options: CompactCallOptions, tokensBefore: number): Promise<{ result: CanonicalResult; settled: number } | undefined> {
+    if (this.#settled === 0 || !this.#extends(messages) || usesThinking(messages)) return undefined;
+    const current = [...this.#output, ...messages.slice(this.#base.length)];
+    const r = await this.#host.compactEpoch(current, options, this.#epoch, this.#settled);
+    if (r === undefined) return undefined;
+    const refs = [...new Set([...this.#refs, ...r.result.refs])];
+    return { result: { ...r.result, tokensBefore, tier: this.#host.tier(tokensBefore, options.budget), refs }, settled: r.settled };
+  }
+
   #baseTokens = 0;
   #outputTokens = 0;
+  /** How many of #output's first messages the current epoch settled (0: none, or not an epoch's output). */
+  #settled = 0;
   /** The refs of the current epoch's compaction: every later call's output still holds its replacements. */
   #refs: string[] = [];
 

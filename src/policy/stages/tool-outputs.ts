@@ -14,7 +14,7 @@ export function compactToolOutputs(kit: StageKit, w: Work, tail: number): void {
   const reduced = new Map<string, ReducedStep>();
   for (const st of w.steps) if (st.callId !== undefined && st.resultMessage !== undefined) reduced.set(`${st.resultMessage}:${st.callId}`, st);
   let calls: Map<string, { name: string; args: string }> | undefined;
-  for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
+  for (let i = w.frozen; i < w.msgs.length && w.total > w.target; i++) {
     const m = w.msgs[i];
     if (!m.parts.some((p) => p.type === "tool-result")) continue;
     if (i >= tail || w.classes[i] === "critical") {
