@@ -150,7 +150,7 @@ export class Compactor {
       return { result: { ...base, messages: [...messages], canonical: [...messages], status: "ok", tokensAfter: tokensBefore, stages: [], refs: [] }, settled: frozen };
     }
     if (mode === "legacy") {
-      const r = compactMessages(messages, { compactAtPct: this.settings.lowWaterRatio + 0.05, compactBudgetThresholdPct: 0.05 }, budget, { store: this.store, counter: this.counter });
+      const r = compactMessages(messages, { compactAtPct: this.settings.targetRatio + 0.05, compactBudgetThresholdPct: 0.05 }, budget, { store: this.store, counter: this.counter });
       const tokensAfter = measure.all(r.messages);
       const status = tokensAfter <= budget ? "ok" : "budget_infeasible";
       this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });

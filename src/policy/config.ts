@@ -21,10 +21,13 @@ export const TieredSettings = z.strictObject({
   /** Usage above hard × budget is the critical tier: stage 4 may merge the oldest context. */
   hardRatio: ratio(1),
   /**
-   * An epoch compacts down to lowWater × budget, so that appends fit for a while and the
-   * rendered prefix stays byte-identical between epochs (provider prompt caches keep hitting).
+   * An epoch compacts down to target × budget. The gap up to the soft threshold is the
+   * hysteresis: appends fit in it for a while with the rendered prefix byte-identical between
+   * calls (provider prompt caches keep hitting), and the next epoch keeps the prefix the previous
+   * one settled when it can. A higher target keeps more of the conversation in text; a lower
+   * one makes epochs, which rewrite what follows their first change, rarer.
    */
-  lowWaterRatio: ratio(0.6),
+  targetRatio: ratio(0.6),
   /** Tool steps at the end kept whole in stages 1–3 (the latest assistant/tool exchange and the ones before it). */
   preserveRecentSteps: count(2),
   /** Stage 1 shortens tool-call arguments above this many tokens. */
@@ -98,8 +101,8 @@ export function resolveTieredSettings(config: CompactorConfig, path = "config"):
     throw new CtxfoldError("E_BAD_INPUT", issue.message, { path: [path, ...issue.path.map(String)].join(".") });
   }
   const s = r.data;
-  if (!(s.lowWaterRatio <= s.softRatio && s.softRatio <= s.hardRatio)) {
-    throw new CtxfoldError("E_BAD_INPUT", `need lowWaterRatio ≤ softRatio ≤ hardRatio, got ${s.lowWaterRatio}, ${s.softRatio}, ${s.hardRatio}`, { path: `${path}.softRatio` });
+  if (!(s.targetRatio <= s.softRatio && s.softRatio <= s.hardRatio)) {
+    throw new CtxfoldError("E_BAD_INPUT", `need targetRatio ≤ softRatio ≤ hardRatio, got ${s.targetRatio}, ${s.softRatio}, ${s.hardRatio}`, { path: `${path}.softRatio` });
   }
   return s;
 }

@@ -33,7 +33,7 @@ interface StageDef {
 /**
  * The tiered policy over messages above the soft threshold: classify, plan (where the preserved
  * tail starts, which stages can pay), run the stages in order until the total is at or below
- * the low-water mark (stage 4 only above the hard threshold), each re-measured after it runs;
+ * the target (stage 4 only above the hard threshold), each re-measured after it runs;
  * then put back a thinking turn's opener, and finish: near the budget the exact count decides,
  * and where it is over, stage 4 runs again against the budget scaled by how far the estimate
  * was off.
@@ -42,7 +42,7 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
   const s = kit.settings;
   const msgs = [...messages];
   const w: Work = {
-    msgs, classes: classify(msgs), total, target: Math.floor(s.lowWaterRatio * budget),
+    msgs, classes: classify(msgs), total, target: Math.floor(s.targetRatio * budget),
     refs: [], stages: [], compacted: 0, steps: kit.steps.reduce(msgs), frozen,
   };
   const remaining = () => remainingMs(deadline, now(), started);

@@ -32,7 +32,7 @@ export interface EpochHost {
  * ones at the end) appends the new messages to the current epoch's output, so the rendered
  * prefix is byte-identical to the previous call's and provider prompt caches keep hitting;
  * only when that crosses the soft threshold does a new epoch compact the whole conversation
- * down to the low-water mark. Measurements are memoised per message, so appending one step
+ * down to the target (targetRatio × budget). Measurements are memoised per message, so appending one step
  * costs O(new parts).
  */
 export class CompactorSession {

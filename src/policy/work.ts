@@ -24,7 +24,7 @@ export interface Work {
   classes: MessageClass[];
   /** Estimated tokens of `msgs` as a request, kept current by every change. */
   total: number;
-  /** What the stages work down to (the low-water mark; stage 4's later passes, the budget). */
+  /** What the stages work down to (targetRatio × budget; stage 4's later passes, the budget). */
   target: number;
   /** Refs of everything removed or shortened so far. */
   refs: string[];

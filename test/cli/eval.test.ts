@@ -56,7 +56,7 @@ describe("ctxfold eval", () => {
 
   it("prints a table per budget; --html writes the self-contained report; --compare adds a row", async () => {
     const cfg = join(dir, "low.json");
-    writeFileSync(cfg, JSON.stringify({ lowWaterRatio: 0.4 }));
+    writeFileSync(cfg, JSON.stringify({ targetRatio: 0.4 }));
     const html = join(dir, "report.html");
     const r = await run(evalCommand, [input, "--budget", "8000", "--points", "6", "--compare", cfg, "--html", html, "--trace", "openai-1"]);
     expect(r.code, r.err).toBe(kExit.ok);

@@ -158,7 +158,7 @@ describe("evaluate with the ctxfold contender", () => {
   });
 
   it("a second config side by side; a bad config names the field", async () => {
-    const report = await evaluate(runs.slice(0, 1), [], { input: "generated", budgets: [8000], points: 6, compare: { config: { lowWaterRatio: 0.4 }, name: "ctxfold (low)" }, trace: 0 });
+    const report = await evaluate(runs.slice(0, 1), [], { input: "generated", budgets: [8000], points: 6, compare: { config: { targetRatio: 0.4 }, name: "ctxfold (low)" }, trace: 0 });
     expect(report.budgets[0].rows.map((r) => r.contender)).toEqual(["ctxfold", "ctxfold (low)"]);
     await expect(evaluate(runs, [], { input: "x", budgets: [8000], config: { softRatio: 2 } })).rejects.toThrow(/softRatio/);
   });

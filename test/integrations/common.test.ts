@@ -39,9 +39,9 @@ describe("sessions per conversation", () => {
   });
 
   it("the integrations' own options (model, conversationId, cacheBreakpoint, …) do not reach the compactor's config", () => {
-    const pool = new SessionPool({ model: "gpt-4o", conversationId: "c", cacheBreakpoint: true, budget: 9000, reserveTokens: 100, lowWaterRatio: 0.5 } as IntegrationOptions);
-    expect(pool.compactor.settings.lowWaterRatio).toBe(0.5);
-    expect(() => new SessionPool({ lowWaterRatio: 2 })).toThrow(/lowWaterRatio/);
+    const pool = new SessionPool({ model: "gpt-4o", conversationId: "c", cacheBreakpoint: true, budget: 9000, reserveTokens: 100, targetRatio: 0.5 } as IntegrationOptions);
+    expect(pool.compactor.settings.targetRatio).toBe(0.5);
+    expect(() => new SessionPool({ targetRatio: 2 })).toThrow(/targetRatio/);
   });
 
   it("keeps at most maxSessions, dropping the least recently used", () => {

@@ -65,7 +65,7 @@ describe("compactOpenAIRequest: the 200-step agent loop", () => {
     const legacy = await compactOpenAIRequest({ ...body, max_completion_tokens: null, max_tokens: 4000 }, { contextWindow: 20_000, conversationId: "derived-legacy" });
     expect(exactTokens(parseMessages(legacy.messages, { format: "openai-chat" }).messages)).toBeLessThanOrEqual(20_000 - 4000 - toolTokens);
     // A compactor setting beside the request options (its own pool; conversationId stays the helper's).
-    const tuned = await compactOpenAIRequest(body, { contextWindow: 20_000, conversationId: "derived-tuned", lowWaterRatio: 0.4 });
+    const tuned = await compactOpenAIRequest(body, { contextWindow: 20_000, conversationId: "derived-tuned", targetRatio: 0.4 });
     expect(exactTokens(parseMessages(tuned.messages, { format: "openai-chat" }).messages)).toBeLessThan(tokens);
   });
 

@@ -67,7 +67,7 @@ describe("seed 003's seven tests", () => {
     const messages = run(2, 30);
     const before = compactor.measure(messages);
     const r = await compactor.compactCanonical(messages, { budget: Math.floor(before / 0.9) });
-    // Pressure tier: tool arguments and outputs first; it stops as soon as the low-water mark is met.
+    // Pressure tier: tool arguments and outputs first; it stops as soon as the target is met.
     expect(r.tier).toBe("pressure");
     expect(r.stages.map((s) => s.stage)).toEqual([...r.stages.map((s) => s.stage)].sort());
     expect(r.stages[0].stage).toBe(1);

@@ -102,7 +102,7 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
   for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
     const m = w.msgs[i];
     if (!m.parts.some((p) => p.type === "tool-result")) continue;
-    const over = w.total - Math.floor(s.lowWaterRatio * budget);
+    const over = w.total - Math.floor(s.targetRatio * budget);
     const parts: Part[] = [];
     let changed = false;
     for (const p of m.parts) {
