@@ -104,7 +104,8 @@ function pct(x: number | null): string {
   if (x === null || Number.isNaN(x)) return "n/a";
   if (x === 1) return "100%";
   const p = x * 100;
-  return `${p >= 99.95 ? p.toFixed(2) : p.toFixed(1)}%`;
+  // Two decimals only where one would round a near-miss to 100% (a fill may pass 100%).
+  return `${p >= 99.95 && p < 100.05 ? p.toFixed(2) : p.toFixed(1)}%`;
 }
 const two = (x: number | null) => (x === null || Number.isNaN(x) ? "n/a" : x.toFixed(2));
 const tokens = (x: number | null) => (x === null || Number.isNaN(x) ? "n/a" : Math.round(x).toLocaleString("en-US"));

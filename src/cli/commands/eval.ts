@@ -104,7 +104,8 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
   return misses.length > 0 ? kExit.failed : kExit.ok;
 }
 
-const pctOf = (x: number | null) => (x === null ? "n/a" : x === 1 ? "100%" : `${(x * 100).toFixed(x > 0.9995 ? 2 : 1)}%`);
+/** A share as a percentage; two decimals only where one would round a near-miss to 100% (a fill may pass 100%). */
+const pctOf = (x: number | null) => (x === null ? "n/a" : x === 1 ? "100%" : `${(x * 100).toFixed(x > 0.9995 && x < 1.0005 ? 2 : 1)}%`);
 const fixed = (x: number | null, d = 2) => (x === null ? "n/a" : x.toFixed(d));
 const tokensOf = (x: number | null) => (x === null ? "n/a" : num(Math.round(x)));
 const named = (name: string, m: EvalMetrics) => (m.errors ? `${name} (${m.errors} errors)` : name);
