@@ -1,13 +1,16 @@
 /**
  * `npm run bench:quality [-- --budgets 8000,32000] [--points 40] [--runs N] [--contenders a,b]
- * [--readme] [--json]`: the quality benchmark. It replays every dev-corpus run
+ * [--pricing anthropic|openai|read=R,write=W] [--readme] [--json]`: the quality benchmark. It replays every dev-corpus run
  * (../shared/corpus/dev.jsonl.gz) prompt by prompt — every index i where messages[i] is an
  * assistant message is a point where the agent called the model with messages[0..i) — through
  * each contender at each budget, and measures what the model would have been sent. Runs with more
  * than --points prompt points are sampled to evenly spaced consecutive pairs (see samplePoints);
  * every contender sees the same points, in order, one run at a time (stateful contenders are
  * reset per run and budget). --runs N takes N runs spread evenly over the corpus (quick checks);
- * --contenders keeps the contenders whose names contain one of the given words.
+ * --contenders keeps the contenders whose names contain one of the given words; --pricing sets
+ * the prices of the cost metric (as `ctxfold eval --pricing`; default anthropic). Besides the
+ * peers it measures two baselines: "no compaction" and the "tail baseline" (what a careful
+ * hand-written trimmer does, src/eval/tail-baseline.ts).
  *
  * Prints a markdown table per budget, writes bench/results/quality.json; --json prints the JSON
  * instead of the tables; --readme rewrites the README's quality:begin / quality:end section.
@@ -23,6 +26,7 @@ import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
 import { loadContenders, type Contender } from "../../src/eval/contenders.js";
 import { replayRuns, spread, type EvalRun } from "../../src/eval/replay.js";
 import type { EvalMetrics } from "../../src/eval/types.js";
+import { parsePricing, type Pricing } from "../../src/eval/metrics.js";
 import { fmt, rewriteReadmeSection } from "../lib.js";
 
 const kCorpus = fileURLToPath(new URL("../../../../shared/corpus/dev.jsonl.gz", import.meta.url));
@@ -33,8 +37,17 @@ interface Options {
   points: number;
   runs?: number;
   contenders?: string[];
+  pricing: Pricing;
   readme: boolean;
   json: boolean;
+}
+
+function pricingOption(spec: string): Pricing {
+  try {
+    return parsePricing(spec);
+  } catch (err) {
+    throw new Error(`--${(err as Error).message}`); // the error's path is "pricing"
+  }
 }
 
 function parseArgs(argv: string[]): Options {
@@ -60,6 +73,7 @@ function parseArgs(argv: string[]): Options {
     points,
     runs: r === undefined ? undefined : int("--runs", r, 1),
     contenders: c === undefined ? undefined : c.split(",").filter(Boolean),
+    pricing: pricingOption(value("--pricing") ?? "anthropic"),
     readme: argv.includes("--readme"),
     json: argv.includes("--json"),
   };
@@ -90,17 +104,19 @@ function pct(x: number | null): string {
   if (x === null || Number.isNaN(x)) return "n/a";
   if (x === 1) return "100%";
   const p = x * 100;
-  return `${p >= 99.95 ? p.toFixed(2) : p.toFixed(1)}%`;
+  // Two decimals only where one would round a near-miss to 100% (a fill may pass 100%).
+  return `${p >= 99.95 && p < 100.05 ? p.toFixed(2) : p.toFixed(1)}%`;
 }
 const two = (x: number | null) => (x === null || Number.isNaN(x) ? "n/a" : x.toFixed(2));
+const tokens = (x: number | null) => (x === null || Number.isNaN(x) ? "n/a" : Math.round(x).toLocaleString("en-US"));
 
 function table(budget: number, rows: [Contender, EvalMetrics][]): string {
   const first = rows[0][1];
   const out = [
     `**Budget ${budget.toLocaleString("en-US")} tokens**: ${first.prompts} prompts, ${first.overBudget} over the budget, ${first.prompts - first.criticalFits} where the critical messages alone do not fit.`,
     "",
-    "| contender | within budget | infeasible | new violations | critical verbatim | failed visible | recoverable | compression | cache prefix | cache prefix, over budget | p50 ms | p99 ms |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| contender | within budget | infeasible | new violations | critical verbatim | failed visible | recoverable | evidence recall | cost/call | cost savings | budget fill | fill p95 | compression | cache prefix | cache prefix, over budget | p50 ms | p99 ms |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   for (const [c, s] of rows) {
     const infeasible = s.infeasibleWhereCriticalFits > 0 ? `${s.infeasible} (${s.infeasibleWhereCriticalFits} fit)` : String(s.infeasible);
@@ -108,7 +124,7 @@ function table(budget: number, rows: [Contender, EvalMetrics][]): string {
     const rec = s.recoverable !== null ? pct(s.recoverable) + (s.refs && s.refs.unresolved > 0 ? `, ${s.refs.unresolved} refs unresolved` : "") : "n/a";
     const name = s.errors > 0 ? `${c.name} (${s.errors} errors)` : c.name;
     out.push(
-      `| ${name} | ${pct(s.withinBudget)} | ${infeasible} | ${violations} | ${pct(s.criticalVerbatim)} | ${pct(s.failedVisible)} | ${rec} | ${two(s.compression)} | ${two(s.cachePrefix)} | ${two(s.cachePrefixOverBudget)} | ${fmt(nan(s.latencyMs.p50))} | ${fmt(nan(s.latencyMs.p99))} |`,
+      `| ${name} | ${pct(s.withinBudget)} | ${infeasible} | ${violations} | ${pct(s.criticalVerbatim)} | ${pct(s.failedVisible)} | ${rec} | ${pct(s.evidenceRecall)} | ${tokens(s.costPerCall)} | ${pct(s.costSavings)} | ${pct(s.budgetFill.p50)} | ${pct(s.budgetFill.p95)} | ${two(s.compression)} | ${two(s.cachePrefix)} | ${two(s.cachePrefixOverBudget)} | ${fmt(nan(s.latencyMs.p50))} | ${fmt(nan(s.latencyMs.p99))} |`,
     );
   }
   const remarks = rows.flatMap(([c, s]) => [
@@ -119,12 +135,14 @@ function table(budget: number, rows: [Contender, EvalMetrics][]): string {
   return out.join("\n");
 }
 
-const kDefinitions = [
+const definitions = (pricing: Pricing) => [
   "Within budget: share of the prompts whose critical messages fit that got an output of at most the budget, in exact o200k tokens with OpenAI's message overheads (`TokenCounter.countMessages(…, \"exact\")`: 3 per message, 3 per tool call, 3 per request; a typed refusal counts as not within).",
   "Critical messages: every system message, the first user message (the task), the latest user message and the latest assistant message with text; they fit when those messages' texts, plus the tool calls of a critical assistant message and the results answering them (which provider rules require with it), with their overheads, fit the budget. Verbatim: each one's whole text is inside some output message of the same role; the column is the share of outputs that keep all of them.",
   "Infeasible: the contender's typed refusal (ctxfold's `budget_infeasible`, Mastra's TripWire); \"(n fit)\" counts refusals where the critical messages did fit. New violations: outputs with an error-severity provider-rule issue (`validate(…, \"openai-chat\")`) that the input did not have (`newViolations`).",
   "Failed visible: tool results that failed (error text or non-zero exit code) whose answer is still in the output whole, or whose error head or tool_call_id appears in some output text. Recoverable: UTF-8 bytes of the input texts no output text contains any more that the contender's refs give back (peers keep no refs: n/a).",
   "Compression: mean output tokens / input tokens over the prompts above the budget. Cache prefix: mean, over consecutive prompt points of a run, of the tokens of the longest common prefix of the two outputs (equal messages, then the common start of the first differing one) over the tokens of the later output; \"over budget\" keeps the pairs whose later input is above the budget. Latency: per call, conversion to and from the peer's message type included.",
+  "Evidence recall (next-step evidence recall, src/eval/evidence.ts): at each prompt point above the budget, the specific terms (paths, identifiers, symbols, error names, flags, numbers of 3+ characters; src/model/terms.ts) the agent's next message names in its text or its tool-call arguments (JSON arguments by their string values), that some prompt message other than the system messages and the task contains and none of those does: what the next step took from the trajectory. The column is the share of them some output message still contains as a whole term (refs count only for what their own characters spell), pooled over all such terms.",
+  `Cost/call: mean cache-priced input cost of a call whose input is above the budget, over consecutive prompt points of a run, in input-token units: the tokens of the common prefix with the previous call's output (as for the cache prefix) at the cached-read price, the rest of the output's tokens at the write price; here ${pricing.name} pricing, cached ×${pricing.read}, the rest ×${pricing.write}. Cost savings: 1 − the summed cost of those calls over what their uncompacted inputs would cost at the write price (no caching, no compaction). Budget fill: output tokens / budget over the prompts above the budget, median and 95th percentile (nearest rank).`,
 ];
 
 function markdown(budgets: number[], results: Map<number, [Contender, EvalMetrics][]>, contenders: Contender[], notes: string[], runs: number, prompts: number, pairs: number, options: Options): string {
@@ -138,7 +156,7 @@ function markdown(budgets: number[], results: Map<number, [Contender, EvalMetric
   for (const c of contenders) out.push(`- **${c.name}** (${c.version}): ${c.note}.`);
   for (const n of notes) out.push(`- ${n}.`);
   out.push("");
-  for (const d of kDefinitions) out.push(d, "");
+  for (const d of definitions(options.pricing)) out.push(d, "");
   return out.join("\n").trimEnd();
 }
 
@@ -157,6 +175,7 @@ async function main(): Promise<void> {
   const { metrics, prompts, pairs } = await replayRuns(runs, contenders, {
     budgets: options.budgets,
     points: options.points,
+    pricing: options.pricing,
     onProgress: (done, total, n) => {
       if (done % 10 === 0 || done === total) process.stderr.write(`  ${done}/${total} runs, ${n} prompts, ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
     },
@@ -165,7 +184,7 @@ async function main(): Promise<void> {
   const json = {
     date: new Date().toISOString(),
     node: process.version,
-    options: { budgets: options.budgets, points: options.points, runs: options.runs ?? null, contenders: options.contenders ?? null },
+    options: { budgets: options.budgets, points: options.points, runs: options.runs ?? null, contenders: options.contenders ?? null, pricing: options.pricing },
     corpus: { runs: runs.length, prompts, pairs },
     contenders: contenders.map((c) => ({ name: c.name, version: c.version, note: c.note })),
     notes,

@@ -38,7 +38,8 @@ commands:
                 provider-rule issues of every run, by line and path
   eval IN --budget N,... [--config FILE] [--compare FILE] [--against langchain,mastra,ai-sdk]
           [--points N] [--runs N] [--trace N|ID,...] [--format F]
-          [--fail-under metric=value,...] [--json] [--html FILE] [--quiet]
+          [--fail-under metric=value,...] [--pricing anthropic|openai|read=R,write=W]
+          [--json] [--html FILE] [--quiet]
                 replays each run prompt by prompt and scores the compaction per budget
                 (exit 1 when a --fail-under threshold is missed)
   bench [--quick] [--json]

@@ -8,6 +8,8 @@
  * published package.
  *
  * - "no compaction": the input unchanged (the baseline).
+ * - "tail baseline" (tail-baseline.ts): system / developer messages and the task, then the
+ *   newest whole tool-call units that fit; what a careful hand-written trimmer does.
  * - LangChain `trimMessages` (@langchain/core/messages): strategy "last", includeSystem, startOn
  *   human or ai, the token counter this bench measures with (exact o200k with OpenAI's message
  *   overheads). Messages go in as SystemMessage / HumanMessage / AIMessage (with tool_calls) /
@@ -37,10 +39,12 @@ import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
 import { parseMessages, renderMessages } from "../adapters/index.js";
 import { createCompactor, type CompactorConfig, type StageReport } from "../policy/index.js";
 import { createMemoryStore } from "../store/index.js";
-import { providerOf, tokenMeasure } from "../tokens/measure.js";
-import { TokenCounter } from "../tokens/token-counter.js";
 import { CtxfoldError } from "../errors.js";
 import { contentText } from "./metrics.js";
+import { tailBaseline } from "./tail-baseline.js";
+import { promptTokens } from "./tokens.js";
+
+export { kCounter, messageTokens, promptTokens } from "./tokens.js";
 
 export interface CompactOutput {
   /** The compacted prompt, OpenAI Chat Completions messages. */
@@ -68,29 +72,6 @@ export interface Contender {
   /** Called before the first prompt point of each run at each budget (stateful contenders start afresh). */
   startRun?(): void;
   compact(messages: OpenAIChatMessage[], budget: number): Promise<CompactOutput>;
-}
-
-/** Exact o200k with OpenAI's per-message overheads: what the bench measures with, shared by the contenders that take a counter. */
-export const kCounter = new TokenCounter({ encoding: "o200k_base", provider: "openai" });
-/** The token measure the compactor budgets with, in the provider of the protocol's format (OpenAI chat). */
-const kMeasure = tokenMeasure(kCounter, providerOf("openai-chat"));
-const kCanonical = new WeakMap<object, Message>();
-
-/** The canonical message of one OpenAI message, parsed once per message object. */
-function canonicalOf(m: OpenAIChatMessage): Message {
-  let c = kCanonical.get(m);
-  if (c === undefined) kCanonical.set(m, (c = parseMessages([m], { format: "openai-chat" }).messages[0]));
-  return c;
-}
-
-/** Exact tokens of one OpenAI message with its overheads (the token measure's, memoised per message object). */
-export function messageTokens(m: OpenAIChatMessage): number {
-  return kMeasure.exactOf(canonicalOf(m));
-}
-
-/** Exact tokens of a request: its messages plus the reply primer. */
-export function promptTokens(messages: readonly OpenAIChatMessage[]): number {
-  return kMeasure.exact(messages.map(canonicalOf));
 }
 
 async function versionOf(pkg: string): Promise<string> {
@@ -362,13 +343,13 @@ export async function loadPeers(
 }
 
 /**
- * The quality bench's contenders, in table order: ctxfold, the "no compaction" baseline, then
- * every peer that loads (loadPeers: a note for each one that does not). `only` keeps those whose
- * names contain one of its words.
+ * The quality bench's contenders, in table order: ctxfold, the "no compaction" and "tail
+ * baseline" baselines, then every peer that loads (loadPeers: a note for each one that does not).
+ * `only` keeps those whose names contain one of its words.
  */
 export async function loadContenders(only?: readonly string[]): Promise<{ contenders: Contender[]; notes: string[] }> {
   const want = (name: string) => !only || only.some((o) => name.toLowerCase().includes(o.toLowerCase()));
-  const own = [...(want("ctxfold") ? [await ctxfold()] : []), ...(want("no compaction") ? [noCompaction()] : [])];
+  const own = [...(want("ctxfold") ? [await ctxfold()] : []), ...(want("no compaction") ? [noCompaction()] : []), ...(want("tail baseline") ? [tailBaseline()] : [])];
   const peers = await loadPeers((Object.keys(kPeers) as PeerName[]).filter((k) => want(kPeers[k].name)));
   return { contenders: [...own, ...peers.contenders], notes: peers.notes };
 }

@@ -48,3 +48,15 @@ export function compact(v: number): string {
   if (Math.abs(v) >= 1e3) return `${trim(v / 1e3)}k`;
   return Math.round(v * 100) % 100 === 0 ? int(v) : trim(v);
 }
+
+/** Nice tick values in [0, max]: steps of 1, 2, 2.5 or 5 × 10^k, about `count` of them. */
+export function ticks(max: number, count: number, integer: boolean): number[] {
+  if (!isNum(max) || max <= 0) return [0];
+  const raw = max / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  let step = [1, 2, 2.5, 5, 10].map((f) => f * mag).find((s) => s >= raw) ?? 10 * mag;
+  if (integer) step = Math.max(1, Math.ceil(step));
+  const out: number[] = [];
+  for (let i = 0; i * step <= max * (1 + 1e-9) && out.length < 100; i++) out.push(Math.round(i * step * 1e6) / 1e6);
+  return out;
+}

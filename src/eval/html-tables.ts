@@ -13,11 +13,11 @@ interface Column {
   key: string;
   label: string;
   help: string;
-  kind: "count" | "share" | "ratio" | "ms" | "rate";
+  kind: "count" | "share" | "ratio" | "ms" | "rate" | "tokens";
   get(m: EvalMetrics): number | null | undefined;
 }
 
-const kFormats: Record<Column["kind"], Format> = { count: int, share, ratio, ms, rate: perSecond };
+const kFormats: Record<Column["kind"], Format> = { count: int, share, ratio, ms, rate: perSecond, tokens: int };
 
 const kColumns: Column[] = [
   { key: "prompts", label: "prompts", kind: "count", help: "Prompt points replayed (every call, also one that threw).", get: (m) => m.prompts },
@@ -36,6 +36,12 @@ const kColumns: Column[] = [
   { key: "refs.total", label: "refs", kind: "count", help: "Refs the contender returned over all points; n/a when it keeps no refs.", get: (m) => m.refs?.total },
   { key: "refs.unresolved", label: "unresolved refs", kind: "count", help: "Refs returned that did not resolve; n/a when the contender keeps no refs.", get: (m) => m.refs?.unresolved },
   { key: "compression", label: "compression", kind: "ratio", help: "Mean output tokens / input tokens over the points above the budget (lower is more compression).", get: (m) => m.compression },
+  { key: "evidenceRecall", label: "evidence recall", kind: "share", help: "Next-step evidence recall: of the specific terms (paths, identifiers, symbols, values) the agent's next message named that came from the trajectory (not from the system prompt or the task), the share the output still shows in its text, pooled over the points above the budget.", get: (m) => m.evidenceRecall },
+  { key: "evidence.terms", label: "evidence terms", kind: "count", help: "Evidence terms measured (over the points above the budget that have evidence).", get: (m) => m.evidence?.terms },
+  { key: "costPerCall", label: "cost per call", kind: "tokens", help: "Mean cache-priced input cost of a call above the budget, in input-token units: the common prefix with the previous call's output at the cached-read price, the rest at the write price (the report's pricing).", get: (m) => m.costPerCall },
+  { key: "costSavings", label: "cost savings", kind: "share", help: "1 − the summed cost of those calls over what their uncompacted inputs cost at the write price.", get: (m) => m.costSavings },
+  { key: "budgetFill.p50", label: "budget fill", kind: "share", help: "Median output tokens / budget over the points above the budget (the --fail-under budget_fill).", get: (m) => m.budgetFill?.p50 },
+  { key: "budgetFill.p95", label: "budget fill p95", kind: "share", help: "95th percentile of output tokens / budget over the points above the budget.", get: (m) => m.budgetFill?.p95 },
   { key: "cachePrefix", label: "cache prefix", kind: "share", help: "Mean cache-prefix share of consecutive outputs, over all pairs.", get: (m) => m.cachePrefix },
   { key: "cachePrefixOverBudget", label: "cache prefix, over budget", kind: "share", help: "Mean cache-prefix share of consecutive outputs, over the pairs above the budget.", get: (m) => m.cachePrefixOverBudget },
   { key: "cachePrefixPairs", label: "pairs", kind: "count", help: "Consecutive output pairs measured for the cache prefix.", get: (m) => m.cachePrefixPairs },
@@ -52,9 +58,10 @@ for (const c of kColumns) kColumnByName.set(norm(c.key), c);
 /**
  * The column a --fail-under metric is shown in (src/eval/thresholds.ts names them in snake_case:
  * within_budget…), and how its threshold and value print: `savings` is 1 − compression, a share
- * checked against the compression column.
+ * checked against the compression column; `budget_fill` is the median fill.
  */
-export const columnOf = (metric: string): Column | undefined => kColumnByName.get(norm(metric) === "savings" ? "compression" : norm(metric));
+const kAliases = new Map([["savings", "compression"], ["budgetfill", "budgetfillp50"]]);
+export const columnOf = (metric: string): Column | undefined => kColumnByName.get(kAliases.get(norm(metric)) ?? norm(metric));
 const thresholdFormat = (metric: string): Format => {
   const c = columnOf(metric);
   return norm(metric) === "savings" ? share : c ? kFormats[c.kind] : (v) => (isNum(v) ? String(v) : "n/a");

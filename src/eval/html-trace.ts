@@ -3,22 +3,10 @@
  * tokens of every replayed prompt point before and after compaction, the budget line and the
  * epoch markers, and below it what each epoch removed.
  */
-import { attrNum, compact, coord, esc, int, isNum } from "./html-format.js";
+import { attrNum, compact, coord, esc, int, isNum, ticks } from "./html-format.js";
 import type { TracePoint, TraceRun } from "./types.js";
 
 const kPlot = { width: 880, height: 330, left: 64, right: 20, top: 40, bottom: 44 };
-
-/** Nice tick values in [0, max]: steps of 1, 2, 2.5 or 5 × 10^k, about `count` of them. */
-function ticks(max: number, count: number, integer: boolean): number[] {
-  if (!isNum(max) || max <= 0) return [0];
-  const raw = max / count;
-  const mag = 10 ** Math.floor(Math.log10(raw));
-  let step = [1, 2, 2.5, 5, 10].map((f) => f * mag).find((s) => s >= raw) ?? 10 * mag;
-  if (integer) step = Math.max(1, Math.ceil(step));
-  const out: number[] = [];
-  for (let i = 0; i * step <= max * (1 + 1e-9) && out.length < 100; i++) out.push(Math.round(i * step * 1e6) / 1e6);
-  return out;
-}
 
 /** The token value of a point, or null when absent or not a finite number. */
 const tok = (v: number | null | undefined): number | null => (isNum(v) ? v : null);

@@ -2,8 +2,10 @@
  * The self-contained HTML report of `ctxfold eval --html`: one document a reader opens
  * from disk, mails or attaches to a CI run, and that looks the same offline ten years later.
  *
- * What it shows: the header (date, Node, input, options, corpus), the --fail-under checks, the
- * notes, the runs the eval could not use and those the first contender refused, the contenders; per budget the metric table (a row
+ * What it shows: the header (date, Node, input, options, pricing, corpus), the --fail-under
+ * checks, the notes, the runs the eval could not use and those the first contender refused, the
+ * contenders; the frontier plot (html-frontier.ts: evidence recall against cost per call, one
+ * marker per contender × budget); per budget the metric table (a row
  * per contender, a column per metric; shares as percentages, null as "n/a", latency in ms,
  * compression as an output/input ratio; a cell whose --fail-under check failed is highlighted)
  * with the samples behind it folded away; per traced run × budget a line plot of the tokens of
@@ -30,17 +32,20 @@
  * - Stable hooks for tests and scripts: `table.metrics[data-budget]`, `svg.trace[data-run]
  *   [data-budget][data-contender]`, `rect.plot-area`, `polyline.tokens-in`, `polyline.tokens-out`,
  *   `line.budget`, `line.epoch[data-point]`, `path.out-missing`, `ol.epochs > li[data-epoch]`,
- *   `table.thresholds`, `td.threshold-fail`. The legend's swatches have their own classes
- *   (`key-tokens-in`…), so a selector of the plot's elements never counts them.
+ *   `table.thresholds`, `td.threshold-fail`, and the frontier plot's (html-frontier.ts). The
+ *   legend's swatches have their own classes (`key-tokens-in`…), so a selector of the plot's
+ *   elements never counts them.
  * - One small inline script (the only one) measures, on load, what the browser laid out: per
  *   `svg.trace` the bounding boxes of its lines and the budget line's height in the plot area, per
- *   metric table the rows with a non-zero height. It writes them, as URI-encoded JSON, into
- *   `<pre id="render-check" hidden>`, which a headless browser's --dump-dom shows
- *   (test/eval/html.test.ts asserts the page renders, not only parses). It reads the DOM and
- *   writes that one element; without JavaScript the report is the same.
+ *   metric table the rows with a non-zero height, for the frontier plot its markers drawn. It
+ *   writes them, as URI-encoded JSON, into `<pre id="render-check" hidden>`, which a headless
+ *   browser's --dump-dom shows (test/eval/html.test.ts asserts the page renders, not only
+ *   parses). It reads the DOM and writes that one element; without JavaScript the report is the
+ *   same.
  */
 import { esc, int } from "./html-format.js";
 import { columnOf, renderFailedRuns, renderInfeasibleRuns, renderMetricDetails, renderMetricTable, renderThresholds, thresholdKey } from "./html-tables.js";
+import { renderFrontier, kFrontierStyle } from "./html-frontier.js";
 import { renderTrace } from "./html-trace.js";
 import type { EvalReport, ThresholdResult } from "./types.js";
 
@@ -73,6 +78,12 @@ const kRenderCheck = `(function () {
     var t = tables[k], rows = t.tBodies[0] ? t.tBodies[0].rows : [], laid = 0;
     for (var m = 0; m < rows.length; m++) if (rows[m].getBoundingClientRect().height > 0) laid++;
     out.tables.push({ budget: Number(t.getAttribute("data-budget")), rows: rows.length, rowsLaidOut: laid, width: t.getBoundingClientRect().width });
+  }
+  var f = document.querySelector("svg.frontier");
+  if (f) {
+    var marks = f.querySelectorAll("g.point path.marker"), shown = 0;
+    for (var q = 0; q < marks.length; q++) if (marks[q].getBoundingClientRect().width > 0) shown++;
+    out.frontier = { width: f.getBoundingClientRect().width, points: f.querySelectorAll("g.point").length, markersDrawn: shown, labels: f.querySelectorAll("text.point-label").length };
   }
   document.getElementById("render-check").textContent = encodeURIComponent(JSON.stringify(out));
 })();`;
@@ -152,10 +163,12 @@ export function renderHtmlReport(report: EvalReport): string {
     ...(opts.config !== undefined ? [["config", `<code>${esc(opts.config)}</code>`] as [string, string]] : []),
     ...(opts.compare !== undefined ? [["compare", `<code>${esc(opts.compare)}</code>`] as [string, string]] : []),
     ["against", esc((opts.against ?? []).join(", ") || "none")],
+    ...(opts.pricing ? [["pricing", esc(`${opts.pricing.name}: cached prefix ×${opts.pricing.read}, the rest ×${opts.pricing.write} (cost per call, in input-token units)`)] as [string, string]] : []),
     ["corpus", esc(`${int(report.corpus?.runs)} runs, ${int(report.corpus?.prompts)} prompt points, ${int(report.corpus?.pairs)} consecutive pairs`)],
   ];
 
   const nav: string[] = [];
+  if (budgets.length) nav.push(`<li><a href="#frontier">evidence recall against cost per call</a></li>`);
   budgets.forEach((b, i) => nav.push(`<li><a href="#budget-${i}">budget ${esc(int(b.budget))}</a></li>`));
   traces.forEach((t, i) => nav.push(`<li><a href="#trace-${i}">run <code>${esc(t.runId)}</code> at ${esc(int(t.budget))}</a></li>`));
 
@@ -169,6 +182,7 @@ export function renderHtmlReport(report: EvalReport): string {
 ${contenders.map((c) => `<tr><td>${esc(c.name)}</td><td><code>${esc(c.version)}</code></td><td>${esc(c.note)}</td></tr>`).join("\n")}
 </tbody></table></section>`);
   }
+  sections.push(renderFrontier(budgets, opts.pricing));
   sections.push(`<section id="metrics"><h2>Metrics per budget</h2>${budgets.length ? "" : `<p class="empty">No budget was evaluated.</p>`}
 ${budgets.map((b, i) => `<section class="budget" id="budget-${i}"><h3>Budget ${esc(int(b.budget))} tokens</h3>
 ${renderMetricTable(i, b.budget, b.rows ?? [], checks)}
@@ -184,7 +198,7 @@ ${traces.map(renderTrace).join("\n")}</section>`);
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="ctxfold eval">
 <title>${esc(`ctxfold eval — ${report.date ?? ""}`)}</title>
-<style>${kStyle}</style>
+<style>${kStyle}${kFrontierStyle}</style>
 </head>
 <body>
 <header><h1>ctxfold eval</h1>

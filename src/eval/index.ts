@@ -2,13 +2,15 @@
  * `ctxfold eval` as a library: score compaction on recorded runs. `evaluate` takes runs
  * as OpenAI Chat messages (the wire every contender is measured in; the CLI converts other
  * formats through the adapters) and the lines that could not be used, replays them through
- * ctxfold (a config, and optionally a second one to compare) and the peers asked for, and
+ * ctxfold (a config, and optionally a second one to compare), the tail baseline (what a careful
+ * hand-written trimmer does: the bar to clear, always measured) and the peers asked for, and
  * returns the report that `--json` prints and `--html` draws.
  */
 import { readFileSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
 import { resolveTieredSettings, TieredSettings, type CompactorConfig } from "../policy/index.js";
 import { ctxfold, loadPeers, type Contender } from "./contenders.js";
+import { tailBaseline } from "./tail-baseline.js";
 import { promptPoints, replayRuns, type EvalRun } from "./replay.js";
 import { checkThresholds, type Threshold } from "./thresholds.js";
 import type { EvalReport, FailedRun } from "./types.js";
@@ -17,10 +19,11 @@ import { kPricing, type Pricing } from "./metrics.js";
 export type { EvalMetrics, EvalReport, FailedRun, ThresholdResult, TraceEpoch, TracePoint, TraceRun } from "./types.js";
 export { checkThresholds, describeMisses, kThresholdMetrics, parseThresholds, type Threshold, type ThresholdMetric } from "./thresholds.js";
 export { kPeers, loadPeers, ctxfold as ctxfoldContender, type CompactOutput, type Contender, type PeerName } from "./contenders.js";
+export { tailBaseline, trimTail } from "./tail-baseline.js";
 export { promptPoints, replayRuns, traceRun, type EvalRun, type ReplayOptions, type ReplayResult } from "./replay.js";
 export * as metrics from "./metrics.js";
 export * as evidence from "./evidence.js";
-export { kPricing, type Pricing } from "./metrics.js";
+export { kPricing, parsePricing, type Pricing } from "./metrics.js";
 
 /**
  * A ctxfold config file: a JSON object of TieredSettings fields (what createCompactor takes,
@@ -77,6 +80,7 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
   const primary = await ctxfold(options.config ?? {}, options.configName ?? "ctxfold");
   const contenders: Contender[] = [primary];
   if (options.compare) contenders.push(await ctxfold(options.compare.config, options.compare.name));
+  contenders.push(tailBaseline());
   const { contenders: peers, notes } = await loadPeers(options.against ?? []);
   contenders.push(...peers, ...(options.extraContenders ?? []));
   const points = options.points ?? 40;

@@ -36,6 +36,7 @@
  *   text, or any string inside it when it is JSON).
  */
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
+import { CtxfoldError } from "../errors.js";
 import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../steps/detect.js";
 
 export type ChatMessage = OpenAIChatMessage;
@@ -231,6 +232,28 @@ export const kPricing = {
   anthropic: { name: "anthropic", read: 0.1, write: 1.25 },
   openai: { name: "openai", read: 0.1, write: 1.0 },
 } as const satisfies Record<string, Pricing>;
+
+/**
+ * A pricing named on the command line (`--pricing`): a preset of kPricing (`anthropic`,
+ * `openai`), or `read=R,write=W` with non-negative prices relative to one uncached input token
+ * (write above 0), named "custom". E_BAD_INPUT with path "pricing" otherwise.
+ */
+export function parsePricing(spec: string): Pricing {
+  const s = spec.trim();
+  if (Object.hasOwn(kPricing, s)) return { ...kPricing[s as keyof typeof kPricing] };
+  const bad = (why: string) => new CtxfoldError("E_BAD_INPUT", `${why}: expected ${Object.keys(kPricing).join(", ")} or read=R,write=W (e.g. read=0.1,write=1.25), got ${JSON.stringify(spec)}`, { path: "pricing" });
+  const prices: Record<string, number> = {};
+  for (const item of s.split(",").map((x) => x.trim())) {
+    const m = /^(read|write)\s*=\s*(\d*\.?\d+(?:e[+-]?\d+)?)$/i.exec(item);
+    if (!m) throw bad(item === "" ? "empty item" : `bad item ${JSON.stringify(item)}`);
+    const key = m[1].toLowerCase();
+    if (Object.hasOwn(prices, key)) throw bad(`${key} given twice`);
+    prices[key] = Number(m[2]);
+  }
+  if (prices.read === undefined || prices.write === undefined) throw bad(`missing ${prices.read === undefined ? "read" : "write"}`);
+  if (!(prices.write > 0) || !Number.isFinite(prices.write) || !Number.isFinite(prices.read)) throw bad("write must be above 0 and both finite");
+  return { name: "custom", read: prices.read, write: prices.write };
+}
 
 /** The cost of a call whose prompt splits into `cached` prefix tokens and the rest (prefixSplit), with prompt caching (see the module comment). */
 export function cachePricedCost(split: { total: number; cached: number }, pricing: Pricing): number {

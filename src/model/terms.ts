@@ -15,8 +15,10 @@
  *   3 characters (`8080`, `3.14`, `1e-5` count; `42` does not). Plain words (`the`, `Error`,
  *   `README`), and abbreviations made of single letters and dots (`e.g`, `i.e`), are not.
  * - **Presence** (`containsTerm`): the term occurs in the text with no letter, digit or `_` right
- *   before or after it (`foo/bar.py` is in `/repo/foo/bar.py`; `bar` is not in `foobar`).
- *   Matching is case-sensitive.
+ *   before it when it starts with one, nor right after it when it ends with one (a regex `\b` at
+ *   its word-character ends: `foo/bar.py` is in `/repo/foo/bar.py`, `--verbose` in `---verbose`;
+ *   `bar` is not in `foobar`). Characters are UTF-16 units: an astral-plane letter next to a term
+ *   does not join it. Matching is case-sensitive.
  */
 
 const kCandidate = /(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$](?:[\p{L}\p{N}_$.\/\\-]|::)*[\p{L}\p{N}_$]|(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$]/gu;
@@ -49,13 +51,17 @@ export function specificTerms(text: string): string[] {
   return [...seen];
 }
 
+/** Whether `term` occurs in `text` as a whole starting at index `at` (see the module comment). */
+export function occursAt(text: string, term: string, at: number): boolean {
+  if (term === "" || at < 0 || !text.startsWith(term, at)) return false;
+  const before = at > 0 ? text[at - 1] : "";
+  const after = text[at + term.length] ?? "";
+  return (before === "" || !kWordChar.test(before) || !kWordChar.test(term[0])) && (after === "" || !kWordChar.test(after) || !kWordChar.test(term[term.length - 1]));
+}
+
 /** Whether `term` occurs in `text` as a whole (see the module comment). */
 export function containsTerm(text: string, term: string): boolean {
   if (term === "") return false;
-  for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + 1)) {
-    const before = at > 0 ? text[at - 1] : "";
-    const after = text[at + term.length] ?? "";
-    if ((before === "" || !kWordChar.test(before) || !kWordChar.test(term[0])) && (after === "" || !kWordChar.test(after) || !kWordChar.test(term[term.length - 1]))) return true;
-  }
+  for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + 1)) if (occursAt(text, term, at)) return true;
   return false;
 }

@@ -63,6 +63,11 @@ describe("ctxfold eval", () => {
     expect(r.out).toMatch(/budget 8,000: /);
     expect(r.out).toMatch(/^\s+ctxfold\s+100%/m);
     expect(r.out).toMatch(/^\s+ctxfold \(low\.json\)\s/m);
+    expect(r.out).toMatch(/^\s+tail baseline\s+100%/m);
+    // The second table of a budget: evidence, cost and fill under their --fail-under names.
+    expect(r.out).toMatch(/^\s+contender\s+evidence recall\s+cost\/call\s+cost savings\s+budget fill\s+fill p95\s+compression\s+cache prefix\s/m);
+    expect(r.out).toMatch(/^\s+ctxfold\s+(?:[0-9.]+%|n\/a)\s+(?:[0-9,]+|n\/a)\s+(?:[0-9.]+%|n\/a)\s+(?:[0-9.]+%|n\/a)\s+(?:[0-9.]+%|n\/a)\s+[0-9.]+/m);
+    expect(r.out).toContain("at anthropic pricing (cached prefix ×0.1, the rest ×1.25)");
     expect(r.out).toMatch(/2 lines left out:\n\s+line 2: E_BAD_INPUT/);
     const page = readFileSync(html, "utf8");
     expect(page).toMatch(/<svg[^>]*class="trace"/);
@@ -70,11 +75,30 @@ describe("ctxfold eval", () => {
     expect(page).not.toMatch(/(src|href)="https?:/);
   });
 
+  it("--pricing sets the prices of the cost metric: a preset or read=R,write=W (default anthropic)", async () => {
+    const priced = async (...extra: string[]) => {
+      const r = await run(evalCommand, [input, "--budget", "4000", "--points", "6", "--json", "--trace", "0", ...extra]);
+      expect(r.code, r.err).toBe(kExit.ok);
+      return JSON.parse(r.out) as EvalReport;
+    };
+    const anthropic = await priced();
+    const openai = await priced("--pricing", "openai");
+    const custom = await priced("--pricing", "read=0,write=1");
+    expect(anthropic.options.pricing).toEqual({ name: "anthropic", read: 0.1, write: 1.25 });
+    expect(openai.options.pricing).toEqual({ name: "openai", read: 0.1, write: 1 });
+    expect(custom.options.pricing).toEqual({ name: "custom", read: 0, write: 1 });
+    const cost = (r: EvalReport) => r.budgets[0].rows[0].metrics.costPerCall!;
+    expect(cost(anthropic)).toBeGreaterThan(cost(openai));
+    // Caching free and writes at 1: the cost is the tokens not in the common prefix.
+    expect(cost(custom)).toBeLessThan(cost(openai));
+    expect(anthropic.budgets[0].rows[0].metrics.costPairs).toBeGreaterThan(0);
+  });
+
   it("--against runs an installed peer side by side", async () => {
     const r = await run(evalCommand, [input, "--budget", "8000", "--points", "4", "--against", "langchain", "--json", "--trace", "0"]);
     expect(r.code, r.err).toBe(kExit.ok);
     const report = JSON.parse(r.out) as EvalReport;
-    expect(report.budgets[0].rows.map((x) => x.contender)).toEqual(["ctxfold", "LangChain trimMessages"]);
+    expect(report.budgets[0].rows.map((x) => x.contender)).toEqual(["ctxfold", "tail baseline", "LangChain trimMessages"]);
   }, 60_000);
 
   it("bad usage exits 2 naming the option; a bad config file exits 1 naming the file and field", async () => {
@@ -85,6 +109,8 @@ describe("ctxfold eval", () => {
       [[input, "--budget", "x"], /--budget: expected a comma list of positive integers/],
       [[input, "--budget", "8000", "--fail-under", "speed=1"], /--fail-under: unknown metric "speed"/],
       [[input, "--budget", "8000", "--points", "1"], /--points: at least 2/],
+      [[input, "--budget", "8000", "--pricing", "gemini"], /--pricing: bad item "gemini": expected anthropic, openai or read=R,write=W/],
+      [[input, "--budget", "8000", "--pricing", "read=0.1"], /--pricing: missing write/],
     ];
     for (const [argv, message] of usage) {
       const r = await cli(...argv);

@@ -24,6 +24,8 @@ function metrics(over: Partial<EvalMetrics> = {}): EvalMetrics {
     failedVisible: 0.75, failedMissSamples: [], recoverable: 0.5, compression: 0.42, cachePrefix: 0.875,
     cachePrefixOverBudget: 0.6, cachePrefixPairs: 39, latencyMs: { p50: 1.234, p99: 17.5 }, throughput: 812.4,
     refs: { total: 1234, unresolved: 0 }, anomalies: {},
+    evidenceRecall: 0.8125, evidence: { prompts: 10, terms: 64, kept: 52 }, costPerCall: 2425.4, costSavings: 0.875, costPairs: 9,
+    budgetFill: { p50: 0.6, p95: 0.955 },
     ...over,
   };
 }
@@ -95,6 +97,8 @@ const num = (tag: string, name: string) => Number(attr(tag, name));
 
 /** The markup of each `<svg class="trace">…</svg>`. */
 const svgs = (html: string): string[] => html.match(/<svg class="trace"[\s\S]*?<\/svg>/g) ?? [];
+/** The markup of the frontier plot, "" when absent. */
+const frontier = (html: string): string => /<svg class="frontier"[\s\S]*?<\/svg>/.exec(html)?.[0] ?? "";
 /** The markup of each `<table class="metrics">…</table>`. */
 const metricTables = (html: string): string[] => html.match(/<table class="metrics"[\s\S]*?<\/table>/g) ?? [];
 const bodyRows = (table: string): string[] => (/<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1].match(/<tr\b[\s\S]*?<\/tr>/g) ?? []);
@@ -236,6 +240,14 @@ describe("renderHtmlReport", () => {
     expect(cell(first, "latencyMs.p50")).toBe("1.23 ms");
     expect(cell(first, "latencyMs.p99")).toBe("17.5 ms");
     expect(cell(first, "throughput")).toBe("812/s");
+    expect(cell(first, "evidenceRecall")).toBe("81.3%");
+    expect(cell(first, "evidence.terms")).toBe("64");
+    expect(cell(first, "costPerCall")).toBe("2,425");
+    expect(cell(first, "costSavings")).toBe("87.5%");
+    expect(cell(first, "budgetFill.p50")).toBe("60.0%");
+    expect(cell(first, "budgetFill.p95")).toBe("95.5%");
+    // The table's names are the --fail-under names.
+    for (const label of ["evidence recall", "cost per call", "cost savings", "budget fill", "budget fill p95"]) expect(tables[0]).toContain(`>${label}</th>`);
     const odd = bodyRows(tables[1])[2];
     expect(cell(odd, "withinBudget")).toBe("n/a");
     expect(odd).toMatch(/<td class="share na" data-metric="withinBudget">n\/a<\/td>/);
@@ -261,6 +273,8 @@ describe("renderHtmlReport", () => {
         { metric: "within_budget", threshold: 1, budget: 8000, contender: "ctxfold", value: 0.9, ok: false },
         { metric: "cache_prefix", threshold: 0.85, budget: 8000, contender: "ctxfold", value: 0.875, ok: true },
         { metric: "savings", threshold: 0.7, budget: 32000, contender: "ctxfold", value: null, ok: false },
+        { metric: "budget_fill", threshold: 0.5, budget: 32000, contender: "ctxfold", value: 0.6, ok: true },
+        { metric: "evidence_recall", threshold: 0.9, budget: 32000, contender: "ctxfold", value: 0.8125, ok: false },
       ],
     });
     const html = renderHtmlReport(r);
@@ -269,14 +283,73 @@ describe("renderHtmlReport", () => {
     expect(row8).toMatch(/<td class="share threshold-fail" data-metric="withinBudget" title="--fail-under within_budget=100\.0%: 90\.0%, FAILED">/);
     expect(row8).toMatch(/<td class="share threshold-ok" data-metric="cachePrefix"/);
     expect(bodyRows(t32)[0]).toMatch(/<td class="ratio threshold-fail" data-metric="compression" title="--fail-under savings=70\.0%: n\/a, FAILED">/);
+    expect(bodyRows(t32)[0]).toMatch(/<td class="share threshold-ok" data-metric="budgetFill\.p50" title="--fail-under budget_fill=50\.0%: 60\.0%, passed">/);
+    expect(bodyRows(t32)[0]).toMatch(/<td class="share threshold-fail" data-metric="evidenceRecall" title="--fail-under evidence_recall=90\.0%: 81\.3%, FAILED">/);
     // Other contenders and budgets were not checked.
     expect(tags(bodyRows(t8)[1], "td", "threshold-fail")).toEqual([]);
-    expect(tags(bodyRows(t32)[0], "td", "threshold-fail")).toHaveLength(1);
-    expect(tags(html, "td", "threshold-fail")).toHaveLength(2);
+    expect(tags(bodyRows(t32)[0], "td", "threshold-fail")).toHaveLength(2);
+    expect(tags(html, "td", "threshold-fail")).toHaveLength(3);
     const checks = /<table class="thresholds">[\s\S]*?<\/table>/.exec(html)?.[0] ?? "";
-    expect(bodyRows(checks).map((row) => attr(tags(row, "tr")[0], "class"))).toEqual(["fail", "ok", "fail"]);
-    expect(html).toContain("2 of 3 checks failed.");
+    expect(bodyRows(checks).map((row) => attr(tags(row, "tr")[0], "class"))).toEqual(["fail", "ok", "fail", "ok", "fail"]);
+    expect(html).toContain("3 of 5 checks failed.");
     expect(renderHtmlReport(report())).not.toContain('class="thresholds"');
+  });
+
+  it("draws the frontier: one labelled marker per contender × budget at (cost per call, evidence recall)", () => {
+    const r = report({ options: { budgets: [8000, 32000], points: 40, against: [], pricing: { name: "openai", read: 0.1, write: 1 } } });
+    const values: Record<string, [number, number]> = { ctxfold: [1152, 0.685], "ctxfold (compare)": [1500, 0.9], "LangChain trimMessages": [4128, 0.881] };
+    for (const b of r.budgets) for (const row of b.rows) {
+      const [cost, recall] = values[row.contender];
+      row.metrics = metrics({ costPerCall: cost * (b.budget / 8000), evidenceRecall: recall });
+    }
+    const html = renderHtmlReport(r);
+    const svg = frontier(html);
+    expect(svg).not.toBe("");
+    const points = tags(svg, "g", "point");
+    expect(points).toHaveLength(6);
+    expect(points.map((p) => [attr(p, "data-contender"), attr(p, "data-budget")]).sort()).toEqual([
+      ["LangChain trimMessages", "32000"], ["LangChain trimMessages", "8000"], ["ctxfold (compare)", "32000"], ["ctxfold (compare)", "8000"], ["ctxfold", "32000"], ["ctxfold", "8000"],
+    ]);
+    expect(tags(svg, "path", "marker").length).toBeGreaterThanOrEqual(6);
+    expect((svg.match(/<text class="point-label"/g) ?? []).length).toBe(6);
+    expect(svg).toContain(">ctxfold @ 8k</text>");
+    expect(svg).toContain(">LangChain trimMessages @ 32k</text>");
+    // Budgets have their own shapes and Pareto lines; the legend names contenders and budgets.
+    expect(tags(svg, "polyline", "pareto").map((t) => attr(t, "data-budget"))).toEqual(["8000", "32000"]);
+    expect(svg).toMatch(/<g class="frontier-legend">[\s\S]*>ctxfold<[\s\S]*>ctxfold \(compare\)<[\s\S]*>LangChain trimMessages<[\s\S]*>budget 8,000<[\s\S]*>budget 32,000</);
+    expect(svg).toContain("openai pricing: cached ×0.1, the rest ×1");
+    // Cheaper is left, higher recall is up.
+    const at = (c: string, b: string) => {
+      const g = /<g class="point"[^>]*>[\s\S]*?<\/g>/g;
+      for (const m of svg.matchAll(g)) {
+        const head = tags(m[0], "g")[0];
+        if (attr(head, "data-contender") === c && attr(head, "data-budget") === b) {
+          const d = attr(tags(m[0], "path", "marker")[0], "d");
+          const [x, y] = (/M(-?[\d.]+),(-?[\d.]+)/.exec(d) ?? []).slice(1).map(Number);
+          return { x, y };
+        }
+      }
+      throw new Error(`no marker ${c} @ ${b}`);
+    };
+    expect(at("ctxfold", "8000").x).toBeLessThan(at("LangChain trimMessages", "8000").x);
+    expect(at("ctxfold", "8000").y).toBeGreaterThan(at("LangChain trimMessages", "8000").y);
+    expect(at("ctxfold", "8000").x).toBeLessThan(at("ctxfold", "32000").x);
+    // The Pareto front of 8k: ctxfold (cheapest), then ctxfold (compare) (more recall); LangChain is beaten by the compare row.
+    expect(attr(tags(svg, "polyline", "pareto")[0], "points").split(" ")).toHaveLength(2);
+    expect(html).toMatch(/<dt>pricing<\/dt><dd>openai: cached prefix ×0\.1, the rest ×1/);
+  });
+
+  it("leaves out of the frontier what was not measured, and names it; no budget, no frontier", () => {
+    const r = report();
+    r.budgets[1].rows[0].metrics = metrics({ evidenceRecall: null });
+    r.budgets[1].rows[2].metrics = metrics({ costPerCall: null });
+    const html = renderHtmlReport(r);
+    expect(tags(frontier(html), "g", "point")).toHaveLength(4);
+    expect(html).toMatch(/<p class="not-plotted">Not plotted[^<]*: ctxfold @ 32,000, LangChain trimMessages @ 32,000\.<\/p>/);
+    for (const b of r.budgets) for (const row of b.rows) row.metrics = metrics({ evidenceRecall: null });
+    expect(frontier(renderHtmlReport(r))).toBe("");
+    expect(renderHtmlReport(r)).toContain("nothing to plot");
+    expect(renderHtmlReport(report({ budgets: [], options: { budgets: [], points: 0, against: [] } }))).not.toContain('id="frontier"');
   });
 
   it("lists the notes, the runs the eval could not use and those the first contender refused", () => {
@@ -406,6 +479,7 @@ interface RenderCheck {
     budgetLine: { width: number; fromTop: number | null } | null;
   }[];
   tables: { budget: number; rows: number; rowsLaidOut: number; width: number }[];
+  frontier?: { width: number; points: number; markersDrawn: number; labels: number };
 }
 
 /** Loads `file` in headless Chromium and returns its DOM after the scripts ran. */
@@ -455,6 +529,10 @@ describe.skipIf(!chromium)(`the report in headless Chromium${chromium ? "" : " �
       expect(t.rowsLaidOut).toBe(3);
       expect(t.width).toBeGreaterThan(0);
     }
+
+    // The frontier: a marker drawn and a label for each contender × budget.
+    expect(check.frontier).toMatchObject({ points: 6, markersDrawn: 6, labels: 6 });
+    expect(check.frontier!.width).toBeGreaterThan(0);
 
     expect(check.traces.map((t) => [t.run, t.budget])).toEqual([["<run&\"1\">", 8000], ["run-2", 32000], ["run-3", 8000]]);
     for (const t of check.traces) {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
-  cachePrefixShare, commonPrefix, commonPrefixTokens, contentText, criticalCore, criticalMessages, criticalVerbatim, failedVisible, isFailedToolResult,
-  percentile, recoverable, samplePoints, visibleHead, type ChatMessage, type PrefixCounter,
+  cachePricedCost, cachePrefixShare, commonPrefix, commonPrefixTokens, contentText, criticalCore, criticalMessages, criticalVerbatim, failedVisible, isFailedToolResult,
+  kPricing, parsePricing, percentile, prefixSplit, recoverable, samplePoints, visibleHead, type ChatMessage, type PrefixCounter,
 } from "../../src/eval/metrics.js";
+import { thrown } from "../helpers.js";
 
 const sys: ChatMessage = { role: "system", content: "You are an agent." };
 const task: ChatMessage = { role: "user", content: "Fix the failing test in utils.py." };
@@ -121,6 +122,50 @@ describe("cache-prefix share", () => {
   it("never cuts a surrogate pair", () => {
     expect(commonPrefix("ab😀", "ab😁")).toBe("ab");
     expect(commonPrefix("abc", "abd")).toBe("ab");
+  });
+});
+
+describe("cache-priced cost", () => {
+  const count: PrefixCounter = { message: (m) => contentText(m).length + 1, text: (s) => s.length };
+  const m = (role: "user" | "assistant", content: string): ChatMessage => ({ role, content });
+  const A = m("user", "aaaa"); // 5
+  const B = m("assistant", "bbbbbb"); // 7
+  const C = m("user", "cc"); // 3
+
+  it("splits the later output into its common prefix with the earlier one and the rest", () => {
+    expect(prefixSplit([A, B], [A, B, C], count)).toEqual({ total: 15, cached: 12 });
+    expect(prefixSplit([A, m("assistant", "bbbXYZ")], [A, B, C], count)).toEqual({ total: 15, cached: 8 });
+    expect(prefixSplit([C, A], [A, B], count)).toEqual({ total: 12, cached: 0 });
+    expect(prefixSplit([A, B, C], [A], count)).toEqual({ total: 5, cached: 5 });
+    expect(prefixSplit([A], [], count)).toEqual({ total: 0, cached: 0 });
+  });
+
+  it("prices the prefix at the read price and the rest at the write price, per preset and custom", () => {
+    const split = prefixSplit([A, B], [A, B, C], count);
+    expect(cachePricedCost(split, kPricing.anthropic)).toBeCloseTo(12 * 0.1 + 3 * 1.25, 12); // 4.95
+    expect(cachePricedCost(split, kPricing.openai)).toBeCloseTo(12 * 0.1 + 3 * 1.0, 12); // 4.2
+    expect(cachePricedCost(split, { name: "custom", read: 0.5, write: 2 })).toBe(12);
+    // Nothing cached: every token at the write price; all cached: every token at the read price.
+    expect(cachePricedCost({ total: 100, cached: 0 }, kPricing.anthropic)).toBe(125);
+    expect(cachePricedCost({ total: 100, cached: 100 }, kPricing.openai)).toBeCloseTo(10, 12);
+  });
+
+  it("--pricing: a preset, or read=R,write=W; anything else names the pricing field", () => {
+    expect(parsePricing("anthropic")).toEqual({ name: "anthropic", read: 0.1, write: 1.25 });
+    expect(parsePricing(" openai ")).toEqual({ name: "openai", read: 0.1, write: 1.0 });
+    expect(parsePricing("read=0.5,write=2")).toEqual({ name: "custom", read: 0.5, write: 2 });
+    expect(parsePricing("write=1.1, read=0")).toEqual({ name: "custom", read: 0, write: 1.1 });
+    const bad: [string, RegExp][] = [
+      ["gemini", /^pricing: bad item "gemini": expected anthropic, openai or read=R,write=W/],
+      ["read=0.1", /^pricing: missing write/],
+      ["write=1", /^pricing: missing read/],
+      ["read=0.1,write=0", /^pricing: write must be above 0/],
+      ["read=-1,write=1", /^pricing: bad item "read=-1"/],
+      ["read=0.1,read=0.2,write=1", /^pricing: read given twice/],
+      ["read=0.1,,write=1", /^pricing: empty item/],
+      ["", /^pricing: empty item/],
+    ];
+    for (const [spec, message] of bad) expect(thrown(() => parsePricing(spec), "E_BAD_INPUT").message, spec).toMatch(message);
   });
 });
 

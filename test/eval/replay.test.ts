@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { renderMessages } from "../../src/adapters/index.js";
 import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
 import { checkThresholds, describeMisses, evaluate, loadPeers, parseThresholds, type Contender, type EvalRun } from "../../src/eval/index.js";
-import { criticalCore } from "../../src/eval/metrics.js";
-import { promptTokens } from "../../src/eval/contenders.js";
+import { criticalCore, kPricing, type Pricing } from "../../src/eval/metrics.js";
+import { messageTokens, promptTokens } from "../../src/eval/contenders.js";
 import { promptPoints, replayRuns } from "../../src/eval/replay.js";
 import { generateRun } from "../../src/gen/run.js";
 import { CtxfoldError } from "../../src/errors.js";
@@ -45,8 +45,8 @@ const withRefs = (broken: boolean) =>
     };
   });
 
-async function metricsOf(c: Contender, budget: number) {
-  const r = await replayRuns([run], [c], { budgets: [budget], points: 40 });
+async function metricsOf(c: Contender, budget: number, pricing?: Pricing, runs: EvalRun[] = [run]) {
+  const r = await replayRuns(runs, [c], { budgets: [budget], points: 40, ...(pricing ? { pricing } : {}) });
   return r.metrics.get(budget)!.get(c)!;
 }
 
@@ -118,6 +118,67 @@ describe("replayRuns on a hand-built run", () => {
   });
 });
 
+describe("cost per call and budget fill", () => {
+  // Tokens of the prompts at the three points, counted message by message (the reply primer is
+  // not part of what is cached or written).
+  const sum = (ms: OpenAIChatMessage[]) => ms.reduce((n, m) => n + messageTokens(m), 0);
+  const [S1, S2, S3] = points.map(sum);
+  const custom: Pricing = { name: "custom", read: 0.5, write: 2 };
+
+  it("identity over the budget: each call caches the previous prompt and writes what is new", async () => {
+    for (const p of [kPricing.anthropic, kPricing.openai, custom]) {
+      const m = await metricsOf(identity, 1, p);
+      const cost = S1 * p.read + (S2 - S1) * p.write + (S2 * p.read + (S3 - S2) * p.write);
+      expect(m.costPairs).toBe(2);
+      expect(m.costPerCall).toBeCloseTo(cost / 2, 9);
+      expect(m.costSavings).toBeCloseTo(1 - cost / ((S2 + S3) * p.write), 9);
+    }
+    // The default pricing is Anthropic's.
+    expect((await metricsOf(identity, 1)).costPerCall).toBeCloseTo((S1 * 0.1 + (S2 - S1) * 1.25 + S2 * 0.1 + (S3 - S2) * 1.25) / 2, 9);
+  });
+
+  it("a constant output is all cache reads; no pair above the budget gives null", async () => {
+    const T = sum([sys, task]);
+    expect((await metricsOf(constant, 1, kPricing.anthropic)).costPerCall).toBeCloseTo(T * 0.1, 9);
+    expect((await metricsOf(constant, 1, custom)).costPerCall).toBeCloseTo(T * 0.5, 9);
+    expect((await metricsOf(constant, 1, custom)).costSavings).toBeCloseTo(1 - (2 * T * 0.5) / ((S2 + S3) * 2), 9);
+    // Only the last point is above this budget: one pair.
+    const m = await metricsOf(constant, maxCritical);
+    expect(m.costPairs).toBe(1);
+    expect(m.costPerCall).toBeCloseTo(T * 0.1, 9);
+    expect(await metricsOf(constant, 100_000)).toMatchObject({ costPerCall: null, costSavings: null, costPairs: 0 });
+  });
+
+  it("a call after one that threw or refused has no pair", async () => {
+    const flaky = stub("flaky", async (messages) => {
+      if (messages.length === 4) throw new Error("flake");
+      return { messages };
+    });
+    expect((await metricsOf(flaky, 1)).costPairs).toBe(0); // point 2 threw; point 3's predecessor is gone
+    expect(await metricsOf(refuses, 1)).toMatchObject({ costPairs: 0, costPerCall: null, budgetFill: { p50: null, p95: null } });
+  });
+
+  it("budget fill: output tokens / budget over the points above it, median and 95th percentile (nearest rank)", async () => {
+    const messages: OpenAIChatMessage[] = [sys, task];
+    for (let k = 1; k <= 20; k++) {
+      messages.push({ role: "assistant", content: null, tool_calls: [{ id: `c${k}`, type: "function", function: { name: "bash", arguments: `{"command":"step ${k}"}` } }] });
+      messages.push({ role: "tool", tool_call_id: `c${k}`, content: "output line\n".repeat(10 * k) });
+    }
+    messages.push({ role: "assistant", content: "done" });
+    const long: EvalRun = { id: "long", messages };
+    const tokens = promptPoints(messages).map((at) => promptTokens(messages.slice(0, at)));
+    const budget = tokens[5];
+    const over = tokens.filter((t) => t > budget).sort((a, b) => a - b);
+    expect(over).toHaveLength(15);
+    const m = await metricsOf(identity, budget, undefined, [long]);
+    expect(m.budgetFill.p50).toBe(over[7] / budget);
+    expect(m.budgetFill.p95).toBe(over[14] / budget);
+    expect(m.budgetFill.p50).toBeGreaterThan(1); // identity does not compact
+    const c = await metricsOf(constant, budget, undefined, [long]);
+    expect(c.budgetFill).toEqual({ p50: promptTokens([sys, task]) / budget, p95: promptTokens([sys, task]) / budget });
+  });
+});
+
 describe("thresholds", () => {
   it("parse fractions and percentages; unknown metrics and bad items name themselves", () => {
     expect(parseThresholds("within_budget=1, cache_prefix=85%,throughput=20")).toEqual([
@@ -125,6 +186,19 @@ describe("thresholds", () => {
     ]);
     expect(thrown(() => parseThresholds("speed=1"), "E_BAD_INPUT").message).toMatch(/unknown metric "speed" \(one of within_budget/);
     expect(thrown(() => parseThresholds("within_budget"), "E_BAD_INPUT").message).toContain('"within_budget"');
+  });
+
+  it("name the evidence, cost and fill metrics", async () => {
+    expect(parseThresholds("evidence_recall=0.9,cost_savings=50%,budget_fill=0.5")).toEqual([
+      { metric: "evidence_recall", value: 0.9 }, { metric: "cost_savings", value: 0.5 }, { metric: "budget_fill", value: 0.5 },
+    ]);
+    const m = await metricsOf(identity, 1);
+    const results = checkThresholds(parseThresholds("evidence_recall=1,cost_savings=0.99,budget_fill=1"), [{ budget: 1, metrics: m }], "identity");
+    expect(results.map((r) => [r.metric, r.value, r.ok])).toEqual([
+      ["evidence_recall", m.evidenceRecall, m.evidenceRecall !== null],
+      ["cost_savings", m.costSavings, false],
+      ["budget_fill", m.budgetFill.p50, true],
+    ]);
   });
 
   it("a value below, or not measured (null), misses; at the threshold passes; the message names metric, budget, value and threshold", async () => {
@@ -146,7 +220,7 @@ describe("evaluate with the ctxfold contender", () => {
 
   it("meets the 100% invariants on generated runs at 4k and 8k, traces the longest run with its epochs", async () => {
     const report = await evaluate(runs, [], { input: "generated", budgets: [4000, 8000], points: 12, thresholds: parseThresholds("within_budget=1,violation_free=1,critical_verbatim=1,failed_visible=1,recoverable=1"), trace: 1 });
-    expect(report.contenders.map((c) => c.name)).toEqual(["ctxfold"]);
+    expect(report.contenders.map((c) => c.name)).toEqual(["ctxfold", "tail baseline"]);
     expect(report.thresholds.filter((t) => !t.ok)).toEqual([]);
     for (const b of report.budgets) expect(b.rows[0].metrics.overBudget).toBeGreaterThan(0);
     expect(report.traces).toHaveLength(2);
@@ -159,7 +233,7 @@ describe("evaluate with the ctxfold contender", () => {
 
   it("a second config side by side; a bad config names the field", async () => {
     const report = await evaluate(runs.slice(0, 1), [], { input: "generated", budgets: [8000], points: 6, compare: { config: { targetRatio: 0.4 }, name: "ctxfold (low)" }, trace: 0 });
-    expect(report.budgets[0].rows.map((r) => r.contender)).toEqual(["ctxfold", "ctxfold (low)"]);
+    expect(report.budgets[0].rows.map((r) => r.contender)).toEqual(["ctxfold", "ctxfold (low)", "tail baseline"]);
     await expect(evaluate(runs, [], { input: "x", budgets: [8000], config: { softRatio: 2 } })).rejects.toThrow(/softRatio/);
   });
 

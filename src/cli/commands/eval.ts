@@ -1,8 +1,10 @@
 /**
  * `ctxfold eval IN --budget 8000,32000 [--config FILE] [--compare FILE] [--against langchain,…]
- * [--points N] [--runs N] [--trace N|ID,…] [--format F] [--fail-under metric=value,…] [--json]
- * [--html FILE] [--quiet]`: replays each run of IN prompt by prompt through ctxfold (and
- * the peers named) at each budget and reports the metrics of src/eval per budget.
+ * [--points N] [--runs N] [--trace N|ID,…] [--format F] [--fail-under metric=value,…]
+ * [--pricing anthropic|openai|read=R,write=W] [--json] [--html FILE] [--quiet]`: replays each run
+ * of IN prompt by prompt through ctxfold, the tail baseline (what a careful hand-written trimmer
+ * does) and the peers named, at each budget, and reports the metrics of src/eval per budget.
+ * --pricing sets the prices of the cost metric (cachePricedCost; default anthropic).
  *
  * Input: any format the adapters read (detected per run, or --format), converted to OpenAI Chat
  * messages for measuring. A line that is not JSON, not a run, or fails its format's schema is
@@ -18,7 +20,7 @@ import { basename } from "node:path";
 import { renderMessages } from "../../adapters/index.js";
 import type { OpenAIChatMessage } from "../../adapters/openai-chat.js";
 import { CtxfoldError } from "../../errors.js";
-import { describeMisses, evaluate, kPeers, parseThresholds, readConfigFile, type EvalMetrics, type EvalReport, type FailedRun } from "../../eval/index.js";
+import { describeMisses, evaluate, kPeers, parsePricing, parseThresholds, readConfigFile, type EvalMetrics, type EvalReport, type FailedRun } from "../../eval/index.js";
 import { renderHtmlReport } from "../../eval/html.js";
 import { spread, type EvalRun } from "../../eval/replay.js";
 import { runIdOf } from "../../pool/jsonl.js";
@@ -29,7 +31,7 @@ import { budgetsOption } from "./stats.js";
 const kOptions = {
   budget: { type: "string" }, config: { type: "string" }, compare: { type: "string" }, against: { type: "string" }, points: { type: "string" },
   runs: { type: "string" }, trace: { type: "string" }, format: { type: "string" }, "fail-under": { type: "string" }, json: { type: "boolean" },
-  html: { type: "string" }, quiet: { type: "boolean" },
+  html: { type: "string" }, quiet: { type: "boolean" }, pricing: { type: "string" },
 } as const;
 
 /** The runs of `file` as OpenAI Chat messages, and the lines that could not be used. */
@@ -70,6 +72,12 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     throw new UsageError(`--${(err as Error).message}`); // the error's path is "fail-under"
   }
+  let pricing;
+  try {
+    pricing = parsePricing((values.pricing as string | undefined) ?? "anthropic");
+  } catch (err) {
+    throw new UsageError(`--${(err as Error).message}`); // the error's path is "pricing"
+  }
   const traceArg = values.trace as string | undefined;
   const trace = traceArg === undefined ? undefined : /^\d+$/.test(traceArg) ? Number(traceArg) : traceArg.split(",").map((s) => s.trim()).filter(Boolean);
   const configFile = values.config as string | undefined;
@@ -81,7 +89,7 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
   const runs = spread(all, limit);
   const progress = !values.quiet && !values.json && io.stderrIsTTY;
   const report = await evaluate(runs, failed, {
-    input: shownName(file), budgets, points, against,
+    input: shownName(file), budgets, points, against, pricing,
     ...(config ? { config, configName: `ctxfold (${basename(configFile!)})` } : {}),
     ...(compare ? { compare } : {}),
     ...(trace !== undefined ? { trace } : {}),
@@ -96,18 +104,34 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
   return misses.length > 0 ? kExit.failed : kExit.ok;
 }
 
-const pctOf = (x: number | null) => (x === null ? "n/a" : x === 1 ? "100%" : `${(x * 100).toFixed(x > 0.9995 ? 2 : 1)}%`);
+/** A share as a percentage; two decimals only where one would round a near-miss to 100% (a fill may pass 100%). */
+const pctOf = (x: number | null) => (x === null ? "n/a" : x === 1 ? "100%" : `${(x * 100).toFixed(x > 0.9995 && x < 1.0005 ? 2 : 1)}%`);
 const fixed = (x: number | null, d = 2) => (x === null ? "n/a" : x.toFixed(d));
+const tokensOf = (x: number | null) => (x === null ? "n/a" : num(Math.round(x)));
+const named = (name: string, m: EvalMetrics) => (m.errors ? `${name} (${m.errors} errors)` : name);
 
-function row(name: string, m: EvalMetrics): string[] {
+/** What must hold: the invariants (headers as the --fail-under names, with spaces). */
+function invariantRow(name: string, m: EvalMetrics): string[] {
   return [
-    m.errors ? `${name} (${m.errors} errors)` : name,
+    named(name, m),
     pctOf(m.withinBudget),
     m.infeasibleWhereCriticalFits ? `${m.infeasible} (${m.infeasibleWhereCriticalFits} fit)` : String(m.infeasible),
     String(m.newViolationPrompts),
     pctOf(m.criticalVerbatim),
     pctOf(m.failedVisible),
     pctOf(m.recoverable),
+  ];
+}
+
+/** What it is worth: evidence kept, what a call costs, how full and how stable the prompts are, and speed. */
+function valueRow(name: string, m: EvalMetrics): string[] {
+  return [
+    named(name, m),
+    pctOf(m.evidenceRecall),
+    tokensOf(m.costPerCall),
+    pctOf(m.costSavings),
+    pctOf(m.budgetFill.p50),
+    pctOf(m.budgetFill.p95),
     fixed(m.compression),
     fixed(m.cachePrefix),
     fixed(m.latencyMs.p50, 2),
@@ -116,16 +140,19 @@ function row(name: string, m: EvalMetrics): string[] {
   ];
 }
 
-/** The human report: a table per budget, then what could not be measured. */
+const kInvariantHeader = ["contender", "within budget", "infeasible", "new violations", "critical verbatim", "failed visible", "recoverable"];
+const kValueHeader = ["contender", "evidence recall", "cost/call", "cost savings", "budget fill", "fill p95", "compression", "cache prefix", "p50 ms", "p99 ms", "prompts/s"];
+
+/** The human report: two tables per budget (invariants; evidence, cost and speed), then what could not be measured. */
 export function render(r: EvalReport): string {
   const out: string[] = [`${r.input}: ${num(r.corpus.runs)} runs, ${num(r.corpus.prompts)} prompt points (at most ${r.options.points} a run), ${num(r.corpus.pairs)} consecutive pairs`];
+  const p = r.options.pricing;
+  if (p) out.push(`cost/call: mean input-token units per call above the budget at ${p.name} pricing (cached prefix ×${p.read}, the rest ×${p.write}); budget fill: output tokens / budget, p50 (fill p95: 95th percentile)`);
   for (const b of r.budgets) {
     const first = b.rows[0]?.metrics;
     out.push("", `budget ${num(b.budget)}: ${first ? `${num(first.overBudget)} prompts over it, ${num(first.prompts - first.criticalFits)} where the critical messages alone do not fit` : ""}`);
-    out.push(table([
-      ["contender", "within budget", "infeasible", "new violations", "critical verbatim", "failed visible", "recoverable", "compression", "cache prefix", "p50 ms", "p99 ms", "prompts/s"],
-      ...b.rows.map(({ contender, metrics }) => row(contender, metrics)),
-    ]).trimEnd());
+    out.push(table([kInvariantHeader, ...b.rows.map(({ contender, metrics }) => invariantRow(contender, metrics))]).trimEnd());
+    out.push("", table([kValueHeader, ...b.rows.map(({ contender, metrics }) => valueRow(contender, metrics))]).trimEnd());
   }
   if (r.notes.length) out.push("", ...r.notes.map((n) => `note: ${n}`));
   if (r.failedRuns.length) {
