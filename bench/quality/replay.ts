@@ -17,19 +17,17 @@
  * The replay and the metrics are `ctxfold eval`'s (src/eval/replay.ts, src/eval/metrics.ts); this
  * script adds the peers and the README table. Definitions: the `definitions` text below.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gunzipSync } from "node:zlib";
-import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
 import { loadContenders, type Contender } from "../../src/eval/contenders.js";
-import { replayRuns, spread, type EvalRun } from "../../src/eval/replay.js";
+import { replayRuns } from "../../src/eval/replay.js";
 import type { EvalMetrics } from "../../src/eval/types.js";
 import { parsePricing, type Pricing } from "../../src/eval/metrics.js";
 import { fmt, rewriteReadmeSection } from "../lib.js";
+import { kCorpus, loadRuns } from "./corpus.js";
 
-const kCorpus = fileURLToPath(new URL("../../../../shared/corpus/dev.jsonl.gz", import.meta.url));
 const kResults = fileURLToPath(new URL("../../../bench/results/quality.json", import.meta.url));
 
 interface Options {
@@ -77,23 +75,6 @@ function parseArgs(argv: string[]): Options {
     readme: argv.includes("--readme"),
     json: argv.includes("--json"),
   };
-}
-
-/** Freezes a parsed run so that a contender mutating its input throws instead of skewing later measurements. */
-function deepFreeze<T>(v: T): T {
-  if (v && typeof v === "object" && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v)) deepFreeze(x);
-  }
-  return v;
-}
-
-function loadRuns(limit?: number): EvalRun[] {
-  const lines = gunzipSync(readFileSync(kCorpus)).toString("utf8").split("\n").filter(Boolean);
-  return spread(lines, limit).map((l) => {
-    const r = JSON.parse(l) as { id: string; messages: OpenAIChatMessage[] };
-    return { id: r.id, messages: deepFreeze(r.messages) };
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
