@@ -24,6 +24,11 @@ export interface CoreExports {
     steps: number, n: number, flags: number,
     outStart: number, outCount: number, outFailures: number, outStatus: number,
   ): number;
+  termLinesScratch(m: number): number;
+  termLines(
+    data: number, offsets: number, n: number, terms: number, termOffsets: number, flags: number, m: number,
+    scratch: number, out: number, ends: number,
+  ): number;
 }
 
 /**
@@ -39,6 +44,7 @@ const kKernelErrors: Record<number, [CtxfoldError["code"], string]> = {
   [-2]: ["E_BAD_TURN_ID", "turn index below -1 (use -1 for a message without a turn id)"],
   [-3]: ["E_BAD_CATEGORY", "category out of range 0..127"],
   [-4]: ["E_KERNEL", "offsets table not monotonic"],
+  [-5]: ["E_BAD_INPUT", "a term shorter than 2 UTF-8 bytes"],
 };
 
 /** A batch of strings as the kernels see it: UTF-16LE code units back to back, u32 byte offsets. */
@@ -237,6 +243,22 @@ export class CoreInstance {
   /** Gives linear memory back after a call that grew it past the retention limit. */
   #release(): void {
     if (this.#live && this.#buffer.byteLength > kMaxRetainedMemoryBytes) this.#live = false;
+  }
+
+  /**
+   * Room for `bytes` of arena, for kernel hosts in their own modules: the arena's first byte and
+   * views over memory, valid until the next arena() or kernel call (memory may grow). Call
+   * releaseArena() when the results are read.
+   */
+  arena(bytes: number): { base: number; u8: Uint8Array; u32: Uint32Array } {
+    const base = this.#arena();
+    this.#ensure(bytes);
+    return { base, u8: this.#u8, u32: this.#u32 };
+  }
+
+  /** After a call laid out through arena(): memory past the retention limit is given back. */
+  releaseArena(): void {
+    this.#release();
   }
 
   /**

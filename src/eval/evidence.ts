@@ -3,10 +3,9 @@
  * compacted prompt still shows. Precisely, for a prompt `messages[0..k)` of a recorded run
  * whose next message `messages[k]` is the assistant's:
  *
- * - **Texts of a message** (`termTexts`): its content text (metrics.ts `contentText`) and each
- *   tool-call argument; arguments that are JSON give their string leaves (and numbers, as
- *   written by JSON.stringify), so an escaped newline never glues two names together; other
- *   arguments are taken as they are.
+ * - **Texts of a message** (`termTexts`): its content text (metrics.ts `contentText`) and the
+ *   texts of each tool-call argument (src/model/terms.ts `argumentTexts`: a JSON argument's
+ *   string leaves, any other argument as it is).
  * - **Named terms**: the specific terms (src/model/terms.ts: paths, identifiers, symbols,
  *   error names, flags, numbers of 3+ characters) of the next message's texts.
  * - **Evidence** (`nextStepEvidence`): the named terms present (`containsTerm`) in the text of
@@ -28,7 +27,7 @@
  */
 import type { ChatMessage } from "./metrics.js";
 import { contentText, callArgs } from "./metrics.js";
-import { containsTerm, occursAt, specificTerms } from "../model/terms.js";
+import { argumentTexts, containsTerm, occursAt, specificTerms } from "../model/terms.js";
 
 const kTexts = new WeakMap<ChatMessage, string[]>();
 
@@ -83,31 +82,12 @@ export function indexedContains(ix: WordIndex, term: string): boolean {
   return false;
 }
 
-/** The string leaves of a JSON value (numbers as JSON writes them), depth first. */
-function jsonLeaves(v: unknown, out: string[]): void {
-  if (typeof v === "string") out.push(v);
-  else if (typeof v === "number") out.push(JSON.stringify(v));
-  else if (Array.isArray(v)) for (const x of v) jsonLeaves(x, out);
-  else if (v !== null && typeof v === "object") for (const x of Object.values(v)) jsonLeaves(x, out);
-}
-
 /** The texts of a message that terms are read from (see the module comment), memoised per message object. */
 export function termTexts(m: ChatMessage): string[] {
   let texts = kTexts.get(m);
   if (texts !== undefined) return texts;
   texts = [contentText(m)];
-  for (const a of callArgs(m)) {
-    const t = a.trimStart();
-    if (t.startsWith("{") || t.startsWith("[") || t.startsWith('"')) {
-      try {
-        jsonLeaves(JSON.parse(a), texts);
-        continue;
-      } catch {
-        // not JSON: the argument as it is
-      }
-    }
-    texts.push(a);
-  }
+  for (const a of callArgs(m)) argumentTexts(a, texts);
   texts = texts.filter((s) => s !== "");
   kTexts.set(m, texts);
   return texts;

@@ -59,9 +59,51 @@ export function occursAt(text: string, term: string, at: number): boolean {
   return (before === "" || !kWordChar.test(before) || !kWordChar.test(term[0])) && (after === "" || !kWordChar.test(after) || !kWordChar.test(term[term.length - 1]));
 }
 
+/** The string leaves of a JSON value (numbers as JSON writes them), depth first. */
+function jsonLeaves(v: unknown, out: string[]): void {
+  if (typeof v === "string") out.push(v);
+  else if (typeof v === "number") out.push(JSON.stringify(v));
+  else if (Array.isArray(v)) for (const x of v) jsonLeaves(x, out);
+  else if (v !== null && typeof v === "object") for (const x of Object.values(v)) jsonLeaves(x, out);
+}
+
+/**
+ * The texts of a tool call's argument string that terms are read from, appended to `out`: an
+ * argument that is JSON gives its string leaves (and numbers, as JSON.stringify writes them), so
+ * an escaped newline never glues two names together; any other argument is taken as it is.
+ */
+export function argumentTexts(args: string, out: string[] = []): string[] {
+  const t = args.trimStart();
+  if (t.startsWith("{") || t.startsWith("[") || t.startsWith('"')) {
+    try {
+      jsonLeaves(JSON.parse(args), out);
+      return out;
+    } catch {
+      // not JSON: the argument as it is
+    }
+  }
+  out.push(args);
+  return out;
+}
+
+/**
+ * Whether one UTF-16 code unit is a word character for presence: a letter, a digit or `_`. A
+ * surrogate never is, so a character outside the BMP next to a term counts as a boundary.
+ */
+export function isWordUnit(unit: number): boolean {
+  return kWordChar.test(String.fromCharCode(unit));
+}
+
+/** Where `term` first occurs in `text` as a whole at or after `from` (see the module comment), or -1. */
+export function indexOfTerm(text: string, term: string, from = 0): number {
+  if (term === "") return -1;
+  for (let at = text.indexOf(term, from); at >= 0; at = text.indexOf(term, at + 1)) {
+    if (occursAt(text, term, at)) return at;
+  }
+  return -1;
+}
+
 /** Whether `term` occurs in `text` as a whole (see the module comment). */
 export function containsTerm(text: string, term: string): boolean {
-  if (term === "") return false;
-  for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + 1)) if (occursAt(text, term, at)) return true;
-  return false;
+  return indexOfTerm(text, term) >= 0;
 }

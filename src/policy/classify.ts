@@ -23,6 +23,21 @@ export function isTodoReminder(m: Message): boolean {
  * The same messages always give the same classes.
  */
 export function classify(messages: readonly Message[]): MessageClass[] {
+  const { firstUser, latestUser, latestAssistantText } = anchorIndices(messages);
+  return messages.map((m, i) => {
+    if (m.role === "system" || i === firstUser || i === latestUser || i === latestAssistantText || m.pinned || isTodoReminder(m)) return "critical";
+    if (m.meta?.background === true) return "background_extraction";
+    if (m.role === "tool" || m.parts.some((p) => p.type === "tool-call" || p.type === "tool-result")) return "tool_trace";
+    return "historical_context";
+  });
+}
+
+/**
+ * Where the anchors of a conversation are (-1 where there is none): the task (the first user
+ * message), the latest user message with text, and the latest assistant message with non-blank
+ * text. Classification keeps them verbatim; the focus reads its terms from them.
+ */
+export function anchorIndices(messages: readonly Message[]): { firstUser: number; latestUser: number; latestAssistantText: number } {
   const firstUser = messages.findIndex((m) => m.role === "user");
   let latestUser = -1;
   let latestAssistantText = -1;
@@ -31,10 +46,5 @@ export function classify(messages: readonly Message[]): MessageClass[] {
     if (latestUser < 0 && m.role === "user" && m.parts.some((p) => p.type === "text")) latestUser = i;
     if (latestAssistantText < 0 && m.role === "assistant" && m.parts.some((p) => p.type === "text" && p.text.trim() !== "")) latestAssistantText = i;
   }
-  return messages.map((m, i) => {
-    if (m.role === "system" || i === firstUser || i === latestUser || i === latestAssistantText || m.pinned || isTodoReminder(m)) return "critical";
-    if (m.meta?.background === true) return "background_extraction";
-    if (m.role === "tool" || m.parts.some((p) => p.type === "tool-call" || p.type === "tool-result")) return "tool_trace";
-    return "historical_context";
-  });
+  return { firstUser, latestUser, latestAssistantText };
 }

@@ -34,6 +34,17 @@ export const TieredSettings = z.strictObject({
   argTokens: count(200),
   /** Stage 2 replaces tool outputs above this many tokens by their observation and ref. */
   outputTokens: count(120),
+  /**
+   * Stage 2 keeps, beside an output's observation and ref, the lines of the output that name the
+   * focus (the specific terms of the task, the latest user and assistant messages and the calls
+   * of the preserved tail; src/policy/focus.ts), within this many tokens per output. They go
+   * again, oldest first, where the observations alone are needed to reach the target. The
+   * lines depend only on the output and the focus terms it holds, so an older output renders
+   * the same in the next epoch unless the focus moved onto or off its names. 0: observation and
+   * ref only.
+   * @default 30
+   */
+  focusTokens: count(30),
   /** Stage 3 summarises historical text parts above this many tokens… */
   textTokens: count(300),
   /** …to about this fraction of their size. */

@@ -2,7 +2,7 @@ import { hashText, hashToHex } from "../core/hash.js";
 import type { Message, Part, ToolResultPart } from "../model/schema.js";
 import { StepCompactor } from "../steps/compactor.js";
 import { presetConfig } from "../steps/config.js";
-import { StepReducer } from "../steps/reducer.js";
+import { StepReducer, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import type { OffloadStore } from "../store/index.js";
 import type { TokenMeasure } from "../tokens/measure.js";
@@ -11,6 +11,7 @@ import { classify } from "./classify.js";
 import type { TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
 import { summarizeExtractive } from "./extractive.js";
+import { focusLines, type Focus } from "./focus.js";
 import type { StepCache } from "./step-cache.js";
 import type { Summarizer } from "../steps/summarizer.js";
 import type { MessageClass, SkipReason, StageReport } from "./types.js";
@@ -114,12 +115,13 @@ export class StageKit {
     if (this.report) this.report.skipped[reason] = (this.report.skipped[reason] ?? 0) + n;
   }
 
-  /** Message `i` of the work with new parts; the total follows. */
-  replace(w: Work, i: number, parts: Part[]): void {
+  /** Message `i` of the work with new parts; the total follows. `count`: it counts as a compaction (not a second change of one). */
+  replace(w: Work, i: number, parts: Part[], count = true): void {
     const old = w.msgs[i];
     const next: Message = { ...old, parts };
     w.total += this.measure.of(next) - this.measure.of(old);
     w.msgs[i] = next;
+    if (!count) return;
     w.compacted++;
     if (this.report) this.report.compacted++;
   }
@@ -181,6 +183,28 @@ export class StageKit {
       this.memoSet(key, replacement);
     }
     return replacement;
+  }
+
+  /**
+   * `plain` (an output's observation and ref) with the output's lines on `focus` (focusLines
+   * within settings.focusTokens) between the two; `plain` itself when no line names the focus.
+   * Memoised by output (the ref of `plain` names its content) and focus; a hit is not counted
+   * again as a cache hit (`plain` was). The lines are a function of the output and the focus
+   * terms it holds, so an older output renders the same in the next epoch unless the focus
+   * moved onto or off its own names.
+   */
+  withFocusLines(p: ToolResultPart, data: string, json: unknown, plain: Replacement, focus: Focus): Replacement {
+    const cap = this.settings.focusTokens;
+    if (cap === 0 || focus.terms.length === 0) return plain;
+    const key = `${plain.ref}:focus:${cap}:${focus.key}:${p.callId}`;
+    let out = this.services.memo.get(key);
+    if (out === undefined) {
+      const lines = focusLines(json ? resultText(p.content) : data, focus, cap, (t) => this.measure.text(t));
+      const cut = plain.text.lastIndexOf("\n");
+      out = lines === "" ? plain : { text: `${plain.text.slice(0, cut)}\n${lines}${plain.text.slice(cut)}`, ref: plain.ref };
+      this.memoSet(key, out);
+    }
+    return out;
   }
 
   /** A summary of `text` within `target` tokens plus the ref of the original (memoised). */

@@ -144,6 +144,12 @@ export function unwrapOutput(output: string): string {
 
 const kErrorLine = /^(?:[\w.]*(?:Error|Exception|Exit)\b:?.*|error(?:\[\w+\])?:.*|ERROR\b.*|Error\b.*|fatal:.*|FATAL\b.*|FAILED\b.*|Traceback \(most recent call last\):|panic:.*|.*: (?:command not found|No such file or directory|Permission denied)\b.*|.*\bdid not appear verbatim\b.*|No replacement was performed.*)$/;
 
+/** Whether one line of an output reads as an error line (the lines errorHead picks from). */
+export function isErrorLine(line: string): boolean {
+  const t = line.trim();
+  return t !== "" && kErrorLine.test(t);
+}
+
 /**
  * The most telling error line of an output, at most `max` characters: the last
  * `SomethingError: message` line of a traceback, else the first line that reads as an error,
