@@ -64,6 +64,14 @@ export const TieredSettings = z.strictObject({
    * Binary content is stored as it is.
    */
   redactOffload: z.boolean().default(false),
+  /**
+   * Stage 2 takes superseded tool outputs first, whatever their age before the preserved tail:
+   * an output a later step made stale (the same file read again or edited, the same command
+   * run again, the same directory listed again, the same call made again) becomes one line
+   * naming what superseded it and the ref of the original; failures keep their error head and
+   * call id. The other outputs then go oldest first as before. Off: oldest first only.
+   */
+  supersede: z.boolean().default(true),
 });
 export type TieredSettings = z.infer<typeof TieredSettings>;
 
