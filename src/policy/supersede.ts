@@ -1,5 +1,5 @@
 /**
- * Supersession: which tool outputs later steps made stale, so that stage 2 takes them first.
+ * Supersession: which tool outputs later steps made stale, so that stage 2 lets them all go.
  * Decided from the calls' arguments and the step reducer's actions alone (no output is read
  * except to compare two outputs for equality), the same steps always giving the same answer:
  *

@@ -1,6 +1,6 @@
 /**
- * Supersession (src/policy/supersede.ts, src/policy/shell-access.ts) and stage 2 taking
- * superseded outputs first: each rule and the cases it must leave alone, on hand-built steps.
+ * Supersession (src/policy/supersede.ts, src/policy/shell-access.ts) and stage 2 letting
+ * superseded outputs go: each rule and the cases it must leave alone, on hand-built steps.
  */
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../src/model/schema.js";
@@ -209,10 +209,12 @@ describe("stage 2 with supersede", () => {
     return { r, texts, store: config.store };
   }
 
-  it("takes the superseded output first, whatever its age, and keeps its failure visible", async () => {
+  it("lets every superseded output go, whatever its age, keeps its failure visible, and current outputs go oldest first", async () => {
     const { r, texts, store } = await compactOnce(true);
-    expect(r.stages.find((s) => s.stage === 2)?.compacted).toBe(1);
-    expect(texts[3]).toBe(big("build"));
+    expect(r.stages.find((s) => s.stage === 2)?.compacted).toBe(2);
+    // The oldest output, current, went as its observation to reach the target; the newer current output stays.
+    expect(texts[3]).toMatch(/^\[ctxfold\] python build\.py/);
+    expect(texts[7]).toBe(big("pass"));
     const line = /^\[ctxfold\] superseded: same command run again in step_003 \(failed: .*ZeroDivisionError.*; call c2\)\n\[full output: (.+)\]$/s.exec(texts[5]);
     expect(line).not.toBeNull();
     expect(r.refs).toContain(line![1]);
@@ -231,10 +233,16 @@ describe("stage 2 with supersede", () => {
     expect(result.type === "tool-result" && result.content[0]).toMatchObject({ text: expect.stringMatching(/^\[ctxfold\] superseded: src\/a\.py read again in step_003\n/) });
   });
 
+  it("same input, same output", async () => {
+    const [a, b] = [await compactOnce(true), await compactOnce(true)];
+    expect(JSON.stringify(a.r.canonical)).toBe(JSON.stringify(b.r.canonical));
+  });
+
   it("off, the oldest output goes first as before", async () => {
     const { r, texts } = await compactOnce(false);
     expect(r.stages.find((s) => s.stage === 2)?.compacted).toBe(1);
     expect(texts[3]).toMatch(/^\[ctxfold\] python build\.py/);
     expect(texts[5]).toBe(failure);
+    expect(texts[7]).toBe(big("pass"));
   });
 });

@@ -2,21 +2,26 @@ import { hashText, hashToHex } from "../../core/hash.js";
 import type { Message, ResultContentPart, ToolResultPart } from "../../model/schema.js";
 import { extractSteps, resultPayload, resultText } from "../../steps/reducer.js";
 import type { ReducedStep } from "../../steps/types.js";
-import { findSuperseded } from "../supersede.js";
+import { findSuperseded, type Supersession } from "../supersede.js";
 import { refLine, type Replacement, type StageKit, type Work } from "../work.js";
 
 /**
  * Stage 2: tool outputs above outputTokens before the tail become shorter stand-ins with the
- * ref of the original, until the work is at its target. With `supersede`, the outputs later
- * steps made stale (supersede.ts: read again, run again, listed again, edited) go first,
- * whatever their age, each as one line saying what superseded it; then the rest, oldest first,
- * as their step's observation. Critical messages keep theirs. `input` is the list as the call
- * gave it (index for index the work's, whose calls stage 1 may have shortened): supersession
- * compares the calls' arguments as the agent wrote them.
+ * ref of the original, oldest first, until the work is at its target: each its step's
+ * observation. Critical messages keep theirs. With `supersede`, an output a later step made
+ * stale (supersede.ts: read again, run again, listed again, edited) becomes one line naming
+ * what superseded it instead, and once stage 2 runs every stale output before the tail goes,
+ * whatever its age, target reached or not: what a later step shows again is not worth its
+ * tokens. The outputs still current go oldest first as before, so an epoch's compacted prefix
+ * still grows from the front and the next epoch keeps it (taking the stale ones first instead
+ * would leave older current outputs whole, for the next epoch to change early in the prompt).
+ * `input` is the list as the call gave it (index for index the work's, whose calls stage 1 may
+ * have shortened): supersession compares the calls' arguments as the agent wrote them.
  */
 export function compactToolOutputs(kit: StageKit, w: Work, tail: number, input: readonly Message[] = w.msgs): void {
   const s = kit.settings;
-  if (s.supersede) replaceSuperseded(kit, w, tail, input.length === w.msgs.length ? input : w.msgs);
+  const stale = new Map<string, Supersession>();
+  if (s.supersede) for (const x of findSuperseded(w.steps, input.length === w.msgs.length ? input : w.msgs, w.classes, tail)) stale.set(`${x.message}:${x.callId}`, x);
   // The observations were made once, from the original outputs (w.steps); a result whose step
   // is not there (its call was compacted away) is reduced on its own.
   const reduced = new Map<string, ReducedStep>();
@@ -38,7 +43,8 @@ export function compactToolOutputs(kit: StageKit, w: Work, tail: number, input: 
         kit.skip("no_gain");
         return p;
       }
-      const replacement = kit.observation(p, data, json, () => {
+      const sup = stale.get(`${i}:${p.callId}`);
+      const replacement = sup ? supersededLine(kit, sup.reason, w.steps[sup.step], p.callId, data, json) : kit.observation(p, data, json, () => {
         const step = reduced.get(`${i}:${p.callId}`);
         if (step) return step;
         calls ??= new Map(extractSteps(w.msgs).steps.map(({ call }) => [call.id, { name: call.name, args: call.args }]));
@@ -51,6 +57,7 @@ export function compactToolOutputs(kit: StageKit, w: Work, tail: number, input: 
     });
     if (changed) kit.replace(w, i, parts);
   }
+  if (stale.size > 0) replaceStale(kit, w, stale);
 }
 
 function withText(p: ToolResultPart, text: string): ToolResultPart {
@@ -58,23 +65,17 @@ function withText(p: ToolResultPart, text: string): ToolResultPart {
   return { ...p, content };
 }
 
-/**
- * The superseded outputs above outputTokens before the tail, oldest first, each replaced by one
- * line, until the work is at its target. The same threshold as the observations': a smaller
- * stale output left whole would otherwise be all that stands between stage 2 reaching the
- * target and stage 3 collapsing the old steps, and which of the two happens decides the cost
- * of the epochs after.
- */
-function replaceSuperseded(kit: StageKit, w: Work, tail: number, input: readonly Message[]): void {
-  for (const sup of findSuperseded(w.steps, input, w.classes, tail)) {
-    if (w.total <= w.target) break;
+/** The superseded outputs above outputTokens still whole, each replaced by its line. */
+function replaceStale(kit: StageKit, w: Work, stale: ReadonlyMap<string, Supersession>): void {
+  for (const sup of stale.values()) {
     const m = w.msgs[sup.message];
     const k = m.parts.findIndex((p) => p.type === "tool-result" && p.callId === sup.callId);
     if (k < 0) continue;
     const p = m.parts[k] as ToolResultPart;
-    kit.candidate();
     const { data, json } = resultPayload(p.content);
-    if (data.startsWith("[ctxfold]") || kit.measure.text(resultText(p.content)) <= kit.settings.outputTokens) {
+    if (data.startsWith("[ctxfold]")) continue;
+    kit.candidate();
+    if (kit.measure.text(resultText(p.content)) <= kit.settings.outputTokens) {
       kit.skip("no_gain");
       continue;
     }
