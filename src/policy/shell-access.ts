@@ -61,7 +61,7 @@ function splitHeredocs(text: string): { lines: string[]; bodies: { opener: strin
   for (let i = 0; i < raw.length; i++) {
     const line = raw[i];
     lines.push(line);
-    const m = /<<-?\s*(['"]?)([\w.-]+)\1/.exec(line);
+    const m = /(?<!<)<<-?(?!<)\s*(['"]?)([\w.-]+)\1/.exec(line);
     if (!m) continue;
     const end = raw.findIndex((l, k) => k > i && l.trim() === m[2]);
     const stop = end < 0 ? raw.length : end;

@@ -29,6 +29,7 @@
 import { hashText, hashToHex } from "../core/hash.js";
 import type { Message, ToolCallPart, ToolResultPart } from "../model/schema.js";
 import { resultPayload } from "../steps/reducer.js";
+import { redactSecrets } from "../steps/redact.js";
 import { oneLine, shellCommand } from "../steps/rules.js";
 import type { ReducedStep } from "../steps/types.js";
 import { commandAccess, normalizeCommand, normalizePath, rangeCovers, type Access, type LineRange } from "./shell-access.js";
@@ -100,6 +101,9 @@ function argRange(args: Record<string, unknown>, pathKey: string): LineRange {
 /** The key of `args` whose value is `value` (the reducer's path), if any. */
 const keyOf = (args: Record<string, unknown>, value: unknown) => Object.keys(args).find((k) => args[k] === value);
 
+/** Facts of calls already seen, by call part and action (a session's epochs see the same parts again). */
+const kCallFacts = new WeakMap<ToolCallPart, Map<string, Omit<StepFacts, "result"> | null>>();
+
 /** A step's facts, from its call part (found through callMessage) and its result part. */
 function stepFacts(st: ReducedStep, msgs: readonly Message[]): StepFacts | undefined {
   if (st.callId === undefined || st.callMessage === undefined) return undefined;
@@ -107,10 +111,20 @@ function stepFacts(st: ReducedStep, msgs: readonly Message[]): StepFacts | undef
   if (!call) return undefined;
   const result = st.resultMessage === undefined ? undefined
     : msgs[st.resultMessage]?.parts.find((p): p is ToolResultPart => p.type === "tool-result" && p.callId === st.callId);
+  let byAction = kCallFacts.get(call);
+  if (!byAction) kCallFacts.set(call, (byAction = new Map()));
+  const memoKey = `${st.action}\u0000${String(st.minimalArgs.path)}`;
+  let facts = byAction.get(memoKey);
+  if (facts === undefined) byAction.set(memoKey, (facts = callFacts(st, call)));
+  return facts === null ? undefined : { ...facts, result };
+}
+
+/** What a call does, from its arguments and the reducer's action and path; null when it is compared with none. */
+function callFacts(st: ReducedStep, call: ToolCallPart): Omit<StepFacts, "result"> | null {
   const { args, valid } = parseArgs(call.args);
   // Arguments stage 1 offloaded are not the agent's any more: such a call is compared with none.
-  if ("_ctxfold" in args) return undefined;
-  const facts: StepFacts = { key: `${call.name}\u0000${valid ? canonicalJson(args) : call.args}`, shell: false, accesses: [], opaque: true, edit: false, rerunnable: st.action !== "call" || kQueryTool.test(call.name), result };
+  if ("_ctxfold" in args) return null;
+  const facts: Omit<StepFacts, "result"> = { key: `${call.name}\u0000${valid ? canonicalJson(args) : call.args}`, shell: false, accesses: [], opaque: true, edit: false, rerunnable: st.action !== "call" || kQueryTool.test(call.name) };
   const path = st.minimalArgs.path;
   const pathKey = typeof path === "string" ? keyOf(args, path) : undefined;
   if (st.action === "shell") {
@@ -175,13 +189,12 @@ function coveredBy(a: Access, i: number, ix: AccessIndex, steps: readonly Reduce
   return { by: read!.at, reason: `${oneLine(a.path, 80)} read again in ${where(read!.at)}` };
 }
 
-/** The same call answered later, when that supersedes step `i`. */
-function sameCallBy(i: number, f: StepFacts, facts: readonly (StepFacts | undefined)[], ix: AccessIndex, steps: readonly ReducedStep[]): { by: number; reason: string } | undefined {
+/** The same call answered later, when that supersedes step `i`; `hashOf` gives a step's output hash (memoised). */
+function sameCallBy(i: number, f: StepFacts, hashOf: (at: number) => string, ix: AccessIndex, steps: readonly ReducedStep[]): { by: number; reason: string } | undefined {
   if (f.edit) return undefined;
-  const own = f.rerunnable ? undefined : hashToHex(hashText(resultPayload(f.result!.content).data));
   for (const at of ix.byKey.get(f.key) ?? []) {
     if (at <= i) continue;
-    if (own !== undefined && hashToHex(hashText(resultPayload(facts[at]!.result!.content).data)) !== own) continue;
+    if (!f.rerunnable && hashOf(at) !== hashOf(i)) continue;
     const what = f.shell ? "same command run again" : f.rerunnable ? "same call made again" : "same call, same output";
     return { by: at, reason: `${what} in ${steps[at].id}` };
   }
@@ -197,12 +210,14 @@ export function findSuperseded(steps: readonly ReducedStep[], msgs: readonly Mes
   const edits = options.edits ?? true;
   const facts = steps.map((st) => stepFacts(st, msgs));
   const ix = indexAccesses(steps, facts);
+  const hashes: string[] = [];
+  const hashOf = (at: number) => (hashes[at] ??= hashToHex(hashText(resultPayload(facts[at]!.result!.content).data)));
   const out: Supersession[] = [];
   steps.forEach((st, i) => {
     const f = facts[i];
     const r = st.resultMessage;
     if (!f?.result || r === undefined || r >= tail || classes[r] === "critical" || classes[st.callMessage!] === "critical") return;
-    let found = sameCallBy(i, f, facts, ix, steps);
+    let found = sameCallBy(i, f, hashOf, ix, steps);
     // Files and listings shown again: only a successful output that shows nothing else.
     const shown = f.accesses.filter((a) => a.kind !== "edit");
     if (!f.opaque && !f.edit && st.success && shown.length > 0) {
@@ -218,7 +233,7 @@ export function findSuperseded(steps: readonly ReducedStep[], msgs: readonly Mes
       // On a tie the reason that names the file or directory wins: the line keeps the path in view.
       if (all && (found === undefined || all.by <= found.by)) found = all;
     }
-    if (found) out.push({ message: r, callId: st.callId!, step: i, by: found.by, reason: found.reason });
+    if (found) out.push({ message: r, callId: st.callId!, step: i, by: found.by, reason: redactSecrets(found.reason) });
   });
   return out;
 }
