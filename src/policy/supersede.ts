@@ -174,9 +174,11 @@ function indexAccesses(steps: readonly ReducedStep[], facts: readonly (StepFacts
   return ix;
 }
 
+/** An access whose output the step shows: a read or a listing. */
+type Shown = Exclude<Access, { kind: "edit" }>;
+
 /** The earliest later step that shows (or changes) what access `a` of step `i` showed, with the reason. */
-function coveredBy(a: Access, i: number, ix: AccessIndex, steps: readonly ReducedStep[], edits: boolean): { by: number; reason: string } | undefined {
-  if (a.kind === "edit") return { by: -1, reason: "" };
+function coveredBy(a: Shown, i: number, ix: AccessIndex, steps: readonly ReducedStep[], edits: boolean): { by: number; reason: string } | undefined {
   const where = (at: number) => steps[at].id;
   if (a.kind === "list") {
     const later = ix.lists.get(a.dir)?.find((l) => l.at > i && (l.recursive || !a.recursive));
@@ -219,7 +221,7 @@ export function findSuperseded(steps: readonly ReducedStep[], msgs: readonly Mes
     if (!f?.result || r === undefined || r >= tail || classes[r] === "critical" || classes[st.callMessage!] === "critical") return;
     let found = sameCallBy(i, f, hashOf, ix, steps);
     // Files and listings shown again: only a successful output that shows nothing else.
-    const shown = f.accesses.filter((a) => a.kind !== "edit");
+    const shown = f.accesses.filter((a): a is Shown => a.kind !== "edit");
     if (!f.opaque && !f.edit && st.success && shown.length > 0) {
       let all: { by: number; reason: string } | undefined = { by: -1, reason: "" };
       for (const a of shown) {
