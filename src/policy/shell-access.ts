@@ -287,8 +287,9 @@ function pipelineAccess(pipe: Stage[], cwd: string, bodies: readonly { opener: s
     for (const d of list.dirs) acc.accesses.push({ kind: "list", dir: normalizePath(d, cwd), recursive: list.recursive });
     return cwd;
   }
-  // A sed that edits nothing prints the file it transforms.
-  const silent = pipe.length === 1 && kSilent.has(first.name) && (first.name !== "sed" || stageEdits("sed", first.args, bodies).length > 0);
+  // A sed or perl that edits nothing prints what it made of its input.
+  const prints = (first.name === "sed" || first.name === "perl") && stageEdits(first.name, first.args, bodies).length === 0;
+  const silent = pipe.length === 1 && kSilent.has(first.name) && !prints;
   if (!silent) acc.opaque = true;
   return cwd;
 }

@@ -179,6 +179,8 @@ describe("commandAccess", () => {
     expect(commandAccess("python t.py").opaque).toBe(true);
     expect(commandAccess("grep -rn foo src").opaque).toBe(true);
     expect(commandAccess("sed 's/a/b/' x.py").opaque).toBe(true);
+    expect(commandAccess("perl -ne 'print if /x/' x.py").opaque).toBe(true);
+    expect(commandAccess("perl -pi -e 's/a/b/' x.py")).toEqual({ accesses: [{ kind: "edit", path: "x.py" }], opaque: false });
     expect(commandAccess("cat x.py > /dev/null").opaque).toBe(false);
   });
 
