@@ -78,6 +78,15 @@ export const TieredSettings = z.strictObject({
    * Binary content is stored as it is.
    */
   redactOffload: z.boolean().default(false),
+  /**
+   * Stage 2 lets superseded tool outputs go: an output a later step made stale (the same file
+   * read again or edited, the same command run again, the same directory listed again, the
+   * same call made again) becomes one line naming what superseded it and the ref of the
+   * original (a failure keeps its error head and call id), and once stage 2 runs, every such
+   * output before the preserved tail goes, whatever its age. The outputs still current go
+   * oldest first until the target, as without it. Off: oldest first only, as observations.
+   */
+  supersede: z.boolean().default(true),
 });
 export type TieredSettings = z.infer<typeof TieredSettings>;
 

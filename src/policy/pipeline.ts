@@ -50,7 +50,7 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
   // Stages 1–3 leave the preserved tail alone, found anew when each runs (a stage moves messages).
   const stages: StageDef[] = [
     { stage: 1, name: "tool_args", run: () => compactToolArgs(kit, w, kit.tailStart(w, preserve)), essential: true },
-    { stage: 2, name: "tool_outputs", run: () => compactToolOutputs(kit, w, kit.tailStart(w, preserve)), essential: true },
+    { stage: 2, name: "tool_outputs", run: () => compactToolOutputs(kit, w, kit.tailStart(w, preserve), messages), essential: true },
     { stage: 3, name: "historical_text", run: () => compactHistory(kit, w, kit.tailStart(w, preserve)), essential: false },
     { stage: 4, name: "merge_oldest", run: () => mergeOldest(kit, w, budget), essential: false },
   ];
