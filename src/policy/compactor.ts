@@ -1,4 +1,5 @@
 import { parseMessages, renderMessages, type Format } from "../adapters/index.js";
+import type { LedgerLine } from "../model/marks.js";
 import type { Message } from "../model/schema.js";
 import { compactMessages } from "../session/legacy.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
@@ -53,7 +54,7 @@ export class Compactor {
       measure: (messages, format) => this.#measureOf(format).all(messages),
       tier: (tokens, budget) => this.tier(tokens, budget),
       skipped: (tokens, budget) => this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget }),
-      compactEpoch: (messages, options, epoch) => this.#compact(messages, options, epoch),
+      compactEpoch: (messages, options, epoch, ledger) => this.#compact(messages, options, epoch, ledger),
       prepare: (messages, from, sliceMs) => this.#steps.prepare(messages, from, sliceMs),
     };
   }
@@ -126,8 +127,8 @@ export class Compactor {
     return extractionPayload(new StageKit(this.#services, this.#measure), messages, options, this.#now());
   }
 
-  /** One compaction of `messages` (options checked), as epoch `epoch` of a session (0 outside one). */
-  async #compact(messages: readonly Message[], options: CompactCallOptions, epoch: number): Promise<CanonicalResult> {
+  /** One compaction of `messages` (options checked), as epoch `epoch` of a session (0 outside one), whose ledger starts with `ledger`. */
+  async #compact(messages: readonly Message[], options: CompactCallOptions, epoch: number, ledger: readonly LedgerLine[] = []): Promise<CanonicalResult> {
     const measure = this.#measureOf(options.format);
     const started = this.#now();
     const budget = options.budget;
@@ -147,7 +148,9 @@ export class Compactor {
       this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
       return { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs };
     }
-    const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(new StageKit(this.#services, measure), messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started);
+    const kit = new StageKit(this.#services, measure);
+    kit.priorLedger = ledger;
+    const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started);
     const result: CanonicalResult = {
       ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,
       ...(criticalTokens !== undefined ? { infeasible: { criticalTokens, budget } } : {}),

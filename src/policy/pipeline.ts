@@ -38,7 +38,7 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
   const s = kit.settings;
   const msgs = [...messages];
   const w: Work = {
-    msgs, classes: classify(msgs), total, target: Math.floor(s.lowWaterRatio * budget),
+    msgs, classes: classify(msgs), total, target: Math.floor(s.lowWaterRatio * budget), budget, input: messages,
     refs: [], stages: [], compacted: 0, steps: kit.steps.reduce(msgs),
   };
   const remaining = () => remainingMs(deadline, now(), started);

@@ -2,6 +2,8 @@ import type { Format } from "../adapters/index.js";
 import type { Message } from "../model/schema.js";
 import { jsonEqual } from "../model/equal.js";
 import { detectFormat } from "../adapters/index.js";
+import type { LedgerLine } from "../model/marks.js";
+import { ledgerLines } from "./ledger.js";
 import { WireCache } from "./wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
@@ -15,8 +17,12 @@ export interface EpochHost {
   tier(tokens: number, budget: number): Tier;
   /** Reports a call answered without compacting (an append, or under the soft threshold). */
   skipped(tokens: number, budget: number): void;
-  /** A compaction of `messages` (options checked) as the session's epoch `epoch`. */
-  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number): Promise<CanonicalResult>;
+  /**
+   * A compaction of `messages` (options checked) as the session's epoch `epoch`; `ledger` is the
+   * previous epoch's ledger, which this epoch's starts with while its facts hold (append-only,
+   * so the cached prefix reaches through it).
+   */
+  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, ledger: readonly LedgerLine[]): Promise<CanonicalResult>;
   /** Step reductions and renders a later epoch will need, done ahead for `messages[from..]` (see StepCache.prepare). */
   prepare(messages: readonly Message[], from: number, sliceMs?: number): number;
 }
@@ -126,7 +132,7 @@ export class CompactorSession {
       return ok([...messages], tokensBefore, tokensBefore);
     }
     this.#epoch++;
-    const r = await c.compactEpoch(messages, options, this.#epoch);
+    const r = await c.compactEpoch(messages, options, this.#epoch, ledgerLines(this.#output));
     this.#base = [...messages];
     // The epoch did every message's work; what it kept whole is prepared when next removed.
     this.#prepared = this.#base.length;

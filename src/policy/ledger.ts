@@ -1,0 +1,286 @@
+/**
+ * The fact ledger: what the removed context established, kept as one compact marked section of
+ * the compacted prompt — the files it touched (edited ones said so), the names it used, the
+ * errors it met and the decisions it stated — so that a step summary line such as
+ * "[step_001..005] 5 file operations" no longer loses every path and name the agent will name
+ * again. Built without a model from the messages a stage removes (ledger-facts.ts), ranked by
+ * where a fact was seen (the agent's own text and arguments above outputs; edits and
+ * definitions above mentions), how often and how recently, less whatever the kept prompt
+ * already shows, and rendered within `ledgerRatio × budget` tokens, names before prose: a name
+ * costs a few tokens and is what the next step looks for.
+ *
+ * Prompt caches: the ledger sits right before the step summary's lines (or a merge's summary),
+ * and in a session it grows append-only: the next epoch's ledger starts with the previous
+ * epoch's lines, byte for byte, while each still stands for facts of the removed messages, and
+ * appends a block of new facts, so the cached prefix reaches through the old lines. A fresh
+ * ledger takes half its room, each later block at most a quarter; when less than a quarter is
+ * left, the ledger starts over (one prefix break every few epochs, with the facts ranked anew).
+ */
+import { containsTerm } from "../model/terms.js";
+import { markOf, marked, type LedgerLine } from "../model/marks.js";
+import type { Message, Part, TextPart } from "../model/schema.js";
+import { messageTexts } from "../model/texts.js";
+import { languageOf } from "../steps/detect.js";
+import { oneLine } from "../steps/rules.js";
+import type { ReducedStep } from "../steps/types.js";
+import { kSeen, messageFacts } from "./ledger-facts.js";
+import type { StageKit, Work } from "./work.js";
+
+export type { LedgerLine };
+
+/** The first line of a ledger. */
+export const kLedgerHeading = "Facts from earlier steps:";
+/** What a fresh ledger may fill of its room, what each later block may add, and below what room left it starts over. */
+const kFirstShare = 0.5;
+const kNextShare = 0.25;
+const kRebuildBelow = 0.2;
+/** Error lines and decisions one block shows at most: prose is dear, names are cheap. */
+const kMaxErrors = 3;
+/** Longest error line a ledger shows. */
+const kErrorChars = 160;
+const kMaxDecisions = 1;
+
+/** What a stage removed: the messages, and the reduced steps among them (edits, failures). */
+export interface Removed {
+  messages: readonly Message[];
+  steps: readonly ReducedStep[];
+}
+
+type Kind = "edited" | "file" | "name" | "error" | "decision";
+
+interface Candidate {
+  key: string;
+  kind: Kind;
+  text: string;
+  score: number;
+  /** Position of its latest occurrence among the removed messages. */
+  last: number;
+}
+
+/** Whether `p` is a ledger. */
+export const isLedgerPart = (p: Part): boolean => markOf(p)?.kind === "ledger";
+
+/** The lines of the ledger among `messages` (a session's previous output), or none. */
+export function ledgerLines(messages: readonly Message[]): readonly LedgerLine[] {
+  for (const m of messages) for (const p of m.parts) {
+    const mark = markOf(p);
+    if (mark?.kind === "ledger") return mark.lines;
+  }
+  return [];
+}
+
+/** A term that names a file: an absolute or relative path of two or more parts, or a name with a known file extension. */
+const isFileTerm = (t: string) => /^(?:\.{1,2}\/|~\/|\/)[^/]+\/./.test(t) || (languageOf(t) !== undefined && /\.[A-Za-z]\w*$/.test(t));
+
+/** Targets a shell command writes: redirections, `tee`, and the files of an in-place `sed -i` / `perl -i`. */
+function shellWrites(command: string, terms: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const m of command.matchAll(/(?:[^<>&0-9=-]>>?|\btee\s+(?:-a\s+)?)\s*['"]?([^\s'";&|<>()]+)/g)) if (isFileTerm(m[1]) && m[1] !== "/dev/null") out.push(m[1]);
+  if (/\b(?:sed|perl)\s+(?:-\S+\s+)*-[a-z]*i/.test(command)) out.push(...terms.filter(isFileTerm));
+  return out;
+}
+
+/** The weights of a fact's rank (log-odds of being named again, fitted on recorded agent runs). */
+const kT = { err: 1.5, dec: -1, args: 0.4, user: 0.4, output: -0.7, onlyOutput: -1.9, def: -0.9, count: 0.15, rec: 0.5, rec2: 0.8, edited: 0.5, number: -0.7, dot: 0.4, camel: 0.5, under: 0.3, len: 0.025, slash: -0.3 };
+
+/**
+ * How likely a term is to be named again (log-odds, fitted on recorded runs): a term the agent
+ * wrote in its arguments or a user named rises, one only a tool printed falls far, recent ones
+ * rise most, edited files rise; dotted, camelCase and snake_case names (members, functions,
+ * modules) and longer names rise, bare numbers fall.
+ */
+function termScore(t: string, seen: number, count: number, recency: number, edited: boolean): number {
+  return (seen & kSeen.args ? kT.args : 0) + (seen & kSeen.user ? kT.user : 0) + (seen & kSeen.output ? kT.output : 0) + (seen === kSeen.output ? kT.onlyOutput : 0)
+    + (seen & kSeen.definition ? kT.def : 0) + kT.count * Math.log2(Math.min(count, 16)) + kT.rec * recency + kT.rec2 * recency * recency + (edited ? kT.edited : 0)
+    + (/^[+-]?\d/.test(t) ? kT.number : 0) + (t.includes(".") ? kT.dot : 0) + (/\p{Ll}\p{Lu}/u.test(t) ? kT.camel : 0) + (t.includes("_") ? kT.under : 0)
+    + kT.len * Math.min(t.length, 40) + (t.includes("/") ? kT.slash : 0);
+}
+
+/** Every fact of the removed messages, by key, scored (see the module comment). */
+function candidates(removed: Removed): Map<string, Candidate> {
+  const edited = new Set<string>();
+  const editCalls = new Set<string>();
+  for (const st of removed.steps) {
+    if (st.callId === undefined) continue;
+    if (st.action === "write") {
+      editCalls.add(st.callId);
+      if (typeof st.minimalArgs.path === "string") edited.add(st.minimalArgs.path);
+    }
+  }
+  const n = removed.messages.length;
+  const stats = new Map<string, { seen: number; count: number; last: number }>();
+  const out = new Map<string, Candidate>();
+  const recency = (i: number) => (n > 1 ? i / (n - 1) : 1);
+  removed.messages.forEach((m, i) => {
+    const f = messageFacts(m);
+    for (const [t, seen] of f.terms) {
+      const s = stats.get(t) ?? { seen: 0, count: 0, last: 0 };
+      s.seen |= seen;
+      s.count++;
+      s.last = i;
+      stats.set(t, s);
+    }
+    for (const [id, terms] of f.calls) {
+      const call = m.parts.find((p) => p.type === "tool-call" && p.id === id);
+      if (editCalls.has(id)) for (const t of terms) edited.add(t);
+      else if (call?.type === "tool-call" && /\b(?:sed|perl|tee)\b|>/.test(call.args)) for (const t of shellWrites(call.args, terms)) edited.add(t);
+    }
+    for (const d of f.decisions) out.set(`decision:${d}`, { key: `decision:${d}`, kind: "decision", text: d, score: kT.dec + recency(i), last: i });
+  });
+  // Error lines: the error head of each failed step (the reducer's, redacted), in step order.
+  removed.steps.forEach((st, k) => {
+    if (st.success || !st.error) return;
+    const line = oneLine(st.error, kErrorChars);
+    const last = Math.round((k / Math.max(1, removed.steps.length - 1)) * (n - 1));
+    out.set(`error:${line}`, { key: `error:${line}`, kind: "error", text: line, score: kT.err + recency(last), last });
+  });
+  for (const [t, s] of stats) {
+    const file = isFileTerm(t);
+    out.set(t, { key: t, kind: file ? (edited.has(t) ? "edited" : "file") : "name", text: t, score: termScore(t, s.seen, s.count, recency(s.last), edited.has(t)), last: s.last });
+  }
+  return out;
+}
+
+const byRank = (a: Candidate, b: Candidate) => b.score - a.score || b.last - a.last || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** One block's lines: files, names, then one line per error and per decision. */
+function renderBlock(picked: readonly Candidate[]): LedgerLine[] {
+  const lines: LedgerLine[] = [];
+  for (const [kind, label] of [["edited", "edited"], ["file", "files"], ["name", "names"]] as const) {
+    const items = picked.filter((c) => c.kind === kind);
+    // Space-separated: a separator of its own would cost a token per name.
+    if (items.length > 0) lines.push({ text: `- ${label}: ${items.map((c) => c.text).join(" ")}`, keys: items.map((c) => c.key) });
+  }
+  for (const c of picked) if (c.kind === "error") lines.push({ text: `- error: ${c.text}`, keys: [c.key] });
+  for (const c of picked) if (c.kind === "decision") lines.push({ text: `- decision: ${c.text}`, keys: [c.key] });
+  return lines;
+}
+
+/** The text of a ledger with these lines. */
+export const ledgerText = (lines: readonly LedgerLine[]) => [kLedgerHeading, ...lines.map((l) => l.text)].join("\n");
+
+/**
+ * The ledger's lines after a stage removed `removed`: the lines of `prior`, then a block of the
+ * best facts that neither they nor `kept` (the kept prompt's text) show, the whole within `room`
+ * tokens. `fresh` (the call's first ledger, `prior` from the previous epoch): only the prior
+ * lines whose facts the removed messages still hold are kept, and none when they leave less
+ * than a quarter of `room`.
+ */
+export function extendLedger(kit: StageKit, prior: readonly LedgerLine[], removed: Removed, kept: string, room: number, fresh: boolean): LedgerLine[] {
+  const all = candidates(removed);
+  let lines = fresh ? prior.filter((l) => l.keys.every((k) => all.has(k))) : [...prior];
+  if (fresh && lines.length > 0 && room - kit.measure.text(ledgerText(lines)) < kRebuildBelow * room) lines = [];
+  const used = lines.length > 0 ? kit.measure.text(ledgerText(lines)) : kit.measure.text(kLedgerHeading);
+  const blockRoom = Math.min(room - used, Math.floor((lines.length > 0 ? kNextShare : kFirstShare) * room));
+  if (blockRoom <= 8) return lines;
+  const shown = `${kept}\n${lines.map((l) => l.text).join("\n")}`;
+  const held = new Set(lines.flatMap((l) => l.keys));
+  const picked: (Candidate & { tokens: number })[] = [];
+  let cost = 8; // line labels
+  let errors = 0;
+  let decisions = 0;
+  const isProse = (c: Candidate) => c.kind === "error" || c.kind === "decision";
+  let names = "";
+  const ranked = [...all.values()].sort(byRank);
+  // One batch through the estimator for every fact's tokens, not a call per fact.
+  const estimates = kit.counter.estimateMany(ranked.map((c) => c.text));
+  for (const [at, c] of ranked.entries()) {
+    if (cost >= blockRoom) break;
+    if (held.has(c.key)) continue;
+    const prose = isProse(c);
+    if (c.kind === "error" && errors >= kMaxErrors) continue;
+    if (c.kind === "decision" && decisions >= kMaxDecisions) continue;
+    if (prose ? shown.includes(c.text) : containsTerm(shown, c.key) || containsTerm(names, c.key)) continue;
+    const tokens = Math.ceil(estimates[at]) + (prose ? 3 : 0);
+    if (cost + tokens > blockRoom) continue;
+    // A longer name shows the shorter ones it holds (`django.conf` in `django.conf.settings`): they give their room back.
+    for (let k = picked.length - 1; k >= 0; k--) {
+      if (prose || isProse(picked[k]) || !containsTerm(c.key, picked[k].key)) continue;
+      cost -= picked[k].tokens;
+      picked.splice(k, 1);
+    }
+    cost += tokens;
+    picked.push({ ...c, tokens });
+    if (!prose) names += `\n${c.key}`;
+    if (c.kind === "error") errors++;
+    if (c.kind === "decision") decisions++;
+  }
+  // The estimate per item can miss by a few tokens: the block is measured whole, and its
+  // lowest-ranked facts leave until it fits.
+  let block = renderBlock(picked);
+  while (picked.length > 0 && kit.measure.text(ledgerText([...lines, ...block])) > used + blockRoom) {
+    picked.pop();
+    block = renderBlock(picked);
+  }
+  return [...lines, ...block];
+}
+
+/** A ledger part with these lines. */
+export const ledgerPart = (lines: readonly LedgerLine[]): TextPart => marked({ type: "text", text: ledgerText(lines) }, { kind: "ledger", lines: [...lines] });
+
+/** Where the ledger is in `w` (message, part), or where it goes: right before the first step summary or merge. */
+function ledgerPlace(w: Work): { i: number; k: number; exists: boolean } | undefined {
+  let anchor: { i: number; k: number; exists: boolean } | undefined;
+  for (let i = 0; i < w.msgs.length; i++) {
+    const parts = w.msgs[i].parts;
+    for (let k = 0; k < parts.length; k++) {
+      const kind = markOf(parts[k])?.kind;
+      if (kind === "ledger") return { i, k, exists: true };
+      if (kind !== undefined && anchor === undefined) anchor = { i, k, exists: false };
+    }
+  }
+  return anchor;
+}
+
+/** `w` with message `i` given new parts, its total following (the ledger is not a compaction of its own). */
+function setParts(kit: StageKit, w: Work, i: number, parts: Part[]): void {
+  const old = w.msgs[i];
+  const next: Message = { ...old, parts };
+  w.total += kit.measure.of(next) - kit.measure.of(old);
+  w.msgs[i] = next;
+}
+
+/**
+ * Writes the ledger into `w` after a stage removed `removed`: the ledger already there (or, for
+ * the first one of this call, the previous epoch's lines, `kit.priorLedger`) extended with the
+ * new facts, within `ledgerRatio × budget` tokens and what is left under the hard threshold.
+ * Nothing when the setting is 0 or there is no step summary or merge to put it before.
+ */
+export function writeLedger(kit: StageKit, w: Work, removed: Removed): void {
+  const s = kit.settings;
+  if (s.ledgerRatio <= 0 || removed.messages.length === 0) return;
+  const place = ledgerPlace(w);
+  if (!place) return;
+  const parts = [...w.msgs[place.i].parts];
+  const current = place.exists ? markOf(parts[place.k]) : undefined;
+  const fresh = current?.kind !== "ledger";
+  const prior = current?.kind === "ledger" ? current.lines : kit.priorLedger;
+  const own = fresh ? 0 : kit.measure.text((parts[place.k] as TextPart).text);
+  const room = Math.min(Math.floor(s.ledgerRatio * w.budget), own + Math.max(0, Math.floor(s.hardRatio * w.budget) - w.total - 16));
+  if (room <= own + 8) return;
+  const keptMsgs = w.msgs.map((m) => ({ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }));
+  const lines = extendLedger(kit, prior, removed, messageTexts(keptMsgs).join("\n"), room, fresh);
+  if (lines.length === 0 || (!fresh && lines.length === prior.length)) return;
+  if (place.exists) parts[place.k] = ledgerPart(lines);
+  else parts.splice(place.k, 0, ledgerPart(lines));
+  setParts(kit, w, place.i, parts);
+}
+
+/**
+ * Stage 4's last resort for the ledger: it keeps only its error lines (a failure it names stays
+ * visible), or goes when it has none (every fact it named is in the stored messages). Whether
+ * it changed.
+ */
+export function shrinkLedger(kit: StageKit, w: Work): boolean {
+  const place = ledgerPlace(w);
+  if (!place?.exists) return false;
+  const parts = [...w.msgs[place.i].parts];
+  const mark = markOf(parts[place.k]);
+  if (mark?.kind !== "ledger") return false;
+  const errors = mark.lines.filter((l) => l.keys.every((k) => k.startsWith("error:")));
+  if (errors.length === mark.lines.length) return false;
+  if (errors.length > 0) parts[place.k] = ledgerPart(errors);
+  else parts.splice(place.k, 1);
+  setParts(kit, w, place.i, parts);
+  return true;
+}
