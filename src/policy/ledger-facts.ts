@@ -80,8 +80,7 @@ export function messageFacts(m: Message): MessageFacts {
   const hit = kMemo.get(m);
   if (hit) return hit;
   const facts: MessageFacts = { terms: new Map(), calls: new Map(), decisions: [] };
-  const note = (text: string, seen: number): string[] => {
-    const w = window(text);
+  const note = (w: string, seen: number): string[] => {
     const terms = specificTerms(w).filter(isLedgerTerm);
     for (const t of terms) facts.terms.set(t, (facts.terms.get(t) ?? 0) | seen);
     for (const d of w.matchAll(kDefinition)) if (facts.terms.has(d[1])) facts.terms.set(d[1], facts.terms.get(d[1])! | kSeen.definition);
@@ -90,13 +89,13 @@ export function messageFacts(m: Message): MessageFacts {
   const prose = m.role === "user" ? kSeen.user : kSeen.thought;
   for (const p of m.parts) {
     if (p.type === "text" || (p.type === "reasoning" && p.text !== undefined)) {
-      const text = p.text!;
-      note(text, m.role === "tool" ? kSeen.output : prose);
-      if (m.role === "assistant" || m.role === "user") facts.decisions.push(...decisionsOf(window(text)));
+      const w = window(p.text!);
+      note(w, m.role === "tool" ? kSeen.output : prose);
+      if (m.role === "assistant" || m.role === "user") facts.decisions.push(...decisionsOf(w));
     } else if (p.type === "tool-call") {
-      facts.calls.set(p.id, note(argText(p.args), kSeen.args));
+      facts.calls.set(p.id, note(window(argText(p.args)), kSeen.args));
     } else if (p.type === "tool-result") {
-      note(resultText(p.content), kSeen.output);
+      note(window(resultText(p.content)), kSeen.output);
     }
   }
   kMemo.set(m, facts);

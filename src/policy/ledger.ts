@@ -31,6 +31,10 @@ export type { LedgerLine };
 /** The first line of a ledger. */
 export const kLedgerHeading = "Facts from earlier steps:";
 /** What a fresh ledger may fill of its room, what each later block may add, and below what room left it starts over. */
+/** Facts ranked in full before the rest is (a block takes far fewer). */
+const kRankHead = 512;
+/** Removed messages a ledger reads at most, the latest (bounded work per epoch). */
+const kMessages = 256;
 const kFirstShare = 0.5;
 const kNextShare = 0.25;
 const kRebuildBelow = 0.2;
@@ -46,7 +50,8 @@ export interface Removed {
   steps: readonly ReducedStep[];
 }
 
-type Kind = "edited" | "file" | "name" | "error" | "decision";
+/** A name (a file, edited or not, or another name: told apart only for the facts shown), an error line, a decision. */
+type Kind = "term" | "error" | "decision";
 
 interface Candidate {
   key: string;
@@ -96,8 +101,8 @@ function termScore(t: string, seen: number, count: number, recency: number, edit
     + kT.len * Math.min(t.length, 40) + (t.includes("/") ? kT.slash : 0);
 }
 
-/** Every fact of the removed messages, by key, scored (see the module comment). */
-function candidates(removed: Removed): Map<string, Candidate> {
+/** Every fact of the removed messages, scored (see the module comment), and the files they edited. */
+function candidates(removed: Removed): { facts: Candidate[]; edited: Set<string> } {
   const edited = new Set<string>();
   const editCalls = new Set<string>();
   for (const st of removed.steps) {
@@ -107,11 +112,14 @@ function candidates(removed: Removed): Map<string, Candidate> {
       if (typeof st.minimalArgs.path === "string") edited.add(st.minimalArgs.path);
     }
   }
-  const n = removed.messages.length;
+  // Bounded work per epoch: the latest removed messages only (older facts rank low, and a
+  // session's earlier epochs put theirs into the lines this ledger starts with).
+  const messages = removed.messages.slice(-kMessages);
+  const n = messages.length;
   const stats = new Map<string, { seen: number; count: number; last: number }>();
   const out = new Map<string, Candidate>();
   const recency = (i: number) => (n > 1 ? i / (n - 1) : 1);
-  removed.messages.forEach((m, i) => {
+  messages.forEach((m, i) => {
     const f = messageFacts(m);
     for (const [t, seen] of f.terms) {
       const s = stats.get(t) ?? { seen: 0, count: 0, last: 0 };
@@ -135,25 +143,38 @@ function candidates(removed: Removed): Map<string, Candidate> {
     out.set(`error:${line}`, { key: `error:${line}`, kind: "error", text: line, score: kT.err + recency(last), last });
   });
   for (const [t, s] of stats) {
-    const file = isFileTerm(t);
-    out.set(t, { key: t, kind: file ? (edited.has(t) ? "edited" : "file") : "name", text: t, score: termScore(t, s.seen, s.count, recency(s.last), edited.has(t)), last: s.last });
+    out.set(t, { key: t, kind: "term", text: t, score: termScore(t, s.seen, s.count, recency(s.last), edited.has(t)), last: s.last });
   }
-  return out;
+  return { facts: [...out.values()], edited };
 }
 
 const byRank = (a: Candidate, b: Candidate) => b.score - a.score || b.last - a.last || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
-/** One block's lines: files, names, then one line per error and per decision. */
-function renderBlock(picked: readonly Candidate[]): LedgerLine[] {
+/** One block's lines: edited files, other files, other names, then one line per error and per decision. */
+function renderBlock(picked: readonly Candidate[], edited: ReadonlySet<string>): LedgerLine[] {
   const lines: LedgerLine[] = [];
-  for (const [kind, label] of [["edited", "edited"], ["file", "files"], ["name", "names"]] as const) {
-    const items = picked.filter((c) => c.kind === kind);
+  const terms = picked.filter((c) => c.kind === "term");
+  const file = terms.filter((c) => isFileTerm(c.key));
+  const groups = [["edited", file.filter((c) => edited.has(c.key))], ["files", file.filter((c) => !edited.has(c.key))], ["names", terms.filter((c) => !isFileTerm(c.key))]] as const;
+  for (const [label, items] of groups) {
     // Space-separated: a separator of its own would cost a token per name.
     if (items.length > 0) lines.push({ text: `- ${label}: ${items.map((c) => c.text).join(" ")}`, keys: items.map((c) => c.key) });
   }
   for (const c of picked) if (c.kind === "error") lines.push({ text: `- error: ${c.text}`, keys: [c.key] });
   for (const c of picked) if (c.kind === "decision") lines.push({ text: `- decision: ${c.text}`, keys: [c.key] });
   return lines;
+}
+
+/** `facts` best first (byRank), sorting only as far down as a ledger block can reach first. */
+function* ranked(facts: Candidate[]): Generator<Candidate> {
+  if (facts.length <= kRankHead) {
+    yield* facts.sort(byRank);
+    return;
+  }
+  const scores = Float64Array.from(facts, (c) => c.score).sort();
+  const cut = scores[scores.length - kRankHead];
+  yield* facts.filter((c) => c.score >= cut).sort(byRank);
+  yield* facts.filter((c) => c.score < cut).sort(byRank);
 }
 
 /** The text of a ledger with these lines. */
@@ -167,8 +188,8 @@ export const ledgerText = (lines: readonly LedgerLine[]) => [kLedgerHeading, ...
  * than a quarter of `room`.
  */
 export function extendLedger(kit: StageKit, prior: readonly LedgerLine[], removed: Removed, kept: string, room: number, fresh: boolean): LedgerLine[] {
-  const all = candidates(removed);
-  let lines = fresh ? prior.filter((l) => l.keys.every((k) => all.has(k))) : [...prior];
+  const { facts, edited } = candidates(removed);
+  let lines = [...prior];
   if (fresh && lines.length > 0 && room - kit.measure.text(ledgerText(lines)) < kRebuildBelow * room) lines = [];
   const used = lines.length > 0 ? kit.measure.text(ledgerText(lines)) : kit.measure.text(kLedgerHeading);
   const blockRoom = Math.min(room - used, Math.floor((lines.length > 0 ? kNextShare : kFirstShare) * room));
@@ -179,40 +200,50 @@ export function extendLedger(kit: StageKit, prior: readonly LedgerLine[], remove
   let cost = 8; // line labels
   let errors = 0;
   let decisions = 0;
-  const isProse = (c: Candidate) => c.kind === "error" || c.kind === "decision";
   let names = "";
-  const ranked = [...all.values()].sort(byRank);
-  // One batch through the estimator for every fact's tokens, not a call per fact.
-  const estimates = kit.counter.estimateMany(ranked.map((c) => c.text));
-  for (const [at, c] of ranked.entries()) {
-    if (cost >= blockRoom) break;
-    if (held.has(c.key)) continue;
-    const prose = isProse(c);
-    if (c.kind === "error" && errors >= kMaxErrors) continue;
-    if (c.kind === "decision" && decisions >= kMaxDecisions) continue;
-    if (prose ? shown.includes(c.text) : containsTerm(shown, c.key) || containsTerm(names, c.key)) continue;
-    const tokens = Math.ceil(estimates[at]) + (prose ? 3 : 0);
-    if (cost + tokens > blockRoom) continue;
-    // A longer name shows the shorter ones it holds (`django.conf` in `django.conf.settings`): they give their room back.
-    for (let k = picked.length - 1; k >= 0; k--) {
-      if (prose || isProse(picked[k]) || !containsTerm(c.key, picked[k].key)) continue;
-      cost -= picked[k].tokens;
-      picked.splice(k, 1);
+  const it = ranked(facts);
+  // Facts go through the estimator in batches of the ranking, as far down as the block reaches.
+  for (let chunk = take(it, 128); chunk.length > 0 && cost + 2 <= blockRoom; chunk = take(it, 128)) {
+    const estimates = kit.counter.estimateMany(chunk.map((c) => c.text));
+    for (const [k, c] of chunk.entries()) {
+      if (cost + 2 > blockRoom) break;
+      const prose = c.kind !== "term";
+      if (held.has(c.key) || (c.kind === "error" && errors >= kMaxErrors) || (c.kind === "decision" && decisions >= kMaxDecisions)) continue;
+      const tokens = Math.ceil(estimates[k]) + (prose ? 3 : 0);
+      if (cost + tokens > blockRoom) continue;
+      if (prose ? shown.includes(c.text) : containsTerm(shown, c.key) || containsTerm(names, c.key)) continue;
+      // A longer name shows the shorter ones it holds (`django.conf` in `django.conf.settings`): they give their room back.
+      for (let q = picked.length - 1; q >= 0 && !prose; q--) {
+        if (picked[q].kind !== "term" || !containsTerm(c.key, picked[q].key)) continue;
+        cost -= picked[q].tokens;
+        picked.splice(q, 1);
+      }
+      cost += tokens;
+      picked.push({ ...c, tokens });
+      if (!prose) names += `\n${c.key}`;
+      if (c.kind === "error") errors++;
+      if (c.kind === "decision") decisions++;
     }
-    cost += tokens;
-    picked.push({ ...c, tokens });
-    if (!prose) names += `\n${c.key}`;
-    if (c.kind === "error") errors++;
-    if (c.kind === "decision") decisions++;
   }
   // The estimate per item can miss by a few tokens: the block is measured whole, and its
   // lowest-ranked facts leave until it fits.
-  let block = renderBlock(picked);
+  let block = renderBlock(picked, edited);
   while (picked.length > 0 && kit.measure.text(ledgerText([...lines, ...block])) > used + blockRoom) {
     picked.pop();
-    block = renderBlock(picked);
+    block = renderBlock(picked, edited);
   }
   return [...lines, ...block];
+}
+
+/** The next `n` items of `it` (fewer at its end). */
+function take<T>(it: Iterator<T>, n: number): T[] {
+  const out: T[] = [];
+  while (out.length < n) {
+    const r = it.next();
+    if (r.done) break;
+    out.push(r.value);
+  }
+  return out;
 }
 
 /** A ledger part with these lines. */
@@ -243,7 +274,7 @@ function setParts(kit: StageKit, w: Work, i: number, parts: Part[]): void {
 /**
  * Writes the ledger into `w` after a stage removed `removed`: the ledger already there (or, for
  * the first one of this call, the previous epoch's lines, `kit.priorLedger`) extended with the
- * new facts, within `ledgerRatio × budget` tokens and what is left under the hard threshold.
+ * new facts, within `ledgerRatio × budget` tokens (and, below the hard threshold, what is left under it).
  * Nothing when the setting is 0 or there is no step summary or merge to put it before.
  */
 export function writeLedger(kit: StageKit, w: Work, removed: Removed): void {
@@ -256,7 +287,11 @@ export function writeLedger(kit: StageKit, w: Work, removed: Removed): void {
   const fresh = current?.kind !== "ledger";
   const prior = current?.kind === "ledger" ? current.lines : kit.priorLedger;
   const own = fresh ? 0 : kit.measure.text((parts[place.k] as TextPart).text);
-  const room = Math.min(Math.floor(s.ledgerRatio * w.budget), own + Math.max(0, Math.floor(s.hardRatio * w.budget) - w.total - 16));
+  // Below the hard threshold the ledger never takes the request above it (stage 4 would run
+  // for it); above it, stage 4 runs anyway, and its last resort may shrink the ledger.
+  const hard = Math.floor(s.hardRatio * w.budget);
+  const share = Math.floor(s.ledgerRatio * w.budget);
+  const room = w.total > hard ? share : Math.min(share, own + Math.max(0, hard - w.total - 16));
   if (room <= own + 8) return;
   const keptMsgs = w.msgs.map((m) => ({ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }));
   const lines = extendLedger(kit, prior, removed, messageTexts(keptMsgs).join("\n"), room, fresh);

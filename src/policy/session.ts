@@ -104,7 +104,8 @@ export class CompactorSession {
       messages: canonical, canonical, status: "ok", tier: "normal", mode: c.settings.mode, budget: options.budget,
       tokensBefore, tokensAfter, epoch: this.#epoch, stages: [], refs: [...this.#refs],
     });
-    if (this.#extends(messages)) {
+    const extended = this.#extends(messages);
+    if (extended) {
       // Appending: O(new messages) — their tokens join the running totals.
       const appended = messages.slice(this.#base.length);
       const added = appended.length > 0 ? c.measure(appended, options.format) - c.measure([], options.format) : 0;
@@ -132,7 +133,9 @@ export class CompactorSession {
       return ok([...messages], tokensBefore, tokensBefore);
     }
     this.#epoch++;
-    const r = await c.compactEpoch(messages, options, this.#epoch, ledgerLines(this.#output));
+    // The ledger carries over only within one conversation: its facts are those of messages
+    // this one still begins with.
+    const r = await c.compactEpoch(messages, options, this.#epoch, extended ? ledgerLines(this.#output) : []);
     this.#base = [...messages];
     // The epoch did every message's work; what it kept whole is prepared when next removed.
     this.#prepared = this.#base.length;
