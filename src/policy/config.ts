@@ -68,7 +68,10 @@ export const TieredSettings = z.strictObject({
    * The fact ledger (policy/ledger.ts): stages 3 and 4 keep what the messages they remove
    * established — files (edited ones said so), names, error lines, decisions — as one marked
    * section before the step summary's lines, within this fraction of the budget, growing
-   * append-only across a session's epochs so the cached prefix reaches through it. 0 turns it off.
+   * append-only across a session's epochs so the cached prefix reaches through it. 0 turns it
+   * off. Its tokens are content the model reads, so they are paid for: on the whole dev corpus
+   * at 8k, 0.06 lifts next-step evidence from 0.77 to 0.94 for about 6% more cache-priced cost
+   * per call (0.04: 0.91 for 4%; 0.02: 0.87 for 2%).
    * @default 0.06
    */
   ledgerRatio: z.number().min(0).max(0.5).default(0.06),

@@ -3,12 +3,12 @@
  * (model/terms.ts) of each text, with where they were seen (the agent's own text, a call's
  * arguments, a tool's output, a user turn), and the assistant's and user's decisions ("I'll
  * change X to Y", "the bug is in …"); error lines come from the reduced steps (their error
- * head, steps/detect.ts). Deterministic, and bounded per message: a text is read in a head and a tail window,
- * binary content not at all, and each message's facts are memoised on the message object (an
- * epoch of a session sees the same objects again).
+ * head, steps/detect.ts). Deterministic, and bounded per message: a text is read in a head and
+ * a tail window, redacted, binary content not at all, and each message's facts are memoised on
+ * the message object (an epoch of a session sees the same objects again).
  */
 import type { Message } from "../model/schema.js";
-import { isSpecific, specificTerms } from "../model/terms.js";
+import { specificTerms } from "../model/terms.js";
 import { isBinaryText } from "../steps/detect.js";
 import { redactSecrets } from "../steps/redact.js";
 import { resultText } from "../steps/reducer.js";
@@ -41,9 +41,9 @@ const kHexRun = /[0-9a-f]{16,}/i;
 
 const kMemo = new WeakMap<Message, MessageFacts>();
 
-/** A term worth a ledger's room (see isSpecific), and not a hash, blob or store name. */
-export function isLedgerTerm(t: string): boolean {
-  return t.length <= 64 && isSpecific(t) && !kHexRun.test(t) && !/^[-+]?\d{7,}$/.test(t);
+/** A specific term worth a ledger's room: not a hash, blob, store name or long bare number. */
+function isLedgerTerm(t: string): boolean {
+  return t.length <= 64 && !kHexRun.test(t) && !/^[-+]?\d{7,}$/.test(t);
 }
 
 /** A long text's head and tail windows (redacted), or "" for binary content. */
@@ -53,7 +53,7 @@ function window(text: string): string {
 }
 
 /** `text` cut to one line of at most `max` characters, at a word boundary. */
-export function oneLineCut(text: string, max: number): string {
+function oneLineCut(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   if (flat.length <= max) return flat;
   const cut = flat.slice(0, max - 1);

@@ -3,18 +3,21 @@
  * the compacted prompt — the files it touched (edited ones said so), the names it used, the
  * errors it met and the decisions it stated — so that a step summary line such as
  * "[step_001..005] 5 file operations" no longer loses every path and name the agent will name
- * again. Built without a model from the messages a stage removes (ledger-facts.ts), ranked by
- * where a fact was seen (the agent's own text and arguments above outputs; edits and
- * definitions above mentions), how often and how recently, less whatever the kept prompt
- * already shows, and rendered within `ledgerRatio × budget` tokens, names before prose: a name
- * costs a few tokens and is what the next step looks for.
+ * again. Built without a model from the messages a stage removes (ledger-facts.ts: stage 3's
+ * removed steps and summarised texts, stage 4's merged messages), ranked by how likely a name
+ * is to be named again (fitted on recorded runs: where it was seen — the agent's arguments and
+ * the user's words above what a tool printed —, how recently, whether its file was edited, the
+ * shape of the name), less whatever the kept prompt already shows, and rendered within
+ * `ledgerRatio × budget` tokens, names before prose: a name costs a few tokens and is what the
+ * next step looks for.
  *
  * Prompt caches: the ledger sits right before the step summary's lines (or a merge's summary),
  * and in a session it grows append-only: the next epoch's ledger starts with the previous
- * epoch's lines, byte for byte, while each still stands for facts of the removed messages, and
- * appends a block of new facts, so the cached prefix reaches through the old lines. A fresh
- * ledger takes half its room, each later block at most a quarter; when less than a quarter is
- * left, the ledger starts over (one prefix break every few epochs, with the facts ranked anew).
+ * epoch's lines, byte for byte (the session hands them over while the conversation extends the
+ * one they came from), and appends a block of new facts, so the cached prefix reaches through
+ * the old lines. A fresh ledger takes half its room, each later block at most a quarter; when
+ * less than a fifth is left, the ledger starts over (one prefix break every few epochs, with
+ * the facts ranked anew: recent facts are worth more than the room old ones hold).
  */
 import { containsTerm } from "../model/terms.js";
 import { markOf, marked, type LedgerLine } from "../model/marks.js";
@@ -31,18 +34,18 @@ export type { LedgerLine };
 /** The first line of a ledger. */
 export const kLedgerHeading = "Facts from earlier steps:";
 /** What a fresh ledger may fill of its room, what each later block may add, and below what room left it starts over. */
-/** Facts ranked in full before the rest is (a block takes far fewer). */
-const kRankHead = 512;
-/** Removed messages a ledger reads at most, the latest (bounded work per epoch). */
-const kMessages = 256;
 const kFirstShare = 0.5;
 const kNextShare = 0.25;
 const kRebuildBelow = 0.2;
 /** Error lines and decisions one block shows at most: prose is dear, names are cheap. */
 const kMaxErrors = 3;
+const kMaxDecisions = 1;
 /** Longest error line a ledger shows. */
 const kErrorChars = 160;
-const kMaxDecisions = 1;
+/** Facts ranked in full before the rest is (a block takes far fewer). */
+const kRankHead = 512;
+/** Removed messages a ledger reads at most, the latest (bounded work per epoch). */
+const kMessages = 256;
 
 /** What a stage removed: the messages, and the reduced steps among them (edits, failures). */
 export interface Removed {
@@ -183,9 +186,8 @@ export const ledgerText = (lines: readonly LedgerLine[]) => [kLedgerHeading, ...
 /**
  * The ledger's lines after a stage removed `removed`: the lines of `prior`, then a block of the
  * best facts that neither they nor `kept` (the kept prompt's text) show, the whole within `room`
- * tokens. `fresh` (the call's first ledger, `prior` from the previous epoch): only the prior
- * lines whose facts the removed messages still hold are kept, and none when they leave less
- * than a quarter of `room`.
+ * tokens. `fresh` (the call's first ledger, `prior` the previous epoch's): the prior lines are
+ * dropped when they leave less than a fifth of `room`, and the ledger starts over.
  */
 export function extendLedger(kit: StageKit, prior: readonly LedgerLine[], removed: Removed, kept: string, room: number, fresh: boolean): LedgerLine[] {
   const { facts, edited } = candidates(removed);
@@ -312,7 +314,7 @@ export function shrinkLedger(kit: StageKit, w: Work): boolean {
   const parts = [...w.msgs[place.i].parts];
   const mark = markOf(parts[place.k]);
   if (mark?.kind !== "ledger") return false;
-  const errors = mark.lines.filter((l) => l.keys.every((k) => k.startsWith("error:")));
+  const errors = mark.lines.filter((l) => l.text.startsWith("- error: "));
   if (errors.length === mark.lines.length) return false;
   if (errors.length > 0) parts[place.k] = ledgerPart(errors);
   else parts.splice(place.k, 1);
