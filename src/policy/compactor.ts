@@ -9,6 +9,7 @@ import { TokenCounter } from "../tokens/token-counter.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
 import { extractionPayload, type ExtractionOptions, type ExtractionPayload } from "./extraction.js";
+import { messageFacts } from "./ledger-facts.js";
 import { checkCallOptions } from "./options.js";
 import { runPipeline } from "./pipeline.js";
 import { RedactingStore } from "./redacting-store.js";
@@ -55,7 +56,12 @@ export class Compactor {
       tier: (tokens, budget) => this.tier(tokens, budget),
       skipped: (tokens, budget) => this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget }),
       compactEpoch: (messages, options, epoch, ledger) => this.#compact(messages, options, epoch, ledger),
-      prepare: (messages, from, sliceMs) => this.#steps.prepare(messages, from, sliceMs),
+      prepare: (messages, from, sliceMs) => {
+        const to = this.#steps.prepare(messages, from, sliceMs);
+        // The ledger's facts of each message too (memoised on it): the epoch then only ranks them.
+        if (this.settings.ledgerRatio > 0) for (let i = from; i < to; i++) messageFacts(messages[i]);
+        return to;
+      },
     };
   }
 
