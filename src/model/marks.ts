@@ -5,8 +5,8 @@ import type { Part } from "./schema.js";
  * compactor's "Previous actions" section, with the ref of the messages it stands for and the
  * failed calls it names), a merge (the tiered policy's merged oldest context) or a ledger (the
  * facts the removed context established, with its lines, which a session's next epoch starts
- * its own ledger with). Later stages
- * find these parts by their mark, never by matching their text.
+ * its own ledger with). Later stages find these parts by their mark, never by matching their
+ * text.
  *
  * The mark sits under a symbol key, as `kRawArgs` does: it follows the part through spreads and
  * through the message merges compaction makes (a summary merged into the task message stays
@@ -17,7 +17,7 @@ import type { Part } from "./schema.js";
  */
 export const kMark: unique symbol = Symbol.for("ctxfold.mark");
 
-/** One line of a ledger, and the keys of the facts it states (a line stays valid while they do). */
+/** One line of a ledger, and the keys of the facts it states (a later block of the ledger leaves them out). */
 export interface LedgerLine {
   text: string;
   keys: readonly string[];
