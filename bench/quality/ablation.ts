@@ -23,7 +23,7 @@ export const kAblations: readonly { name: string; config: Omit<CompactorConfig, 
   { name: "ctxfold (defaults)", config: {} },
   { name: "without supersession", config: { supersede: false } },
   { name: "without focus extracts", config: { focusTokens: 0 } },
-  { name: "without fact ledger", config: { ledgerRatio: 0 } },
+  { name: "without fact ledger", config: { ledgerRatio: 0 } as Omit<CompactorConfig, "store"> },
   { name: "without fill target (target 0.6, soft 0.85)", config: { targetRatio: 0.6, softRatio: 0.85 } },
 ];
 

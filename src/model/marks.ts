@@ -3,8 +3,10 @@ import type { Part } from "./schema.js";
 /**
  * What ctxfold wrote into a message, marked on the part that holds it: a step summary (the step
  * compactor's "Previous actions" section, with the ref of the messages it stands for and the
- * failed calls it names) or a merge (the tiered policy's merged oldest context). Later stages
- * find these parts by their mark, never by matching their text.
+ * failed calls it names), a merge (the tiered policy's merged oldest context) or a ledger (the
+ * facts the removed context established, with its lines, which a session's next epoch starts
+ * its own ledger with). Later stages find these parts by their mark, never by matching their
+ * text.
  *
  * The mark sits under a symbol key, as `kRawArgs` does: it follows the part through spreads and
  * through the message merges compaction makes (a summary merged into the task message stays
@@ -15,9 +17,16 @@ import type { Part } from "./schema.js";
  */
 export const kMark: unique symbol = Symbol.for("ctxfold.mark");
 
+/** One line of a ledger, and the keys of the facts it states (a later block of the ledger leaves them out). */
+export interface LedgerLine {
+  text: string;
+  keys: readonly string[];
+}
+
 export type PartMark =
   | { kind: "step-summary"; ref: string; failed: readonly string[] }
-  | { kind: "merge"; ref: string; failed: readonly string[] };
+  | { kind: "merge"; ref: string; failed: readonly string[] }
+  | { kind: "ledger"; lines: readonly LedgerLine[] };
 
 type Marked = { [kMark]?: PartMark };
 

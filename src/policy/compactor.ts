@@ -1,4 +1,5 @@
 import { parseMessages, renderMessages, type Format } from "../adapters/index.js";
+import type { LedgerLine } from "../model/marks.js";
 import type { Message } from "../model/schema.js";
 import { compactMessages } from "../session/legacy.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
@@ -8,6 +9,7 @@ import { TokenCounter } from "../tokens/token-counter.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
 import { extractionPayload, type ExtractionOptions, type ExtractionPayload } from "./extraction.js";
+import { messageFacts } from "./ledger-facts.js";
 import { checkCallOptions } from "./options.js";
 import { runPipeline } from "./pipeline.js";
 import { RedactingStore } from "./redacting-store.js";
@@ -53,8 +55,13 @@ export class Compactor {
       measure: (messages, format) => this.#measureOf(format).all(messages),
       tier: (tokens, budget) => this.tier(tokens, budget),
       skipped: (tokens, budget) => this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget }),
-      compactEpoch: (messages, options, epoch, frozen) => this.#compactEpoch(messages, options, epoch, frozen),
-      prepare: (messages, from, sliceMs) => this.#steps.prepare(messages, from, sliceMs),
+      compactEpoch: (messages, options, epoch, frozen, ledger) => this.#compactEpoch(messages, options, epoch, frozen, ledger),
+      prepare: (messages, from, sliceMs) => {
+        const to = this.#steps.prepare(messages, from, sliceMs);
+        // The ledger's facts of each message too (memoised on it): the epoch then only ranks them.
+        if (this.settings.ledgerRatio > 0) for (let i = from; i < to; i++) messageFacts(messages[i]);
+        return to;
+      },
     };
   }
 
@@ -128,15 +135,16 @@ export class Compactor {
 
   /** One compaction of `messages` (options checked), as epoch `epoch` of a session (0 outside one). */
   async #compact(messages: readonly Message[], options: CompactCallOptions, epoch: number): Promise<CanonicalResult> {
-    return (await this.#compactEpoch(messages, options, epoch, 0))!.result;
+    return (await this.#compactEpoch(messages, options, epoch, 0, []))!.result;
   }
 
   /**
    * One compaction, and how far its output is settled (see PipelineResult.settled). With
    * `frozen` > 0 (an incremental epoch: messages before it are a previous epoch's output), the
    * stages leave that prefix alone, and undefined comes back when that cannot reach the target.
+   * The epoch's ledger starts with `ledger` (the previous epoch's lines).
    */
-  async #compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, frozen: number): Promise<{ result: CanonicalResult; settled: number } | undefined> {
+  async #compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, frozen: number, ledger: readonly LedgerLine[]): Promise<{ result: CanonicalResult; settled: number } | undefined> {
     const measure = this.#measureOf(options.format);
     const started = this.#now();
     const budget = options.budget;
@@ -159,7 +167,9 @@ export class Compactor {
     // An incremental attempt's stage events are held until it is kept: a full epoch may replace it.
     const held: PolicyEvent[] = [];
     const services = frozen > 0 ? { ...this.#services, emit: (e: PolicyEvent) => held.push(e) } : this.#services;
-    const { work: w, tokensAfter, status, criticalTokens, settled, incomplete } = await runPipeline(new StageKit(services, measure), messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started, frozen);
+    const kit = new StageKit(services, measure);
+    kit.priorLedger = ledger;
+    const { work: w, tokensAfter, status, criticalTokens, settled, incomplete } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started, frozen);
     if (incomplete) return undefined;
     for (const e of held) this.#emit(e);
     const result: CanonicalResult = {

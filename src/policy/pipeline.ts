@@ -42,7 +42,7 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
   const s = kit.settings;
   const msgs = [...messages];
   const w: Work = {
-    msgs, classes: classify(msgs), total, target: Math.floor(s.targetRatio * budget),
+    msgs, classes: classify(msgs), total, target: Math.floor(s.targetRatio * budget), budget, input: messages,
     refs: [], stages: [], compacted: 0, steps: kit.steps.reduce(msgs), frozen,
   };
   const remaining = () => remainingMs(deadline, now(), started);

@@ -2,6 +2,8 @@ import type { Format } from "../adapters/index.js";
 import type { Message } from "../model/schema.js";
 import { jsonEqual } from "../model/equal.js";
 import { detectFormat } from "../adapters/index.js";
+import type { LedgerLine } from "../model/marks.js";
+import { ledgerLines } from "./ledger.js";
 import { WireCache } from "./wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
@@ -19,9 +21,11 @@ export interface EpochHost {
   /**
    * A compaction of `messages` (options checked) as the session's epoch `epoch`, and how many of
    * its output's first messages are settled. With `frozen` > 0 the stages leave messages before it
-   * alone, and undefined means that could not reach the target.
+   * alone, and undefined means that could not reach the target. `ledger` is the previous epoch's
+   * ledger, which this epoch's starts with while its facts hold (append-only, so the cached
+   * prefix reaches through it).
    */
-  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, frozen: number): Promise<{ result: CanonicalResult; settled: number } | undefined>;
+  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, frozen: number, ledger: readonly LedgerLine[]): Promise<{ result: CanonicalResult; settled: number } | undefined>;
   /** Step reductions and renders a later epoch will need, done ahead for `messages[from..]` (see StepCache.prepare). */
   prepare(messages: readonly Message[], from: number, sliceMs?: number): number;
 }
@@ -103,7 +107,8 @@ export class CompactorSession {
       messages: canonical, canonical, status: "ok", tier: "normal", mode: c.settings.mode, budget: options.budget,
       tokensBefore, tokensAfter, epoch: this.#epoch, stages: [], refs: [...this.#refs],
     });
-    if (this.#extends(messages)) {
+    const extended = this.#extends(messages);
+    if (extended) {
       // Appending: O(new messages) — their tokens join the running totals.
       const appended = messages.slice(this.#base.length);
       const added = appended.length > 0 ? c.measure(appended, options.format) - c.measure([], options.format) : 0;
@@ -132,7 +137,9 @@ export class CompactorSession {
       return ok([...messages], tokensBefore, tokensBefore);
     }
     this.#epoch++;
-    const epoch = (await this.#incremental(messages, options, tokensBefore)) ?? (await c.compactEpoch(messages, options, this.#epoch, 0))!;
+    // The ledger carries over only within one conversation: its facts are those of messages
+    // this one still begins with.
+    const epoch = (await this.#incremental(messages, options, tokensBefore)) ?? (await c.compactEpoch(messages, options, this.#epoch, 0, extended ? ledgerLines(this.#output) : []))!;
     const r = epoch.result;
     this.#base = [...messages];
     // The epoch did every message's work; what it kept whole is prepared when next removed.
@@ -156,7 +163,7 @@ export class CompactorSession {
   async #incremental(messages: readonly Message[], options: CompactCallOptions, tokensBefore: number): Promise<{ result: CanonicalResult; settled: number } | undefined> {
     if (this.#settled === 0 || !this.#extends(messages) || usesThinking(messages)) return undefined;
     const current = [...this.#output, ...messages.slice(this.#base.length)];
-    const r = await this.#host.compactEpoch(current, options, this.#epoch, this.#settled);
+    const r = await this.#host.compactEpoch(current, options, this.#epoch, this.#settled, []);
     if (r === undefined) return undefined;
     const refs = [...new Set([...this.#refs, ...r.result.refs])];
     return { result: { ...r.result, tokensBefore, tier: this.#host.tier(tokensBefore, options.budget), refs }, settled: r.settled };

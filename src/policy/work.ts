@@ -1,4 +1,5 @@
 import { hashText, hashToHex } from "../core/hash.js";
+import type { LedgerLine } from "../model/marks.js";
 import type { Message, Part, ToolResultPart } from "../model/schema.js";
 import { StepCompactor } from "../steps/compactor.js";
 import { presetConfig } from "../steps/config.js";
@@ -27,6 +28,10 @@ export interface Work {
   total: number;
   /** What the stages work down to (targetRatio × budget; stage 4's later passes, the budget). */
   target: number;
+  /** The call's budget (the ledger's room is a share of it). */
+  budget: number;
+  /** The call's input: until a stage moves messages (stage 3 is the first), `msgs[i]` stands for `input[i]`, originals whole. */
+  input: readonly Message[];
   /** Refs of everything removed or shortened so far. */
   refs: string[];
   stages: StageReport[];
@@ -76,6 +81,8 @@ export class StageKit {
   report: StageReport | undefined;
   /** Set when the summariser failed or timed out in this call: it is not asked again in it. */
   summarizerDown = false;
+  /** The ledger lines of the session's previous epoch, which this call's ledger starts with while they hold (policy/ledger.ts). */
+  priorLedger: readonly LedgerLine[] = [];
   readonly settings: TieredSettings;
   readonly store: OffloadStore;
   readonly counter: TokenCounter;
@@ -103,7 +110,7 @@ export class StageKit {
   stepCompactor(recent: number): StepCompactor {
     let c = this.services.stepCompactors.get(recent);
     const preset = this.settings.stepPreset;
-    if (!c) this.services.stepCompactors.set(recent, (c = new StepCompactor({ ...(preset ? presetConfig(preset) : {}), recentWindow: recent })));
+    if (!c) this.services.stepCompactors.set(recent, (c = new StepCompactor({ ...(preset ? presetConfig(preset) : {}), recentWindow: recent, groupTargets: this.settings.stepTargets })));
     return c;
   }
 

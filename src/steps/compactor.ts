@@ -6,6 +6,8 @@ import { groupSteps } from "./group-steps.js";
 import { badValueError, CtxfoldError, optionsObject, shownValue } from "../errors.js";
 import { resolveStepCompactionConfig, type StepCompactionConfig } from "./config.js";
 import { formatKB } from "./format-size.js";
+import { specificTerms } from "../model/terms.js";
+import { commandHead, oneLine } from "./rules.js";
 import type { Summarizer } from "./summarizer.js";
 
 export type { Summarizer };
@@ -109,7 +111,8 @@ export class StepCompactor {
 
   compact(steps: readonly ReducedStep[], options: CompactOptions = {}): CompactedHistory {
     const plan = this.#plan(steps, options.maxSteps);
-    return { recentSteps: plan.recentSteps, compactSteps: plan.entries.map((e) => (e instanceof CompactStep ? e : templateLine(e))), droppedCount: plan.droppedCount };
+    const targets = this.config.groupTargets;
+    return { recentSteps: plan.recentSteps, compactSteps: plan.entries.map((e) => (e instanceof CompactStep ? e : templateLine(e, targets))), droppedCount: plan.droppedCount };
   }
 
   /**
@@ -204,8 +207,41 @@ function groupLine(group: Group, summary: string): CompactStep {
   return new CompactStep(`${ids[0]}..${ids[ids.length - 1]}`, summary, ids, false);
 }
 
-/** The step compactor's _summarize_group templates. */
-function templateLine(group: Group): CompactStep {
+/** Characters of one step's target, and of a group line's targets together, at most. */
+const kTargetChars = 60;
+const kTargetsChars = 240;
+
+/** What a step worked on, in a few words: its path, its command's head and first file, its query or URL, its tool's arguments. */
+export function stepTarget(step: ReducedStep): string {
+  const a = step.minimalArgs;
+  let t: string;
+  if (typeof a.path === "string") t = a.path;
+  else if (typeof a.command === "string") {
+    const file = specificTerms(a.command).find((x) => !x.startsWith("-") && /[/.]/.test(x) && !/^\d/.test(x));
+    t = file ? `${commandHead(a.command)} ${file}` : commandHead(a.command);
+  } else if (typeof a.query === "string") t = `'${a.query}'`;
+  else if (typeof a.url === "string") t = a.url;
+  else t = step.summary.replace(/^Called /, "");
+  return oneLine(t, kTargetChars);
+}
+
+/** The distinct targets of a group's steps, in order, within kTargetsChars. */
+function groupTargets(steps: readonly ReducedStep[]): string {
+  const out: string[] = [];
+  let chars = 0;
+  for (const t of new Set(steps.map(stepTarget))) {
+    if (chars + t.length > kTargetsChars) {
+      out.push("…");
+      break;
+    }
+    out.push(t);
+    chars += t.length + 2;
+  }
+  return out.join("; ");
+}
+
+/** The step compactor's _summarize_group templates; with `targets`, what the steps worked on after them. */
+function templateLine(group: Group, targets = false): CompactStep {
   const n = group.steps.length;
   let summary: string;
   if (group.category === "file") summary = `${n} file operations (${formatKB(group.steps.reduce((t, s) => t + (s.size ?? 0), 0))} total)`;
@@ -213,6 +249,7 @@ function templateLine(group: Group): CompactStep {
   else if (group.category === "search") summary = `${n} searches (${group.steps.reduce((t, s) => t + (s.count ?? 0), 0)} results)`;
   else summary = `${n}x ${group.category}`;
   if (group.failures > 0) summary += ` (${group.failures} failed)`;
+  if (targets) summary += `: ${groupTargets(group.steps)}`;
   return groupLine(group, summary);
 }
 

@@ -22,6 +22,12 @@ export const StepCompactionConfig = z.strictObject({
   maxTotalSteps: count(30),
   /** What "very long" means (seed: "> 100 steps"). */
   veryLongAbove: count(100),
+  /**
+   * A group line also names what its steps worked on (`10 commands executed: nl fields.py; …`:
+   * paths, command heads, queries), which the design's templates drop. Off: the templates byte
+   * for byte.
+   */
+  groupTargets: z.boolean().default(false),
 });
 export type StepCompactionConfig = z.infer<typeof StepCompactionConfig>;
 

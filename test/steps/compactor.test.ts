@@ -345,7 +345,7 @@ describe("formatForPrompt (seed 000's format_for_prompt, byte-exact)", () => {
 describe("config, presets, auto-tuning", () => {
   it("defaults are the seed's dataclass plus the thresholds", () => {
     expect(new StepCompactor().config).toEqual({
-      recentWindow: 5, maxCompactSteps: 20, groupSimilar: true, preserveFailures: true, triggerAbove: 5, maxTotalSteps: 30, veryLongAbove: 100,
+      recentWindow: 5, maxCompactSteps: 20, groupSimilar: true, preserveFailures: true, triggerAbove: 5, maxTotalSteps: 30, veryLongAbove: 100, groupTargets: false,
     });
     expect(new StepCompactor({ recentWindow: undefined }).config.recentWindow).toBe(5);
   });

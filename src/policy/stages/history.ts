@@ -1,12 +1,14 @@
-import type { Part } from "../../model/schema.js";
+import type { Message, Part } from "../../model/schema.js";
 import { compactStepMessages, isStepSummaryPart } from "../../steps/messages.js";
 import type { ReducedStep } from "../../steps/types.js";
+import { isLedgerPart, writeLedger } from "../ledger.js";
 import type { StageKit, Work } from "../work.js";
 
 /**
  * Stage 3: the steps before the tail grouped into one step summary (the step compactor; the
  * messages it removes are stored whole under the summary's ref), then long historical text
- * before the latest exchange summarised, each with the ref of its original.
+ * before the latest exchange summarised, each with the ref of its original; last, what those
+ * removed messages and texts established goes into the ledger before the summary's lines.
  */
 export async function compactHistory(kit: StageKit, w: Work, tail: number): Promise<void> {
   const s = kit.settings;
@@ -15,20 +17,29 @@ export async function compactHistory(kit: StageKit, w: Work, tail: number): Prom
   const live = w.steps.filter((x) => at(x) >= w.frozen);
   const recent = live.filter((x) => at(x) >= tail).length;
   const oldSteps = live.length - recent;
+  const removed: Message[] = [];
+  let gone: ReducedStep[] = [];
   if (oldSteps > 0) {
     kit.candidate(oldSteps);
     // Recent exchanges stay whole while they fit: only the oldest steps the target needs gone
-    // leave for the step summary; if the estimate fell short, more of them, from the same start.
+    // leave for the step summary (room kept for the ledger that will stand for them); if the
+    // estimate fell short, more of them, from the same start.
     const before = [...w.msgs];
+    const goal = w.target - Math.floor((s.ledgerRatio * w.budget) / 2);
     const sizes = stepSizes(kit, w, live.slice(0, oldSteps));
-    let collapse = collapseCount(sizes, w.total - w.target);
+    let collapse = collapseCount(sizes, w.total - goal);
     for (;;) {
       const r = compactStepMessages(before, { steps: live, force: true, compactor: kit.stepCompactor(live.length - collapse), reducer: kit.storeReducer });
       if (!r.compacted) break;
       const total = kit.measure.all(r.messages);
-      if (total > w.target && collapse < oldSteps) {
-        collapse = Math.min(oldSteps, collapse + collapseCount(sizes.slice(collapse), total - w.target));
+      if (total > goal && collapse < oldSteps) {
+        collapse = Math.min(oldSteps, collapse + collapseCount(sizes.slice(collapse), total - goal));
         continue;
+      }
+      if (s.ledgerRatio > 0) {
+        const kept = new Set(r.history.recentSteps.map((x) => x.id));
+        gone = live.filter((x) => !kept.has(x.id));
+        removed.push(...removedOriginals(w, gone));
       }
       w.msgs.splice(0, w.msgs.length, ...r.messages);
       kit.relist(w);
@@ -50,7 +61,7 @@ export async function compactHistory(kit: StageKit, w: Work, tail: number): Prom
     let changed = false;
     const parts: Part[] = [];
     for (const p of m.parts) {
-      if (p.type !== "text" || isStepSummaryPart(p)) {
+      if (p.type !== "text" || isStepSummaryPart(p) || isLedgerPart(p)) {
         parts.push(p);
         continue;
       }
@@ -67,8 +78,33 @@ export async function compactHistory(kit: StageKit, w: Work, tail: number): Prom
       w.refs.push(summary.ref);
       changed = true;
     }
-    if (changed) kit.replace(w, i, parts);
+    if (changed) {
+      removed.push(m);
+      kit.replace(w, i, parts);
+    }
   }
+  if (removed.length > 0) writeLedger(kit, w, { messages: inputOrder(w, removed), steps: gone });
+}
+
+/**
+ * The messages that removing `gone` takes out of `w.msgs` (before the removal), as the caller
+ * sent them: stages 1 and 2 may have shortened their arguments and outputs, and the ledger
+ * reads the originals.
+ */
+function removedOriginals(w: Work, gone: readonly ReducedStep[]): Message[] {
+  const at = new Set<number>();
+  for (const st of gone) {
+    if (st.callMessage !== undefined) at.add(st.callMessage);
+    if (st.resultMessage !== undefined) at.add(st.resultMessage);
+  }
+  const aligned = w.input.length === w.msgs.length;
+  return [...at].sort((a, b) => a - b).map((i) => (aligned && w.input[i]?.id === w.msgs[i].id ? w.input[i] : w.msgs[i]));
+}
+
+/** `messages` in the order of the call's input (the ledger ranks recent facts higher); those not in it last. */
+function inputOrder(w: Work, messages: readonly Message[]): Message[] {
+  const pos = new Map(w.input.map((m, i) => [m.id, i]));
+  return messages.map((m, k) => ({ m, at: pos.get(m.id) ?? w.input.length + k })).sort((a, b) => a.at - b.at).map((x) => x.m);
 }
 
 /** A step summary line's rough cost in tokens (what a collapsed step still costs). */

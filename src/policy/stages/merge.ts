@@ -8,6 +8,7 @@ import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../
 import { resultPayload, resultText } from "../../steps/reducer.js";
 import { indexedRefs, putMessages } from "../../store/messages.js";
 import { summarizeExtractive } from "../extractive.js";
+import { isLedgerPart, shrinkLedger, writeLedger } from "../ledger.js";
 import type { StageKit, Work } from "../work.js";
 import { compactToolArgs } from "./tool-args.js";
 
@@ -34,21 +35,26 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
     // Failures stay visible through the merge: each failed step's call id and error head (from
     // the steps, then the failed calls of each step summary merged, in order) on a line of its own.
     const failures: string[] = [];
-    for (const st of w.steps) {
-      const at = st.resultMessage ?? st.callMessage;
-      if (!st.success && at !== undefined && gone.has(at)) failures.push(`${st.callId ?? st.id} (${st.error ?? "failed"})`);
-    }
+    const carried: Part[] = [];
+    const goneSteps = w.steps.filter((st) => gone.has(st.resultMessage ?? st.callMessage ?? -1));
+    for (const st of goneSteps) if (!st.success) failures.push(`${st.callId ?? st.id} (${st.error ?? "failed"})`);
     for (let i = 0; i < tail; i++) {
       const m = w.msgs[i];
       if (gone.has(i)) {
         items.push(m);
-        texts.push(...messageTexts([m]));
-        for (const p of m.parts) if (isStepSummaryPart(p)) failures.push(...markOf(p)!.failed);
+        // A ledger is not summarised again: it moves, whole, ahead of the merged summary.
+        carried.push(...m.parts.filter(isLedgerPart));
+        texts.push(...messageTexts([{ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }]));
+        for (const p of m.parts) {
+          const mark = markOf(p);
+          if (mark?.kind === "step-summary") failures.push(...mark.failed);
+        }
         continue;
       }
       const at = w.classes[i] === "critical" && m.parts.length > 1 ? m.parts.findIndex(isStepSummaryPart) : -1;
       if (at < 0) continue;
-      const summary = markOf(m.parts[at])!;
+      const summary = markOf(m.parts[at]);
+      if (summary?.kind !== "step-summary") continue;
       items.push(...indexedRefs(kit.store, summary.ref));
       texts.push((m.parts[at] as { text: string }).text);
       failures.push(...summary.failed);
@@ -65,7 +71,7 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
     const merged: Message = {
       id: `ctxfold-merge-${hashToHex(hashText(summary)).slice(0, 12)}`,
       role: "user",
-      parts: [marked({ type: "text", text: `[Earlier context, merged: ${items.length} messages; originals: ${ref}]${failLine}\n${summary}` }, { kind: "merge", ref, failed: [...new Set(failures)] })],
+      parts: [...carried, marked({ type: "text", text: `[Earlier context, merged: ${items.length} messages; originals: ${ref}]${failLine}\n${summary}` }, { kind: "merge", ref, failed: [...new Set(failures)] })],
       meta: { ctxfold: { kind: "merge", ref } },
     };
     const out: Message[] = [];
@@ -87,6 +93,7 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
     });
     w.msgs.splice(0, w.msgs.length, ...mergeAdjacent(out, gapBefore));
     kit.relist(w);
+    writeLedger(kit, w, { messages: items.filter((x): x is Message => typeof x !== "string"), steps: goneSteps });
     w.compacted += middle.length;
     if (kit.report) kit.report.compacted += middle.length;
   }
@@ -132,11 +139,12 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
   for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
     const m = w.msgs[i];
     const at = m.parts.findIndex((p) => markOf(p)?.kind === "merge");
-    if (at < 0) continue;
+    const mark = at < 0 ? undefined : markOf(m.parts[at]);
+    if (mark?.kind !== "merge") continue;
     const old = (m.parts[at] as { text: string }).text;
     const lines = old.split("\n");
     // The header, and the failure line when there were failures.
-    const head = markOf(m.parts[at])!.failed.length > 0 ? 2 : 1;
+    const head = mark.failed.length > 0 ? 2 : 1;
     const body = lines.slice(head).join("\n");
     const tokens = kit.measure.text(body);
     const want = Math.max(20, tokens - (w.total - budget) - 8);
@@ -146,6 +154,8 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
     parts[at] = { ...(m.parts[at] as { type: "text"; text: string }), text: [...lines.slice(0, head), shorter].join("\n") };
     kit.replace(w, i, parts);
   }
+  // Then the ledger keeps only its error lines (or goes, when it has none)…
+  if (w.total > budget) shrinkLedger(kit, w);
   // Last, a step summary that stage 3 merged into a critical message shrinks (it is ours, not
   // the caller's critical text): to its failure lines and refs, then to the failed call ids and
   // the ref of the removed messages, then to that ref alone. It never goes: that ref is how

@@ -1,0 +1,324 @@
+/**
+ * The fact ledger: what the removed context established, kept as one compact marked section of
+ * the compacted prompt — the files it touched (edited ones said so), the names it used, the
+ * errors it met and the decisions it stated — so that a step summary line such as
+ * "[step_001..005] 5 file operations" no longer loses every path and name the agent will name
+ * again. Built without a model from the messages a stage removes (ledger-facts.ts: stage 3's
+ * removed steps and summarised texts, stage 4's merged messages), ranked by how likely a name
+ * is to be named again (fitted on recorded runs: where it was seen — the agent's arguments and
+ * the user's words above what a tool printed —, how recently, whether its file was edited, the
+ * shape of the name), less whatever the kept prompt already shows, and rendered within
+ * `ledgerRatio × budget` tokens, names before prose: a name costs a few tokens and is what the
+ * next step looks for.
+ *
+ * Prompt caches: the ledger sits right before the step summary's lines (or a merge's summary),
+ * and in a session it grows append-only: the next epoch's ledger starts with the previous
+ * epoch's lines, byte for byte (the session hands them over while the conversation extends the
+ * one they came from), and appends a block of new facts, so the cached prefix reaches through
+ * the old lines. A fresh ledger takes half its room, each later block at most a quarter; when
+ * less than a fifth is left, the ledger starts over (one prefix break every few epochs, with
+ * the facts ranked anew: recent facts are worth more than the room old ones hold).
+ */
+import { containsTerm } from "../model/terms.js";
+import { markOf, marked, type LedgerLine } from "../model/marks.js";
+import type { Message, Part, TextPart } from "../model/schema.js";
+import { messageTexts } from "../model/texts.js";
+import { languageOf } from "../steps/detect.js";
+import { oneLine } from "../steps/rules.js";
+import type { ReducedStep } from "../steps/types.js";
+import { kSeen, messageFacts } from "./ledger-facts.js";
+import type { StageKit, Work } from "./work.js";
+
+export type { LedgerLine };
+
+/** The first line of a ledger. */
+export const kLedgerHeading = "Facts from earlier steps:";
+/** What a fresh ledger may fill of its room, what each later block may add, and below what room left it starts over. */
+const kFirstShare = 0.5;
+const kNextShare = 0.25;
+const kRebuildBelow = 0.2;
+/** Error lines and decisions one block shows at most: prose is dear, names are cheap. */
+const kMaxErrors = 3;
+const kMaxDecisions = 1;
+/** Longest error line a ledger shows. */
+const kErrorChars = 160;
+/** Facts ranked in full before the rest is (a block takes far fewer). */
+const kRankHead = 512;
+/** Removed messages a ledger reads at most, the latest (bounded work per epoch). */
+const kMessages = 256;
+
+/** What a stage removed: the messages, and the reduced steps among them (edits, failures). */
+export interface Removed {
+  messages: readonly Message[];
+  steps: readonly ReducedStep[];
+}
+
+/** A name (a file, edited or not, or another name: told apart only for the facts shown), an error line, a decision. */
+type Kind = "term" | "error" | "decision";
+
+interface Candidate {
+  key: string;
+  kind: Kind;
+  text: string;
+  score: number;
+  /** Position of its latest occurrence among the removed messages. */
+  last: number;
+}
+
+/** Whether `p` is a ledger. */
+export const isLedgerPart = (p: Part): boolean => markOf(p)?.kind === "ledger";
+
+/** The lines of the ledger among `messages` (a session's previous output), or none. */
+export function ledgerLines(messages: readonly Message[]): readonly LedgerLine[] {
+  for (const m of messages) for (const p of m.parts) {
+    const mark = markOf(p);
+    if (mark?.kind === "ledger") return mark.lines;
+  }
+  return [];
+}
+
+/** A term that names a file: an absolute or relative path of two or more parts, or a name with a known file extension. */
+const isFileTerm = (t: string) => /^(?:\.{1,2}\/|~\/|\/)[^/]+\/./.test(t) || (languageOf(t) !== undefined && /\.[A-Za-z]\w*$/.test(t));
+
+/** Targets a shell command writes: redirections, `tee`, and the files of an in-place `sed -i` / `perl -i`. */
+function shellWrites(command: string, terms: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const m of command.matchAll(/(?:[^<>&0-9=-]>>?|\btee\s+(?:-a\s+)?)\s*['"]?([^\s'";&|<>()]+)/g)) if (isFileTerm(m[1]) && m[1] !== "/dev/null") out.push(m[1]);
+  if (/\b(?:sed|perl)\s+(?:-\S+\s+)*-[a-z]*i/.test(command)) out.push(...terms.filter(isFileTerm));
+  return out;
+}
+
+/** The weights of a fact's rank (log-odds of being named again, fitted on recorded agent runs). */
+const kT = { err: 1.5, dec: -1, args: 0.4, user: 0.4, output: -0.7, onlyOutput: -1.9, def: -0.9, count: 0.15, rec: 0.5, rec2: 0.8, edited: 0.5, number: -0.7, dot: 0.4, camel: 0.5, under: 0.3, len: 0.025, slash: -0.3 };
+
+/**
+ * How likely a term is to be named again (log-odds, fitted on recorded runs): a term the agent
+ * wrote in its arguments or a user named rises, one only a tool printed falls far, recent ones
+ * rise most, edited files rise; dotted, camelCase and snake_case names (members, functions,
+ * modules) and longer names rise, bare numbers fall.
+ */
+function termScore(t: string, seen: number, count: number, recency: number, edited: boolean): number {
+  return (seen & kSeen.args ? kT.args : 0) + (seen & kSeen.user ? kT.user : 0) + (seen & kSeen.output ? kT.output : 0) + (seen === kSeen.output ? kT.onlyOutput : 0)
+    + (seen & kSeen.definition ? kT.def : 0) + kT.count * Math.log2(Math.min(count, 16)) + kT.rec * recency + kT.rec2 * recency * recency + (edited ? kT.edited : 0)
+    + (/^[+-]?\d/.test(t) ? kT.number : 0) + (t.includes(".") ? kT.dot : 0) + (/\p{Ll}\p{Lu}/u.test(t) ? kT.camel : 0) + (t.includes("_") ? kT.under : 0)
+    + kT.len * Math.min(t.length, 40) + (t.includes("/") ? kT.slash : 0);
+}
+
+/** Every fact of the removed messages, scored (see the module comment), and the files they edited. */
+function candidates(removed: Removed): { facts: Candidate[]; edited: Set<string> } {
+  const edited = new Set<string>();
+  const editCalls = new Set<string>();
+  for (const st of removed.steps) {
+    if (st.callId === undefined) continue;
+    if (st.action === "write") {
+      editCalls.add(st.callId);
+      if (typeof st.minimalArgs.path === "string") edited.add(st.minimalArgs.path);
+    }
+  }
+  // Bounded work per epoch: the latest removed messages only (older facts rank low, and a
+  // session's earlier epochs put theirs into the lines this ledger starts with).
+  const messages = removed.messages.slice(-kMessages);
+  const n = messages.length;
+  const stats = new Map<string, { seen: number; count: number; last: number }>();
+  const out = new Map<string, Candidate>();
+  const recency = (i: number) => (n > 1 ? i / (n - 1) : 1);
+  messages.forEach((m, i) => {
+    const f = messageFacts(m);
+    for (const [t, seen] of f.terms) {
+      const s = stats.get(t) ?? { seen: 0, count: 0, last: 0 };
+      s.seen |= seen;
+      s.count++;
+      s.last = i;
+      stats.set(t, s);
+    }
+    for (const [id, terms] of f.calls) {
+      const call = m.parts.find((p) => p.type === "tool-call" && p.id === id);
+      if (editCalls.has(id)) for (const t of terms) edited.add(t);
+      else if (call?.type === "tool-call" && /\b(?:sed|perl|tee)\b|>/.test(call.args)) for (const t of shellWrites(call.args, terms)) edited.add(t);
+    }
+    for (const d of f.decisions) out.set(`decision:${d}`, { key: `decision:${d}`, kind: "decision", text: d, score: kT.dec + recency(i), last: i });
+  });
+  // Error lines: the error head of each failed step (the reducer's, redacted), in step order.
+  removed.steps.forEach((st, k) => {
+    if (st.success || !st.error) return;
+    const line = oneLine(st.error, kErrorChars);
+    const last = Math.round((k / Math.max(1, removed.steps.length - 1)) * (n - 1));
+    out.set(`error:${line}`, { key: `error:${line}`, kind: "error", text: line, score: kT.err + recency(last), last });
+  });
+  for (const [t, s] of stats) {
+    out.set(t, { key: t, kind: "term", text: t, score: termScore(t, s.seen, s.count, recency(s.last), edited.has(t)), last: s.last });
+  }
+  return { facts: [...out.values()], edited };
+}
+
+const byRank = (a: Candidate, b: Candidate) => b.score - a.score || b.last - a.last || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** One block's lines: edited files, other files, other names, then one line per error and per decision. */
+function renderBlock(picked: readonly Candidate[], edited: ReadonlySet<string>): LedgerLine[] {
+  const lines: LedgerLine[] = [];
+  const terms = picked.filter((c) => c.kind === "term");
+  const file = terms.filter((c) => isFileTerm(c.key));
+  const groups = [["edited", file.filter((c) => edited.has(c.key))], ["files", file.filter((c) => !edited.has(c.key))], ["names", terms.filter((c) => !isFileTerm(c.key))]] as const;
+  for (const [label, items] of groups) {
+    // Space-separated: a separator of its own would cost a token per name.
+    if (items.length > 0) lines.push({ text: `- ${label}: ${items.map((c) => c.text).join(" ")}`, keys: items.map((c) => c.key) });
+  }
+  for (const c of picked) if (c.kind === "error") lines.push({ text: `- error: ${c.text}`, keys: [c.key] });
+  for (const c of picked) if (c.kind === "decision") lines.push({ text: `- decision: ${c.text}`, keys: [c.key] });
+  return lines;
+}
+
+/** `facts` best first (byRank), sorting only as far down as a ledger block can reach first. */
+function* ranked(facts: Candidate[]): Generator<Candidate> {
+  if (facts.length <= kRankHead) {
+    yield* facts.sort(byRank);
+    return;
+  }
+  const scores = Float64Array.from(facts, (c) => c.score).sort();
+  const cut = scores[scores.length - kRankHead];
+  yield* facts.filter((c) => c.score >= cut).sort(byRank);
+  yield* facts.filter((c) => c.score < cut).sort(byRank);
+}
+
+/** The text of a ledger with these lines. */
+export const ledgerText = (lines: readonly LedgerLine[]) => [kLedgerHeading, ...lines.map((l) => l.text)].join("\n");
+
+/**
+ * The ledger's lines after a stage removed `removed`: the lines of `prior`, then a block of the
+ * best facts that neither they nor `kept` (the kept prompt's text) show, the whole within `room`
+ * tokens. `fresh` (the call's first ledger, `prior` the previous epoch's): the prior lines are
+ * dropped when they leave less than a fifth of `room`, and the ledger starts over.
+ */
+export function extendLedger(kit: StageKit, prior: readonly LedgerLine[], removed: Removed, kept: string, room: number, fresh: boolean): LedgerLine[] {
+  const { facts, edited } = candidates(removed);
+  let lines = [...prior];
+  if (fresh && lines.length > 0 && room - kit.measure.text(ledgerText(lines)) < kRebuildBelow * room) lines = [];
+  const used = lines.length > 0 ? kit.measure.text(ledgerText(lines)) : kit.measure.text(kLedgerHeading);
+  const blockRoom = Math.min(room - used, Math.floor((lines.length > 0 ? kNextShare : kFirstShare) * room));
+  if (blockRoom <= 8) return lines;
+  const shown = `${kept}\n${lines.map((l) => l.text).join("\n")}`;
+  const held = new Set(lines.flatMap((l) => l.keys));
+  const picked: (Candidate & { tokens: number })[] = [];
+  let cost = 8; // line labels
+  let errors = 0;
+  let decisions = 0;
+  let names = "";
+  const it = ranked(facts);
+  // Facts go through the estimator in batches of the ranking, as far down as the block reaches.
+  for (let chunk = take(it, 128); chunk.length > 0 && cost + 2 <= blockRoom; chunk = take(it, 128)) {
+    const estimates = kit.counter.estimateMany(chunk.map((c) => c.text));
+    for (const [k, c] of chunk.entries()) {
+      if (cost + 2 > blockRoom) break;
+      const prose = c.kind !== "term";
+      if (held.has(c.key) || (c.kind === "error" && errors >= kMaxErrors) || (c.kind === "decision" && decisions >= kMaxDecisions)) continue;
+      const tokens = Math.ceil(estimates[k]) + (prose ? 3 : 0);
+      if (cost + tokens > blockRoom) continue;
+      if (prose ? shown.includes(c.text) : containsTerm(shown, c.key) || containsTerm(names, c.key)) continue;
+      // A longer name shows the shorter ones it holds (`django.conf` in `django.conf.settings`): they give their room back.
+      for (let q = picked.length - 1; q >= 0 && !prose; q--) {
+        if (picked[q].kind !== "term" || !containsTerm(c.key, picked[q].key)) continue;
+        cost -= picked[q].tokens;
+        picked.splice(q, 1);
+      }
+      cost += tokens;
+      picked.push({ ...c, tokens });
+      if (!prose) names += `\n${c.key}`;
+      if (c.kind === "error") errors++;
+      if (c.kind === "decision") decisions++;
+    }
+  }
+  // The estimate per item can miss by a few tokens: the block is measured whole, and its
+  // lowest-ranked facts leave until it fits.
+  let block = renderBlock(picked, edited);
+  while (picked.length > 0 && kit.measure.text(ledgerText([...lines, ...block])) > used + blockRoom) {
+    picked.pop();
+    block = renderBlock(picked, edited);
+  }
+  return [...lines, ...block];
+}
+
+/** The next `n` items of `it` (fewer at its end). */
+function take<T>(it: Iterator<T>, n: number): T[] {
+  const out: T[] = [];
+  while (out.length < n) {
+    const r = it.next();
+    if (r.done) break;
+    out.push(r.value);
+  }
+  return out;
+}
+
+/** A ledger part with these lines. */
+export const ledgerPart = (lines: readonly LedgerLine[]): TextPart => marked({ type: "text", text: ledgerText(lines) }, { kind: "ledger", lines: [...lines] });
+
+/** Where the ledger is in `w` (message, part), or where it goes: right before the first step summary or merge. */
+function ledgerPlace(w: Work): { i: number; k: number; exists: boolean } | undefined {
+  let anchor: { i: number; k: number; exists: boolean } | undefined;
+  // An incremental epoch writes its own ledger after the settled prefix, whose ledger stays as it is.
+  for (let i = w.frozen; i < w.msgs.length; i++) {
+    const parts = w.msgs[i].parts;
+    for (let k = 0; k < parts.length; k++) {
+      const kind = markOf(parts[k])?.kind;
+      if (kind === "ledger") return { i, k, exists: true };
+      if (kind !== undefined && anchor === undefined) anchor = { i, k, exists: false };
+    }
+  }
+  return anchor;
+}
+
+/** `w` with message `i` given new parts, its total following (the ledger is not a compaction of its own). */
+function setParts(kit: StageKit, w: Work, i: number, parts: Part[]): void {
+  const old = w.msgs[i];
+  const next: Message = { ...old, parts };
+  w.total += kit.measure.of(next) - kit.measure.of(old);
+  w.msgs[i] = next;
+}
+
+/**
+ * Writes the ledger into `w` after a stage removed `removed`: the ledger already there (or, for
+ * the first one of this call, the previous epoch's lines, `kit.priorLedger`) extended with the
+ * new facts, within `ledgerRatio × budget` tokens (and, below the hard threshold, what is left under it).
+ * Nothing when the setting is 0 or there is no step summary or merge to put it before.
+ */
+export function writeLedger(kit: StageKit, w: Work, removed: Removed): void {
+  const s = kit.settings;
+  if (s.ledgerRatio <= 0 || removed.messages.length === 0) return;
+  const place = ledgerPlace(w);
+  if (!place) return;
+  const parts = [...w.msgs[place.i].parts];
+  const current = place.exists ? markOf(parts[place.k]) : undefined;
+  const fresh = current?.kind !== "ledger";
+  const prior = current?.kind === "ledger" ? current.lines : kit.priorLedger;
+  const own = fresh ? 0 : kit.measure.text((parts[place.k] as TextPart).text);
+  // Below the hard threshold the ledger never takes the request above it (stage 4 would run
+  // for it); above it, stage 4 runs anyway, and its last resort may shrink the ledger.
+  const hard = Math.floor(s.hardRatio * w.budget);
+  const share = Math.floor(s.ledgerRatio * w.budget);
+  const room = w.total > hard ? share : Math.min(share, own + Math.max(0, hard - w.total - 16));
+  if (room <= own + 8) return;
+  const keptMsgs = w.msgs.map((m) => ({ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }));
+  const lines = extendLedger(kit, prior, removed, messageTexts(keptMsgs).join("\n"), room, fresh);
+  if (lines.length === 0 || (!fresh && lines.length === prior.length)) return;
+  if (place.exists) parts[place.k] = ledgerPart(lines);
+  else parts.splice(place.k, 0, ledgerPart(lines));
+  setParts(kit, w, place.i, parts);
+}
+
+/**
+ * Stage 4's last resort for the ledger: it keeps only its error lines (a failure it names stays
+ * visible), or goes when it has none (every fact it named is in the stored messages). Whether
+ * it changed.
+ */
+export function shrinkLedger(kit: StageKit, w: Work): boolean {
+  const place = ledgerPlace(w);
+  if (!place?.exists) return false;
+  const parts = [...w.msgs[place.i].parts];
+  const mark = markOf(parts[place.k]);
+  if (mark?.kind !== "ledger") return false;
+  const errors = mark.lines.filter((l) => l.text.startsWith("- error: "));
+  if (errors.length === mark.lines.length) return false;
+  if (errors.length > 0) parts[place.k] = ledgerPart(errors);
+  else parts.splice(place.k, 1);
+  setParts(kit, w, place.i, parts);
+  return true;
+}
