@@ -55,7 +55,7 @@ export class Compactor {
       measure: (messages, format) => this.#measureOf(format).all(messages),
       tier: (tokens, budget) => this.tier(tokens, budget),
       skipped: (tokens, budget) => this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget }),
-      compactEpoch: (messages, options, epoch, frozen, ledger) => this.#compactEpoch(messages, options, epoch, frozen, ledger),
+      compactEpoch: (messages, options, epoch, ledger) => this.#compact(messages, options, epoch, ledger),
       prepare: (messages, from, sliceMs) => {
         const to = this.#steps.prepare(messages, from, sliceMs);
         // The ledger's facts of each message too (memoised on it): the epoch then only ranks them.
@@ -133,18 +133,8 @@ export class Compactor {
     return extractionPayload(new StageKit(this.#services, this.#measure), messages, options, this.#now());
   }
 
-  /** One compaction of `messages` (options checked), as epoch `epoch` of a session (0 outside one). */
-  async #compact(messages: readonly Message[], options: CompactCallOptions, epoch: number): Promise<CanonicalResult> {
-    return (await this.#compactEpoch(messages, options, epoch, 0, []))!.result;
-  }
-
-  /**
-   * One compaction, and how far its output is settled (see PipelineResult.settled). With
-   * `frozen` > 0 (an incremental epoch: messages before it are a previous epoch's output), the
-   * stages leave that prefix alone, and undefined comes back when that cannot reach the target.
-   * The epoch's ledger starts with `ledger` (the previous epoch's lines).
-   */
-  async #compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, frozen: number, ledger: readonly LedgerLine[]): Promise<{ result: CanonicalResult; settled: number } | undefined> {
+  /** One compaction of `messages` (options checked), as epoch `epoch` of a session (0 outside one), whose ledger starts with `ledger`. */
+  async #compact(messages: readonly Message[], options: CompactCallOptions, epoch: number, ledger: readonly LedgerLine[] = []): Promise<CanonicalResult> {
     const measure = this.#measureOf(options.format);
     const started = this.#now();
     const budget = options.budget;
@@ -155,30 +145,25 @@ export class Compactor {
     if (tier === "normal") {
       // The request fits: no compactor work at all.
       this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier, tokens: tokensBefore, budget });
-      return { result: { ...base, messages: [...messages], canonical: [...messages], status: "ok", tokensAfter: tokensBefore, stages: [], refs: [] }, settled: frozen };
+      return { ...base, messages: [...messages], canonical: [...messages], status: "ok", tokensAfter: tokensBefore, stages: [], refs: [] };
     }
     if (mode === "legacy") {
       const r = compactMessages(messages, { compactAtPct: this.settings.targetRatio + 0.05, compactBudgetThresholdPct: 0.05 }, budget, { store: this.store, counter: this.counter });
       const tokensAfter = measure.all(r.messages);
       const status = tokensAfter <= budget ? "ok" : "budget_infeasible";
       this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
-      return { result: { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs }, settled: 0 };
+      return { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs };
     }
-    // An incremental attempt's stage events are held until it is kept: a full epoch may replace it.
-    const held: PolicyEvent[] = [];
-    const services = frozen > 0 ? { ...this.#services, emit: (e: PolicyEvent) => held.push(e) } : this.#services;
-    const kit = new StageKit(services, measure);
+    const kit = new StageKit(this.#services, measure);
     kit.priorLedger = ledger;
-    const { work: w, tokensAfter, status, criticalTokens, settled, incomplete } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started, frozen);
-    if (incomplete) return undefined;
-    for (const e of held) this.#emit(e);
+    const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started);
     const result: CanonicalResult = {
       ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,
       ...(criticalTokens !== undefined ? { infeasible: { criticalTokens, budget } } : {}),
     };
     if (w.compacted > this.settings.churnWarnAt) this.#emit({ type: "churn_warning", compacted: w.compacted, limit: this.settings.churnWarnAt });
     this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
-    return { result, settled };
+    return result;
   }
 }
 

@@ -23,9 +23,8 @@ export const TieredSettings = z.strictObject({
   /**
    * An epoch compacts down to target × budget. The gap up to the soft threshold is the
    * hysteresis: appends fit in it for a while with the rendered prefix byte-identical between
-   * calls (provider prompt caches keep hitting), and the next epoch keeps the prefix the previous
-   * one settled when it can. A higher target keeps more of the conversation in text; a lower
-   * one makes epochs, which rewrite what follows their first change, rarer.
+   * calls (provider prompt caches keep hitting). A higher target keeps more of the conversation
+   * in text; a lower one makes epochs, which rewrite what follows their first change, rarer.
    */
   targetRatio: ratio(0.6),
   /** Tool steps at the end kept whole in stages 1–3 (the latest assistant/tool exchange and the ones before it). */

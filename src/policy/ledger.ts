@@ -254,8 +254,7 @@ export const ledgerPart = (lines: readonly LedgerLine[]): TextPart => marked({ t
 /** Where the ledger is in `w` (message, part), or where it goes: right before the first step summary or merge. */
 function ledgerPlace(w: Work): { i: number; k: number; exists: boolean } | undefined {
   let anchor: { i: number; k: number; exists: boolean } | undefined;
-  // An incremental epoch writes its own ledger after the settled prefix, whose ledger stays as it is.
-  for (let i = w.frozen; i < w.msgs.length; i++) {
+  for (let i = 0; i < w.msgs.length; i++) {
     const parts = w.msgs[i].parts;
     for (let k = 0; k < parts.length; k++) {
       const kind = markOf(parts[k])?.kind;

@@ -16,10 +16,6 @@ export interface PipelineResult {
   status: "ok" | "budget_infeasible";
   /** Exact tokens of the critical set, when infeasible. */
   criticalTokens?: number;
-  /** Messages before this index are what this compaction settled (its last change and all before it), which a session's next epoch may keep. */
-  settled: number;
-  /** An incremental epoch (`frozen` > 0) that could not reach its target without touching the settled prefix: nothing was returned to use. */
-  incomplete?: boolean;
 }
 
 interface StageDef {
@@ -38,12 +34,12 @@ interface StageDef {
  * and where it is over, stage 4 runs again against the budget scaled by how far the estimate
  * was off.
  */
-export async function runPipeline(kit: StageKit, messages: readonly Message[], total: number, budget: number, tier: Tier, deadline: CompactCallOptions["deadline"], now: () => number, started: number, frozen = 0): Promise<PipelineResult> {
+export async function runPipeline(kit: StageKit, messages: readonly Message[], total: number, budget: number, tier: Tier, deadline: CompactCallOptions["deadline"], now: () => number, started: number): Promise<PipelineResult> {
   const s = kit.settings;
   const msgs = [...messages];
   const w: Work = {
     msgs, classes: classify(msgs), total, target: Math.floor(s.targetRatio * budget), budget, input: messages,
-    refs: [], stages: [], compacted: 0, steps: kit.steps.reduce(msgs), frozen,
+    refs: [], stages: [], compacted: 0, steps: kit.steps.reduce(msgs),
   };
   const remaining = () => remainingMs(deadline, now(), started);
   const preserve = tier === "critical" ? Math.min(1, s.preserveRecentSteps) : s.preserveRecentSteps;
@@ -60,8 +56,6 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
   const superseded = remaining() >= s.deadlineReserveMs && bestCaseTraceSavings(kit, w, kit.tailStart(w, preserve)) < w.total - w.target;
   for (const { stage, name, run, essential } of stages) {
     if (w.total <= w.target) break;
-    // An incremental epoch never merges: what it cannot do after the settled prefix, a full epoch does.
-    if (stage === 4 && frozen > 0) return { work: w, tokensAfter: w.total, status: "ok", settled: frozen, incomplete: true };
     if (stage === 4 && w.total <= s.hardRatio * budget) break; // only above hard
     const before = w.total;
     const t0 = now();
@@ -80,26 +74,16 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
     report.durationMs = now() - t0;
     kit.emit({ type: "compaction_stage", tier, ...report });
   }
-  if (frozen > 0 && w.total > w.target) return { work: w, tokensAfter: w.total, status: "ok", settled: frozen, incomplete: true };
   keepThinkingOpener(kit, w, messages, budget);
   let tokensAfter = w.total;
   if (tokensAfter > 0.9 * budget) tokensAfter = kit.measure.exact(w.msgs);
-  for (let retry = 0; retry < 2 && tokensAfter > budget && frozen === 0; retry++) {
+  for (let retry = 0; retry < 2 && tokensAfter > budget; retry++) {
     const scaled = Math.max(1, Math.floor((budget * w.total) / tokensAfter) - 8);
     await mergeOldest(kit, w, scaled);
     tokensAfter = kit.measure.exact(w.msgs);
   }
-  const input = new Set(messages);
-  let settled = frozen;
-  for (let i = w.msgs.length - 1; i >= frozen; i--) {
-    if (!input.has(w.msgs[i])) {
-      settled = i + 1;
-      break;
-    }
-  }
-  if (tokensAfter <= budget) return { work: w, tokensAfter, status: "ok", settled };
-  if (frozen > 0) return { work: w, tokensAfter, status: "ok", settled, incomplete: true };
-  return { work: w, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(kit.criticalSet(w.msgs, w.classes)), settled };
+  if (tokensAfter <= budget) return { work: w, tokensAfter, status: "ok" };
+  return { work: w, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(kit.criticalSet(w.msgs, w.classes)) };
 }
 
 /**
@@ -109,7 +93,7 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
  */
 function bestCaseTraceSavings(kit: StageKit, w: Work, tail: number): number {
   let saving = 0;
-  for (let i = w.frozen; i < tail; i++) {
+  for (let i = 0; i < tail; i++) {
     if (w.classes[i] !== "tool_trace") continue;
     const m = w.msgs[i];
     const trace = m.parts.filter((p) => p.type === "tool-call" || p.type === "tool-result").length;

@@ -7,7 +7,6 @@ import { ledgerLines } from "./ledger.js";
 import { WireCache } from "./wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
-import { usesThinking } from "../validate/rules.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
 
 /** What a session needs of its compactor (Compactor.session() hands it over; not public). */
@@ -19,13 +18,11 @@ export interface EpochHost {
   /** Reports a call answered without compacting (an append, or under the soft threshold). */
   skipped(tokens: number, budget: number): void;
   /**
-   * A compaction of `messages` (options checked) as the session's epoch `epoch`, and how many of
-   * its output's first messages are settled. With `frozen` > 0 the stages leave messages before it
-   * alone, and undefined means that could not reach the target. `ledger` is the previous epoch's
-   * ledger, which this epoch's starts with while its facts hold (append-only, so the cached
-   * prefix reaches through it).
+   * A compaction of `messages` (options checked) as the session's epoch `epoch`; `ledger` is the
+   * previous epoch's ledger, which this epoch's starts with while its facts hold (append-only,
+   * so the cached prefix reaches through it).
    */
-  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, frozen: number, ledger: readonly LedgerLine[]): Promise<{ result: CanonicalResult; settled: number } | undefined>;
+  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, ledger: readonly LedgerLine[]): Promise<CanonicalResult>;
   /** Step reductions and renders a later epoch will need, done ahead for `messages[from..]` (see StepCache.prepare). */
   prepare(messages: readonly Message[], from: number, sliceMs?: number): number;
 }
@@ -129,7 +126,6 @@ export class CompactorSession {
       this.#base = [...messages];
       this.#output = [...messages];
       this.#refs = [];
-      this.#settled = 0;
       this.#baseTokens = this.#outputTokens = tokensBefore;
       this.#prepared = 0;
       this.#schedulePrepare();
@@ -139,40 +135,19 @@ export class CompactorSession {
     this.#epoch++;
     // The ledger carries over only within one conversation: its facts are those of messages
     // this one still begins with.
-    const epoch = (await this.#incremental(messages, options, tokensBefore)) ?? (await c.compactEpoch(messages, options, this.#epoch, 0, extended ? ledgerLines(this.#output) : []))!;
-    const r = epoch.result;
+    const r = await c.compactEpoch(messages, options, this.#epoch, extended ? ledgerLines(this.#output) : []);
     this.#base = [...messages];
     // The epoch did every message's work; what it kept whole is prepared when next removed.
     this.#prepared = this.#base.length;
     this.#output = [...r.canonical];
     this.#refs = [...r.refs];
-    this.#settled = epoch.settled;
     this.#baseTokens = tokensBefore;
     this.#outputTokens = c.measure(r.canonical, options.format);
     return r;
   }
 
-  /**
-   * An incremental epoch: when the call extends the previous one, the previous output's settled
-   * prefix (everything up to the last message the previous epoch changed) is kept as it is — the
-   * provider has it cached — and only what follows it is compacted, with the previous output's
-   * refs kept. Undefined when the call does not extend the previous one, when extended thinking
-   * is in use (its turn openers are placed from the original input), or when the target cannot be
-   * reached after the prefix: then the whole conversation is compacted anew.
-   */
-  async #incremental(messages: readonly Message[], options: CompactCallOptions, tokensBefore: number): Promise<{ result: CanonicalResult; settled: number } | undefined> {
-    if (this.#settled === 0 || !this.#extends(messages) || usesThinking(messages)) return undefined;
-    const current = [...this.#output, ...messages.slice(this.#base.length)];
-    const r = await this.#host.compactEpoch(current, options, this.#epoch, this.#settled, []);
-    if (r === undefined) return undefined;
-    const refs = [...new Set([...this.#refs, ...r.result.refs])];
-    return { result: { ...r.result, tokensBefore, tier: this.#host.tier(tokensBefore, options.budget), refs }, settled: r.settled };
-  }
-
   #baseTokens = 0;
   #outputTokens = 0;
-  /** How many of #output's first messages the current epoch settled (0: none, or not an epoch's output). */
-  #settled = 0;
   /** The refs of the current epoch's compaction: every later call's output still holds its replacements. */
   #refs: string[] = [];
 

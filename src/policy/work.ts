@@ -36,11 +36,6 @@ export interface Work {
   refs: string[];
   stages: StageReport[];
   compacted: number;
-  /**
-   * Messages before this index are settled: a previous epoch of the session compacted them and
-   * the provider has them cached, so no stage touches them (0 outside an incremental epoch).
-   */
-  frozen: number;
   /** The steps of `msgs`, reduced (observations and minimal arguments for the stages). */
   steps: ReducedStep[];
 }

@@ -204,7 +204,7 @@ describe("stage 2 with supersede", () => {
   /** Compacted at a budget where replacing one output reaches the target. */
   async function compactOnce(supersede: boolean) {
     const msgs = conversation(steps);
-    const config = { store: createMemoryStore(), lowWaterRatio: 0.8, supersede };
+    const config = { store: createMemoryStore(), targetRatio: 0.8, supersede };
     const total = (await createCompactor(config).compactCanonical(msgs, { budget: 1_000_000 })).tokensBefore;
     const r = await createCompactor(config).compactCanonical(msgs, { budget: Math.floor((total - 300) / 0.8) });
     const texts = r.canonical.map((m) => m.parts.map((p) => (p.type === "tool-result" ? p.content.map((c) => (c.type === "text" ? c.text : "")).join("") : "")).join(""));
@@ -226,7 +226,7 @@ describe("stage 2 with supersede", () => {
   it("compares the calls as the agent wrote them, though stage 1 shortened their arguments", async () => {
     const read = bash("cat src/a.py  # the module as it is before the fix, the whole of it, to compare", big("a"));
     const msgs = conversation([read, bash("python build.py", big("build")), bash("nl -ba src/a.py", big("a")), bash("ls", "a.py"), bash("git status", "clean")]);
-    const config = { store: createMemoryStore(), lowWaterRatio: 0.8, argTokens: 20 };
+    const config = { store: createMemoryStore(), targetRatio: 0.8, argTokens: 20 };
     const total = (await createCompactor(config).compactCanonical(msgs, { budget: 1_000_000 })).tokensBefore;
     const r = await createCompactor(config).compactCanonical(msgs, { budget: Math.floor((total - 300) / 0.8) });
     const call = r.canonical[2].parts[0];

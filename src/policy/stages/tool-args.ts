@@ -11,7 +11,7 @@ import type { StageKit, Work } from "../work.js";
 export function compactToolArgs(kit: StageKit, w: Work, tail: number, includeCritical = false): void {
   const s = kit.settings;
   const reduced = new Map(w.steps.filter((x) => x.callId !== undefined).map((x) => [`${x.callMessage}:${x.callId}`, x]));
-  for (let i = w.frozen; i < w.msgs.length && w.total > w.target; i++) {
+  for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
     const m = w.msgs[i];
     if (!m.parts.some((p) => p.type === "tool-call")) continue;
     if (i >= tail || (w.classes[i] === "critical" && !includeCritical)) {

@@ -28,7 +28,7 @@ interface Focused {
  * it (taking the stale ones first instead would leave older current outputs whole, for the next
  * epoch to change early in the prompt). `input` is the list as the call gave it (index for index
  * the work's, whose calls stage 1 may have shortened): supersession compares the calls'
- * arguments as the agent wrote them. Nothing in the settled prefix (`w.frozen`) is touched.
+ * arguments as the agent wrote them.
  */
 export function compactToolOutputs(kit: StageKit, w: Work, tail: number, input: readonly Message[] = w.msgs): void {
   const s = kit.settings;
@@ -41,7 +41,7 @@ export function compactToolOutputs(kit: StageKit, w: Work, tail: number, input: 
   let calls: Map<string, { name: string; args: string }> | undefined;
   const focus = s.focusTokens > 0 ? new Focus(focusTerms(w.msgs, tail)) : undefined;
   const focused: Focused[] = [];
-  for (let i = w.frozen; i < w.msgs.length && w.total > w.target; i++) {
+  for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
     const m = w.msgs[i];
     if (!m.parts.some((p) => p.type === "tool-result")) continue;
     if (i >= tail || w.classes[i] === "critical") {
@@ -84,7 +84,6 @@ export function compactToolOutputs(kit: StageKit, w: Work, tail: number, input: 
 /** The superseded outputs above outputTokens still whole, each replaced by its line. */
 function replaceStale(kit: StageKit, w: Work, stale: ReadonlyMap<string, Supersession>): void {
   for (const sup of stale.values()) {
-    if (sup.message < w.frozen) continue;
     const m = w.msgs[sup.message];
     const k = m.parts.findIndex((p) => p.type === "tool-result" && p.callId === sup.callId);
     if (k < 0) continue;
