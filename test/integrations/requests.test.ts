@@ -65,7 +65,7 @@ describe("compactOpenAIRequest: the 200-step agent loop", () => {
     const legacy = await compactOpenAIRequest({ ...body, max_completion_tokens: null, max_tokens: 4000 }, { contextWindow: 20_000, conversationId: "derived-legacy" });
     expect(exactTokens(parseMessages(legacy.messages, { format: "openai-chat" }).messages)).toBeLessThanOrEqual(20_000 - 4000 - toolTokens);
     // A compactor setting beside the request options (its own pool; conversationId stays the helper's).
-    const tuned = await compactOpenAIRequest(body, { contextWindow: 20_000, conversationId: "derived-tuned", targetRatio: 0.4 });
+    const tuned = await compactOpenAIRequest(body, { contextWindow: 20_000, conversationId: "derived-tuned", ledgerRatio: 0 });
     expect(exactTokens(parseMessages(tuned.messages, { format: "openai-chat" }).messages)).toBeLessThan(tokens);
   });
 
@@ -224,7 +224,8 @@ describe("compactAnthropicRequest: the 200-step agent loop", () => {
 
   it("a request with 4 caller breakpoints: ours takes the oldest message-level one's place, tools and system kept", async () => {
     const run = agentRun(60, 55);
-    const { calls, droppedCallerMarks, sent } = await anthropicLoop(run, { tools: true, system: true, task: true, firstResult: true }, { budget, cacheBreakpoint: true, conversationId: "four" });
+    // A target that leaves the first result whole for a while, so that all four caller marks stand.
+    const { calls, droppedCallerMarks, sent } = await anthropicLoop(run, { tools: true, system: true, task: true, firstResult: true }, { budget, cacheBreakpoint: true, conversationId: "four", targetRatio: 0.6 });
     expect(droppedCallerMarks).toBeGreaterThan(0);
     for (const [k, body] of sent.entries()) {
       const got = marksOf(body);

@@ -73,7 +73,8 @@ describe("seed 003's seven tests", () => {
     expect(r.stages.map((s) => s.stage)).toEqual([...r.stages.map((s) => s.stage)].sort());
     expect(r.stages[0].stage).toBe(1);
     expect(r.stages.some((s) => s.stage === 4)).toBe(false);
-    for (const m of criticalOf(messages)) expect(r.canonical).toContainEqual(m);
+    // Critical messages whole (the step summary may join the task's message as a part of its own).
+    for (const m of criticalOf(messages)) expect(r.canonical.some((o) => o === m || (o.role === m.role && JSON.stringify(o.parts).includes(JSON.stringify(m.parts).slice(1, -1))))).toBe(true);
     expect(r.tokensAfter).toBeLessThan(before);
   });
 
