@@ -26,7 +26,7 @@
  * same answer as containsTerm).
  */
 import type { ChatMessage } from "./metrics.js";
-import { contentText, callArgs } from "./metrics.js";
+import { anchorIndices, contentText, callArgs } from "./metrics.js";
 import { argumentTexts, containsTerm, occursAt, specificTerms } from "../model/terms.js";
 
 const kTexts = new WeakMap<ChatMessage, string[]>();
@@ -117,16 +117,9 @@ export function namedTerms(m: ChatMessage): string[] {
 /** The evidence of a prompt for its next message (see the module comment); [] when there is no next assistant message. */
 export function nextStepEvidence(prompt: readonly ChatMessage[], next: ChatMessage | undefined): string[] {
   if (next === undefined || next.role !== "assistant") return [];
-  const anchor: ChatMessage[] = [];
-  const trajectory: ChatMessage[] = [];
-  let taskSeen = false;
-  for (const m of prompt) {
-    if (m.role === "system" || m.role === "developer") anchor.push(m);
-    else if (m.role === "user" && !taskSeen) {
-      taskSeen = true;
-      anchor.push(m);
-    } else trajectory.push(m);
-  }
+  const anchors = anchorIndices(prompt);
+  const anchor = prompt.filter((_, i) => anchors.has(i));
+  const trajectory = prompt.filter((_, i) => !anchors.has(i));
   return namedTerms(next).filter((term) => !anchor.some((m) => messageHasTerm(m, term)) && trajectory.some((m) => messageHasTerm(m, term)));
 }
 

@@ -41,6 +41,20 @@ import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../
 
 export type ChatMessage = OpenAIChatMessage;
 
+/** The indices of a prompt's anchors, the messages every contender keeps verbatim: its system / developer messages and its task (the first user message). */
+export function anchorIndices(messages: readonly ChatMessage[]): Set<number> {
+  const out = new Set<number>();
+  let taskSeen = false;
+  messages.forEach((m, i) => {
+    if (m.role === "system" || m.role === "developer") out.add(i);
+    else if (m.role === "user" && !taskSeen) {
+      taskSeen = true;
+      out.add(i);
+    }
+  });
+  return out;
+}
+
 /** The text a model reads in a message's content (see the module comment). */
 export function contentText(m: ChatMessage): string {
   const c = m.content;
@@ -215,10 +229,14 @@ export function prefixSplit(prev: readonly ChatMessage[], next: readonly ChatMes
   return { total, cached: Math.min(total, commonPrefixTokens(prev, next, count)) };
 }
 
+/** The share of a prefix split's tokens its cached prefix covers (1 when there are none). */
+export function prefixShare({ total, cached }: { total: number; cached: number }): number {
+  return total === 0 ? 1 : cached / total;
+}
+
 /** Cache-prefix share of two consecutive outputs: common-prefix tokens over the later output's tokens (1 when it is empty). */
 export function cachePrefixShare(prev: readonly ChatMessage[], next: readonly ChatMessage[], count: PrefixCounter): number {
-  const { total, cached } = prefixSplit(prev, next, count);
-  return total === 0 ? 1 : cached / total;
+  return prefixShare(prefixSplit(prev, next, count));
 }
 
 /** Prices of input tokens relative to one uncached input token: a cached read, and a write (uncached, or written to the cache). */

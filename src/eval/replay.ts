@@ -18,7 +18,7 @@ import { newViolations, validate, type ValidationResult } from "../validate/inde
 import { kCounter, messageTokens, promptTokens, type CompactOutput, type Contender } from "./contenders.js";
 import { evidenceKept, nextStepEvidence } from "./evidence.js";
 import {
-  cachePricedCost, kPricing, prefixSplit, type Pricing, contentText, criticalCore, criticalVerbatim, failedVisible, isFailedToolResult, kCriticalKinds, percentile, recoverable, samplePoints,
+  cachePricedCost, kPricing, prefixShare, prefixSplit, type Pricing, contentText, criticalCore, criticalVerbatim, failedVisible, isFailedToolResult, kCriticalKinds, percentile, recoverable, samplePoints,
   visibleHead, type CriticalKind,
 } from "./metrics.js";
 import type { EvalMetrics, TraceEpoch, TraceRun } from "./types.js";
@@ -62,6 +62,8 @@ interface Point {
   input: OpenAIChatMessage[];
   withPrev: boolean;
   tokens: number;
+  /** The input messages' tokens without the reply primer: what the uncompacted prompt is priced by. */
+  messageTokens: number;
   criticalTokens: number;
   validation: ValidationResult;
   failed: { message: OpenAIChatMessage; head: string }[];
@@ -100,6 +102,7 @@ function preparePoints(run: EvalRun, max: number, minBudget: number): Point[] {
       input,
       withPrev,
       tokens,
+      messageTokens: input.reduce((n, m) => n + messageTokens(m), 0),
       evidence: tokens > minBudget ? nextStepEvidence(input, run.messages[at[point]]) : [],
       criticalTokens: promptTokens(criticalCore(input)),
       validation: validate(openaiChatAdapter.parse(input, { source: run.id }), "openai-chat"),
@@ -308,13 +311,13 @@ export async function replayRuns(runs: readonly EvalRun[], contenders: readonly 
           }
           if (p.withPrev && prev) {
             const split = prefixSplit(prev, r.messages, kPrefixCounter);
-            const s = split.total === 0 ? 1 : split.cached / split.total;
+            const s = prefixShare(split);
             t.cache.push(s);
             if (p.tokens > budget) {
               t.cacheOverBudget.push(s);
               t.cost.pairs++;
               t.cost.sum += cachePricedCost(split, pricing);
-              t.cost.uncompacted += p.input.reduce((n, m) => n + kPrefixCounter.message(m), 0) * pricing.write;
+              t.cost.uncompacted += p.messageTokens * pricing.write;
             }
           }
           prev = r.messages;

@@ -18,21 +18,8 @@
  */
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
 import type { CompactOutput, Contender } from "./contenders.js";
+import { anchorIndices } from "./metrics.js";
 import { messageTokens, promptTokens } from "./tokens.js";
-
-/** The indices of the anchors: system / developer messages and the first user message. */
-export function anchorIndices(messages: readonly OpenAIChatMessage[]): Set<number> {
-  const out = new Set<number>();
-  let taskSeen = false;
-  messages.forEach((m, i) => {
-    if (m.role === "system" || m.role === "developer") out.add(i);
-    else if (m.role === "user" && !taskSeen) {
-      taskSeen = true;
-      out.add(i);
-    }
-  });
-  return out;
-}
 
 /** The messages other than `skip` as units (see the module comment), each a list of indices in input order. */
 export function messageUnits(messages: readonly OpenAIChatMessage[], skip: ReadonlySet<number>): number[][] {

@@ -6,7 +6,8 @@ import { renderMessages } from "../../src/adapters/index.js";
 import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
 import { evaluate, type EvalRun } from "../../src/eval/index.js";
 import { messageTokens, promptTokens } from "../../src/eval/contenders.js";
-import { anchorIndices, messageUnits, tailBaseline, trimTail } from "../../src/eval/tail-baseline.js";
+import { anchorIndices } from "../../src/eval/metrics.js";
+import { messageUnits, tailBaseline, trimTail } from "../../src/eval/tail-baseline.js";
 import { replayRuns } from "../../src/eval/replay.js";
 import { generateRun } from "../../src/gen/run.js";
 
