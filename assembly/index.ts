@@ -13,7 +13,7 @@ export function heapBase(): usize {
 
 /** Bumped whenever a kernel's signature or memory layout changes; the host checks it. */
 export function abiVersion(): i32 {
-  return 2;
+  return 3;
 }
 
 /** XXH64 of one byte range (for Uint8Array content such as offloaded files). */

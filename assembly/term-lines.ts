@@ -62,8 +62,10 @@ function codePointBefore(p: usize, start: usize): u32 {
  * byte each at `flags` (TERM_WORD_START, TERM_WORD_END: the boundary rule of containsTerm,
  * src/model/terms.ts, decided by the host from the term's first and last UTF-16 unit). Lines
  * are split on `\n` and counted from 0 per text. Writes (line, distinct terms) pairs as u32 to
- * `out`, line order, text after text, and after text i the pairs written so far to `ends`.
- * `scratch` holds termLinesScratch(m) bytes. Returns the pair count, or a negative E_* code.
+ * `out`, line order, text after text, and after text i the pairs written so far to `ends`;
+ * when `found` is not 0, also sets byte k of `found` (m bytes, zeroed here) to 1 for each term k
+ * found in some text. `scratch` holds termLinesScratch(m) bytes. Returns the pair count, or a
+ * negative E_* code.
  *
  * One pass per text whatever the term count: a bitmap of the terms' first two bytes rejects
  * most positions with one load; the rest compare the terms chained under a hash of those bytes.
@@ -71,9 +73,10 @@ function codePointBefore(p: usize, start: usize): u32 {
 export function termLines(
   data: usize, offsets: usize, n: i32,
   terms: usize, termOffsets: usize, flags: usize, m: i32,
-  scratch: usize, out: usize, ends: usize,
+  scratch: usize, out: usize, ends: usize, found: usize,
 ): i32 {
   if (n < 0 || m < 0) return E_BAD_LENGTH;
+  if (found != 0) memory.fill(found, 0, <usize>m);
   const bitmap = scratch;
   const heads = scratch + BITMAP_BYTES;
   const next = heads + HEADS_BYTES;
@@ -129,6 +132,7 @@ export function termLines(
         if ((f & TERM_WORD_START) != 0 && p > start && isWordCodePoint(codePointBefore(p, start))) continue;
         if ((f & TERM_WORD_END) != 0 && p + len < end && isWordCodePoint(codePointAt(p + len, end))) continue;
         store<u32>(stamps + (<usize>k << 2), stamp);
+        if (found != 0) store<u8>(found + k, 1);
         count++;
       }
     }

@@ -31,12 +31,14 @@ const kCorpus = fileURLToPath(new URL("../../../shared/corpus/dev.jsonl.gz", imp
 function termLinesByIndexOf(texts: readonly string[], terms: readonly string[]): TermLineMatches {
   const pairs: number[] = [];
   const ends = new Uint32Array(texts.length);
+  const found = new Uint8Array(terms.length);
   texts.forEach((text, i) => {
     const starts = [0];
     for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) starts.push(at + 1);
     const counts = new Uint32Array(starts.length);
-    for (const term of terms) {
+    terms.forEach((term, k) => {
       for (let at = indexOfTerm(text, term); at >= 0; ) {
+        found[k] = 1;
         let lo = 0;
         let hi = starts.length - 1;
         while (lo < hi) {
@@ -48,13 +50,13 @@ function termLinesByIndexOf(texts: readonly string[], terms: readonly string[]):
         if (lo + 1 >= starts.length) break;
         at = indexOfTerm(text, term, starts[lo + 1]);
       }
-    }
+    });
     counts.forEach((c, line) => {
       if (c > 0) pairs.push(line, c);
     });
     ends[i] = pairs.length / 2;
   });
-  return { pairs: Uint32Array.from(pairs), ends };
+  return { pairs: Uint32Array.from(pairs), ends, found };
 }
 
 async function main(): Promise<void> {
@@ -75,7 +77,7 @@ async function main(): Promise<void> {
     const a = termLines(r.outputs, r.set, { backend: "wasm" });
     const b = termLinesByIndexOf(r.outputs, r.terms);
     const c = termLines(r.outputs, r.set, { backend: "ts" });
-    if (a.pairs.join() !== b.pairs.join() || a.ends.join() !== b.ends.join() || a.pairs.join() !== c.pairs.join()) throw new Error("contenders disagree");
+    if (a.pairs.join() !== b.pairs.join() || a.ends.join() !== b.ends.join() || a.pairs.join() !== c.pairs.join() || a.found.join() !== b.found.join() || a.found.join() !== c.found.join()) throw new Error("contenders disagree");
   }
   const cases: Case[] = [];
   for (const which of ["outputs", "large"] as const) {

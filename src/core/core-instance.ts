@@ -27,7 +27,7 @@ export interface CoreExports {
   termLinesScratch(m: number): number;
   termLines(
     data: number, offsets: number, n: number, terms: number, termOffsets: number, flags: number, m: number,
-    scratch: number, out: number, ends: number,
+    scratch: number, out: number, ends: number, found: number,
   ): number;
 }
 

@@ -54,9 +54,8 @@ export function specificTerms(text: string): string[] {
 /** Whether `term` occurs in `text` as a whole starting at index `at` (see the module comment). */
 export function occursAt(text: string, term: string, at: number): boolean {
   if (term === "" || at < 0 || !text.startsWith(term, at)) return false;
-  const before = at > 0 ? text[at - 1] : "";
-  const after = text[at + term.length] ?? "";
-  return (before === "" || !kWordChar.test(before) || !kWordChar.test(term[0])) && (after === "" || !kWordChar.test(after) || !kWordChar.test(term[term.length - 1]));
+  const end = at + term.length;
+  return (at === 0 || !isWordUnit(text.charCodeAt(at - 1)) || !isWordUnit(term.charCodeAt(0))) && (end >= text.length || !isWordUnit(text.charCodeAt(end)) || !isWordUnit(term.charCodeAt(term.length - 1)));
 }
 
 /** The string leaves of a JSON value (numbers as JSON writes them), depth first. */
@@ -91,6 +90,7 @@ export function argumentTexts(args: string, out: string[] = []): string[] {
  * surrogate never is, so a character outside the BMP next to a term counts as a boundary.
  */
 export function isWordUnit(unit: number): boolean {
+  if (unit < 0x80) return (unit >= 0x30 && unit <= 0x39) || (unit >= 0x41 && unit <= 0x5a) || (unit >= 0x61 && unit <= 0x7a) || unit === 0x5f;
   return kWordChar.test(String.fromCharCode(unit));
 }
 

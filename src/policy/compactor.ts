@@ -1,5 +1,4 @@
 import { parseMessages, renderMessages, type Format } from "../adapters/index.js";
-import type { LedgerLine } from "../model/marks.js";
 import type { Message } from "../model/schema.js";
 import { compactMessages } from "../session/legacy.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
@@ -13,7 +12,7 @@ import { messageFacts } from "./ledger-facts.js";
 import { checkCallOptions } from "./options.js";
 import { runPipeline } from "./pipeline.js";
 import { RedactingStore } from "./redacting-store.js";
-import { CompactorSession, type EpochHost } from "./session.js";
+import { CompactorSession, type EpochCarry, type EpochHost } from "./session.js";
 import { addEvent, newCompactionStats, type CompactionStats } from "./telemetry.js";
 import { StepCache } from "./step-cache.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
@@ -55,7 +54,7 @@ export class Compactor {
       measure: (messages, format) => this.#measureOf(format).all(messages),
       tier: (tokens, budget) => this.tier(tokens, budget),
       skipped: (tokens, budget) => this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget }),
-      compactEpoch: (messages, options, epoch, ledger) => this.#compact(messages, options, epoch, ledger),
+      compactEpoch: (messages, options, epoch, carry) => this.#compact(messages, options, epoch, carry),
       prepare: (messages, from, sliceMs) => {
         const to = this.#steps.prepare(messages, from, sliceMs);
         // The ledger's facts of each message too (memoised on it): the epoch then only ranks them.
@@ -133,8 +132,8 @@ export class Compactor {
     return extractionPayload(new StageKit(this.#services, this.#measure), messages, options, this.#now());
   }
 
-  /** One compaction of `messages` (options checked), as epoch `epoch` of a session (0 outside one), whose ledger starts with `ledger`. */
-  async #compact(messages: readonly Message[], options: CompactCallOptions, epoch: number, ledger: readonly LedgerLine[] = []): Promise<CanonicalResult> {
+  /** One compaction of `messages` (options checked), as epoch `epoch` of a session (0 outside one), with what its previous epoch carries over. */
+  async #compact(messages: readonly Message[], options: CompactCallOptions, epoch: number, carry?: EpochCarry): Promise<CanonicalResult> {
     const measure = this.#measureOf(options.format);
     const started = this.#now();
     const budget = options.budget;
@@ -155,7 +154,7 @@ export class Compactor {
       return { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs };
     }
     const kit = new StageKit(this.#services, measure);
-    kit.priorLedger = ledger;
+    if (carry) ({ ledger: kit.priorLedger, facts: kit.facts } = carry);
     const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started);
     const result: CanonicalResult = {
       ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,

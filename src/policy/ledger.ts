@@ -20,13 +20,14 @@
  * the facts ranked anew: recent facts are worth more than the room old ones hold).
  */
 import { containsTerm } from "../model/terms.js";
+import { termLines } from "./term-lines.js";
 import { markOf, marked, type LedgerLine } from "../model/marks.js";
 import type { Message, Part, TextPart } from "../model/schema.js";
 import { messageTexts } from "../model/texts.js";
-import { languageOf } from "../steps/detect.js";
 import { oneLine } from "../steps/rules.js";
 import type { ReducedStep } from "../steps/types.js";
-import { kSeen, messageFacts } from "./ledger-facts.js";
+import { FactWindow, isFileTerm } from "./fact-window.js";
+import { kSeen } from "./ledger-facts.js";
 import type { StageKit, Work } from "./work.js";
 
 export type { LedgerLine };
@@ -77,17 +78,6 @@ export function ledgerLines(messages: readonly Message[]): readonly LedgerLine[]
   return [];
 }
 
-/** A term that names a file: an absolute or relative path of two or more parts, or a name with a known file extension. */
-const isFileTerm = (t: string) => /^(?:\.{1,2}\/|~\/|\/)[^/]+\/./.test(t) || (languageOf(t) !== undefined && /\.[A-Za-z]\w*$/.test(t));
-
-/** Targets a shell command writes: redirections, `tee`, and the files of an in-place `sed -i` / `perl -i`. */
-function shellWrites(command: string, terms: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const m of command.matchAll(/(?:[^<>&0-9=-]>>?|\btee\s+(?:-a\s+)?)\s*['"]?([^\s'";&|<>()]+)/g)) if (isFileTerm(m[1]) && m[1] !== "/dev/null") out.push(m[1]);
-  if (/\b(?:sed|perl)\s+(?:-\S+\s+)*-[a-z]*i/.test(command)) out.push(...terms.filter(isFileTerm));
-  return out;
-}
-
 /** The weights of a fact's rank (log-odds of being named again, fitted on recorded agent runs). */
 const kT = { err: 1.5, dec: -1, args: 0.4, user: 0.4, output: -0.7, onlyOutput: -1.9, def: -0.9, count: 0.15, rec: 0.5, rec2: 0.8, edited: 0.5, number: -0.7, dot: 0.4, camel: 0.5, under: 0.3, len: 0.025, slash: -0.3 };
 
@@ -104,8 +94,21 @@ function termScore(t: string, seen: number, count: number, recency: number, edit
     + kT.len * Math.min(t.length, 40) + (t.includes("/") ? kT.slash : 0);
 }
 
-/** Every fact of the removed messages, scored (see the module comment), and the files they edited. */
-function candidates(removed: Removed): { facts: Candidate[]; edited: Set<string> } {
+/** The window's terms as facts: their keys, scores and window positions, side by side (objects are made only for those the ranking reaches). */
+interface TermFacts {
+  keys: string[];
+  scores: Float64Array;
+  last: Int32Array;
+}
+
+/**
+ * Every fact of the removed messages, scored (see the module comment): the errors and
+ * decisions, and the terms; and the files they edited. Bounded work per epoch: the facts of the
+ * latest removed messages only (older facts rank low, and a session's earlier epochs put theirs
+ * into the lines this ledger starts with), aggregated in `window` (a session's, kept across its
+ * epochs).
+ */
+function candidates(removed: Removed, window: FactWindow): { prose: Candidate[]; terms: TermFacts; edited: Set<string> } {
   const edited = new Set<string>();
   const editCalls = new Set<string>();
   for (const st of removed.steps) {
@@ -115,40 +118,30 @@ function candidates(removed: Removed): { facts: Candidate[]; edited: Set<string>
       if (typeof st.minimalArgs.path === "string") edited.add(st.minimalArgs.path);
     }
   }
-  // Bounded work per epoch: the latest removed messages only (older facts rank low, and a
-  // session's earlier epochs put theirs into the lines this ledger starts with).
-  const messages = removed.messages.slice(-kMessages);
-  const n = messages.length;
-  const stats = new Map<string, { seen: number; count: number; last: number }>();
-  const out = new Map<string, Candidate>();
+  window.set(removed.messages.slice(-kMessages));
+  window.addEdited(edited, editCalls);
+  const n = window.size;
+  const prose = new Map<string, Candidate>();
   const recency = (i: number) => (n > 1 ? i / (n - 1) : 1);
-  messages.forEach((m, i) => {
-    const f = messageFacts(m);
-    for (const [t, seen] of f.terms) {
-      const s = stats.get(t) ?? { seen: 0, count: 0, last: 0 };
-      s.seen |= seen;
-      s.count++;
-      s.last = i;
-      stats.set(t, s);
-    }
-    for (const [id, terms] of f.calls) {
-      const call = m.parts.find((p) => p.type === "tool-call" && p.id === id);
-      if (editCalls.has(id)) for (const t of terms) edited.add(t);
-      else if (call?.type === "tool-call" && /\b(?:sed|perl|tee)\b|>/.test(call.args)) for (const t of shellWrites(call.args, terms)) edited.add(t);
-    }
-    for (const d of f.decisions) out.set(`decision:${d}`, { key: `decision:${d}`, kind: "decision", text: d, score: kT.dec + recency(i), last: i });
-  });
+  for (const [d, s] of window.decisions) {
+    const last = window.at(s.last);
+    prose.set(`decision:${d}`, { key: `decision:${d}`, kind: "decision", text: d, score: kT.dec + recency(last), last });
+  }
   // Error lines: the error head of each failed step (the reducer's, redacted), in step order.
   removed.steps.forEach((st, k) => {
     if (st.success || !st.error) return;
     const line = oneLine(st.error, kErrorChars);
     const last = Math.round((k / Math.max(1, removed.steps.length - 1)) * (n - 1));
-    out.set(`error:${line}`, { key: `error:${line}`, kind: "error", text: line, score: kT.err + recency(last), last });
+    prose.set(`error:${line}`, { key: `error:${line}`, kind: "error", text: line, score: kT.err + recency(last), last });
   });
-  for (const [t, s] of stats) {
-    out.set(t, { key: t, kind: "term", text: t, score: termScore(t, s.seen, s.count, recency(s.last), edited.has(t)), last: s.last });
+  const terms: TermFacts = { keys: [], scores: new Float64Array(window.terms.size), last: new Int32Array(window.terms.size) };
+  for (const [t, s] of window.terms) {
+    const k = terms.keys.length;
+    terms.keys.push(t);
+    terms.last[k] = window.at(s.last);
+    terms.scores[k] = termScore(t, s.seen, s.count, recency(terms.last[k]), edited.has(t));
   }
-  return { facts: [...out.values()], edited };
+  return { prose: [...prose.values()], terms, edited };
 }
 
 const byRank = (a: Candidate, b: Candidate) => b.score - a.score || b.last - a.last || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
@@ -168,16 +161,26 @@ function renderBlock(picked: readonly Candidate[], edited: ReadonlySet<string>):
   return lines;
 }
 
-/** `facts` best first (byRank), sorting only as far down as a ledger block can reach first. */
-function* ranked(facts: Candidate[]): Generator<Candidate> {
-  if (facts.length <= kRankHead) {
-    yield* facts.sort(byRank);
+/** All facts best first (byRank), sorting only as far down as a ledger block can reach first. */
+function* ranked(prose: readonly Candidate[], terms: TermFacts): Generator<Candidate> {
+  const term = (k: number): Candidate => ({ key: terms.keys[k], kind: "term", text: terms.keys[k], score: terms.scores[k], last: terms.last[k] });
+  const above = (cut: number, below: boolean): Candidate[] => {
+    const out = prose.filter((c) => c.score >= cut !== below);
+    for (let k = 0; k < terms.keys.length; k++) if (terms.scores[k] >= cut !== below) out.push(term(k));
+    return out.sort(byRank);
+  };
+  const n = prose.length + terms.keys.length;
+  if (n <= kRankHead) {
+    yield* above(-Infinity, false);
     return;
   }
-  const scores = Float64Array.from(facts, (c) => c.score).sort();
-  const cut = scores[scores.length - kRankHead];
-  yield* facts.filter((c) => c.score >= cut).sort(byRank);
-  yield* facts.filter((c) => c.score < cut).sort(byRank);
+  const scores = new Float64Array(n);
+  scores.set(terms.scores);
+  prose.forEach((c, i) => (scores[terms.keys.length + i] = c.score));
+  scores.sort();
+  const cut = scores[n - kRankHead];
+  yield* above(cut, false);
+  yield* above(cut, true);
 }
 
 /** The text of a ledger with these lines. */
@@ -189,40 +192,44 @@ export const ledgerText = (lines: readonly LedgerLine[]) => [kLedgerHeading, ...
  * tokens. `fresh` (the call's first ledger, `prior` the previous epoch's): the prior lines are
  * dropped when they leave less than a fifth of `room`, and the ledger starts over.
  */
-export function extendLedger(kit: StageKit, prior: readonly LedgerLine[], removed: Removed, kept: string, room: number, fresh: boolean): LedgerLine[] {
-  const { facts, edited } = candidates(removed);
+export function extendLedger(kit: StageKit, prior: readonly LedgerLine[], removed: Removed, kept: string, room: number, fresh: boolean, window = new FactWindow()): LedgerLine[] {
+  const { prose, terms, edited } = candidates(removed, window);
   let lines = [...prior];
   if (fresh && lines.length > 0 && room - kit.measure.text(ledgerText(lines)) < kRebuildBelow * room) lines = [];
   const used = lines.length > 0 ? kit.measure.text(ledgerText(lines)) : kit.measure.text(kLedgerHeading);
   const blockRoom = Math.min(room - used, Math.floor((lines.length > 0 ? kNextShare : kFirstShare) * room));
   if (blockRoom <= 8) return lines;
-  const shown = `${kept}\n${lines.map((l) => l.text).join("\n")}`;
+  const shown = [kept, lines.map((l) => l.text).join("\n")];
   const held = new Set(lines.flatMap((l) => l.keys));
   const picked: (Candidate & { tokens: number })[] = [];
   let cost = 8; // line labels
   let errors = 0;
   let decisions = 0;
-  let names = "";
-  const it = ranked(facts);
+  let pickedNames = "";
+  const it = ranked(prose, terms);
   // Facts go through the estimator in batches of the ranking, as far down as the block reaches.
   for (let chunk = take(it, 128); chunk.length > 0 && cost + 2 <= blockRoom; chunk = take(it, 128)) {
     const estimates = kit.counter.estimateMany(chunk.map((c) => c.text));
+    // Which of the chunk's names the prompt already shows: one pass over its text for them all.
+    const names = chunk.filter((c) => c.kind === "term" && !held.has(c.key));
+    const found = names.length > 0 ? termLines(shown, names.map((c) => c.key)).found : undefined;
+    const present = new Set(names.filter((_, k) => found![k] === 1).map((c) => c.key));
     for (const [k, c] of chunk.entries()) {
       if (cost + 2 > blockRoom) break;
       const prose = c.kind !== "term";
       if (held.has(c.key) || (c.kind === "error" && errors >= kMaxErrors) || (c.kind === "decision" && decisions >= kMaxDecisions)) continue;
       const tokens = Math.ceil(estimates[k]) + (prose ? 3 : 0);
       if (cost + tokens > blockRoom) continue;
-      if (prose ? shown.includes(c.text) : containsTerm(shown, c.key) || containsTerm(names, c.key)) continue;
+      if (prose ? shown.some((t) => t.includes(c.text)) : present.has(c.key) || containsTerm(pickedNames, c.key)) continue;
       // A longer name shows the shorter ones it holds (`django.conf` in `django.conf.settings`): they give their room back.
       for (let q = picked.length - 1; q >= 0 && !prose; q--) {
-        if (picked[q].kind !== "term" || !containsTerm(c.key, picked[q].key)) continue;
+        if (picked[q].kind !== "term" || picked[q].key.length >= c.key.length || !containsTerm(c.key, picked[q].key)) continue;
         cost -= picked[q].tokens;
         picked.splice(q, 1);
       }
       cost += tokens;
       picked.push({ ...c, tokens });
-      if (!prose) names += `\n${c.key}`;
+      if (!prose) pickedNames += `\n${c.key}`;
       if (c.kind === "error") errors++;
       if (c.kind === "decision") decisions++;
     }
@@ -278,8 +285,10 @@ function setParts(kit: StageKit, w: Work, i: number, parts: Part[]): void {
  * the first one of this call, the previous epoch's lines, `kit.priorLedger`) extended with the
  * new facts, within `ledgerRatio × budget` tokens (and, below the hard threshold, what is left under it).
  * Nothing when the setting is 0 or there is no step summary or merge to put it before.
+ * `window` aggregates the facts (stage 3 passes the session's, kept across epochs; by default
+ * a fresh one).
  */
-export function writeLedger(kit: StageKit, w: Work, removed: Removed): void {
+export function writeLedger(kit: StageKit, w: Work, removed: Removed, window?: FactWindow): void {
   const s = kit.settings;
   if (s.ledgerRatio <= 0 || removed.messages.length === 0) return;
   const place = ledgerPlace(w);
@@ -296,7 +305,7 @@ export function writeLedger(kit: StageKit, w: Work, removed: Removed): void {
   const room = w.total > hard ? share : Math.min(share, own + Math.max(0, hard - w.total - 16));
   if (room <= own + 8) return;
   const keptMsgs = w.msgs.map((m) => ({ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }));
-  const lines = extendLedger(kit, prior, removed, messageTexts(keptMsgs).join("\n"), room, fresh);
+  const lines = extendLedger(kit, prior, removed, messageTexts(keptMsgs).join("\n"), room, fresh, window);
   if (lines.length === 0 || (!fresh && lines.length === prior.length)) return;
   if (place.exists) parts[place.k] = ledgerPart(lines);
   else parts.splice(place.k, 0, ledgerPart(lines));

@@ -3,11 +3,20 @@ import type { Message } from "../model/schema.js";
 import { jsonEqual } from "../model/equal.js";
 import { detectFormat } from "../adapters/index.js";
 import type { LedgerLine } from "../model/marks.js";
+import { FactWindow } from "./fact-window.js";
 import { ledgerLines } from "./ledger.js";
 import { WireCache } from "./wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
+
+/** What one epoch of a session hands the next. */
+export interface EpochCarry {
+  /** The previous epoch's ledger, which this epoch's starts with while its facts hold (append-only, so the cached prefix reaches through it). */
+  ledger: readonly LedgerLine[];
+  /** The facts the previous epoch's ledger ranked, aggregated over its window: this epoch folds in and out only what changed. */
+  facts: FactWindow;
+}
 
 /** What a session needs of its compactor (Compactor.session() hands it over; not public). */
 export interface EpochHost {
@@ -17,12 +26,8 @@ export interface EpochHost {
   tier(tokens: number, budget: number): Tier;
   /** Reports a call answered without compacting (an append, or under the soft threshold). */
   skipped(tokens: number, budget: number): void;
-  /**
-   * A compaction of `messages` (options checked) as the session's epoch `epoch`; `ledger` is the
-   * previous epoch's ledger, which this epoch's starts with while its facts hold (append-only,
-   * so the cached prefix reaches through it).
-   */
-  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, ledger: readonly LedgerLine[]): Promise<CanonicalResult>;
+  /** A compaction of `messages` (options checked) as the session's epoch `epoch`, with what the previous epoch carries over. */
+  compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, carry: EpochCarry): Promise<CanonicalResult>;
   /** Step reductions and renders a later epoch will need, done ahead for `messages[from..]` (see StepCache.prepare). */
   prepare(messages: readonly Message[], from: number, sliceMs?: number): number;
 }
@@ -43,6 +48,7 @@ export class CompactorSession {
   #output: Message[] = [];
   #format: Format | undefined;
   #wire: WireCache | undefined;
+  #facts = new FactWindow();
 
   constructor(host: EpochHost) {
     this.#host = host;
@@ -135,7 +141,8 @@ export class CompactorSession {
     this.#epoch++;
     // The ledger carries over only within one conversation: its facts are those of messages
     // this one still begins with.
-    const r = await c.compactEpoch(messages, options, this.#epoch, extended ? ledgerLines(this.#output) : []);
+    if (!extended) this.#facts = new FactWindow();
+    const r = await c.compactEpoch(messages, options, this.#epoch, { ledger: extended ? ledgerLines(this.#output) : [], facts: this.#facts });
     this.#base = [...messages];
     // The epoch did every message's work; what it kept whole is prepared when next removed.
     this.#prepared = this.#base.length;

@@ -5,10 +5,14 @@ export const kTermWordStart = 1;
 /** Bit 1 of a term's flag: a word character right after a match rejects it. */
 export const kTermWordEnd = 2;
 
-/** The pairs of termLines: `pairs[2k]` a line (from 0 per text), `pairs[2k + 1]` its distinct terms; text i's pairs end at `ends[i]`. */
+/**
+ * The pairs of termLines: `pairs[2k]` a line (from 0 per text), `pairs[2k + 1]` its distinct
+ * terms; text i's pairs end at `ends[i]`. `found[k]` is 1 when term k occurs in some text.
+ */
 export interface TermLineMatches {
   pairs: Uint32Array;
   ends: Uint32Array;
+  found: Uint8Array;
 }
 
 /** Whether a code point is a word character (outside the BMP never: a surrogate in UTF-16). */
@@ -46,6 +50,7 @@ export function termLinesReference(data: Uint8Array, offsets: Uint32Array, terms
   });
   const n = offsets.length - 1;
   const pairs: number[] = [];
+  const found = new Uint8Array(terms.length);
   const ends = new Uint32Array(Math.max(0, n));
   for (let i = 0; i < n; i++) {
     const start = offsets[i];
@@ -72,10 +77,11 @@ export function termLinesReference(data: Uint8Array, offsets: Uint32Array, terms
         if ((flags[k] & kTermWordStart) !== 0 && p > start && isWordCodePoint(codePointBefore(data, p, start))) continue;
         if ((flags[k] & kTermWordEnd) !== 0 && p + t.length < end && isWordCodePoint(codePointAt(data, p + t.length, end))) continue;
         seen.add(k);
+        found[k] = 1;
       }
     }
     if (seen.size > 0) pairs.push(line, seen.size);
     ends[i] = pairs.length / 2;
   }
-  return { pairs: Uint32Array.from(pairs), ends };
+  return { pairs: Uint32Array.from(pairs), ends, found };
 }

@@ -38,7 +38,8 @@ export class TermSet {
 
 /**
  * The lines of each text (split on `\n`, counted from 0 per text) that contain a term as a
- * whole (containsTerm's rule), with how many distinct terms each holds, in line order. One
+ * whole (containsTerm's rule), with how many distinct terms each holds, in line order, and
+ * which terms occur anywhere (`found`: containsTerm of some text, per term). One
  * pass over each text whatever the number of terms: the WASM kernel (assembly/term-lines.ts)
  * over UTF-8 written straight into linear memory, texts batched per call; `backend: "ts"` runs
  * its TypeScript twin.
@@ -68,7 +69,8 @@ function termLinesWasm(core: CoreInstance, texts: readonly string[], set: TermSe
   const scratchBytes = core.run("termLines", (e) => e.termLinesScratch(m));
   const termOffsets = align16(termBytes);
   const flags = align16(termOffsets + (m + 1) * 4);
-  const scratch = align16(flags + m);
+  const found = align16(flags + m);
+  const scratch = align16(found + m);
   const batch0 = align16(scratch + scratchBytes);
   let a = core.arena(batch0);
   let at = 0;
@@ -79,6 +81,7 @@ function termLinesWasm(core: CoreInstance, texts: readonly string[], set: TermSe
   });
   a.u8.set(set.flags, a.base + flags);
   const ends = new Uint32Array(texts.length);
+  const anyFound = new Uint8Array(m);
   const chunks: Uint32Array[] = [];
   let pairsSoFar = 0;
   for (let first = 0; first < texts.length; ) {
@@ -100,8 +103,9 @@ function termLinesWasm(core: CoreInstance, texts: readonly string[], set: TermSe
     const out = align16(endsAt + count * 4);
     a = core.arena(out + 4 * pos + 8 * count);
     const b = a.base;
-    const pairs = core.run("termLines", (e) => e.termLines(b + data, b + offsets, count, b, b + termOffsets, b + flags, m, b + scratch, b + out, b + endsAt));
+    const pairs = core.run("termLines", (e) => e.termLines(b + data, b + offsets, count, b, b + termOffsets, b + flags, m, b + scratch, b + out, b + endsAt, b + found));
     a = core.arena(0);
+    for (let k = 0; k < m; k++) anyFound[k] |= a.u8[b + found + k];
     chunks.push(a.u32.slice((b + out) >>> 2, ((b + out) >>> 2) + pairs * 2));
     for (let i = 0; i < count; i++) ends[first + i] = pairsSoFar + a.u32[((b + endsAt) >>> 2) + i];
     pairsSoFar += pairs;
@@ -114,5 +118,5 @@ function termLinesWasm(core: CoreInstance, texts: readonly string[], set: TermSe
     pairs.set(c, p);
     p += c.length;
   }
-  return { pairs, ends };
+  return { pairs, ends, found: anyFound };
 }

@@ -1,5 +1,6 @@
 import { hashText, hashToHex } from "../core/hash.js";
 import type { LedgerLine } from "../model/marks.js";
+import { FactWindow } from "./fact-window.js";
 import type { Message, Part, ToolResultPart } from "../model/schema.js";
 import { StepCompactor } from "../steps/compactor.js";
 import { presetConfig } from "../steps/config.js";
@@ -78,6 +79,8 @@ export class StageKit {
   summarizerDown = false;
   /** The ledger lines of the session's previous epoch, which this call's ledger starts with while they hold (policy/ledger.ts). */
   priorLedger: readonly LedgerLine[] = [];
+  /** The facts stage 3's ledger ranks (policy/fact-window.ts): the session's, kept across its epochs, or this call's own. */
+  facts = new FactWindow();
   readonly settings: TieredSettings;
   readonly store: OffloadStore;
   readonly counter: TokenCounter;

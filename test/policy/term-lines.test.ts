@@ -18,10 +18,14 @@ function perText(texts: readonly string[], terms: readonly string[], backend: "w
   return texts.map((_, i) => [...pairs.slice(2 * (i > 0 ? ends[i - 1] : 0), 2 * ends[i])]);
 }
 
+/** Which terms occur in some text, as containsTerm says. */
+const naiveFound = (texts: readonly string[], terms: readonly string[]) => terms.map((term) => (texts.some((t) => containsTerm(t, term)) ? 1 : 0));
+
 const both = (texts: string[], terms: string[]) => {
   const want = naive(texts, terms);
   expect(perText(texts, terms, "wasm")).toEqual(want);
   expect(perText(texts, terms, "ts")).toEqual(want);
+  for (const backend of ["wasm", "ts"] as const) expect([...termLines(texts, terms, { backend }).found]).toEqual(naiveFound(texts, terms));
 };
 
 describe("termLines known answers (wasm and the TypeScript twin)", () => {
@@ -50,7 +54,7 @@ describe("termLines known answers (wasm and the TypeScript twin)", () => {
   it("empty texts, no terms, a trailing newline, no newline at all", () => {
     both(["", "\n", "abc_1\n", "abc_1"], ["abc_1"]);
     both(["abc_1\nabc_1"], []);
-    expect(termLines([], ["abc_1"], { backend: "wasm" })).toEqual({ pairs: new Uint32Array(0), ends: new Uint32Array(0) });
+    expect(termLines([], ["abc_1"], { backend: "wasm" })).toEqual({ pairs: new Uint32Array(0), ends: new Uint32Array(0), found: new Uint8Array(1) });
   });
 
   it("a text over 64 KiB and a batch over the batch size", () => {
@@ -81,9 +85,7 @@ describe("termLines differential: the kernel equals its twin and the definition"
     const term = fc.stringMatching(/^[ab_1/.$-]{2,6}$/);
     fc.assert(
       fc.property(fc.array(fc.array(alphabet, { maxLength: 200 }).map((a) => a.join("")), { maxLength: 5 }), fc.uniqueArray(term, { maxLength: 8 }), (texts, terms) => {
-        const want = naive(texts, terms);
-        expect(perText(texts, terms, "wasm")).toEqual(want);
-        expect(perText(texts, terms, "ts")).toEqual(want);
+        both(texts, terms);
       }),
       { numRuns: 400, seed: 18 },
     );

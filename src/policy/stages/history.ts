@@ -66,7 +66,7 @@ export async function compactHistory(kit: StageKit, w: Work, tail: number): Prom
       kit.replace(w, i, parts);
     }
   }
-  if (removed.length > 0) writeLedger(kit, w, { messages: inputOrder(w, removed), steps: gone });
+  if (removed.length > 0) writeLedger(kit, w, { messages: inputOrder(w, removed), steps: gone }, kit.facts);
 }
 
 /**
