@@ -7,7 +7,8 @@
  *   baseline is that parse;
  * - epoch compactions in a session called at every step, as a runner calls it (the epochs
  *   past step 400), with the event loop given a turn between calls (a runner awaiting its
- *   model: idle-time preparation runs) and back to back (it cannot); one epoch compaction of the whole run in a session last called 60 steps
+ *   model: idle-time preparation runs, and the next epoch is compacted ahead), the same with
+ *   every epoch compacted in its own call (aheadRatio 0), and back to back (no idle time); one epoch compaction of the whole run in a session last called 60 steps
  *   earlier (twice the new steps); and cold (a fresh compactor). The baseline is one
  *   JSON.stringify of the run;
  * - appending one step through an integration (compactOpenAIRequest, the AI SDK middleware's
@@ -99,19 +100,21 @@ async function main(): Promise<void> {
   // Epoch compactions in a session fed at every step, as a runner calls it (budget 32k: an
   // epoch every ~35 steps); the epochs that start past step 400 are the samples. A runner
   // awaits its model between calls: `idle` gives the event loop one turn there (what any I/O
-  // wait gives, and all idle-time preparation needs); back to back gives it none, so the epoch
-  // does all its work itself. Rounds alternate between the two (the machine's load hits both).
-  const fed = { idle: [] as number[], busy: [] as number[] };
-  for (let round = 0; round < 16; round++) {
-    const idle = round % 2 === 0;
-    const session = createCompactor({ store: createMemoryStore() }).session();
+  // wait gives, and all idle-time work needs: the step preparation, and the next epoch
+  // compacted ahead); `own` does the same with epochs compacted in their own call (aheadRatio
+  // 0); back to back gives it none, so the epoch does all its work itself. Rounds take the
+  // three in turn (the machine's load hits all).
+  const fed = { idle: [] as number[], own: [] as number[], busy: [] as number[] };
+  for (let round = 0; round < 18; round++) {
+    const mode = (["idle", "own", "busy"] as const)[round % 3];
+    const session = createCompactor({ store: createMemoryStore(), ...(mode === "own" ? { aheadRatio: 0 } : {}) }).session();
     for (let k = 0; k < ends.length; k++) {
       const epochBefore = session.epoch;
       const t = performance.now();
       await session.compactCanonical(messages.slice(0, ends[k]), { budget });
       const took = performance.now() - t;
-      if (session.epoch !== epochBefore && k >= 400) (idle ? fed.idle : fed.busy).push(took);
-      if (idle) await new Promise((resolve) => setImmediate(resolve));
+      if (session.epoch !== epochBefore && k >= 400) fed[mode].push(took);
+      if (mode !== "busy") await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -143,6 +146,7 @@ async function main(): Promise<void> {
     `| append one step | ${us(pct(appendTimes, 0.5))} | ${us(pct(appendTimes, 0.99))} | ${us(pct(renderTimes, 0.5))} (render the step) | ${(pct(appendTimes, 0.5) / pct(renderTimes, 0.5)).toFixed(1)}x | p50 ≤ 20 µs, p99 ≤ 1 ms |`,
     `| append one step, OpenAI chat input (parsed each call; steps past 400) | ${msf(pct(wireTimes, 0.5))} | ${msf(pct(wireTimes, 0.99))} | ${msf(pct(parseTimes, 0.5))} (parse the input) | ${(pct(wireTimes, 0.5) / pct(parseTimes, 0.5)).toFixed(1)}x | |`,
     `| one epoch compaction, session called every step, runner awaiting its model in between (${fed.idle.length} epochs past step 400) | ${msf(pct(fed.idle, 0.5))} | ${msf(pct(fed.idle, 0.99))} | ${msf(pct(stringify, 0.5))} (JSON.stringify of the run) | ${(pct(fed.idle, 0.5) / pct(stringify, 0.5)).toFixed(2)}x | ≤ 5 ms |`,
+    `| the same, each epoch compacted in its own call (aheadRatio 0) | ${msf(pct(fed.own, 0.5))} | ${msf(pct(fed.own, 0.99))} | ${msf(pct(stringify, 0.5))} | ${(pct(fed.own, 0.5) / pct(stringify, 0.5)).toFixed(2)}x | |`,
     `| one epoch compaction, session called every step back to back (no idle time) | ${msf(pct(fed.busy, 0.5))} | ${msf(pct(fed.busy, 0.99))} | ${msf(pct(stringify, 0.5))} | ${(pct(fed.busy, 0.5) / pct(stringify, 0.5)).toFixed(2)}x | |`,
     `| one epoch compaction, session last called 60 steps before | ${msf(pct(epoch, 0.5))} | ${msf(pct(epoch, 0.99))} | ${msf(pct(stringify, 0.5))} | ${(pct(epoch, 0.5) / pct(stringify, 0.5)).toFixed(1)}x | |`,
     `| one epoch compaction, cold compactor | ${msf(pct(cold, 0.5))} | ${msf(pct(cold, 0.99))} | ${msf(pct(stringify, 0.5))} | ${(pct(cold, 0.5) / pct(stringify, 0.5)).toFixed(1)}x | |`,

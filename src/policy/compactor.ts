@@ -54,6 +54,7 @@ export class Compactor {
       measure: (messages, format) => this.#measureOf(format).all(messages),
       tier: (tokens, budget) => this.tier(tokens, budget),
       skipped: (tokens, budget) => this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier: "normal", tokens, budget }),
+      emit: (e) => this.#emit(e),
       compactEpoch: (messages, options, epoch, carry) => this.#compact(messages, options, epoch, carry),
       prepare: (messages, from, sliceMs) => {
         const to = this.#steps.prepare(messages, from, sliceMs);
@@ -141,27 +142,28 @@ export class Compactor {
     const tier = this.tier(tokensBefore, budget);
     const mode = this.settings.mode;
     const base = { mode, budget, tokensBefore, tier, epoch };
+    const emit = carry?.emit ?? ((e: PolicyEvent) => this.#emit(e));
     if (tier === "normal") {
       // The request fits: no compactor work at all.
-      this.#emit({ type: "compaction_skipped", reason: "no_pressure", tier, tokens: tokensBefore, budget });
+      emit({ type: "compaction_skipped", reason: "no_pressure", tier, tokens: tokensBefore, budget });
       return { ...base, messages: [...messages], canonical: [...messages], status: "ok", tokensAfter: tokensBefore, stages: [], refs: [] };
     }
     if (mode === "legacy") {
       const r = compactMessages(messages, { compactAtPct: this.settings.targetRatio + 0.05, compactBudgetThresholdPct: 0.05 }, budget, { store: this.store, counter: this.counter });
       const tokensAfter = measure.all(r.messages);
       const status = tokensAfter <= budget ? "ok" : "budget_infeasible";
-      this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
+      emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
       return { ...base, messages: r.messages, canonical: r.messages, status, tokensAfter, stages: [], refs: r.refs };
     }
-    const kit = new StageKit(this.#services, measure);
+    const kit = new StageKit(carry?.emit || carry?.settings ? { ...this.#services, emit, settings: carry.settings ?? this.settings } : this.#services, measure);
     if (carry) ({ ledger: kit.priorLedger, facts: kit.facts } = carry);
     const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started);
     const result: CanonicalResult = {
       ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,
       ...(criticalTokens !== undefined ? { infeasible: { criticalTokens, budget } } : {}),
     };
-    if (w.compacted > this.settings.churnWarnAt) this.#emit({ type: "churn_warning", compacted: w.compacted, limit: this.settings.churnWarnAt });
-    this.#emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
+    if (w.compacted > this.settings.churnWarnAt) emit({ type: "churn_warning", compacted: w.compacted, limit: this.settings.churnWarnAt });
+    emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
     return result;
   }
 }

@@ -8,6 +8,7 @@ import { ledgerLines } from "./ledger.js";
 import { WireCache } from "./wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
+import type { PolicyEvent } from "./events.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
 
 /** What one epoch of a session hands the next. */
@@ -16,6 +17,10 @@ export interface EpochCarry {
   ledger: readonly LedgerLine[];
   /** The facts the previous epoch's ledger ranked, aggregated over its window: this epoch folds in and out only what changed. */
   facts: FactWindow;
+  /** Where the epoch's events go instead of the compactor's listeners (an epoch compacted ahead reports when it is used). */
+  emit?: (e: PolicyEvent) => void;
+  /** The settings this epoch compacts with, when not the compactor's (an epoch compacted ahead leaves room for the messages appended after it). */
+  settings?: TieredSettings;
 }
 
 /** What a session needs of its compactor (Compactor.session() hands it over; not public). */
@@ -26,6 +31,8 @@ export interface EpochHost {
   tier(tokens: number, budget: number): Tier;
   /** Reports a call answered without compacting (an append, or under the soft threshold). */
   skipped(tokens: number, budget: number): void;
+  /** Reports an event to the compactor's listeners and stats. */
+  emit(e: PolicyEvent): void;
   /** A compaction of `messages` (options checked) as the session's epoch `epoch`, with what the previous epoch carries over. */
   compactEpoch(messages: readonly Message[], options: CompactCallOptions, epoch: number, carry: EpochCarry): Promise<CanonicalResult>;
   /** Step reductions and renders a later epoch will need, done ahead for `messages[from..]` (see StepCache.prepare). */
@@ -123,10 +130,14 @@ export class CompactorSession {
         this.#baseTokens += added;
         this.#outputTokens += added;
         this.#schedulePrepare();
+        this.#planAhead(options, added);
         c.skipped(this.#outputTokens, options.budget);
         return ok([...this.#output], this.#baseTokens, this.#outputTokens);
       }
+      const applied = await this.#applyAhead(messages, options);
+      if (applied) return applied;
     }
+    this.#ahead = undefined;
     const tokensBefore = c.measure(messages, options.format);
     if (c.tier(tokensBefore, options.budget) === "normal") {
       this.#base = [...messages];
@@ -150,9 +161,79 @@ export class CompactorSession {
     this.#refs = [...r.refs];
     this.#baseTokens = tokensBefore;
     this.#outputTokens = c.measure(r.canonical, options.format);
+    this.#compactsDown = compactsDown(c.settings, c.settings.targetRatio, r.tokensAfter, options.budget);
     return r;
   }
 
+  /** Whether the last epoch compacted down (see compactsDown): only then is the next one planned ahead. */
+  #compactsDown = false;
+
+  /**
+   * Plans the next epoch ahead (settings.aheadRatio) when kAheadSteps more appends of `added`
+   * tokens (this call's) would pass the soft threshold and that room is within aheadRatio ×
+   * budget: the conversation as it stands, compacted down to the target less that room, in idle
+   * time with idlePrepare (or by the call that needs it). Never with a deadline: that call's
+   * compaction is bounded by its own time.
+   */
+  #planAhead(options: CompactCallOptions, added: number): void {
+    const c = this.#host;
+    const s = c.settings;
+    const room = kAheadSteps * added;
+    if (s.aheadRatio === 0 || room > s.aheadRatio * options.budget || options.deadline !== undefined || this.#ahead?.epoch === this.#epoch) return;
+    // Not yet near the threshold; or nothing to compact, the whole conversation under it.
+    if (!this.#compactsDown || c.tier(this.#outputTokens + room, options.budget) === "normal" || c.tier(this.#baseTokens, options.budget) === "normal") return;
+    // The messages appended before it is used stay whole: it compacts down to the target less
+    // their room, so that the epoch it makes ends about where one compacted in its own call would.
+    const target = Math.max(0, Math.floor(s.targetRatio * options.budget) - room);
+    const settings = { ...s, targetRatio: (target + 0.5) / options.budget };
+    const ahead: Ahead = { epoch: this.#epoch, messages: [...this.#base], options, ledger: ledgerLines(this.#output), settings, room, events: [] };
+    this.#ahead = ahead;
+    if (s.idlePrepare) kIdle(() => this.#startAhead(ahead)).unref?.();
+  }
+
+  /** Starts the compaction of `ahead` unless it has started (or was dropped). */
+  #startAhead(ahead: Ahead): Promise<CanonicalResult | undefined> {
+    ahead.run ??= this.#host
+      .compactEpoch(ahead.messages, ahead.options, ahead.epoch + 1, { ledger: ahead.ledger, facts: this.#facts, emit: (e) => ahead.events.push(e), settings: ahead.settings })
+      .catch(() => undefined);
+    return ahead.run;
+  }
+
+  /**
+   * The epoch compacted ahead with the messages appended since after it, as this call's epoch:
+   * when it was planned in this epoch with the same budget and format, those messages fit the
+   * room it left, and the whole stays within the soft threshold. Otherwise undefined, and the
+   * caller compacts in full (a failure of the compaction ahead is left to it too: it meets the
+   * failure again and reports it). Every condition but the last is decided before the
+   * compaction ahead is awaited, so a call that must compact in full never also compacts ahead.
+   */
+  async #applyAhead(messages: readonly Message[], options: CompactCallOptions): Promise<CanonicalResult | undefined> {
+    const ahead = this.#ahead;
+    this.#ahead = undefined;
+    const c = this.#host;
+    if (ahead === undefined || ahead.epoch !== this.#epoch || ahead.options.budget !== options.budget || ahead.options.format !== options.format || options.deadline !== undefined) return undefined;
+    const since = messages.slice(ahead.messages.length);
+    if (c.measure(since, options.format) - c.measure([], options.format) > ahead.room) return undefined;
+    const r = await this.#startAhead(ahead);
+    if (r === undefined || r.status !== "ok") return undefined;
+    const output = [...r.canonical, ...since];
+    const tokensAfter = c.measure(output, options.format);
+    if (c.tier(tokensAfter, options.budget) !== "normal") return undefined;
+    for (const e of ahead.events) c.emit(e);
+    this.#compactsDown = compactsDown(c.settings, ahead.settings.targetRatio, r.tokensAfter, options.budget);
+    this.#epoch = ahead.epoch + 1;
+    this.#base = [...messages];
+    this.#prepared = ahead.messages.length;
+    this.#output = output;
+    this.#refs = [...r.refs];
+    this.#baseTokens = c.measure(messages, options.format);
+    this.#outputTokens = tokensAfter;
+    this.#schedulePrepare();
+    return { ...r, messages: [...output], canonical: [...output], tokensBefore: this.#baseTokens, tokensAfter, epoch: this.#epoch };
+  }
+
+  /** The next epoch planned ahead, if any (see #planAhead). */
+  #ahead: Ahead | undefined;
   #baseTokens = 0;
   #outputTokens = 0;
   /** The refs of the current epoch's compaction: every later call's output still holds its replacements. */
@@ -171,6 +252,35 @@ export class CompactorSession {
     }
     return true;
   }
+}
+
+/**
+ * Whether an epoch's output of `tokens`, compacted towards `targetRatio`, ended in the lower
+ * quarter of the hysteresis band (target to soft threshold): the conversation compacts down.
+ * Above it, what must stay whole sits near the threshold, and the messages an epoch ahead
+ * leaves whole would only bring the next epoch sooner (more cache writes for the same content).
+ */
+function compactsDown(s: TieredSettings, targetRatio: number, tokens: number, budget: number): boolean {
+  return tokens <= (targetRatio + (s.softRatio - targetRatio) / 4) * budget;
+}
+
+/** Appends of the planning call's size an epoch compacted ahead leaves room for (see #planAhead). */
+const kAheadSteps = 2;
+
+/**
+ * An epoch compacted ahead: the session's epoch it was planned in, the conversation then, the
+ * call's options, the ledger to start with, the settings it compacts with and the room it
+ * leaves for later messages; its compaction once started, and the events it reported.
+ */
+interface Ahead {
+  epoch: number;
+  messages: readonly Message[];
+  options: CompactCallOptions;
+  ledger: readonly LedgerLine[];
+  settings: TieredSettings;
+  room: number;
+  events: PolicyEvent[];
+  run?: Promise<CanonicalResult | undefined>;
 }
 
 /** Runs `f` once the event loop is idle (setImmediate on Node; a zero timeout elsewhere). */
