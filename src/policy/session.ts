@@ -145,6 +145,7 @@ export class CompactorSession {
       this.#refs = [];
       this.#baseTokens = this.#outputTokens = tokensBefore;
       this.#prepared = 0;
+      this.#compactsDown = false;
       this.#schedulePrepare();
       c.skipped(tokensBefore, options.budget);
       return ok([...messages], tokensBefore, tokensBefore);
@@ -180,7 +181,8 @@ export class CompactorSession {
     const s = c.settings;
     const room = kAheadSteps * added;
     if (s.aheadRatio === 0 || room > s.aheadRatio * options.budget || options.deadline !== undefined || this.#ahead?.epoch === this.#epoch) return;
-    // Not yet near the threshold; or nothing to compact, the whole conversation under it.
+    // Not after an epoch that could not compact down; not yet near the threshold; or nothing to
+    // compact, the whole conversation under it.
     if (!this.#compactsDown || c.tier(this.#outputTokens + room, options.budget) === "normal" || c.tier(this.#baseTokens, options.budget) === "normal") return;
     // The messages appended before it is used stay whole: it compacts down to the target less
     // their room, so that the epoch it makes ends about where one compacted in its own call would.
