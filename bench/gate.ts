@@ -7,7 +7,8 @@
  * workers over 1), `--runs` times, each in fresh processes: bench/pairs.ts (the quick bench's
  * own cases, each ratio's two sides timed as interleaved blocks, which a loaded machine moves far
  * less than the quick bench's one-case-after-another figures) and a short bench:batch
- * (`batch.js --json --mb 20 --rss-gb 0`: one copy of the dev corpus, ~32 MB). It takes each
+ * (`batch.js --json --mb 20 --rss-gb 0 --no-corpus-once`: the dev corpus and one salted copy,
+ * ~32 MB of unique runs). It takes each
  * ratio's median over the runs and compares it with bench/baseline.json:
  * - a ratio that fell by more than `--tolerance` (default kDefaultTolerance, 25%) of its baseline
  *   value fails, and so does one in the baseline that the run did not produce; a drop of exactly
@@ -163,7 +164,7 @@ function measure(args: Args): Record<string, number>[] {
     }
     if (args.scopes.includes("batch")) {
       const t = performance.now();
-      const report = spawnJson(["batch.js", "--json", "--mb", "20", "--rss-gb", "0"], "bench:batch") as BatchReport;
+      const report = spawnJson(["batch.js", "--json", "--mb", "20", "--rss-gb", "0", "--no-corpus-once"], "bench:batch") as BatchReport;
       Object.assign(ratios, batchRatios(report));
       process.stderr.write(`bench:gate: bench:batch ${i}/${args.runs}: ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
     }
