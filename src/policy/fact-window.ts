@@ -9,7 +9,7 @@
  */
 import type { Message } from "../model/schema.js";
 import { languageOf } from "../steps/detect.js";
-import { messageFacts, type MessageFacts } from "./ledger-facts.js";
+import { kSeen, messageFacts, type MessageFacts } from "./ledger-facts.js";
 
 /** A term that names a file: an absolute or relative path of two or more parts, or a name with a known file extension. */
 export const isFileTerm = (t: string) => /^(?:\.{1,2}\/|~\/|\/)[^/]+\/./.test(t) || (languageOf(t) !== undefined && /\.[A-Za-z]\w*$/.test(t));
@@ -38,8 +38,8 @@ interface Entry {
   shellWrites: Map<string, string[]>;
 }
 
-/** Where-seen flag bits a term can carry (kSeen has five). */
-const kBits = 5;
+/** Where-seen flag bits a term can carry (kSeen's flags are consecutive bits from 1). */
+const kBits = Object.keys(kSeen).length;
 
 export class FactWindow {
   readonly terms = new Map<string, TermStats>();

@@ -20,7 +20,6 @@
  * the facts ranked anew: recent facts are worth more than the room old ones hold).
  */
 import { containsTerm } from "../model/terms.js";
-import { termLines } from "./term-lines.js";
 import { markOf, marked, type LedgerLine } from "../model/marks.js";
 import type { Message, Part, TextPart } from "../model/schema.js";
 import { messageTexts } from "../model/texts.js";
@@ -28,6 +27,7 @@ import { oneLine } from "../steps/rules.js";
 import type { ReducedStep } from "../steps/types.js";
 import { FactWindow, isFileTerm } from "./fact-window.js";
 import { kSeen } from "./ledger-facts.js";
+import { termLines } from "./term-lines.js";
 import type { StageKit, Work } from "./work.js";
 
 export type { LedgerLine };
@@ -164,14 +164,14 @@ function renderBlock(picked: readonly Candidate[], edited: ReadonlySet<string>):
 /** All facts best first (byRank), sorting only as far down as a ledger block can reach first. */
 function* ranked(prose: readonly Candidate[], terms: TermFacts): Generator<Candidate> {
   const term = (k: number): Candidate => ({ key: terms.keys[k], kind: "term", text: terms.keys[k], score: terms.scores[k], last: terms.last[k] });
-  const above = (cut: number, below: boolean): Candidate[] => {
-    const out = prose.filter((c) => c.score >= cut !== below);
-    for (let k = 0; k < terms.keys.length; k++) if (terms.scores[k] >= cut !== below) out.push(term(k));
+  const where = (keep: (score: number) => boolean): Candidate[] => {
+    const out = prose.filter((c) => keep(c.score));
+    for (let k = 0; k < terms.keys.length; k++) if (keep(terms.scores[k])) out.push(term(k));
     return out.sort(byRank);
   };
   const n = prose.length + terms.keys.length;
   if (n <= kRankHead) {
-    yield* above(-Infinity, false);
+    yield* where(() => true);
     return;
   }
   const scores = new Float64Array(n);
@@ -179,8 +179,8 @@ function* ranked(prose: readonly Candidate[], terms: TermFacts): Generator<Candi
   prose.forEach((c, i) => (scores[terms.keys.length + i] = c.score));
   scores.sort();
   const cut = scores[n - kRankHead];
-  yield* above(cut, false);
-  yield* above(cut, true);
+  yield* where((score) => score >= cut);
+  yield* where((score) => score < cut);
 }
 
 /** The text of a ledger with these lines. */
