@@ -41,14 +41,132 @@ export function isSpecific(t: string): boolean {
   return /\p{Ll}\p{Lu}|\p{Lu}{2}\p{Ll}/u.test(t);
 }
 
-/** The distinct specific terms of `text`, in order of first occurrence. */
+/**
+ * The distinct specific terms of `text`, in order of first occurrence. ASCII text (most tool
+ * output) is scanned and judged by character codes (scanAscii, isSpecificAscii); any other
+ * goes through the candidate regex and isSpecific, which are the definition
+ * (specificTermsByRegex; a differential test holds the two equal).
+ */
 export function specificTerms(text: string): string[] {
+  if (kNonAscii.test(text)) return specificTermsByRegex(text);
+  const seen = new Set<string>();
+  scanAscii(text, (start, end) => {
+    if (isSpecificAscii(text, start, end)) seen.add(text.slice(start, end));
+  });
+  return [...seen];
+}
+
+/** specificTerms by the candidate regex and isSpecific alone: the definition the ASCII path must equal. */
+export function specificTermsByRegex(text: string): string[] {
   const seen = new Set<string>();
   for (const m of text.matchAll(kCandidate)) {
     const t = m[0];
     if (!seen.has(t) && isSpecific(t)) seen.add(t);
   }
   return [...seen];
+}
+
+const kNonAscii = /[^\x00-\x7f]/;
+
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const isUpper = (c: number) => c >= 0x41 && c <= 0x5a;
+const isLower = (c: number) => c >= 0x61 && c <= 0x7a;
+/** An ASCII code that may start or end a candidate: a letter, a digit, `_` or `$`. */
+const isEdge = (c: number) => isDigit(c) || isUpper(c) || isLower(c) || c === 0x5f || c === 0x24;
+/** An ASCII code that may sit inside a candidate: an edge code, `.`, `/`, `\` or `-`. */
+const isInner = (c: number) => isEdge(c) || c === 0x2e || c === 0x2f || c === 0x5c || c === 0x2d;
+
+/**
+ * Calls `found` with the range of each candidate kCandidate matches in an ASCII `text`, scanned by character
+ * codes: at each position the lead the regex would take (`../` or `./`, `~/`, `/`, `--` or `-`,
+ * or none) when an edge character follows it, then the longest run of inner characters and `::`
+ * pairs, cut back to its last edge character; the scan goes on after it, as matchAll does.
+ */
+function scanAscii(text: string, found: (start: number, end: number) => void): void {
+  const n = text.length;
+  const at = (i: number) => (i < n ? text.charCodeAt(i) : -1);
+  for (let p = 0; p < n; ) {
+    const c = text.charCodeAt(p);
+    let q = p;
+    if (c === 0x2e) q = at(p + 1) === 0x2e && at(p + 2) === 0x2f ? p + 3 : at(p + 1) === 0x2f ? p + 2 : -1;
+    else if (c === 0x7e) q = at(p + 1) === 0x2f ? p + 2 : -1;
+    else if (c === 0x2f) q = p + 1;
+    else if (c === 0x2d) q = at(p + 1) === 0x2d && isEdge(at(p + 2)) ? p + 2 : p + 1;
+    if (q < 0 || !isEdge(at(q))) {
+      p++;
+      continue;
+    }
+    let last = q;
+    for (let i = q + 1; i < n; ) {
+      const d = text.charCodeAt(i);
+      if (isInner(d)) {
+        if (isEdge(d)) last = i;
+        i++;
+      } else if (d === 0x3a && at(i + 1) === 0x3a) i += 2;
+      else break;
+    }
+    found(p, last + 1);
+    p = last + 1;
+  }
+}
+
+/** isSpecific of the ASCII candidate `text[start..end)`, by character codes (the same answer, rule for rule; nothing sliced). */
+function isSpecificAscii(text: string, start: number, end: number): boolean {
+  const n = end - start;
+  const code = (i: number) => (i < n ? text.charCodeAt(start + i) : -1);
+  if (n < 3) return false;
+  // Most candidates are words of prose: lower-case letters only are never specific.
+  let i = start;
+  while (i < end && isLower(text.charCodeAt(i))) i++;
+  if (i === end) return false;
+  const c0 = code(0);
+  // A number: [+-]?\d[\d.,eE+-]* (it has a digit).
+  const s = c0 === 0x2b || c0 === 0x2d ? 1 : 0;
+  if (s < n && isDigit(code(s))) {
+    let number = true;
+    for (let i = s + 1; i < n && number; i++) {
+      const c = code(i);
+      number = isDigit(c) || c === 0x2e || c === 0x2c || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
+    }
+    if (number) return true;
+  }
+  // Single letters joined by dots (e.g, i.e).
+  if (n % 2 === 1) {
+    let initials = true;
+    for (let i = 0; i < n && initials; i++) {
+      const c = code(i);
+      initials = i % 2 === 0 ? isUpper(c) || isLower(c) : c === 0x2e;
+    }
+    if (initials) return false;
+  }
+  // A lead: `../`, `./`, `~/`, `/`, `--`, `-`.
+  const c1 = code(1);
+  const lead = c0 === 0x2e ? (c1 === 0x2e && code(2) === 0x2f ? 3 : c1 === 0x2f ? 2 : 0) : c0 === 0x7e ? (c1 === 0x2f ? 2 : 0) : c0 === 0x2f ? 1 : c0 === 0x2d ? (c1 === 0x2d ? 2 : 1) : 0;
+  let letter = false;
+  let digit = false;
+  let flagMark = false;
+  for (let i = 1; i < n; i++) {
+    const c = code(i);
+    if (isUpper(c) || isLower(c)) letter = true;
+    else if (isDigit(c)) digit = true;
+    if (c === 0x2d || c === 0x5f || isDigit(c)) flagMark = true;
+  }
+  if (lead === 1 && c0 === 0x2d) return letter && flagMark; // `-rf` is a flag word, `-k_x` / `-O2` specific
+  if (lead > 0) return n - lead >= 2;
+  letter ||= isUpper(c0) || isLower(c0);
+  digit ||= isDigit(c0);
+  for (let i = 0; i < n; i++) {
+    const c = code(i);
+    if (c === 0x2f || c === 0x2e || c === 0x5c || c === 0x5f || c === 0x24 || (c === 0x3a && code(i + 1) === 0x3a)) return true;
+  }
+  if (letter && digit) return true;
+  for (let i = 0; i + 1 < n; i++) {
+    const c = code(i);
+    const d = code(i + 1);
+    if (isLower(c) && isUpper(d)) return true;
+    if (isUpper(c) && isUpper(d) && i + 2 < n && isLower(code(i + 2))) return true;
+  }
+  return false;
 }
 
 /** Whether `term` occurs in `text` as a whole starting at index `at` (see the module comment). */

@@ -1,0 +1,55 @@
+/**
+ * Specific terms (model/terms.ts): the ASCII scan by character codes gives exactly what the
+ * candidate regex, the definition, gives — on random text over the characters that decide a
+ * candidate's edges, on known cases, and on every message text of corpus runs.
+ */
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { specificTerms, specificTermsByRegex } from "../../src/model/terms.js";
+import { hasCorpus, kCorpusPath, kNoCorpusReason } from "../helpers.js";
+
+describe("specificTerms: the ASCII scan equals the candidate regex", () => {
+  it("known cases: leads, :: pairs, trailing separators, flags", () => {
+    const cases = [
+      "open ../src/a.py and ./b/c.ts then ~/x/y, /usr/lib/x.so.1 or .../d/e",
+      "std::vector<int> Foo::bar a:::b a::: ::x x:: a::b::c",
+      "--verbose ---x -rf -k_x -O2 --- -- - x- x-- foo.bar. foo/bar/ foo\\bar\\ $HOME_DIR/x",
+      "v1.2.3 3.14 1e-5 8080 42 e.g i.e HTTPServer camelCase snake_case",
+      "", ".", "/", "--", "a", "ab", "a.b", "./", "../", "~/", "-a", "--a", ".a", "...", "a..b..",
+    ];
+    for (const t of cases) expect(specificTerms(t)).toEqual(specificTermsByRegex(t));
+    expect(specificTerms("see ../src/a.py and foo::bar.")).toEqual(["../src/a.py", "foo::bar"]);
+  });
+
+  it("random ASCII over the characters that decide a candidate's edges", () => {
+    const alphabet = fc.constantFrom("a", "Z", "b", "B", "e", "E", "_", "$", "1", "0", ".", "/", "\\", "-", "+", ":", "~", " ", "\n", "(", ",", "x", "9");
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 120 }).map((a) => a.join("")), (text) => {
+        expect(specificTerms(text)).toEqual(specificTermsByRegex(text));
+      }),
+      { numRuns: 3000, seed: 19 },
+    );
+  });
+
+  it("non-ASCII text goes through the regex (astral letters join a term, as \\p{L} says)", () => {
+    for (const t of ["𝑥foo_1 бар_1 処理_関数", "é/a.py", "x—y_1"]) expect(specificTerms(t)).toEqual(specificTermsByRegex(t));
+  });
+
+  it.skipIf(!hasCorpus)(`every message text of every tenth corpus run${hasCorpus ? "" : ` (${kNoCorpusReason})`}`, () => {
+    const lines = gunzipSync(readFileSync(kCorpusPath)).toString("utf8").split("\n").filter(Boolean);
+    let texts = 0;
+    for (let i = 0; i < lines.length; i += 10) {
+      const run = JSON.parse(lines[i]) as { messages: { content?: unknown; tool_calls?: { function: { arguments: string } }[] }[] };
+      for (const m of run.messages) {
+        const all = [typeof m.content === "string" ? m.content : "", ...(m.tool_calls ?? []).map((c) => c.function.arguments)];
+        for (const t of all) {
+          texts++;
+          expect(specificTerms(t)).toEqual(specificTermsByRegex(t));
+        }
+      }
+    }
+    expect(texts).toBeGreaterThan(1000);
+  });
+});
