@@ -8,7 +8,7 @@
  * the message object (an epoch of a session sees the same objects again).
  */
 import type { Message } from "../model/schema.js";
-import { specificTerms } from "../model/terms.js";
+import { argumentTexts, specificTerms } from "../model/terms.js";
 import { isBinaryText } from "../steps/detect.js";
 import { redactSecrets } from "../steps/redact.js";
 import { resultText } from "../steps/reducer.js";
@@ -110,17 +110,5 @@ export function messageFacts(m: Message): MessageFacts {
 function argText(args: string): string {
   const t = args.trimStart();
   if (args.length > kHeadChars + kTailChars || !(t.startsWith("{") || t.startsWith("["))) return args;
-  try {
-    const leaves: string[] = [];
-    const walk = (v: unknown): void => {
-      if (typeof v === "string") leaves.push(v);
-      else if (typeof v === "number") leaves.push(JSON.stringify(v));
-      else if (Array.isArray(v)) v.forEach(walk);
-      else if (v !== null && typeof v === "object") Object.values(v).forEach(walk);
-    };
-    walk(JSON.parse(args));
-    return leaves.join("\n");
-  } catch {
-    return args;
-  }
+  return argumentTexts(args).join("\n");
 }

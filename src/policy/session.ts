@@ -134,7 +134,7 @@ export class CompactorSession {
         c.skipped(this.#outputTokens, options.budget);
         return ok([...this.#output], this.#baseTokens, this.#outputTokens);
       }
-      const applied = await this.#applyAhead(messages, options);
+      const applied = await this.#applyAhead(messages, options, this.#baseTokens + added);
       if (applied) return applied;
     }
     this.#ahead = undefined;
@@ -202,14 +202,15 @@ export class CompactorSession {
   }
 
   /**
-   * The epoch compacted ahead with the messages appended since after it, as this call's epoch:
+   * The epoch compacted ahead with the messages appended since after it, as this call's epoch
+ * (`messages` of `tokensBefore` tokens, the running total of the appends):
    * when it was planned in this epoch with the same budget and format, those messages fit the
    * room it left, and the whole stays within the soft threshold. Otherwise undefined, and the
    * caller compacts in full (a failure of the compaction ahead is left to it too: it meets the
    * failure again and reports it). Every condition but the last is decided before the
    * compaction ahead is awaited, so a call that must compact in full never also compacts ahead.
    */
-  async #applyAhead(messages: readonly Message[], options: CompactCallOptions): Promise<CanonicalResult | undefined> {
+  async #applyAhead(messages: readonly Message[], options: CompactCallOptions, tokensBefore: number): Promise<CanonicalResult | undefined> {
     const ahead = this.#ahead;
     this.#ahead = undefined;
     const c = this.#host;
@@ -228,7 +229,7 @@ export class CompactorSession {
     this.#prepared = ahead.messages.length;
     this.#output = output;
     this.#refs = [...r.refs];
-    this.#baseTokens = c.measure(messages, options.format);
+    this.#baseTokens = tokensBefore;
     this.#outputTokens = tokensAfter;
     this.#schedulePrepare();
     return { ...r, messages: [...output], canonical: [...output], tokensBefore: this.#baseTokens, tokensAfter, epoch: this.#epoch };
