@@ -6,8 +6,7 @@
 import type { Format } from "../adapters/index.js";
 import { asCtxfoldError } from "../errors.js";
 import { Compactor, createCompactor } from "../policy/index.js";
-import type { OffloadHint } from "../store/index.js";
-import { createMemoryStore, createPackStore, StoreView } from "../store/index.js";
+import { createMemoryStore, createPackStore, type ContentAddressedStore } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
 import { isBlankLine, linesOf } from "./input.js";
 import { lineOf, parseLine, runIdOf, runOfLine, wireOf } from "./jsonl.js";
@@ -51,7 +50,7 @@ export interface ChunkStats {
   tokensIn: number;
   tokensOut: number;
   tiers: { normal: number; pressure: number; critical: number };
-  /** Bytes put under distinct new refs into the offload store. */
+  /** Bytes the offload store took under new refs (bytes it held already, from this batch or an earlier one, count nothing). */
   offloadedBytes: number;
   bytesIn: number;
   bytesOut: number;
@@ -75,28 +74,14 @@ export function addStats(into: ChunkStats, s: ChunkStats): void {
   for (const t of ["normal", "pressure", "critical"] as const) into.tiers[t] += s.tiers[t];
 }
 
-/** Counts the bytes of puts that made a ref this process had not seen. */
-class CountingStore extends StoreView {
-  readonly #seen = new Set<string>();
-  bytes = 0;
-  put(data: Uint8Array | string, hint?: OffloadHint): string {
-    const ref = this.inner.put(data, hint);
-    if (!this.#seen.has(ref)) {
-      this.#seen.add(ref);
-      this.bytes += typeof data === "string" ? Buffer.byteLength(data, "utf8") : data.length;
-    }
-    return ref;
-  }
-}
+/** One compactor per distinct options in this thread (its memo and measurements carry across chunks), with its store. */
+const kCompactors = new Map<string, { compactor: Compactor; store: ContentAddressedStore }>();
 
-/** One compactor per distinct options in this thread (its memo and measurements carry across chunks). */
-const kCompactors = new Map<string, { compactor: Compactor; store: CountingStore }>();
-
-function compactorFor(options: JobOptions): { compactor: Compactor; store: CountingStore } {
+function compactorFor(options: JobOptions): { compactor: Compactor; store: ContentAddressedStore } {
   const key = JSON.stringify([options.mode, options.preset ?? null, options.offloadDir ?? null, options.redactOffload ?? false]);
   let hit = kCompactors.get(key);
   if (!hit) {
-    const store = new CountingStore(options.offloadDir ? createPackStore({ dir: options.offloadDir }) : createMemoryStore());
+    const store = options.offloadDir ? createPackStore({ dir: options.offloadDir }) : createMemoryStore();
     hit = { compactor: createCompactor({ store, mode: options.mode, redactOffload: options.redactOffload ?? false, ...(options.preset ? { stepPreset: options.preset } : {}) }), store };
     kCompactors.set(key, hit);
   }
@@ -122,7 +107,7 @@ const kNewline = new Uint8Array([0x0a]);
  */
 export async function compactChunk(bytes: Uint8Array, firstLine: number, options: JobOptions): Promise<ChunkResult> {
   const { compactor, store } = compactorFor(options);
-  const offloadedBefore = store.bytes;
+  const offloadedBefore = store.savedBytes;
   const stats = emptyStats();
   const errors: ErrorRecord[] = [];
   const pieces: Uint8Array[] = [];
@@ -170,7 +155,7 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
   }
   // Every ref in this chunk's output resolves on disk before the output is written.
   store.flush();
-  stats.offloadedBytes = store.bytes - offloadedBefore;
+  stats.offloadedBytes = store.savedBytes - offloadedBefore;
   return { out: Buffer.concat(pieces), errors, stats, lines };
 }
 

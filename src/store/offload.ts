@@ -177,6 +177,7 @@ function typeOf(value: unknown): string {
 export abstract class ContentAddressedStore implements OffloadStore {
   readonly prefix: string;
   readonly #hash: (bytes: Uint8Array) => bigint;
+  #savedBytes = 0;
 
   constructor(options: OffloadStoreOptions = {}) {
     const raw: unknown = options.prefix ?? kDefaultOffloadPrefix;
@@ -191,11 +192,21 @@ export abstract class ContentAddressedStore implements OffloadStore {
 
   /** The stored bytes of `name`, or undefined when absent. May return the store's own array. */
   protected abstract load(name: string): Uint8Array | undefined;
+  /** What a put compares its bytes with (load, unless a store puts again what it has let go of). */
+  protected loadForPut(name: string): Uint8Array | undefined {
+    return this.load(name);
+  }
+
   /** Stores `bytes` (the caller's array: copy it if kept) under a name known to be free. */
   protected abstract save(name: string, bytes: Uint8Array): void;
   protected abstract exists(name: string): boolean;
   /** See OffloadStore.flush: each store says whether it buffers. */
   abstract flush(): void;
+
+  /** Bytes this instance stored under names that were free: what its puts added to the store. */
+  get savedBytes(): number {
+    return this.#savedBytes;
+  }
 
   /** Where the bytes of `name` are, for error messages: a file, a pack and an offset. */
   protected whereIs(name: string): string {
@@ -213,7 +224,10 @@ export abstract class ContentAddressedStore implements OffloadStore {
       const name = n === 0 ? `${stem}.${ext}` : `${stem}-${n}.${ext}`;
       const held = this.holds(name, bytes);
       if (held === "other") continue;
-      if (held === "free") this.save(name, bytes);
+      if (held === "free") {
+        this.save(name, bytes);
+        this.#savedBytes += bytes.length;
+      }
       return `${this.prefix}/${name}`;
     }
   }
@@ -224,7 +238,7 @@ export abstract class ContentAddressedStore implements OffloadStore {
    * of bytes it has compared before.
    */
   protected holds(name: string, bytes: Uint8Array): "free" | "same" | "other" {
-    const existing = this.load(name);
+    const existing = this.loadForPut(name);
     if (existing === undefined) return "free";
     // put names `bytes` by their own hash, so stored bytes equal to them hash to the name too:
     // only unequal ones need the check that tells a collision from damage.

@@ -5,21 +5,27 @@ import { threadId } from "node:worker_threads";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage, kNodeFsOps, kStoreDirMode, kStoreFileMode, openRegularFile, readRegularFile, type FsOps } from "./fs-ops.js";
 import { ContentAddressedStore, equalBytes, type OffloadStoreOptions } from "./offload.js";
+import { PackIndex, type PackEntry } from "./pack-index.js";
 
 export interface PackStoreOptions extends OffloadStoreOptions {
   /** The directory of the packs (created on the first flush). */
   dir: string;
   /** Replacements for some fs calls (tests). */
   fs?: Partial<FsOps>;
-}
-
-interface Entry {
-  pack: string;
-  offset: number;
-  length: number;
+  /**
+   * Entries a pack takes before the store starts a new one and lets go of the old one's index,
+   * so that a worker's memory stays flat over a batch of any size. @default 65536
+   */
+  packEntries?: number;
 }
 
 const kPackPattern = /^pack-[0-9a-z-]+\.bin$/;
+/**
+ * Digests kept (see holds): the repeats that pay are near each other (a file read again in one
+ * run, the system prompt of the runs of a chunk), and a bound keeps a long batch's worker flat.
+ */
+const kDigests = 4096;
+const kDefaultPackEntries = 1 << 16;
 
 /**
  * Offloaded outputs for batch work: the same refs as the other stores, but the bytes appended
@@ -39,19 +45,30 @@ const kPackPattern = /^pack-[0-9a-z-]+\.bin$/;
  * files, never through a link (openRegularFile: E_CORRUPT naming the path); DIR itself may be a
  * link. Packs and indexes are created 0600, DIR 0700.
  *
+ * Memory stays flat: once a pack holds `packEntries` entries the store starts a new pack and
+ * keeps only the new one's index (PackIndex, ~40 bytes an entry) in memory. A put of bytes
+ * that sit in a pack let go of stores them again (the same name, in the current pack: the
+ * repeats that matter, such as a file read twice in one run, are near each other), and a read
+ * of such an entry searches the let-go packs' index files on disk.
+ *
  * Collision handling is per instance (as in every store, different bytes under one hash get
- * `-1`, `-2`…); concurrent writers in one directory do not see each other's entries until a
- * later open, which for 64-bit content hashes only matters past ~10⁹ distinct outputs.
+ * `-1`, `-2`…) and over its current pack; concurrent writers in one directory, and a pack let
+ * go of, are not seen until a later open, which for 64-bit content hashes only matters past
+ * ~10⁹ distinct outputs.
  */
 export class PackOffloadStore extends ContentAddressedStore {
   readonly dir: string;
   readonly #fs: FsOps;
-  #onDisk: Map<string, Entry> | undefined;
+  #onDisk: PackIndex | undefined;
   /** Plain files in DIR named like refs (the FsOffloadStore layout), listed with the indexes. */
   readonly #plain = new Set<string>();
   readonly #pending = new Map<string, Uint8Array>();
-  readonly #mine = new Map<string, Entry>();
-  /** SHA-256 of entries on disk already compared in full once (see holds). */
+  /** The current pack's entries (flushed). */
+  #mine = new PackIndex();
+  /** Packs this instance filled and let go of (see the class comment), oldest first. */
+  readonly #retired: string[] = [];
+  readonly #packEntries: number;
+  /** SHA-256 of entries on disk already compared in full once (see holds), the latest kDigests. */
   readonly #digests = new Map<string, string>();
   #pack: string | undefined;
   /** The pack's and the index's good lengths: complete entries and lines, all flushed. */
@@ -62,35 +79,51 @@ export class PackOffloadStore extends ContentAddressedStore {
     super(options);
     this.dir = path.resolve(options.dir);
     this.#fs = { ...kNodeFsOps, ...options.fs };
+    const entries = options.packEntries ?? kDefaultPackEntries;
+    if (!Number.isInteger(entries) || entries < 1) throw new CtxfoldError("E_BAD_INPUT", `packEntries must be a positive integer, got ${String(entries)}`, { path: "packEntries" });
+    this.#packEntries = entries;
   }
 
   /** The packs' indexes in DIR, read once. */
-  #disk(): Map<string, Entry> {
+  #disk(): PackIndex {
     if (this.#onDisk) return this.#onDisk;
-    const map = new Map<string, Entry>();
+    const map = new PackIndex();
     const fs = this.#fs;
     const all = fs.existsSync(this.dir) ? fs.readdirSync(this.dir) : [];
     for (const f of all) if (!f.endsWith(".idx") && !kPackPattern.test(f) && !f.startsWith(".")) this.#plain.add(f);
     for (const idx of all.filter((f) => f.endsWith(".idx")).sort()) {
       const pack = idx.replace(/\.idx$/, ".bin");
       if (!kPackPattern.test(pack)) continue;
-      const bytes = readRegularFile(fs, path.join(this.dir, idx));
-      if (bytes === undefined) continue;
-      const text = Buffer.from(bytes).toString("utf8");
-      for (const line of text.split("\n")) {
-        if (!line) continue;
-        try {
-          const [name, offset, length] = JSON.parse(line) as [string, number, number];
-          if (!map.has(name)) map.set(name, { pack, offset, length });
-        } catch {
-          // a line cut short by a crash: its bytes were never referenced by written output
-        }
-      }
+      for (const [name, offset, length] of this.#indexLines(idx)) map.set(name, { pack, offset, length });
     }
     return (this.#onDisk = map);
   }
 
-  #read(e: Entry): Uint8Array {
+  /** The entries an index file in DIR names, in order (none when it is absent). */
+  *#indexLines(idx: string): Generator<[string, number, number]> {
+    const bytes = readRegularFile(this.#fs, path.join(this.dir, idx));
+    if (bytes === undefined) return;
+    for (const line of Buffer.from(bytes).toString("utf8").split("\n")) {
+      if (!line) continue;
+      try {
+        yield JSON.parse(line) as [string, number, number];
+      } catch {
+        // a line cut short by a crash: its bytes were never referenced by written output
+      }
+    }
+  }
+
+  /** Where `name` is: the current pack, DIR's packs as they were at the first lookup, or a pack this instance let go of. */
+  #entry(name: string): PackEntry | undefined {
+    const e = this.#mine.get(name) ?? this.#disk().get(name);
+    if (e || this.#retired.length === 0) return e;
+    for (const pack of this.#retired) {
+      for (const [n, offset, length] of this.#indexLines(pack.replace(/\.bin$/, ".idx"))) if (n === name) return { pack, offset, length };
+    }
+    return undefined;
+  }
+
+  #read(e: PackEntry): Uint8Array {
     const file = path.join(this.dir, e.pack);
     try {
       const fd = openRegularFile(this.#fs, file, constants.O_RDONLY);
@@ -114,9 +147,18 @@ export class PackOffloadStore extends ContentAddressedStore {
   }
 
   protected load(name: string): Uint8Array | undefined {
+    return this.#load(name, true);
+  }
+
+  /** What a put compares with: everything but the packs let go of (see the class comment). */
+  protected override loadForPut(name: string): Uint8Array | undefined {
+    return this.#load(name, false);
+  }
+
+  #load(name: string, retired: boolean): Uint8Array | undefined {
     const pending = this.#pending.get(name);
     if (pending) return pending;
-    const e = this.#mine.get(name) ?? this.#disk().get(name);
+    const e = retired ? this.#entry(name) : (this.#mine.get(name) ?? this.#disk().get(name));
     if (e) return this.#read(e);
     if (!this.#plain.has(name)) return undefined;
     return readRegularFile(this.#fs, path.join(this.dir, name));
@@ -124,7 +166,7 @@ export class PackOffloadStore extends ContentAddressedStore {
 
   protected override whereIs(name: string): string {
     if (this.#pending.has(name)) return `${name} (not yet flushed)`;
-    const e = this.#mine.get(name) ?? this.#disk().get(name);
+    const e = this.#entry(name);
     return e ? `${path.join(this.dir, e.pack)} (entry ${name} at offset ${e.offset}, length ${e.length})` : path.join(this.dir, name);
   }
 
@@ -142,7 +184,10 @@ export class PackOffloadStore extends ContentAddressedStore {
     const known = this.#digests.get(name);
     if (known !== undefined) return sha256(bytes) === known ? "same" : "other";
     const held = super.holds(name, bytes);
-    if (held === "same") this.#digests.set(name, sha256(bytes));
+    if (held === "same") {
+      if (this.#digests.size >= kDigests) this.#digests.delete(this.#digests.keys().next().value!);
+      this.#digests.set(name, sha256(bytes));
+    }
     return held;
   }
 
@@ -151,7 +196,7 @@ export class PackOffloadStore extends ContentAddressedStore {
   }
 
   protected exists(name: string): boolean {
-    return this.#pending.has(name) || this.#mine.has(name) || this.#disk().has(name) || this.#plain.has(name);
+    return this.#pending.has(name) || this.#plain.has(name) || this.#entry(name) !== undefined;
   }
 
   /**
@@ -172,7 +217,7 @@ export class PackOffloadStore extends ContentAddressedStore {
     this.#pack ??= `pack-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}.bin`;
     const packFile = path.join(this.dir, this.#pack);
     const indexFile = packFile.replace(/\.bin$/, ".idx");
-    const entries: [string, Entry][] = [];
+    const entries: [string, PackEntry][] = [];
     let at = this.#size;
     for (const [name, bytes] of this.#pending) {
       entries.push([name, { pack: this.#pack, offset: at, length: bytes.length }]);
@@ -193,6 +238,11 @@ export class PackOffloadStore extends ContentAddressedStore {
     this.#size = at;
     this.#indexSize += lines.length;
     this.#pending.clear();
+    if (this.#mine.size >= this.#packEntries) {
+      this.#retired.push(this.#pack);
+      this.#mine = new PackIndex();
+      this.#startNewPack();
+    }
   }
 
   /** Cuts the index, then the pack, back to their good lengths (see flush); false when a cut fails. */

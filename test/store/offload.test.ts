@@ -257,6 +257,46 @@ describe("PackOffloadStore", () => {
     const third = createPackStore({ dir, hash });
     expect([third.getText(a), third.getText(b), third.getText("workspace/outputs/output_0000000000000009-2.txt")]).toEqual(["alpha", "beta", "gamma"]);
   });
+
+  it("past packEntries it starts a new pack and lets go of the old index: every ref still resolves, a repeat is stored again", () => {
+    const dir = freshDir();
+    const store = createPackStore({ dir, packEntries: 3 });
+    const texts = Array.from({ length: 10 }, (_, i) => `output ${i}`);
+    const refs = texts.map((t, i) => {
+      const ref = store.put(t);
+      if (i % 2 === 1) store.flush();
+      return ref;
+    });
+    store.flush();
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith(".bin")).length).toBe(3); // 4 + 4 entries, then 2
+    refs.forEach((ref, i) => {
+      expect(store.getText(ref)).toBe(texts[i]);
+      expect(store.has(ref)).toBe(true);
+    });
+    const saved = store.savedBytes;
+    expect(store.put(texts[0])).toBe(refs[0]); // let go of: stored again under its name
+    expect(store.savedBytes).toBe(saved + texts[0].length);
+    expect(store.put(texts[9])).toBe(refs[9]); // in the current pack: nothing stored
+    expect(store.savedBytes).toBe(saved + texts[0].length);
+    store.flush();
+    const reader = createPackStore({ dir });
+    refs.forEach((ref, i) => expect(reader.getText(ref)).toBe(texts[i]));
+    expect(thrown(() => createPackStore({ dir, packEntries: 0 }), "E_BAD_INPUT").path).toBe("packEntries");
+  });
+
+  it("savedBytes counts what its puts added: new names only, not bytes an earlier store left in the directory", () => {
+    const dir = freshDir();
+    const first = createPackStore({ dir });
+    first.put("héllo"); // 6 bytes
+    first.put("héllo");
+    first.put("héllo", { kind: "read" }); // the same bytes under another name are stored again
+    expect(first.savedBytes).toBe(12);
+    first.flush();
+    const second = createPackStore({ dir });
+    second.put("héllo");
+    second.put(new Uint8Array(10));
+    expect(second.savedBytes).toBe(10);
+  });
 });
 
 describe("flush", () => {
