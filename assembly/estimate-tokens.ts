@@ -31,6 +31,13 @@ const counts = memory.data(FEATURE_COUNT * 4, 16);
   }
 }
 
+/** Estimates of the `n` UTF-16 units at `ptr` (any alignment): ENCODINGS f64 at `out`, from the weight table at `weights`. */
+export function estimateUnits(ptr: usize, n: i32, weights: usize, out: usize): void {
+  memory.fill(counts, 0, FEATURE_COUNT * 4);
+  countFeaturesSimd(ptr, n, counts, scratch);
+  storeEstimates(weights, out);
+}
+
 /**
  * Token estimates of n strings (UTF-16LE units, u32 byte offsets as in hashBatch): ENCODINGS
  * f64 per item at `out`, from the weight table at `weights` (ENCODINGS rows of FEATURE_COUNT).

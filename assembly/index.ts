@@ -4,6 +4,7 @@ export { hashBatch } from "./hash";
 export { buildTurnMap } from "./turn-map";
 export { groupCategories } from "./group-categories";
 export { termLines, termLinesScratch } from "./term-lines";
+export { scanJson } from "./json-scan";
 import { xxh64 } from "./hash";
 
 /** First byte the host may use as its arena (everything below is static data). */
@@ -13,7 +14,7 @@ export function heapBase(): usize {
 
 /** Bumped whenever a kernel's signature or memory layout changes; the host checks it. */
 export function abiVersion(): i32 {
-  return 3;
+  return 4;
 }
 
 /** XXH64 of one byte range (for Uint8Array content such as offloaded files). */

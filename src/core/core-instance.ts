@@ -29,6 +29,10 @@ export interface CoreExports {
     data: number, offsets: number, n: number, terms: number, termOffsets: number, flags: number, m: number,
     scratch: number, out: number, ends: number, found: number,
   ): number;
+  scanJson(
+    data: number, len: number, weights: number, outTape: number, max: number, outEstimates: number,
+    scratch: number, stack: number, maxDepth: number, outStatus: number,
+  ): number;
 }
 
 /**

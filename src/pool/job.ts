@@ -8,7 +8,10 @@ import { asCtxfoldError } from "../errors.js";
 import { Compactor, createCompactor } from "../policy/index.js";
 import { createMemoryStore, createPackStore, type ContentAddressedStore } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
+import { encodingIndex } from "../tokens/weights-table.js";
+import { byteRunTokens } from "./byte-fit.js";
 import { isBlankLine, linesOf } from "./input.js";
+import { scanJson } from "./json-scan.js";
 import { lineOf, parseLine, runIdOf, runOfLine, wireOf } from "./jsonl.js";
 
 export interface JobOptions {
@@ -88,6 +91,19 @@ function compactorFor(options: JobOptions): { compactor: Compactor; store: Conte
   return hit;
 }
 
+/** Lines longer than this are not scanned for the byte path (its scratch is twice the line). */
+const kByteScanMaxBytes = 16 << 20;
+
+/**
+ * The run's estimated tokens from its bytes when the byte path vouches for them (byte-fit.ts),
+ * or undefined: the parse path then decides.
+ */
+function byteTokens(raw: Uint8Array, options: JobOptions, compactor: Compactor): number | undefined {
+  if (raw.length > kByteScanMaxBytes || (options.format !== "auto" && options.format !== "openai-chat")) return undefined;
+  const { tape } = scanJson(raw);
+  return tape && byteRunTokens(tape, raw, options.format, encodingIndex(compactor.counter.encoding));
+}
+
 const kEncoder = new TextEncoder();
 const kNewline = new Uint8Array([0x0a]);
 
@@ -127,6 +143,17 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
     stats.runs++;
     let id: string | undefined;
     try {
+      // A run the byte path measures within the soft threshold is written through unparsed,
+      // counted as the parse path would count it.
+      const fits = byteTokens(raw, options, compactor);
+      if (fits !== undefined && compactor.tier(fits, options.budget) === "normal") {
+        stats.tokensIn += fits;
+        stats.tokensOut += fits;
+        stats.tiers.normal++;
+        stats.fit++;
+        through();
+        continue;
+      }
       const value = parseLine(raw);
       id = runIdOf(value);
       const run = runOfLine(value, lineNo);
