@@ -5,6 +5,7 @@ export { buildTurnMap } from "./turn-map";
 export { groupCategories } from "./group-categories";
 export { termLines, termLinesScratch } from "./term-lines";
 export { scanJson } from "./json-scan";
+export { specificTermSpans } from "./specific-terms";
 import { xxh64 } from "./hash";
 
 /** First byte the host may use as its arena (everything below is static data). */
@@ -14,7 +15,7 @@ export function heapBase(): usize {
 
 /** Bumped whenever a kernel's signature or memory layout changes; the host checks it. */
 export function abiVersion(): i32 {
-  return 4;
+  return 5;
 }
 
 /** XXH64 of one byte range (for Uint8Array content such as offloaded files). */

@@ -33,6 +33,7 @@ export interface CoreExports {
     data: number, len: number, weights: number, outTape: number, max: number, outEstimates: number,
     scratch: number, stack: number, maxDepth: number, outStatus: number,
   ): number;
+  specificTermSpans(data: number, offsets: number, n: number, out: number, ends: number, nonAscii: number, table: number, slots: number): number;
 }
 
 /**

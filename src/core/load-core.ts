@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { CtxfoldError } from "../errors.js";
 
 /** The ABI version this host speaks; core.wasm's abiVersion() must match. */
-export const kCoreAbiVersion = 4;
+export const kCoreAbiVersion = 5;
 
 let cachedModule: WebAssembly.Module | undefined;
 

@@ -20,6 +20,8 @@
  *   `bar` is not in `foobar`). Characters are UTF-16 units: an astral-plane letter next to a term
  *   does not join it. Matching is case-sensitive.
  */
+import { coreFor, type Backend } from "../core/backend.js";
+import type { CoreInstance } from "../core/core-instance.js";
 
 const kCandidate = /(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$](?:[\p{L}\p{N}_$.\/\\-]|::)*[\p{L}\p{N}_$]|(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$]/gu;
 const kLead = /^(?:\.{1,2}\/|~\/|\/|--?)/;
@@ -41,13 +43,21 @@ export function isSpecific(t: string): boolean {
   return /\p{Ll}\p{Lu}|\p{Lu}{2}\p{Ll}/u.test(t);
 }
 
+/** Texts shorter than this are scanned here, not in the kernel: the call would cost more than it saves. */
+const kKernelFrom = 256;
+
 /**
  * The distinct specific terms of `text`, in order of first occurrence. ASCII text (most tool
- * output) is scanned and judged by character codes (scanAscii, isSpecificAscii); any other
- * goes through the candidate regex and isSpecific, which are the definition
- * (specificTermsByRegex; a differential test holds the two equal).
+ * output) is scanned and judged by character codes: in the WASM kernel from kKernelFrom
+ * characters (assembly/specific-terms.ts), here below that or with `backend: "ts"` (scanAscii,
+ * isSpecificAscii, its twin); any other text goes through the candidate regex and isSpecific,
+ * which are the definition (specificTermsByRegex; differential tests hold the three equal).
  */
-export function specificTerms(text: string): string[] {
+export function specificTerms(text: string, options: { backend?: Backend | "auto" } = {}): string[] {
+  if (text.length >= kKernelFrom) {
+    const core = coreFor(options.backend);
+    if (core) return kernelTerms(core, text);
+  }
   if (kNonAscii.test(text)) return specificTermsByRegex(text);
   const seen = new Set<string>();
   scanAscii(text, (start, end) => {
@@ -55,6 +65,29 @@ export function specificTerms(text: string): string[] {
   });
   return [...seen];
 }
+
+/** specificTerms of one text in the kernel; the regex for a text it finds not ASCII. */
+function kernelTerms(core: CoreInstance, text: string): string[] {
+  const terms: string[] = [];
+  let ascii = true;
+  core.forEachStringBatch([text], 0, (b) => {
+    const base = core.arena(0).base;
+    let slots = 16;
+    while (slots < text.length) slots *= 2;
+    const ends = align16(b.data + text.length * 2);
+    const nonAscii = ends + 16;
+    const table = nonAscii + 16;
+    const out = align16(table + slots * 4);
+    const a = core.arena(out + (Math.floor(text.length / 3) + 2) * 8 - base);
+    const pairs = core.run("specificTermSpans", (e) => e.specificTermSpans(b.data, b.offsets, 1, out, ends, nonAscii, table, slots));
+    if (a.u8[nonAscii] === 1) ascii = false;
+    for (let k = 0, o = out >>> 2; k < pairs; k++, o += 2) terms.push(text.slice(a.u32[o], a.u32[o + 1]));
+  });
+  core.releaseArena();
+  return ascii ? terms : specificTermsByRegex(text);
+}
+
+const align16 = (n: number) => (n + 15) & ~15;
 
 /** specificTerms by the candidate regex and isSpecific alone: the definition the ASCII path must equal. */
 export function specificTermsByRegex(text: string): string[] {

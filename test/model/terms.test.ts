@@ -33,6 +33,19 @@ describe("specificTerms: the ASCII scan equals the candidate regex", () => {
     );
   });
 
+  it("the kernel (texts from 256 characters) equals the TypeScript scan and the regex, on random long texts", () => {
+    const alphabet = fc.constantFrom("a", "Z", "b", "B", "e", "E", "_", "$", "1", "0", ".", "/", "\\", "-", "+", ":", "~", " ", "\n", "(", ",", "x", "9", "src/a.py ", "Foo::bar ", "--flag ");
+    fc.assert(
+      fc.property(fc.array(alphabet, { minLength: 120, maxLength: 1500 }).map((a) => a.join("")), fc.boolean(), (text, wide) => {
+        const t = wide ? `${text}é` : text;
+        const kernel = specificTerms(t);
+        expect(kernel).toEqual(specificTerms(t, { backend: "ts" }));
+        expect(kernel).toEqual(specificTermsByRegex(t));
+      }),
+      { numRuns: 400, seed: 23 },
+    );
+  });
+
   it("non-ASCII text goes through the regex (astral letters join a term, as \\p{L} says)", () => {
     for (const t of ["𝑥foo_1 бар_1 処理_関数", "é/a.py", "x—y_1"]) expect(specificTerms(t)).toEqual(specificTermsByRegex(t));
   });
@@ -46,7 +59,9 @@ describe("specificTerms: the ASCII scan equals the candidate regex", () => {
         const all = [typeof m.content === "string" ? m.content : "", ...(m.tool_calls ?? []).map((c) => c.function.arguments)];
         for (const t of all) {
           texts++;
-          expect(specificTerms(t)).toEqual(specificTermsByRegex(t));
+          const regex = specificTermsByRegex(t);
+          expect(specificTerms(t)).toEqual(regex);
+          expect(specificTerms(t, { backend: "ts" })).toEqual(regex);
         }
       }
     }
