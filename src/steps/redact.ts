@@ -14,32 +14,42 @@ export interface SecretPattern {
   kind: string;
   /** Global regex; with a capture group named `value`, only that group is replaced. */
   re: RegExp;
+  /**
+   * A cheap test that every match of `re` passes (a literal it cannot match without), tried on
+   * the text as the patterns before it left it; where it fails, `re` is not run. Absent: always run.
+   */
+  needs?: RegExp;
 }
 
 const kKeyNames = String.raw`(?:api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|secret(?:[_-]?access)?(?:[_-]?key)?|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|id[_-]?token|token|password|passwd|pwd|private[_-]?key)`;
 
+/** A part of every name in kKeyNames. */
+const kKeyNameParts = /key|secret|token|passw|pwd/i;
+
 export const kSecretPatterns: readonly SecretPattern[] = [
-  { kind: "private-key", re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g },
-  { kind: "anthropic-key", re: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
-  { kind: "openai-key", re: /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g },
-  { kind: "github-token", re: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g },
-  { kind: "slack-token", re: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
-  { kind: "aws-access-key", re: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b/g },
-  { kind: "google-api-key", re: /\bAIza[0-9A-Za-z_-]{35}/g },
-  { kind: "stripe-key", re: /\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}/g },
-  { kind: "jwt", re: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
-  { kind: "bearer-token", re: /\b(?:Bearer|Basic|token)\s+(?<value>[A-Za-z0-9._~+/-]{16,}=*)/g },
+  { kind: "private-key", needs: /PRIVATE KEY/, re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g },
+  { kind: "anthropic-key", needs: /sk-ant-/, re: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
+  { kind: "openai-key", needs: /sk-/, re: /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g },
+  { kind: "github-token", needs: /gh[pousr]_|github_pat_/, re: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g },
+  { kind: "slack-token", needs: /xox/, re: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
+  { kind: "aws-access-key", needs: /AKIA|ASIA|AGPA|AIDA|AROA|ANPA/, re: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b/g },
+  { kind: "google-api-key", needs: /AIza/, re: /\bAIza[0-9A-Za-z_-]{35}/g },
+  { kind: "stripe-key", needs: /k_(?:live|test)_/, re: /\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}/g },
+  { kind: "jwt", needs: /eyJ/, re: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { kind: "bearer-token", needs: /Bearer|Basic|token/, re: /\b(?:Bearer|Basic|token)\s+(?<value>[A-Za-z0-9._~+/-]{16,}=*)/g },
   // "api_key": "…", 'password': '…', api_key="…"
   {
     kind: "credential",
+    needs: kKeyNameParts,
     re: new RegExp(String.raw`(["']?)\b[\w-]*${kKeyNames}\1\s*[:=]\s*(["'])(?<value>(?:(?!\2)[^\\\n]|\\.){4,})\2`, "gi"),
   },
   // API_KEY=… and password: … in env files, shell commands and logs (unquoted values)
   {
     kind: "credential",
+    needs: kKeyNameParts,
     re: new RegExp(String.raw`\b[A-Za-z0-9_]*${kKeyNames}[A-Za-z0-9_]*\s*[=:]\s*(?<value>(?!\[REDACTED)[^\s"',;&|]{6,})`, "gi"),
   },
-  { kind: "url-password", re: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:(?<value>[^\s@/]{3,})@/g },
+  { kind: "url-password", needs: /:\/\//, re: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:(?<value>[^\s@/]{3,})@/g },
 ];
 
 const kQuickCheck = /sk-|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|AIza|_live_|_test_|eyJ|PRIVATE KEY|bearer|basic |token|key|secret|passw|pwd|:\/\/[^\s:/@]+:/i;
@@ -48,7 +58,8 @@ const kQuickCheck = /sk-|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AGPA|AIDA|AROA|ANP
 export function redactSecrets(text: string, patterns: readonly SecretPattern[] = kSecretPatterns): string {
   if (!kQuickCheck.test(text)) return text;
   let out = text;
-  for (const { kind, re } of patterns) {
+  for (const { kind, re, needs } of patterns) {
+    if (needs && !needs.test(out)) continue;
     re.lastIndex = 0;
     out = out.replace(re, (...m: unknown[]) => {
       const groups = m.at(-1) as Record<string, string | undefined> | undefined;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "../../src/store/index.js";
-import { containsSecret, redactSecrets } from "../../src/steps/redact.js";
+import fc from "fast-check";
+import { containsSecret, kSecretPatterns, redactSecrets } from "../../src/steps/redact.js";
 import { commandHead } from "../../src/steps/rules.js";
 import { countLines, detectContentType, errorHead, extractExitCode } from "../../src/steps/detect.js";
 import { StepReducer, extractSteps } from "../../src/steps/reducer.js";
@@ -216,6 +217,19 @@ describe("secret redaction", () => {
     expect(redactSecrets("export OPENAI_API_KEY=abc123def456")).toBe("export OPENAI_API_KEY=[REDACTED:credential]");
     expect(redactSecrets("curl -H 'Authorization: Bearer abcdefghijklmnop1234'")).toContain("Bearer [REDACTED:bearer-token]");
     expect(redactSecrets("postgres://admin:hunter22@db:5432/x")).toBe("postgres://admin:[REDACTED:url-password]@db:5432/x");
+  });
+
+  it("each pattern's cheap test only skips what its regex would not match: the same output as running every regex", () => {
+    const always = kSecretPatterns.map(({ kind, re }) => ({ kind, re }));
+    const pieces = [...secrets, "api_key", '"password": "hunter2hunter"', "PASSWORD=abcdefgh", "Bearer abcdefghijklmnop1234", "token abcdefghijklmnopqrst", "https://u:pw123@h/x", "eyJabcdefghij.eyJabcdefghij.abcdefghij",
+      "AIza" + "x".repeat(35), "rk_live_" + "a".repeat(16), "github_pat_" + "a".repeat(22), "sk-ant-", "PRIVATE KEY", "[REDACTED:credential]", "Secret_Key: 'abcdefgh'", " ", "\n", "=", ":", "'", '"', "x", "KEY", "pwd"];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 12 }), (parts) => {
+        const text = parts.join("");
+        expect(redactSecrets(text)).toBe(redactSecrets(text, always));
+      }),
+      { numRuns: 2000, seed: 41 },
+    );
   });
 
   it("leaves ordinary text alone", () => {
