@@ -102,13 +102,18 @@ const kMaxBytesPerToken = 12;
 
 /**
  * The run's estimated tokens from its bytes when the byte path vouches for them (byte-fit.ts),
- * or undefined: the parse path then decides.
+ * or undefined: the parse path then decides, as it does when the scan itself fails (the core
+ * cannot grow its memory, say): the byte path only ever saves work.
  */
 function byteTokens(raw: Uint8Array, options: JobOptions, compactor: Compactor): number | undefined {
   if (options.format !== "auto" && options.format !== "openai-chat") return undefined;
   if (raw.length > Math.min(kByteScanMaxBytes, kMaxBytesPerToken * compactor.settings.softRatio * options.budget)) return undefined;
-  const { tape } = scanJson(raw);
-  return tape && byteRunTokens(tape, raw, options.format, encodingIndex(compactor.counter.encoding));
+  try {
+    const { tape } = scanJson(raw);
+    return tape && byteRunTokens(tape, raw, options.format, encodingIndex(compactor.counter.encoding));
+  } catch {
+    return undefined;
+  }
 }
 
 const kEncoder = new TextEncoder();
