@@ -33,8 +33,10 @@ export class BpeCounter {
       if (!line) continue;
       const fields = line.split(" ");
       const offset = Number.parseInt(fields[1], 10);
-      // Later lines win for a token listed twice, as in js-tiktoken's table.
-      for (let i = 2; i < fields.length; i++) ranks.set(Buffer.from(fields[i], "base64").toString("latin1"), offset + i - 2);
+      // Later lines win for a token listed twice, as in js-tiktoken's table. atob gives the
+      // bytes as a one-byte-per-char string directly: half the time of a Buffer per token, and
+      // the table is built in every thread that counts (each batch worker).
+      for (let i = 2; i < fields.length; i++) ranks.set(atob(fields[i]), offset + i - 2);
     }
     this.#ranks = ranks;
     this.#pattern = new RegExp(file.pat_str, "ug");
