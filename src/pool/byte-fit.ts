@@ -24,11 +24,10 @@ import { kEscaped, kToken, type JsonTape } from "./json-scan.js";
 const kOverheads = kMessageOverhead["openai" satisfies Provider];
 const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
 /** The keys and values the walk tells apart, by their bytes. */
-const kRoles = ["system", "developer", "user", "assistant", "tool"].map(ascii);
-const [kRoleKey, kContent, kToolCalls, kToolCallId, kName, kRefusal, kMessagesKey, kSystemKey, kTypeKey, kTextKey, kIdKey, kFunctionKey, kArgumentsKey] =
+const kRoleNames = ["system", "developer", "user", "assistant", "tool"] as const;
+const kRoles = kRoleNames.map(ascii);
+const [kRole, kContent, kToolCalls, kToolCallId, kName, kRefusal, kMessages, kSystem, kType, kText, kId, kFunction, kArguments] =
   ["role", "content", "tool_calls", "tool_call_id", "name", "refusal", "messages", "system", "type", "text", "id", "function", "arguments"].map(ascii);
-const kTextValue = kTextKey;
-const kFunctionValue = kFunctionKey;
 /** Message fields whose presence would change the format, the schema's verdict or the parts. */
 const kDeclined = ["type", "providerOptions", "function_call", "audio"].map(ascii);
 
@@ -117,7 +116,7 @@ export function byteRunTokens(tape: JsonTape, bytes: Uint8Array, format: Format 
   const r = new TapeReader(tape, bytes, row);
   let messages = 0;
   if (r.kind(0) === kToken.object) {
-    const top = r.members(0, [kMessagesKey, kSystemKey]);
+    const top = r.members(0, [kMessages, kSystem]);
     if (!top || top[0] < 0 || top[1] >= 0 || r.kind(top[0]) !== kToken.array) return undefined;
     messages = top[0];
   } else if (r.kind(0) !== kToken.array) return undefined;
@@ -131,10 +130,10 @@ export function byteRunTokens(tape: JsonTape, bytes: Uint8Array, format: Format 
   return total;
 }
 
-const kMessageKeys = [kRoleKey, kContent, kToolCalls, kToolCallId, kName, kRefusal, ...kDeclined];
-const kPartKeys = [kTypeKey, kTextKey];
-const kCallKeys = [kIdKey, kTypeKey, kFunctionKey];
-const kFnKeys = [kName, kArgumentsKey];
+const kMessageKeys = [kRole, kContent, kToolCalls, kToolCallId, kName, kRefusal, ...kDeclined];
+const kPartKeys = [kType, kText];
+const kCallKeys = [kId, kType, kFunction];
+const kFnKeys = [kName, kArguments];
 
 /** One message's tokens (measure.ts: perMessage and role, its texts' estimates, its parts' overheads, rounded up). */
 function messageTokens(r: TapeReader, m: number, others: number[]): number | undefined {
@@ -145,8 +144,8 @@ function messageTokens(r: TapeReader, m: number, others: number[]): number | und
   for (let k = 6; k < f.length; k++) if (f[k] >= 0) return undefined;
   const roleAt = role >= 0 && r.kind(role) === kToken.string ? kRoles.findIndex((x) => r.spells(role, x)) : -1;
   if (roleAt < 0) return undefined;
-  const isTool = kRoles[roleAt] === kRoles[4];
-  const isAssistant = kRoles[roleAt] === kRoles[3];
+  const isTool = kRoleNames[roleAt] === "tool";
+  const isAssistant = kRoleNames[roleAt] === "assistant";
   if ((name >= 0 && r.kind(name) !== kToken.string) || (refusal >= 0 && r.kind(refusal) !== kToken.string && r.kind(refusal) !== kToken.null)) return undefined;
   if ((calls >= 0 && !isAssistant) || (callId >= 0 && !isTool)) return undefined;
   let n = kOverheads.perMessage + 1;
@@ -156,7 +155,7 @@ function messageTokens(r: TapeReader, m: number, others: number[]): number | und
     else if (kind === kToken.array) {
       for (const p of r.elements(content)) {
         const part = r.kind(p) === kToken.object ? r.members(p, kPartKeys, others) : undefined;
-        if (!part || others.length > 0 || !r.isString(part[0], kTextValue) || !r.isString(part[1])) return undefined;
+        if (!part || others.length > 0 || !r.isString(part[0], kText) || !r.isString(part[1])) return undefined;
         n += r.estimate(part[1]);
       }
     } else if (kind !== kToken.null) return undefined;
@@ -167,7 +166,7 @@ function messageTokens(r: TapeReader, m: number, others: number[]): number | und
     let count = 0;
     for (const c of r.elements(calls)) {
       const call = r.kind(c) === kToken.object ? r.members(c, kCallKeys, others) : undefined;
-      if (!call || others.length > 0 || !r.isString(call[0]) || !r.isString(call[1], kFunctionValue) || call[2] < 0 || r.kind(call[2]) !== kToken.object) return undefined;
+      if (!call || others.length > 0 || !r.isString(call[0]) || !r.isString(call[1], kFunction) || call[2] < 0 || r.kind(call[2]) !== kToken.object) return undefined;
       const fn = r.members(call[2], kFnKeys, others);
       if (!fn || others.length > 0 || !r.isString(fn[0]) || !r.isString(fn[1])) return undefined;
       n += r.estimate(fn[0]);
