@@ -24,7 +24,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { parseMessages, renderMessages } from "../src/adapters/index.js";
-import { generateRun } from "../src/gen/run.js";
+import { generateRun, stepEnds } from "../src/gen/run.js";
 import type { Message } from "../src/model/schema.js";
 import { ctxfoldMiddleware, type AiSdkPromptMessage } from "../src/integrations/ai-sdk.js";
 import { compactOpenAIRequest } from "../src/integrations/requests.js";
@@ -45,13 +45,7 @@ async function main(): Promise<void> {
     process.stdout.write((await integrationTable(messages)) + "\n");
     return;
   }
-  const ends: number[] = [];
-  for (let i = 0; i < messages.length; ) {
-    let j = i + 1;
-    while (j < messages.length && messages[j].role === "tool") j++;
-    ends.push(j);
-    i = j;
-  }
+  const ends = stepEnds(messages);
   const budget = 32_000;
 
   // Appending one step in a session (budget large enough that appends stay in the epoch).

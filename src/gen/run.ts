@@ -104,6 +104,21 @@ export function generateRun(options: GenerateRunOptions): GeneratedRun {
   return { id: `gen-${o.seed}`, messages: out.messages, steps };
 }
 
+/**
+ * Where each step of `messages` ends: the index after a message and the tool results that
+ * follow it, in order, where a runner calls its session (the last is `messages.length`).
+ */
+export function stepEnds(messages: readonly Message[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < messages.length; ) {
+    let j = i + 1;
+    while (j < messages.length && messages[j].role === "tool") j++;
+    out.push(j);
+    i = j;
+  }
+  return out;
+}
+
 /** `count` runs; run i is `generateRun({ seed: seed + i })` (32-bit wrap-around). */
 export function generateRuns(count: number, seed: number): GeneratedRun[] {
   const runs: GeneratedRun[] = [];

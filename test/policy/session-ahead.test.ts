@@ -7,7 +7,7 @@
  * full epoch.
  */
 import { describe, expect, it } from "vitest";
-import { generateRun } from "../../src/gen/run.js";
+import { generateRun, stepEnds } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { createCompactor, type PolicyEvent } from "../../src/policy/index.js";
 import { isLedgerPart } from "../../src/policy/ledger.js";
@@ -17,16 +17,7 @@ const idle = () => new Promise((resolve) => setImmediate(resolve));
 const messages = generateRun({ seed: 21, steps: 160 }).messages;
 const budget = 16_000;
 /** Where each step ends (an assistant message and its tool results), as a runner calls the session. */
-const ends = (() => {
-  const out: number[] = [];
-  for (let i = 0; i < messages.length; ) {
-    let j = i + 1;
-    while (j < messages.length && messages[j].role === "tool") j++;
-    out.push(j);
-    i = j;
-  }
-  return out.filter((e) => e >= 4);
-})();
+const ends = stepEnds(messages).filter((e) => e >= 4);
 
 /** Room for epochs ahead at this budget, where the generated run's steps are large against it. */
 const kAhead = { aheadRatio: 0.3 };
