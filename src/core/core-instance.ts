@@ -62,7 +62,8 @@ export interface StringBatch {
   first: number;
 }
 
-const align16 = (n: number) => (n + 15) & ~15;
+/** `n` rounded up to a multiple of 16: where kernel hosts lay out the next region of an arena. */
+export const align16 = (n: number) => (n + 15) & ~15;
 
 /** The release instantiation: no JS glue at all; an abort (only asserts in debug builds) traps. */
 function instantiatePlain(module: WebAssembly.Module): CoreExports {

@@ -21,7 +21,7 @@
  *   does not join it. Matching is case-sensitive.
  */
 import { coreFor, type Backend } from "../core/backend.js";
-import type { CoreInstance } from "../core/core-instance.js";
+import { align16, type CoreInstance } from "../core/core-instance.js";
 
 const kCandidate = /(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$](?:[\p{L}\p{N}_$.\/\\-]|::)*[\p{L}\p{N}_$]|(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$]/gu;
 const kLead = /^(?:\.{1,2}\/|~\/|\/|--?)/;
@@ -86,8 +86,6 @@ function kernelTerms(core: CoreInstance, text: string): string[] {
   core.releaseArena();
   return ascii ? terms : specificTermsByRegex(text);
 }
-
-const align16 = (n: number) => (n + 15) & ~15;
 
 /** specificTerms by the candidate regex and isSpecific alone: the definition the ASCII path must equal. */
 export function specificTermsByRegex(text: string): string[] {

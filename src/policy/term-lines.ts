@@ -1,6 +1,6 @@
 import { kDefaultBatchBytes } from "../constants.js";
 import { coreFor, type Backend } from "../core/backend.js";
-import type { CoreInstance } from "../core/core-instance.js";
+import { align16, type CoreInstance } from "../core/core-instance.js";
 import { CtxfoldError, notStringError } from "../errors.js";
 import { isWordUnit } from "../model/terms.js";
 import { kTermWordEnd, kTermWordStart, termLinesReference, type TermLineMatches } from "./term-lines.reference.js";
@@ -8,7 +8,6 @@ import { kTermWordEnd, kTermWordStart, termLinesReference, type TermLineMatches 
 export type { TermLineMatches };
 
 const kEncoder = new TextEncoder();
-const align16 = (n: number) => (n + 15) & ~15;
 
 /**
  * Terms made ready for termLines once and used for many texts: their UTF-8 bytes and boundary
