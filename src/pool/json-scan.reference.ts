@@ -26,6 +26,9 @@ export interface JsonTape {
 
 export type ScanResult = { tape: JsonTape; reason?: undefined } | { tape?: undefined; reason: ScanReason };
 
+/** The escapes other than `\u`: the byte after the backslash → the unit it stands for. */
+const kSimpleEscapes: Readonly<Record<number, number>> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
+
 class NotScanned {
   constructor(readonly why: 1 | 2 | 3 | 4) {}
 }
@@ -62,9 +65,8 @@ export function scanJsonReference(bytes: Uint8Array, maxTokens: number, maxDepth
       if (b === 0x5c) {
         escaped = true;
         const c = bytes[at + 1];
-        const simple: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
-        if (c !== undefined && c in simple) {
-          text += String.fromCharCode(simple[c]);
+        if (c !== undefined && c in kSimpleEscapes) {
+          text += String.fromCharCode(kSimpleEscapes[c]);
           at += 2;
         } else if (c === 0x75) {
           const hex = String.fromCharCode(...bytes.subarray(at + 2, at + 6));

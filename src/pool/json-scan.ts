@@ -13,8 +13,9 @@
  * scanned, with the reason.
  */
 import { coreFor, type Backend } from "../core/backend.js";
+import { align16 } from "../core/core-instance.js";
 import { ENCODING_COUNT, WEIGHT_TABLE } from "../tokens/weights-table.js";
-import { kScanReasons, scanJsonReference, type JsonTape, type ScanResult } from "./json-scan.reference.js";
+import { kScanReasons, scanJsonReference, type ScanResult } from "./json-scan.reference.js";
 
 export { kEscaped, kToken, type JsonTape, type ScanReason, type ScanResult } from "./json-scan.reference.js";
 
@@ -25,8 +26,6 @@ export interface ScanOptions {
   /** @default 1 << 18 */
   maxTokens?: number;
 }
-
-const align16 = (n: number) => (n + 15) & ~15;
 
 /**
  * Scans one JSON text (see the module comment). On the core, the tape and estimates are views
@@ -46,15 +45,10 @@ export function scanJson(bytes: Uint8Array, options: ScanOptions = {}): ScanResu
   const a = core.arena(status + 4);
   a.u8.set(bytes, a.base);
   const count = core.run("scanJson", (e) => e.scanJson(a.base, bytes.length, weights, a.base + tape, maxTokens, a.base + estimates, a.base + scratch, a.base + stack, maxDepth, a.base + status));
-  if (count === 0) {
-    const why = new Int32Array(a.u8.buffer, a.base + status, 1)[0] as keyof typeof kScanReasons;
-    return { reason: kScanReasons[why] };
-  }
-  const result: JsonTape = {
-    count,
-    words: new Uint32Array(a.u8.buffer, a.base + tape, count * 4),
-    estimates: new Float64Array(a.u8.buffer, a.base + estimates, count * ENCODING_COUNT),
-  };
+  // Views read before the arena is released: a release may drop the instance, never these bytes.
+  const result: ScanResult = count === 0
+    ? { reason: kScanReasons[a.u32[(a.base + status) >>> 2] as keyof typeof kScanReasons] }
+    : { tape: { count, words: new Uint32Array(a.u8.buffer, a.base + tape, count * 4), estimates: new Float64Array(a.u8.buffer, a.base + estimates, count * ENCODING_COUNT) } };
   core.releaseArena();
-  return { tape: result };
+  return result;
 }
