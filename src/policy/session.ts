@@ -203,7 +203,7 @@ export class CompactorSession {
 
   /**
    * The epoch compacted ahead with the messages appended since after it, as this call's epoch
- * (`messages` of `tokensBefore` tokens, the running total of the appends):
+   * (`messages` of `tokensBefore` tokens, the running total of the appends):
    * when it was planned in this epoch with the same budget and format, those messages fit the
    * room it left, and the whole stays within the soft threshold. Otherwise undefined, and the
    * caller compacts in full (a failure of the compaction ahead is left to it too: it meets the

@@ -113,10 +113,13 @@ export class PackOffloadStore extends ContentAddressedStore {
     }
   }
 
-  /** Where `name` is: the current pack, DIR's packs as they were at the first lookup, or a pack this instance let go of. */
-  #entry(name: string): PackEntry | undefined {
+  /**
+   * Where `name` is: the current pack, DIR's packs as they were at the first lookup, or (with
+   * `retired`) a pack this instance let go of.
+   */
+  #entry(name: string, retired = true): PackEntry | undefined {
     const e = this.#mine.get(name) ?? this.#disk().get(name);
-    if (e || this.#retired.length === 0) return e;
+    if (e || !retired || this.#retired.length === 0) return e;
     for (const pack of this.#retired) {
       for (const [n, offset, length] of this.#indexLines(pack.replace(/\.bin$/, ".idx"))) if (n === name) return { pack, offset, length };
     }
@@ -158,7 +161,7 @@ export class PackOffloadStore extends ContentAddressedStore {
   #load(name: string, retired: boolean): Uint8Array | undefined {
     const pending = this.#pending.get(name);
     if (pending) return pending;
-    const e = retired ? this.#entry(name) : (this.#mine.get(name) ?? this.#disk().get(name));
+    const e = this.#entry(name, retired);
     if (e) return this.#read(e);
     if (!this.#plain.has(name)) return undefined;
     return readRegularFile(this.#fs, path.join(this.dir, name));
