@@ -1,8 +1,11 @@
 import { expect } from "vitest";
 import { CtxfoldError, type CtxfoldErrorCode } from "../src/errors.js";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRng, type Rng } from "../src/gen/text.js";
+import { renderMessages, type Format } from "../src/adapters/index.js";
+import { generateRuns } from "../src/gen/run.js";
 
 /** ../shared/corpus/dev.jsonl.gz beside the checkout, where CI and developers have it. */
 export const kCorpusPath = fileURLToPath(new URL("../../shared/corpus/dev.jsonl.gz", import.meta.url));
@@ -10,6 +13,34 @@ export const hasCorpus = existsSync(kCorpusPath);
 export const kNoCorpusReason = "skipped: ../shared/corpus/dev.jsonl.gz is absent (a fresh clone without ../shared)";
 
 export { createRng, type Rng };
+
+const kRunFormats: Format[] = ["openai-chat", "anthropic", "openai-responses", "ai-sdk", "langchain"];
+
+/** Runs in every format, as bare arrays and as objects with other fields (Anthropic with `system`). */
+export function generatedRunLines(count: number, seed: number): string[] {
+  return generateRuns(count, seed).map((r, i) => {
+    const m = renderMessages(r.messages, kRunFormats[i % kRunFormats.length]);
+    const env = Array.isArray(m) ? { messages: m } : (m as object);
+    return JSON.stringify(i % 3 ? { id: `run-${i}`, ...env, source: { seed, i } } : m);
+  });
+}
+
+
+/** The first of `names` that is an executable in /usr/bin or on PATH (a Debian package's binary .ci/run installs), or null. */
+export function findExecutable(names: string[]): string | null {
+  const dirs = ["/usr/bin", ...(process.env.PATH ?? "").split(delimiter)].filter(Boolean);
+  for (const name of names) {
+    for (const dir of dirs) {
+      try {
+        accessSync(join(dir, name), constants.X_OK);
+        return join(dir, name);
+      } catch {
+        // not here
+      }
+    }
+  }
+  return null;
+}
 
 /** A random string that stresses UTF-16: ASCII, BMP, astral pairs, lone surrogates. */
 export function randomTricky(r: Rng, maxLen: number): string {

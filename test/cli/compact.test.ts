@@ -5,30 +5,19 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { renderMessages, type Format } from "../../src/adapters/index.js";
 import type { CliTestHooks } from "../../src/cli/common.js";
-import { generateRuns } from "../../src/gen/run.js";
+import { generatedRunLines } from "../helpers.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { createMemoryStore, createPackStore, getMessages } from "../../src/store/index.js";
 
 const kCli = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
 /** The same command with a test's hooks (small chunks, a slow writer, a worker that dies): test-only, never shipped. */
 const kTestCli = fileURLToPath(new URL("../../dist/scripts/test-cli.js", import.meta.url));
-const kFormats: Format[] = ["openai-chat", "anthropic", "openai-responses", "ai-sdk", "langchain"];
 const kBudget = 8000;
 
 let dir: string;
 let input: string;
 let lines: string[];
-
-/** Runs in every format, as bare arrays and as objects with other fields (Anthropic with `system`). */
-function corpusLines(count: number, seed: number): string[] {
-  return generateRuns(count, seed).map((r, i) => {
-    const m = renderMessages(r.messages, kFormats[i % kFormats.length]);
-    const env = Array.isArray(m) ? { messages: m } : (m as object);
-    return JSON.stringify(i % 3 ? { id: `run-${i}`, ...env, source: { seed, i } } : m);
-  });
-}
 
 /** How to start the CLI: the shipped command, or the test-only entry when there are hooks to set. */
 function command(args: string[], hooks: CliTestHooks | undefined): { argv: string[]; env: NodeJS.ProcessEnv } {
@@ -95,7 +84,7 @@ let want: string[];
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "ctxfold-cli-"));
-  lines = corpusLines(20, 5); // ~2.5 MB: above the in-process threshold, so the pool runs
+  lines = generatedRunLines(20, 5); // ~2.5 MB: above the in-process threshold, so the pool runs
   input = path.join(dir, "in.jsonl");
   writeFileSync(input, lines.join("\n") + "\n");
   want = await expected(lines);

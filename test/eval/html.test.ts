@@ -5,12 +5,13 @@
  * whose inline render check says what was laid out (skipped when chromium is not installed).
  */
 import { execFile } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { renderHtmlReport } from "../../src/eval/html.js";
+import { findExecutable } from "../helpers.js";
 import type { EvalMetrics, EvalReport, TraceEpoch, TraceRun } from "../../src/eval/types.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -454,21 +455,7 @@ describe("renderHtmlReport", () => {
 // Headless Chromium
 
 /** Debian's chromium (installed by .ci/run when missing), or null. */
-function findChromium(): string | null {
-  const dirs = ["/usr/bin", ...(process.env.PATH ?? "").split(delimiter)].filter(Boolean);
-  for (const name of ["chromium", "chromium-browser"]) {
-    for (const dir of dirs) {
-      try {
-        accessSync(join(dir, name), constants.X_OK);
-        return join(dir, name);
-      } catch {
-        // not here
-      }
-    }
-  }
-  return null;
-}
-const chromium = findChromium();
+const chromium = findExecutable(["chromium", "chromium-browser"]);
 
 interface RenderCheck {
   traces: {
