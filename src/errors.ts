@@ -38,6 +38,10 @@ export type CtxfoldErrorCode =
   | "E_OUTPUT_WRITE"
   /** `--resume` from a checkpoint of another version, input or options, or over an input changed since. */
   | "E_CHECKPOINT_MISMATCH"
+  /** The queue of a distributed batch (Redis) cannot be reached, or was lost for longer than the batch waits; the message names its URL. */
+  | "E_QUEUE"
+  /** A distributed batch's shared work dir cannot be written or read (the message names the file and the OS code). */
+  | "E_WORK_DIR"
   /** A failure that is no CtxfoldError (a bug, or a limit such as the stack's); the reason keeps its name and message. */
   | "E_INTERNAL";
 

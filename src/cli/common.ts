@@ -28,7 +28,7 @@ export interface CliIo {
   stderr: Writable;
   /** Whether stderr is a terminal (progress is drawn only then). */
   stderrIsTTY: boolean;
-  /** Installs a SIGINT handler; returns its removal. */
+  /** Installs a handler of SIGINT and SIGTERM (a stop asked for by a user or a supervisor); returns its removal. */
   onInterrupt(handler: () => void): () => void;
 }
 
@@ -38,8 +38,8 @@ export const kProcessIo: CliIo = {
   stderr: process.stderr,
   stderrIsTTY: Boolean(process.stderr.isTTY),
   onInterrupt(handler) {
-    process.on("SIGINT", handler);
-    return () => process.off("SIGINT", handler);
+    process.on("SIGINT", handler).on("SIGTERM", handler);
+    return () => process.off("SIGINT", handler).off("SIGTERM", handler);
   },
 };
 
@@ -51,7 +51,12 @@ export const kProcessIo: CliIo = {
  */
 export interface CliTestHooks {
   /** compact: the batch engine's chunk size and the faults it injects. */
-  compact?: Pick<BatchOptions, "chunkBytes" | "testHooks">;
+  compact?: Pick<BatchOptions, "chunkBytes" | "testHooks"> & {
+    /** How long a --queue batch waits for an unreachable Redis, ms (instead of 30 s). */
+    queueGraceMs?: number;
+  };
+  /** worker: the process exits mid-shard on a shard starting at this input line, as a killed worker would. */
+  worker?: { dieAtLine?: number };
   /** bench: the runner to start instead of the package's dist/bench/run.js. */
   benchScript?: string;
 }

@@ -15,6 +15,7 @@ import { show } from "./commands/show.js";
 import { validate } from "./commands/validate.js";
 import { bench } from "./commands/bench.js";
 import { evalCommand } from "./commands/eval.js";
+import { worker } from "./commands/worker.js";
 
 export const kUsage = `usage: ctxfold <command> [options]
 
@@ -27,6 +28,15 @@ commands:
                 "messages" whose other fields are kept) to the budget, in input order and format;
                 --redact-offload redacts secrets in the offload store too (a ref then gives
                 back the redacted text: the secret is gone for good)
+          [--queue redis://HOST:PORT [--shard-mb M] [--work-dir DIR]]
+                with --queue, shards of M MB (default 4) are compacted by ctxfold worker
+                processes on any machine; shards and results pass through DIR (default
+                OUT.work/), which every machine mounts at the same path
+  worker --queue redis://HOST:PORT [--concurrency N] [--offload-dir DIR] [--stall-ms N]
+          [--max-worker-heap-mb N|0] [--quiet]
+                takes shards of compact --queue batches until SIGINT/SIGTERM (the first
+                finishes the shards in hand); a worker silent for --stall-ms (default 30000)
+                loses its shard to another
   stats IN [--budget N,...] [--exact] [--encoding o200k_base|cl100k_base] [--json]
                 token distribution per run, role and tool category; runs over each budget
   explain IN --run ID --budget N [--format F] [--mode tiered|legacy] [--preset NAME]
@@ -48,14 +58,15 @@ commands:
                 tokens of a text file, or with --jsonl of each run
   hash FILE|-   xxh64 content hash of a text file
 
-exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O error);
+exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O error, a queue
+(Redis) that cannot be reached or was lost: rerun with --resume);
 2 bad usage, or refused before writing anything (compact: an output that is the input,
 a --resume whose checkpoint is not of this input and options or whose input changed since);
 3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
-130 interrupted (checkpoint written: rerun with --resume)`;
+130 interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)`;
 
 const kCommands: Record<string, Command> = {
-  compact, stats, explain, show, validate, eval: evalCommand, bench, count, hash,
+  compact, worker, stats, explain, show, validate, eval: evalCommand, bench, count, hash,
 };
 
 /**
@@ -114,11 +125,22 @@ export function main(argv: string[], hooks: CliTestHooks = {}): void {
     process.stderr.write(`ctxfold: cannot write stdout: ${err.code} (${err.message})\n`);
     process.exit(kExit.failed);
   });
+  // A command whose work awaits what can no longer happen would end with the event loop, exit 0
+  // and half its output: said, and exit 1, instead.
+  let finished = false;
+  process.on("beforeExit", () => {
+    if (finished) return;
+    finished = true;
+    process.stderr.write(`ctxfold: internal error: the command stopped before it finished (nothing left to wait for)\n`);
+    process.exitCode = kExit.failed;
+  });
   runCli(argv, kProcessIo, hooks).then(
     (code) => {
+      finished = true;
       process.exitCode = code;
     },
     (err: unknown) => {
+      finished = true;
       process.stderr.write(`ctxfold: internal error: ${err instanceof Error ? err.stack : String(err)}\n`);
       process.exitCode = kExit.failed;
     },

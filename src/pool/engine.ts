@@ -59,6 +59,12 @@ export interface BatchOptions extends Omit<JobOptions, "file"> {
    * kills its worker: its chunk is retried, then passed through with E_WORKER_CRASH.
    */
   workerHeapMb?: number;
+  /**
+   * Where chunks are compacted instead of this process's threads (a distributed batch's queue,
+   * given `resume`: whether this run continues an earlier one); `workers` and `workerHeapMb` are
+   * then not used. @default in-process or a pool of `workers` threads
+   */
+  runner?: (job: JobOptions, resume: boolean) => Promise<ChunkRunner>;
   /** Faults and pacing injected by tests; the ctxfold command never sets them. @default none */
   testHooks?: BatchTestHooks;
 }
@@ -90,7 +96,7 @@ export interface BatchSummary extends ChunkStats {
   lines: number;
   chunks: number;
   seconds: number;
-  /** Worker threads used (0: in-process). */
+  /** Worker threads used (0: in-process), or a queue's worker processes. */
   workers: number;
   interrupted: boolean;
   /** Lines the run skipped because a checkpoint said they were done. */
@@ -148,14 +154,21 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     if (!files) throw new CtxfoldError("E_BAD_INPUT", "--resume needs -o FILE (a checkpoint sits beside the output file)");
     resumed = await checkpointToResume(files.checkpoint, options.input, jobKey, inputFile);
   }
-  const { raw, input, read, done, out, ...opened } = await openBatch(options, job.file, files, resumed);
-  let errSink = opened.errSink;
-
+  // The runner first: a queue that cannot be reached stops the batch before any file is touched.
   const inProcess = options.workers <= 1 || (totalBytes !== undefined && totalBytes < (options.inProcessBelow ?? kDefaultInProcessBelow));
   const hooks = options.testHooks ?? {};
-  const runner: ChunkRunner = inProcess ? inProcessRunner(job) : new PoolRunner(job, {
+  const runner: ChunkRunner = options.runner ? await options.runner(job, resumed !== undefined) : inProcess ? inProcessRunner(job) : new PoolRunner(job, {
     workers: options.workers, heapMb: options.workerHeapMb ?? kDefaultWorkerHeapMb, ...(hooks.crash ? { crash: hooks.crash } : {}),
   });
+  let opened: OpenedBatch;
+  try {
+    opened = await openBatch(options, job.file, files, resumed);
+  } catch (err) {
+    await runner.close();
+    throw err;
+  }
+  const { raw, input, read, done, out } = opened;
+  let errSink = opened.errSink;
   const summary: BatchSummary = {
     ...(resumed ? structuredClone(resumed.stats) : emptyStats()), lines: resumed?.lines ?? 0, chunks: 0, seconds: 0, workers: runner.workers,
     interrupted: false, resumedAfterLine: resumed?.lines ?? 0, retried: 0, crashed: 0, peakRssMB: 0,
@@ -228,6 +241,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     await out.close();
     await errSink?.close();
   }
+  summary.workers = runner.workers; // a queue's: the worker processes that returned shards
   summary.retried = runner.retried;
   summary.crashed = runner.crashed;
   if (failure) {
@@ -282,7 +296,7 @@ async function openBatch(options: BatchOptions, name: string, files: BatchFiles 
  * slot), and writes each result in input order as soon as it and those before it are done; stops
  * reading once `stopping()` says so and finishes the chunks in flight.
  */
-async function inOrder(
+export async function inOrder(
   chunks: AsyncIterable<{ bytes: Uint8Array; firstLine: number }>, runner: ChunkRunner,
   write: (bytes: Uint8Array, result: ChunkResult) => Promise<void>, stopping: () => boolean,
 ): Promise<void> {

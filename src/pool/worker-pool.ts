@@ -122,7 +122,7 @@ function workerFile(): string {
 }
 
 /** A chunk written through unchanged, with an error record per run (after a worker died twice). */
-function passThrough(bytes: Uint8Array, firstLine: number, reason: string): ChunkResult {
+export function passThrough(bytes: Uint8Array, firstLine: number, reason: string): ChunkResult {
   const stats = emptyStats();
   const errors: ErrorRecord[] = [];
   let lines = 0;

@@ -1,13 +1,18 @@
 import { availableParallelism } from "node:os";
 import { kPresets, type PresetName } from "../../steps/config.js";
 import { kDefaultWorkerHeapMb, runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import * as path from "node:path";
+import type { JobOptions } from "../../pool/job.js";
+import type { ChunkRunner } from "../../pool/worker-pool.js";
+import { queueAddress, type QueueAddress } from "../../queue/address.js";
+import type { QueueRunner } from "../../queue/producer.js";
 import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
   output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
   preset: { type: "string" }, "offload-dir": { type: "string" }, workers: { type: "string" }, resume: { type: "boolean" },
   strict: { type: "boolean" }, json: { type: "boolean" }, quiet: { type: "boolean" }, "max-worker-heap-mb": { type: "string" },
-  "redact-offload": { type: "boolean" },
+  "redact-offload": { type: "boolean" }, queue: { type: "string" }, "shard-mb": { type: "string" }, "work-dir": { type: "string" },
 } as const;
 
 /**
@@ -36,8 +41,11 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   const workers = intOption(values.workers as string | undefined, "workers", kDefaultWorkers());
   const heap = values["max-worker-heap-mb"] as string | undefined;
   const workerHeapMb = heap === "0" ? 0 : intOption(heap, "max-worker-heap-mb", kDefaultWorkerHeapMb);
-  const offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
+  let offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
   const quiet = Boolean(values.quiet);
+  const queue = values.queue === undefined ? undefined : queueFlags(values, output);
+  // Workers on other machines write where the producer names, so the name must not depend on a cwd.
+  if (queue) offloadDir = path.resolve(offloadDir);
   const progress = !quiet && io.stderrIsTTY ? new ProgressLine(io) : undefined;
 
   const summary = await runBatch({
@@ -52,11 +60,12 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
     }),
     onProgress: progress ? (p) => progress.draw(p) : undefined,
     onError: (e) => io.stderr.write(`ctxfold: ${shownName(input)}:${e.line}: ${e.code}: ${e.reason} (written through unchanged)\n`),
+    ...(queue ? { runner: (job, resume) => queue.runner(job, resume, hooks.compact?.queueGraceMs), chunkBytes: queue.shardBytes } : {}),
     ...(hooks.compact?.chunkBytes !== undefined ? { chunkBytes: hooks.compact.chunkBytes } : {}),
     ...(hooks.compact?.testHooks ? { testHooks: hooks.compact.testHooks } : {}),
   });
   progress?.clear();
-  const report = { ...summary, offloadDir };
+  const report: Report = { ...summary, offloadDir, ...(queue ? { queue: queue.report() } : {}) };
   if (values.json) (output === "-" ? io.stderr : io.stdout).write(JSON.stringify(report) + "\n");
   else if (!quiet) io.stderr.write(summaryTable(report) + "\n");
   if (summary.interrupted) {
@@ -66,11 +75,53 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   return summary.errors > 0 ? kExit.partial : kExit.ok;
 }
 
+/** The summary as printed (--json) or tabled: the batch's, where its originals went, and a queue's cost. */
+type Report = BatchSummary & { offloadDir: string; queue?: QueueReport };
+
+interface QueueReport {
+  url: string;
+  workDir: string;
+  shards: number;
+}
+
+/** Default shard size, MB: ~0.5 s of one worker's compaction, so the queue's ms per shard is noise. */
+const kDefaultShardMb = 4;
+/** Bytes of shards held in flight at most (each is kept until written, for the checkpoint's hash). */
+const kQueueInFlightBytes = 256 << 20;
+/** How long a batch waits for an unreachable Redis before it stops (checkpoint written), ms. */
+const kQueueGraceMs = 30_000;
+
+/** --queue, --shard-mb and --work-dir, checked; the runner is created (and bullmq loaded) only when the batch starts. */
+function queueFlags(values: Record<string, string | boolean | undefined>, output: string) {
+  let address: QueueAddress;
+  try {
+    address = queueAddress(values.queue as string);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const shardText = values["shard-mb"] as string | undefined;
+  const shardMb = shardText === undefined ? kDefaultShardMb : Number(shardText);
+  if (!(shardMb > 0) || shardMb > 1024) throw new UsageError(`--shard-mb: expected a number of MB in (0, 1024], got ${JSON.stringify(shardText)}`);
+  const shardBytes = Math.round(shardMb * (1 << 20));
+  const workDir = path.resolve((values["work-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-work" : `${output}.work`));
+  let runner: QueueRunner | undefined;
+  return {
+    shardBytes,
+    runner: async (job: JobOptions, resume: boolean, graceMs = kQueueGraceMs): Promise<ChunkRunner> => {
+      const { queueRunner } = await import("../../queue/producer.js");
+      const { DirStorage } = await import("../../queue/storage.js");
+      const capacity = Math.max(2, Math.min(64, Math.floor(kQueueInFlightBytes / shardBytes)));
+      return (runner = await queueRunner(job, { address, storage: new DirStorage(workDir), capacity, fresh: !resume, graceMs }));
+    },
+    report: (): QueueReport => ({ url: address.shown, workDir, shards: runner?.shards ?? 0 }),
+  };
+}
+
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /** The closing summary (stderr). */
-export function summaryTable(s: BatchSummary & { offloadDir: string }): string {
+export function summaryTable(s: Report): string {
   const rows: [string, string][] = [
     ["runs", `${int(s.runs)} (${int(s.compacted)} compacted, ${int(s.fit)} within budget, ${int(s.errors)} errors${s.infeasible ? `, ${int(s.infeasible)} over budget: critical messages alone exceed it` : ""})`],
     ["tokens in → out", `${int(s.tokensIn)} → ${int(s.tokensOut)} (estimated)`],
@@ -78,8 +129,9 @@ export function summaryTable(s: BatchSummary & { offloadDir: string }): string {
     ["tiers", `normal ${int(s.tiers.normal)} · pressure ${int(s.tiers.pressure)} · critical ${int(s.tiers.critical)}`],
     ["offloaded", `${mb(s.offloadedBytes)} to ${s.offloadDir}`],
     ["bytes in → out", `${mb(s.bytesIn)} → ${mb(s.bytesOut)}`],
-    ["time", `${s.seconds.toFixed(1)} s, ${int(s.runs / Math.max(s.seconds, 1e-9))} runs/s, ${(s.bytesIn / 1e6 / Math.max(s.seconds, 1e-9)).toFixed(1)} MB/s, ${s.workers === 0 ? "in-process" : `${s.workers} workers`}`],
+    ["time", `${s.seconds.toFixed(1)} s, ${int(s.runs / Math.max(s.seconds, 1e-9))} runs/s, ${(s.bytesIn / 1e6 / Math.max(s.seconds, 1e-9)).toFixed(1)} MB/s, ${s.queue ? `${s.workers} worker process${s.workers === 1 ? "" : "es"}` : s.workers === 0 ? "in-process" : `${s.workers} workers`}`],
   ];
+  if (s.queue) rows.push(["queue", `${s.queue.url}: ${int(s.queue.shards)} shards through ${s.queue.workDir}`]);
   if (s.resumedAfterLine > 0) rows.push(["resumed", `after line ${int(s.resumedAfterLine)}`]);
   if (s.retried > 0 || s.crashed > 0) rows.push(["worker crashes", `${s.retried} chunks retried, ${s.crashed} written through`]);
   if (s.errors > 0 && s.errorsFile) rows.push(["errors", s.errorsFile]);

@@ -1,0 +1,46 @@
+import { kDefaultWorkerHeapMb } from "../../pool/engine.js";
+import { queueAddress, type QueueAddress } from "../../queue/address.js";
+import { intOption, kExit, parseCli, UsageError, type CliIo, type CliTestHooks } from "../common.js";
+
+const kOptions = {
+  queue: { type: "string" }, concurrency: { type: "string" }, "offload-dir": { type: "string" }, "stall-ms": { type: "string" },
+  "max-worker-heap-mb": { type: "string" }, quiet: { type: "boolean" },
+} as const;
+
+/**
+ * BullMQ's lock on a shard and its stalled-job check, ms: a worker silent this long (killed, or a
+ * machine gone) loses its shard to another worker. Compaction runs in the worker's threads, so a
+ * busy worker's main thread renews its locks on time.
+ */
+const kDefaultStallMs = 30_000;
+
+/**
+ * `ctxfold worker --queue redis://HOST:PORT [--concurrency N] [--offload-dir DIR] [--stall-ms N]
+ * [--max-worker-heap-mb N|0] [--quiet]`: takes shards of `ctxfold compact --queue` batches until
+ * SIGINT/SIGTERM (README "Scaling out"). One line per shard on stderr unless --quiet.
+ */
+export async function worker(argv: string[], io: CliIo, hooks: CliTestHooks = {}): Promise<number> {
+  const { values, positionals } = parseCli(argv, kOptions);
+  if (positionals.length) throw new UsageError(`unknown arguments: ${positionals.join(" ")}`);
+  if (values.queue === undefined) throw new UsageError("--queue redis://HOST:PORT is required");
+  let address: QueueAddress;
+  try {
+    address = queueAddress(values.queue as string);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const heap = values["max-worker-heap-mb"] as string | undefined;
+  const quiet = Boolean(values.quiet);
+  const log = (line: string) => io.stderr.write(`ctxfold worker: ${line}\n`);
+  const { runQueueWorker } = await import("../../queue/worker.js");
+  await runQueueWorker({
+    address, log, verbose: !quiet,
+    concurrency: intOption(values.concurrency as string | undefined, "concurrency", 1),
+    stallMs: intOption(values["stall-ms"] as string | undefined, "stall-ms", kDefaultStallMs),
+    heapMb: heap === "0" ? 0 : intOption(heap, "max-worker-heap-mb", kDefaultWorkerHeapMb),
+    ...(values["offload-dir"] !== undefined ? { offloadDir: values["offload-dir"] as string } : {}),
+    onStop: (handler) => io.onInterrupt(handler),
+    ...(hooks.worker?.dieAtLine !== undefined ? { dieAtLine: hooks.worker.dieAtLine } : {}),
+  });
+  return kExit.ok;
+}

@@ -1,0 +1,149 @@
+/**
+ * The producer's side of a distributed batch: a ChunkRunner whose chunks are shards compacted by
+ * `ctxfold worker` processes anywhere, so the local engine (runBatch) does the rest unchanged:
+ * reading and cutting the input, the order of the output, progress, error records, the summary,
+ * the checkpoint and `--resume`.
+ *
+ * A shard's bytes go to the shared storage and a BullMQ job names them; the worker writes the
+ * result beside them and completes the job; the producer reads it, and removes both. A shard whose
+ * result is there already (a resumed producer's, finished while no producer waited) is not
+ * queued again; a job queued by the producer before (same id) is waited on, not added twice. A
+ * shard whose job failed twice (two worker deaths: BullMQ's stalled-job check hands a dead
+ * worker's job to another once, then fails it) is written through with an E_WORKER_CRASH record
+ * per run, as the local engine does with a chunk whose worker died twice; an error a worker
+ * returns (E_STORE_WRITE) stops the batch, as it does locally.
+ */
+import { randomUUID } from "node:crypto";
+import { Queue, QueueEvents } from "bullmq";
+import type { Redis } from "ioredis";
+import { CtxfoldError } from "../errors.js";
+import type { ChunkResult, JobOptions } from "../pool/job.js";
+import { passThrough, type ChunkRunner } from "../pool/worker-pool.js";
+import { kQueueName, type QueueAddress } from "./address.js";
+import { reachQueue, watchConnections } from "./connection.js";
+import { shardId, unpackResult, type ShardJob } from "./shard.js";
+import type { ShardStorage } from "./storage.js";
+
+export interface QueueRunnerOptions {
+  address: QueueAddress;
+  storage: ShardStorage;
+  /** Shards in flight at most (each held in memory until written). */
+  capacity: number;
+  /** A fresh start: the storage's shards and results of an earlier producer are removed. */
+  fresh: boolean;
+  /** How long Redis may stay unreachable before the batch stops with E_QUEUE, ms. */
+  graceMs: number;
+}
+
+export async function queueRunner(job: JobOptions, options: QueueRunnerOptions): Promise<QueueRunner> {
+  options.storage.probe();
+  await reachQueue(options.address);
+  if (options.fresh) options.storage.clear();
+  const runner = new QueueRunner(job, options);
+  await runner.ready();
+  return runner;
+}
+
+export class QueueRunner implements ChunkRunner {
+  readonly capacity: number;
+  retried = 0;
+  crashed = 0;
+  /** Shards a worker returned. */
+  shards = 0;
+  readonly #job: JobOptions;
+  readonly #storage: ShardStorage;
+  readonly #queue: Queue<ShardJob>;
+  readonly #events: QueueEvents;
+  readonly #options: QueueRunnerOptions;
+  readonly #seen = new Set<string>();
+  readonly #batch = randomUUID();
+  #lost: CtxfoldError | undefined;
+  readonly #onLost = new Set<(err: CtxfoldError) => void>();
+  #unwatch: () => void = () => undefined;
+
+  constructor(job: JobOptions, options: QueueRunnerOptions) {
+    this.#job = job;
+    this.#options = options;
+    this.#storage = options.storage;
+    this.capacity = options.capacity;
+    const connection = options.address.options;
+    this.#queue = new Queue<ShardJob>(kQueueName, { connection });
+    this.#events = new QueueEvents(kQueueName, { connection });
+    // Reported through the watch (a connection down for the grace period), not thrown here.
+    this.#queue.on("error", () => undefined);
+    this.#events.on("error", () => undefined);
+  }
+
+  /** Worker processes that returned a shard so far. */
+  get workers(): number {
+    return this.#seen.size;
+  }
+
+  async ready(): Promise<void> {
+    await Promise.all([this.#queue.waitUntilReady(), this.#events.waitUntilReady()]);
+    const clients = (await Promise.all([this.#queue.client, this.#events.client])) as unknown as Redis[];
+    this.#unwatch = watchConnections(this.#options.address, clients, this.#options.graceMs, (err) => {
+      this.#lost = err;
+      for (const f of this.#onLost) f(err);
+    });
+  }
+
+  async run(bytes: Uint8Array, firstLine: number): Promise<ChunkResult> {
+    if (this.#lost) throw this.#lost;
+    const id = shardId(this.#job, firstLine, bytes);
+    let packed = this.#storage.readResult(id);
+    let failure = "";
+    if (!packed) {
+      this.#storage.putShard(id, bytes);
+      failure = await this.#untilLost(this.#submit(id, firstLine));
+      packed = this.#storage.readResult(id);
+    }
+    this.#storage.remove(id);
+    if (!packed) {
+      this.crashed++;
+      return passThrough(bytes, firstLine, failure
+        ? `the queue's workers failed on this shard twice: ${failure}`
+        : `its job completed but no result is in ${this.#storage.url} (do the workers mount the work dir at the same path?)`);
+    }
+    const { out, meta } = unpackResult(packed);
+    if (meta.fatal) throw CtxfoldError.fromWire(meta.fatal);
+    if (meta.attempt > 1) this.retried++;
+    this.#seen.add(meta.worker);
+    this.shards++;
+    return { out, errors: meta.errors, stats: meta.stats, lines: meta.lines };
+  }
+
+  async close(): Promise<void> {
+    this.#unwatch();
+    if (this.#lost) {
+      // Redis is gone: a graceful close would wait for it, and so may a disconnect.
+      void Promise.allSettled([this.#queue.disconnect(), this.#events.disconnect()]);
+      return;
+    }
+    await Promise.allSettled([this.#queue.close(), this.#events.close()]);
+  }
+
+  /** Queues the shard (unless its job is queued or running already) and waits for it; the failure's reason, or "". */
+  async #submit(id: string, firstLine: number): Promise<string> {
+    const before = await this.#queue.getJob(id);
+    if (before && (await before.isFailed())) await before.remove(); // an earlier batch's failure: try again
+    const data: ShardJob = { batch: this.#batch, storage: this.#storage.url, shard: id, firstLine, options: this.#job };
+    const job = await this.#queue.add("shard", data, { jobId: id, attempts: 2, removeOnComplete: true, removeOnFail: { count: 1000 } });
+    try {
+      await job.waitUntilFinished(this.#events);
+      return "";
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  /** `p`, or the loss of the queue, whichever comes first. */
+  #untilLost<T>(p: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#lost) return reject(this.#lost);
+      const lost = (err: CtxfoldError) => reject(err);
+      this.#onLost.add(lost);
+      p.then(resolve, reject).finally(() => this.#onLost.delete(lost));
+    });
+  }
+}
