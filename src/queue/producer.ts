@@ -50,6 +50,12 @@ export class QueueRunner implements ChunkRunner {
   crashed = 0;
   /** Shards a worker returned. */
   shards = 0;
+  /**
+   * Milliseconds of the queued shards' round trips not spent by a worker on them: queueing,
+   * storage, notification, and waiting for a free worker (none when workers outnumber the shards
+   * in flight: then it is the queue's own cost per shard).
+   */
+  readonly handoff = { shards: 0, ms: 0 };
   readonly #job: JobOptions;
   readonly #storage: ShardStorage;
   readonly #queue: Queue<ShardJob>;
@@ -93,6 +99,8 @@ export class QueueRunner implements ChunkRunner {
     const id = shardId(this.#job, firstLine, bytes);
     let packed = this.#storage.readResult(id);
     let failure = "";
+    const queued = packed === undefined;
+    const started = performance.now();
     if (!packed) {
       this.#storage.putShard(id, bytes);
       failure = await this.#untilLost(this.#submit(id, firstLine));
@@ -110,6 +118,10 @@ export class QueueRunner implements ChunkRunner {
     if (meta.attempt > 1) this.retried++;
     this.#seen.add(meta.worker);
     this.shards++;
+    if (queued) {
+      this.handoff.shards++;
+      this.handoff.ms += performance.now() - started - meta.ms;
+    }
     return { out, errors: meta.errors, stats: meta.stats, lines: meta.lines };
   }
 
