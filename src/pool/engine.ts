@@ -41,7 +41,11 @@ export interface BatchOptions extends Omit<JobOptions, "file"> {
   strict?: boolean;
   stdin?: Readable;
   stdout?: Writable;
-  /** Called when the run is to stop (SIGINT); returns the handler's removal. */
+  /**
+   * Called when the run is to stop (SIGINT); returns the handler's removal. The first `stop()`
+   * finishes the chunks in flight; a second drops them (a resume redoes them; a queue's shards stay
+   * queued, and a resume re-attaches to them) and ends the run at once.
+   */
   onInterrupt?: (stop: () => void) => () => void;
   /** Called after every chunk written. */
   onProgress?: (p: BatchProgress) => void;
@@ -175,7 +179,9 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     ...(files ? { errorsFile: files.errors, checkpoint: files.checkpoint } : {}),
   };
   let stopping = false;
+  const dropping = new AbortController();
   const removeInterrupt = options.onInterrupt?.(() => {
+    if (stopping) dropping.abort();
     stopping = true;
   });
 
@@ -225,7 +231,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   let failure: unknown;
   try {
     const chunks = chunksOf(input, options.chunkBytes ?? kDefaultChunkBytes, (resumed?.lines ?? 0) + 1);
-    await inOrder(chunks, runner, writeResult, () => stopping);
+    await inOrder(chunks, runner, writeResult, () => stopping, dropping.signal);
   } catch (err) {
     failure = err;
   } finally {
@@ -294,27 +300,38 @@ async function openBatch(options: BatchOptions, name: string, files: BatchFiles 
 /**
  * Compacts `chunks` through `runner`, at most its capacity in flight (reading waits for a free
  * slot), and writes each result in input order as soon as it and those before it are done; stops
- * reading once `stopping()` says so and finishes the chunks in flight.
+ * reading once `stopping()` says so and finishes the chunks in flight, or returns without them
+ * once `drop` is aborted.
  */
 export async function inOrder(
   chunks: AsyncIterable<{ bytes: Uint8Array; firstLine: number }>, runner: ChunkRunner,
   write: (bytes: Uint8Array, result: ChunkResult) => Promise<void>, stopping: () => boolean,
+  drop?: AbortSignal,
 ): Promise<void> {
   const inFlight = new Map<number, { bytes: Uint8Array; result: Promise<ChunkResult> }>();
   let next = 0; // the next chunk to write
   let issued = 0;
-  const writeNext = async () => {
+  /** Writes the next result; false when the chunks in flight were dropped instead. */
+  const writeNext = async (): Promise<boolean> => {
     const { bytes, result } = inFlight.get(next)!;
     inFlight.delete(next);
     next++;
-    await write(bytes, await result);
+    const r = await new Promise<ChunkResult | undefined>((resolve, reject) => {
+      if (drop?.aborted) return resolve(undefined);
+      const dropped = () => resolve(undefined);
+      drop?.addEventListener("abort", dropped, { once: true });
+      result.then(resolve, reject).finally(() => drop?.removeEventListener("abort", dropped));
+    });
+    if (r === undefined) return false;
+    await write(bytes, r);
+    return true;
   };
   for await (const { bytes, firstLine } of chunks) {
     if (stopping()) break;
     const result = runner.run(bytes, firstLine, issued);
     result.catch(() => undefined); // awaited in order by writeNext
     inFlight.set(issued++, { bytes, result });
-    if (inFlight.size >= runner.capacity) await writeNext();
+    if (inFlight.size >= runner.capacity && !(await writeNext())) return;
   }
-  while (inFlight.size > 0) await writeNext();
+  while (inFlight.size > 0) if (!(await writeNext())) return;
 }

@@ -8,6 +8,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliTestHooks } from "../../src/cli/common.js";
 import { runCli } from "../../src/cli/main.js";
+import { kQueueName } from "../../src/queue/address.js";
+import { Redis } from "ioredis";
 import { fakeIo } from "../cli/fake-io.js";
 import { generatedRunLines } from "../helpers.js";
 import { freePort, kNoRedisReason, kRedisServer, startRedis, type TestRedis } from "./redis.js";
@@ -62,7 +64,7 @@ async function startWorker(redis: TestRedis, hooks: CliTestHooks = {}, args: str
   child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   await until(() => log.includes("taking shards") || child.exitCode !== null);
-  if (child.exitCode !== null) throw new Error(`worker exited ${child.exitCode}: ${log}`);
+  if (!log.includes("taking shards")) throw new Error(`worker exited ${child.exitCode}: ${log}`);
   return { child, log: () => log, exited };
 }
 
@@ -220,8 +222,12 @@ describe.skipIf(!kRedisServer)(`on redis-server${kRedisServer ? "" : ` — ${kNo
     const killed = spawn(process.execPath, [kTestCli, "compact", other, "-o", out, "--budget", String(kBudget), "--queue", redis.url, "--shard-mb", kShardMb, "--quiet"], { stdio: "ignore" });
     children.push(killed);
     const shards = path.join(`${out}.work`, "shards");
+    const redisClient = new Redis(redis.url);
     await until(() => existsSync(shards) && readdirSync(shards).length >= 2);
+    for (let i = 0; i < 400 && (await redisClient.llen(`bull:${kQueueName}:wait`)) < 2; i++) await sleep(25);
     killed.kill("SIGKILL");
+    expect(await redisClient.llen(`bull:${kQueueName}:wait`)).toBeGreaterThanOrEqual(2);
+    redisClient.disconnect();
     // A fresh start of this input to the same output: the old shards are cleared, their jobs fail
     // on the worker (nothing to compact), and the output is this input's alone.
     const worker = await startWorker(redis);
@@ -230,6 +236,26 @@ describe.skipIf(!kRedisServer)(`on redis-server${kRedisServer ? "" : ` — ${kNo
     expectLocal(out);
     await stop(worker);
     expect(worker.log()).toContain("its batch finished or was started afresh");
+  });
+
+  it("interrupted with no worker up: the first interrupt waits for the shards in flight, a second stops at once", async () => {
+    const out = path.join(dir, "nobody.jsonl");
+    const f = fakeIo();
+    const producer = runCli(compactArgs(redis, out), f.io);
+    await until(() => existsSync(path.join(`${out}.work`, "shards")) && readdirSync(path.join(`${out}.work`, "shards")).length === 3);
+    f.interrupts[0]();
+    await sleep(300);
+    expect(f.stderr()).toContain("finishing the shards in flight (they need a worker)… (again to stop at once)");
+    f.interrupts[0]();
+    expect(await producer).toBe(130);
+    expect(f.stderr()).toContain("stopping at once: the shards in flight are dropped (--resume redoes them; queued ones stay queued)");
+    expect(readFileSync(out).length).toBe(0);
+    // Nothing was written, so there is nothing to resume: a fresh start with a worker finishes it.
+    const worker = await startWorker(redis);
+    const r = await cli([...compactArgs(redis, out), "--quiet"]);
+    expect(r.code, r.err).toBe(3);
+    expectLocal(out);
+    await stop(worker);
   });
 
   it("Redis stopped mid-run: exit 1 naming the URL, a checkpoint; --resume once it is back finishes the batch", async () => {

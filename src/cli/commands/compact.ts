@@ -53,11 +53,18 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
     ...(preset ? { preset: preset as PresetName } : {}),
     resume: Boolean(values.resume), strict: Boolean(values.strict), redactOffload: Boolean(values["redact-offload"]),
     stdin: io.stdin, stdout: io.stdout,
-    onInterrupt: (stop) => io.onInterrupt(() => {
-      progress?.clear();
-      if (!quiet) io.stderr.write("ctxfold: interrupted: finishing the chunks in flight…\n");
-      stop();
-    }),
+    onInterrupt: (stop) => {
+      let interrupts = 0;
+      return io.onInterrupt(() => {
+        progress?.clear();
+        if (!quiet) {
+          io.stderr.write(interrupts++ === 0
+            ? `ctxfold: interrupted: finishing the ${queue ? "shards" : "chunks"} in flight${queue ? " (they need a worker)" : ""}… (again to stop at once)\n`
+            : `ctxfold: stopping at once: the ${queue ? "shards" : "chunks"} in flight are dropped (--resume redoes them${queue ? "; queued ones stay queued" : ""})\n`);
+        }
+        stop();
+      });
+    },
     onProgress: progress ? (p) => progress.draw(p) : undefined,
     onError: (e) => io.stderr.write(`ctxfold: ${shownName(input)}:${e.line}: ${e.code}: ${e.reason} (written through unchanged)\n`),
     ...(queue ? { runner: (job, resume) => queue.runner(job, resume, hooks.compact?.queueGraceMs), chunkBytes: queue.shardBytes } : {}),
