@@ -40,7 +40,12 @@ export async function queueRunner(job: JobOptions, options: QueueRunnerOptions):
   await reachQueue(options.address);
   if (options.fresh) options.storage.clear();
   const runner = new QueueRunner(job, options);
-  await runner.ready();
+  try {
+    await runner.ready();
+  } catch (err) {
+    await runner.close();
+    throw err;
+  }
   return runner;
 }
 

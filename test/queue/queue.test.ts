@@ -194,6 +194,19 @@ describe.skipIf(!kRedisServer)(`on redis-server${kRedisServer ? "" : ` — ${kNo
     await stop(worker);
   });
 
+  it("a worker with --concurrency 2 and its own --offload-dir (the shared dir as its machine mounts it)", async () => {
+    const mounted = path.join(dir, "mounted-offload");
+    const worker = await startWorker(redis, {}, ["--concurrency", "2", "--offload-dir", mounted]);
+    const out = path.join(dir, "mounted.jsonl");
+    const r = await cli([...compactArgs(redis, out), "--quiet"]);
+    expect(r.code, r.err).toBe(3);
+    expectLocal(out);
+    expect(existsSync(`${out}.offload`)).toBe(false); // the worker wrote where its machine mounts it
+    const refs = [...new Set(readFileSync(out, "utf8").match(/workspace\/[a-z]+\/[a-z]+_[0-9a-f]+\.[a-z]+/g) ?? [])];
+    for (const ref of refs.slice(0, 10)) expect((await cli(["show", ref, "--offload-dir", mounted])).code, ref).toBe(0);
+    await stop(worker);
+  });
+
   it("the producer killed, then --resume: re-attaches to its shards, no run lost or written twice", async () => {
     const out = path.join(dir, "resumed.jsonl");
     // Spawned, so it can be killed outright; slowed so it is killed mid-run.
