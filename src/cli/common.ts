@@ -5,6 +5,7 @@ import type { BatchOptions } from "../pool/engine.js";
 import { gunzipIfGzip, namingFailures } from "../pool/input.js";
 import { kFormats, type Format } from "../adapters/index.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
+import { nearest } from "./usage.js";
 
 /**
  * Exit codes of every ctxfold command (README "The ctxfold command"):
@@ -67,13 +68,27 @@ export type Command = (argv: string[], io: CliIo, hooks?: CliTestHooks) => Promi
 /** A usage error: the message is printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
 
-/** node:util parseArgs with strict checking, its errors turned into UsageErrors. */
+/**
+ * node:util parseArgs with strict checking, its errors turned into one-line UsageErrors that name
+ * the flag and, for an unknown one, the nearest of the command's own. (parseArgs rather than a CLI
+ * library: no dependency, and strict parsing is what the commands need; the suggestion and the
+ * per-command --help are all a library would add here.)
+ */
 export function parseCli(argv: string[], options: NonNullable<ParseArgsConfig["options"]>): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
     return { values: values as Record<string, string | boolean | undefined>, positionals };
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    const e = err as Error & { code?: string };
+    const unknown = /Unknown option '([^']+)'/.exec(e.message)?.[1];
+    if (e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && unknown) {
+      const flags = Object.keys(options).map((o) => `--${o}`);
+      const near = nearest(unknown.replace(/=.*/, ""), flags);
+      throw new UsageError(`unknown option ${unknown}${near ? ` (did you mean ${near}?)` : ""}`);
+    }
+    const missing = /Option '(-\S+)(?:, (--\S+))? <value>' argument missing/.exec(e.message);
+    if (missing) throw new UsageError(`${missing[2] ?? missing[1]} needs a value`);
+    throw new UsageError(e.message.split("\n")[0]);
   }
 }
 

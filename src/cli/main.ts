@@ -4,7 +4,7 @@
  * CliIo and returns its exit code (kExit), so tests run them in-process as well as spawned.
  */
 import { pathToFileURL } from "node:url";
-import { realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
 import { exitCodeOf, kExit, kProcessIo, UsageError, type CliIo, type CliTestHooks, type Command } from "./common.js";
 import { count, hash } from "./commands/count.js";
@@ -16,54 +16,7 @@ import { validate } from "./commands/validate.js";
 import { bench } from "./commands/bench.js";
 import { evalCommand } from "./commands/eval.js";
 import { worker } from "./commands/worker.js";
-
-export const kUsage = `usage: ctxfold <command> [options]
-
-commands:
-  compact IN.jsonl[.gz]|- -o OUT.jsonl|- --budget N
-          [--format auto|openai|anthropic|responses|ai-sdk|langchain] [--mode tiered|legacy]
-          [--preset NAME] [--offload-dir DIR] [--workers N] [--max-worker-heap-mb N|0]
-          [--resume] [--strict] [--redact-offload] [--json] [--quiet]
-                compacts every run (one per line: a messages array, or an object with
-                "messages" whose other fields are kept) to the budget, in input order and format;
-                --redact-offload redacts secrets in the offload store too (a ref then gives
-                back the redacted text: the secret is gone for good)
-          [--queue redis://HOST:PORT [--shard-mb M] [--work-dir DIR]]
-                with --queue, shards of M MB (default 4) are compacted by ctxfold worker
-                processes on any machine; shards and results pass through DIR (default
-                OUT.work/), which every machine mounts at the same path
-  worker --queue redis://HOST:PORT [--concurrency N] [--offload-dir DIR] [--stall-ms N]
-          [--max-worker-heap-mb N|0] [--quiet]
-                takes shards of compact --queue batches until SIGINT/SIGTERM (the first
-                finishes the shards in hand); a worker silent for --stall-ms (default 30000)
-                loses its shard to another
-  stats IN [--budget N,...] [--exact] [--encoding o200k_base|cl100k_base] [--json]
-                token distribution per run, role and tool category; runs over each budget
-  explain IN --run ID --budget N [--format F] [--mode tiered|legacy] [--preset NAME]
-          [--offload-dir DIR] [--json]
-                per stage: what was compacted, why, tokens before and after, refs
-  show REF --offload-dir DIR
-                the stored bytes of a ref
-  validate IN [--format F] [--errors-only] [--json]
-                provider-rule issues of every run, by line and path
-  eval IN --budget N,... [--config FILE] [--compare FILE] [--against langchain,mastra,ai-sdk]
-          [--points N] [--runs N] [--trace N|ID,...] [--format F]
-          [--fail-under metric=value,...] [--pricing anthropic|openai|read=R,write=W]
-          [--json] [--html FILE] [--quiet]
-                replays each run prompt by prompt and scores the compaction per budget
-                (exit 1 when a --fail-under threshold is missed)
-  bench [--quick] [--json]
-                the project's benchmarks (npm run bench)
-  count FILE|- [--encoding o200k_base|cl100k_base] [--exact] [--jsonl]
-                tokens of a text file, or with --jsonl of each run
-  hash FILE|-   xxh64 content hash of a text file
-
-exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O error, a queue
-(Redis) that cannot be reached or was lost: rerun with --resume);
-2 bad usage, or refused before writing anything (compact: an output that is the input,
-a --resume whose checkpoint is not of this input and options or whose input changed since);
-3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
-130 interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)`;
+import { commandUsage, kUsage, nearest } from "./usage.js";
 
 const kCommands: Record<string, Command> = {
   compact, worker, stats, explain, show, validate, eval: evalCommand, bench, count, hash,
@@ -79,16 +32,25 @@ export async function runCli(argv: string[], io: CliIo = kProcessIo, hooks: CliT
     io.stdout.write(kUsage + "\n");
     return kExit.ok;
   }
-  const run = kCommands[command];
+  if (command === "--version" || command === "-V" || command === "version") {
+    io.stdout.write(`ctxfold ${packageVersion()}\n`);
+    return kExit.ok;
+  }
+  const run = Object.hasOwn(kCommands, command) ? kCommands[command] : undefined;
   if (!run) {
-    io.stderr.write(`ctxfold: unknown command ${JSON.stringify(command)}\n${kUsage}\n`);
+    const near = nearest(command, Object.keys(kCommands));
+    io.stderr.write(`ctxfold: unknown command ${JSON.stringify(command)}${near ? ` (did you mean ${near}?)` : ""}; ctxfold --help lists them\n`);
     return kExit.usage;
+  }
+  if (asksForHelp(rest)) {
+    io.stdout.write(commandUsage(command) + "\n");
+    return kExit.ok;
   }
   try {
     return await run(rest, io, hooks);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`ctxfold ${command}: ${err.message}\n(ctxfold --help for usage)\n`);
+      io.stderr.write(`ctxfold ${command}: ${err.message}; see ctxfold ${command} --help\n`);
       return kExit.usage;
     }
     if (CtxfoldError.isInstance(err)) {
@@ -102,6 +64,24 @@ export async function runCli(argv: string[], io: CliIo = kProcessIo, hooks: CliT
       return kExit.failed;
     }
     throw err;
+  }
+}
+
+/** `--help` or `-h` among a command's arguments (before a `--`, after which all is positional). */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}
+
+/** The version in ctxfold's package.json (found upward from this module: dist/src/cli or src/cli). */
+function packageVersion(): string {
+  for (let dir = new URL(".", import.meta.url); ; dir = new URL("..", dir)) {
+    const file = new URL("package.json", dir);
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "ctxfold" && pkg.version) return pkg.version;
+    }
+    if (dir.pathname === "/") return "unknown";
   }
 }
 

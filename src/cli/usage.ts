@@ -1,0 +1,92 @@
+/**
+ * The command line's usage: the whole, and each command's own (`ctxfold <command> --help`); and
+ * the nearest valid choice to a mistyped command or flag.
+ */
+
+/** Each command's usage lines, as `ctxfold --help` lists them. */
+export const kCommandUsage: Readonly<Record<string, string>> = {
+  compact: `compact IN.jsonl[.gz]|- -o OUT.jsonl|- --budget N
+        [--format auto|openai|anthropic|responses|ai-sdk|langchain] [--mode tiered|legacy]
+        [--preset NAME] [--offload-dir DIR] [--workers N] [--max-worker-heap-mb N|0]
+        [--resume] [--strict] [--redact-offload] [--json] [--quiet]
+              compacts every run (one per line: a messages array, or an object with
+              "messages" whose other fields are kept) to the budget, in input order and format;
+              --redact-offload redacts secrets in the offload store too (a ref then gives
+              back the redacted text: the secret is gone for good)
+        [--queue redis://HOST:PORT [--shard-mb M] [--work-dir DIR]]
+              with --queue, shards of M MB (default 4) are compacted by ctxfold worker
+              processes on any machine; shards and results pass through DIR (default
+              OUT.work/), which every machine mounts at the same path`,
+  worker: `worker --queue redis://HOST:PORT [--concurrency N] [--offload-dir DIR] [--stall-ms N]
+        [--max-worker-heap-mb N|0] [--quiet]
+              takes shards of compact --queue batches until SIGINT/SIGTERM (the first
+              finishes the shards in hand); a worker silent for --stall-ms (default 30000)
+              loses its shard to another`,
+  stats: `stats IN [--budget N,...] [--exact] [--encoding o200k_base|cl100k_base] [--json]
+              token distribution per run, role and tool category; runs over each budget`,
+  explain: `explain IN --run ID --budget N [--format F] [--mode tiered|legacy] [--preset NAME]
+        [--offload-dir DIR] [--json]
+              per stage: what was compacted, why, tokens before and after, refs`,
+  show: `show REF --offload-dir DIR
+              the stored bytes of a ref`,
+  validate: `validate IN [--format F] [--errors-only] [--json]
+              provider-rule issues of every run, by line and path`,
+  eval: `eval IN --budget N,... [--config FILE] [--compare FILE] [--against langchain,mastra,ai-sdk]
+        [--points N] [--runs N] [--trace N|ID,...] [--format F]
+        [--fail-under metric=value,...] [--pricing anthropic|openai|read=R,write=W]
+        [--json] [--html FILE] [--quiet]
+              replays each run prompt by prompt and scores the compaction per budget
+              (exit 1 when a --fail-under threshold is missed)`,
+  bench: `bench [--quick] [--json]
+              the project's benchmarks (npm run bench)`,
+  count: `count FILE|- [--encoding o200k_base|cl100k_base] [--exact] [--jsonl]
+              tokens of a text file, or with --jsonl of each run`,
+  hash: `hash FILE|-   xxh64 content hash of a text file`,
+};
+
+export const kExitCodes = `exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O error, a queue
+(Redis) that cannot be reached or was lost: rerun with --resume);
+2 bad usage, or refused before writing anything (compact: an output that is the input,
+a --resume whose checkpoint is not of this input and options or whose input changed since);
+3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
+130 interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)`;
+
+export const kUsage = `usage: ctxfold <command> [options]   (ctxfold <command> --help: that command's)
+
+commands:
+${Object.values(kCommandUsage).map((u) => u.replace(/^/gm, "  ")).join("\n")}
+
+${kExitCodes}`;
+
+/** `ctxfold NAME --help`. */
+export const commandUsage = (name: string): string => `usage: ctxfold ${kCommandUsage[name]}\n\n${kExitCodes}`;
+
+/**
+ * The choice nearest to `word` when it is a likely typo of one (an edit distance, transpositions
+ * counted once, of at most a third of its length and at least 1, or a unique prefix), else undefined.
+ */
+export function nearest(word: string, choices: readonly string[]): string | undefined {
+  const prefixed = choices.filter((c) => word.length >= 2 && c.startsWith(word));
+  if (prefixed.length === 1) return prefixed[0];
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.floor(word.length / 3)) + 1;
+  for (const c of choices) {
+    const d = editDistance(word, c);
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return best;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent transpositions. */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
+    }
+  }
+  return rows[a.length][b.length];
+}

@@ -1,0 +1,71 @@
+// The command line's help, version and mistakes: every command's --help, --version, and one line
+// naming a mistyped command or flag with the nearest valid one (exit 2).
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli/main.js";
+import { kCommandUsage, nearest } from "../../src/cli/usage.js";
+import { fakeIo } from "./fake-io.js";
+
+async function cli(argv: string[]) {
+  const f = fakeIo();
+  const code = await runCli(argv, f.io);
+  return { code, out: f.stdout(), err: f.stderr() };
+}
+
+describe("help and version", () => {
+  it.each(Object.keys(kCommandUsage))("ctxfold %s --help and -h: that command's usage on stdout, exit 0", async (command) => {
+    for (const flag of ["--help", "-h"]) {
+      const r = await cli([command, flag]);
+      expect(r.code).toBe(0);
+      expect(r.out.startsWith(`usage: ctxfold ${command}`)).toBe(true);
+      expect(r.out).toContain("exit codes:");
+      expect(r.err).toBe("");
+    }
+  });
+
+  it("--help after other arguments still asks for help; after -- it is an argument", async () => {
+    expect((await cli(["compact", "in.jsonl", "--budget", "5", "--help"])).code).toBe(0);
+    const r = await cli(["count", "--", "--help"]);
+    expect(r.code).toBe(1); // counts a file named --help, which does not exist
+    expect(r.err).toContain("--help");
+  });
+
+  it("--version, -V and version print the package's version", async () => {
+    const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    for (const flag of ["--version", "-V", "version"]) expect(await cli([flag])).toEqual({ code: 0, out: `ctxfold ${version}\n`, err: "" });
+  });
+});
+
+describe("mistakes: one line naming the problem and the nearest valid choice, exit 2", () => {
+  it.each([
+    [["compat", "x"], 'ctxfold: unknown command "compat" (did you mean compact?); ctxfold --help lists them'],
+    [["valdiate"], 'ctxfold: unknown command "valdiate" (did you mean validate?)'],
+    [["frobnicate"], 'ctxfold: unknown command "frobnicate"; ctxfold --help lists them'],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budgt", "8000"], "ctxfold compact: unknown option --budgt (did you mean --budget?); see ctxfold compact --help"],
+    [["stats", "in.jsonl", "--jsno"], "unknown option --jsno (did you mean --json?)"],
+    [["eval", "in.jsonl", "--budget", "8000", "--fail-undr", "savings=0.5"], "unknown option --fail-undr (did you mean --fail-under?)"],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget"], "ctxfold compact: --budget needs a value"],
+    [["compact", "in.jsonl", "-o"], "ctxfold compact: --output needs a value"],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "lots"], '--budget: expected a positive integer, got "lots"'],
+    [["show", "ref", "--xyz"], "unknown option --xyz; see ctxfold show --help"],
+  ])("%j", async (argv, message) => {
+    const r = await cli(argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(message);
+    expect(r.err.trimEnd().split("\n")).toHaveLength(1);
+    expect(r.out).toBe("");
+  });
+});
+
+describe("nearest", () => {
+  it("finds typos, transpositions and unique prefixes, and nothing for what is far from every choice", () => {
+    const flags = ["--budget", "--format", "--offload-dir", "--output", "--quiet", "--queue"];
+    expect(nearest("--budgt", flags)).toBe("--budget");
+    expect(nearest("--fromat", flags)).toBe("--format");
+    expect(nearest("--offload", flags)).toBe("--offload-dir");
+    expect(nearest("--queu", flags)).toBe("--queue");
+    expect(nearest("--quite", flags)).toBe("--quiet");
+    expect(nearest("--colour", flags)).toBeUndefined();
+    expect(nearest("x", ["compact", "stats"])).toBeUndefined();
+  });
+});
