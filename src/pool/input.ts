@@ -25,12 +25,14 @@ import { CtxfoldError } from "../errors.js";
  * naming the input (`name`: the file as shown, or `stdin`), since neither zlib's errors
  * (Z_BUF_ERROR: a truncated .gz, Z_DATA_ERROR: a corrupt one) nor a read's (EISDIR, EIO) say
  * which file; an open's error (ENOENT, EACCES) names its file and passes unchanged.
+ * `gzip.bytesIn`, when given, becomes the count of compressed bytes the decompressor has taken
+ * (gzip data only): what the decompressed bytes read so far came from.
  */
-export function gunzipIfGzip(input: Readable, name: string): Readable {
-  return Readable.from(namingFailures(bytesOf(input), name), { objectMode: false });
+export function gunzipIfGzip(input: Readable, name: string, gzip?: { bytesIn?: () => number }): Readable {
+  return Readable.from(namingFailures(bytesOf(input, gzip), name), { objectMode: false });
 }
 
-async function* bytesOf(input: Readable): AsyncGenerator<Buffer> {
+async function* bytesOf(input: Readable, gzip?: { bytesIn?: () => number }): AsyncGenerator<Buffer> {
   const it = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const first = await it.next();
   if (first.done) return;
@@ -41,6 +43,7 @@ async function* bytesOf(input: Readable): AsyncGenerator<Buffer> {
   const head = first.value;
   if (!(head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b)) return yield* all();
   const gunzip = createGunzip();
+  if (gzip) gzip.bytesIn = () => gunzip.bytesWritten;
   // pipeline, not pipe: a failing read reaches the reader through gunzip (pipe left it an unhandled 'error').
   pipeline(Readable.from(all()), gunzip, () => undefined);
   yield* gunzip;

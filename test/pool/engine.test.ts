@@ -4,6 +4,7 @@ import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { PassThrough } from "node:stream";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderMessages } from "../../src/adapters/index.js";
 import { generateRuns } from "../../src/gen/run.js";
@@ -44,6 +45,24 @@ function batch(input: string[], workers: number, options: Partial<BatchOptions> 
 }
 
 describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path, workers) => {
+  it("reports progress as the share of the input written, not read (reading runs ahead by the chunks in flight)", async () => {
+    // 40 runs of one size: the share of bytes done is the share of runs done.
+    const input = Array.from({ length: 40 }, (_, i) => runs[0].replace('"id":"run-0"', `"id":"copy-${String(i).padStart(2, "0")}"`));
+    for (const gzip of [false, true]) {
+      const reports: { runs: number; f: number }[] = [];
+      const b = batch(input, workers, { chunkBytes: 1, onProgress: (p) => reports.push({ runs: p.runs, f: p.doneFraction! }) });
+      // A .gz's size decompressed is estimated from how much what was read expanded.
+      if (gzip) writeFileSync(b.input, gzipSync(readFileSync(b.input)));
+      await b.run();
+      expect(reports.length).toBeGreaterThanOrEqual(3);
+      reports.forEach((r, i) => {
+        expect(Math.abs(r.f - r.runs / 40), JSON.stringify({ gzip, ...r })).toBeLessThan(0.05);
+        if (i > 0) expect(r.f).toBeGreaterThanOrEqual(reports[i - 1].f);
+      });
+      expect(reports.at(-1)).toEqual({ runs: 40, f: 1 });
+    }
+  });
+
   it("writes a run the compactor fails on (nesting deeper than the stack) through with an E_INTERNAL record, and compacts the rest of its chunk", async () => {
     const deepMessage = runs[1].replace('"role":', `"extra":${kDeep},"role":`);
     const deepLine = runs[2].replace(/}$/, `,"extra":${kDeep}}`);
