@@ -30,7 +30,8 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
   show: `show REF --offload-dir DIR
               the stored bytes of a ref`,
   validate: `validate IN [--format F] [--errors-only] [--json]
-              provider-rule issues of every run, by line and path`,
+              provider-rule issues of every run, by line and path; exit 0 none,
+              1 unparseable lines, 4 errors (a provider would refuse the run), 5 warnings only`,
   eval: `eval IN --budget N,... [--config FILE] [--compare FILE] [--against langchain,mastra,ai-sdk]
         [--points N] [--runs N] [--trace N|ID,...] [--format F]
         [--fail-under metric=value,...] [--pricing anthropic|openai|read=R,write=W]

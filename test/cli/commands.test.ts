@@ -14,7 +14,7 @@ import { bench, locateBench } from "../../src/cli/commands/bench.js";
 import { explain, type ExplainReport } from "../../src/cli/commands/explain.js";
 import { show } from "../../src/cli/commands/show.js";
 import { stats, type StatsReport } from "../../src/cli/commands/stats.js";
-import { validate, type ValidateReport } from "../../src/cli/commands/validate.js";
+import { kValidateExit, validate, type ValidateReport } from "../../src/cli/commands/validate.js";
 import { kExit, UsageError, type Command } from "../../src/cli/common.js";
 import { fakeIo, run } from "./fake-io.js";
 import { generateRun, generateRuns } from "../../src/gen/run.js";
@@ -362,13 +362,22 @@ describe("validate", () => {
     expect(out).toBe(`${file}: 5 runs, no issues\n`);
   });
 
-  it("prints each issue with file:line, run id, code and path; exits 3", async () => {
+  it("prints each issue with file:line, run id, code and path; exits 4 for errors", async () => {
     const file = join(dir, "issues.jsonl");
     writeFileSync(file, [lineOf("fine", gen[0].messages, "openai-chat"), JSON.stringify({ run_id: "orphaned", messages: orphan })].join("\n"));
     const { code, out } = await run(validate, [file]);
-    expect(code).toBe(kExit.partial);
+    expect(code).toBe(kValidateExit.errors);
     expect(out).toContain(`${file}:2: run orphaned (openai-chat): error TOOL_RESULT_ORPHAN at messages[2]`);
     expect(out).toMatch(/1 issue \(1 error, 0 warnings\) in 1 of 2 runs; TOOL_RESULT_ORPHAN 1\n$/);
+  });
+
+  it("exits 5 when every issue is a warning (a call still waiting for its result)", async () => {
+    const file = join(dir, "pending.jsonl");
+    const pending = [{ role: "user", content: "go" }, { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }] }];
+    writeFileSync(file, JSON.stringify({ id: "pending", messages: pending }) + "\n");
+    const { code, out } = await run(validate, [file]);
+    expect(out).toMatch(/\(0 errors, 1 warning\)/);
+    expect(code).toBe(kValidateExit.warnings);
   });
 
   it("maps canonical paths back to the wire message (Anthropic)", async () => {
@@ -384,7 +393,7 @@ describe("validate", () => {
     const file = join(dir, "anth.jsonl");
     writeFileSync(file, JSON.stringify(wire) + "\n");
     const { code, out } = await run(validate, [file, "--json"]);
-    expect(code).toBe(kExit.partial);
+    expect(code).toBe(kValidateExit.errors);
     const r = json<ValidateReport>(out);
     const empty = r.issues.find((i) => i.code === "EMPTY_TEXT")!;
     expect(empty).toMatchObject({ file, line: 1, run: "anth", format: "anthropic", severity: "error", wirePath: "messages[2]" });
@@ -423,7 +432,7 @@ describe("validate", () => {
     const pending = [{ role: "user", content: "go" }, { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }] }];
     const data = gzipSync(JSON.stringify({ id: "p", messages: pending }) + "\n");
     const all = await run(validate, ["-", "--json"], Readable.from([data]));
-    expect(all.code).toBe(kExit.partial);
+    expect(all.code).toBe(kValidateExit.warnings);
     expect(json<ValidateReport>(all.out).issues).toMatchObject([{ code: "TOOL_CALL_PENDING", severity: "warning", file: "stdin", run: "p" }]);
     const errorsOnly = await run(validate, ["-", "--errors-only"], Readable.from([data]));
     expect(errorsOnly.code).toBe(kExit.ok);

@@ -49,6 +49,12 @@ export interface ValidateReport {
   summary: { issues: number; errors: number; warnings: number; runsWithIssues: number; byCode: Partial<Record<IssueCode, number>> };
 }
 
+/**
+ * validate's own exit codes, distinct from the batch's (3 is "runs passed through" there): 0 no
+ * issues, 1 lines that could not be parsed, 4 errors (a provider would refuse a run), 5 warnings only.
+ */
+export const kValidateExit = { errors: 4, warnings: 5 } as const;
+
 export async function validate(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCli(argv, { format: { type: "string" }, json: { type: "boolean" }, "errors-only": { type: "boolean" } });
   const format = formatOption(values.format as string | undefined);
@@ -90,7 +96,7 @@ export async function validate(argv: string[], io: CliIo): Promise<number> {
   }
   io.stdout.write(json ? `${JSON.stringify(report)}\n` : summaryLine(report));
   if (report.badLines.length > 0) return kExit.failed;
-  return report.summary.issues > 0 ? kExit.partial : kExit.ok;
+  return report.summary.errors > 0 ? kValidateExit.errors : report.summary.warnings > 0 ? kValidateExit.warnings : kExit.ok;
 }
 
 /** One issue, compiler style, so editors and grep find the line. */
