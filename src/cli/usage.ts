@@ -24,8 +24,8 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
               loses its shard to another`,
   stats: `stats IN [--budget N,...] [--exact] [--encoding o200k_base|cl100k_base] [--json]
               token distribution per run, role and tool category; runs over each budget`,
-  explain: `explain IN --run ID --budget N [--format F] [--mode tiered|legacy] [--preset NAME]
-        [--offload-dir DIR] [--json]
+  explain: `explain IN --run ID|LINE --budget N [--format F] [--mode tiered|legacy] [--preset NAME]
+        [--offload-dir DIR] [--refs N] [--json]
               per stage: what was compacted, why, tokens before and after, refs`,
   show: `show REF --offload-dir DIR
               the stored bytes of a ref`,
@@ -50,6 +50,7 @@ export const kExitCodes = `exit codes: 0 done; 1 failed (bad input under --stric
 2 bad usage, or refused before writing anything (compact: an output that is the input,
 a --resume whose checkpoint is not of this input and options or whose input changed since);
 3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
+4 validate found errors; 5 validate found warnings only;
 130 interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)`;
 
 export const kUsage = `usage: ctxfold <command> [options]   (ctxfold <command> --help: that command's)

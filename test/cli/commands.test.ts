@@ -234,6 +234,22 @@ describe("explain", () => {
     expect(out).toMatch(/^ {2}workspace\/outputs\/\w+_[0-9a-f]{16}\.\w+$/m);
   });
 
+  it("finds a run by a bare line number that is no run's id, and lists at most --refs N refs (10 by default)", async () => {
+    const byNumber = await run(explain, [file, "--run", "3", "--budget", String(budget)]);
+    expect(byNumber.code).toBe(kExit.ok);
+    expect(byNumber.out).toContain("run long-run (");
+    const all = json<ExplainReport>((await run(explain, [file, "--run", "3", "--budget", String(budget), "--json"])).out).refs;
+    expect(all.length).toBeGreaterThan(10);
+    const listed = (out: string) => out.split("\n").filter((l) => /^ {2}workspace\//.test(l)).length;
+    expect(listed(byNumber.out)).toBe(10);
+    expect(byNumber.out).toContain(`… and ${all.length - 10} more (--refs N lists N; --json all)`);
+    const three = await run(explain, [file, "--run", "3", "--budget", String(budget), "--refs", "3"]);
+    expect(listed(three.out)).toBe(3);
+    const missing = await run(explain, [file, "--run", "9", "--budget", String(budget)]);
+    expect(missing.code).toBe(kExit.failed);
+    expect(missing.err).toContain('no run with id "9" and no line 9');
+  });
+
   it("says that nothing runs in the normal tier", async () => {
     const { code, out } = await run(explain, [file, "--run", "short", "--budget", "1000000", "--json"]);
     expect(code).toBe(kExit.ok);

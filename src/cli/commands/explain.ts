@@ -55,32 +55,39 @@ export interface ExplainReport {
   warnings: PolicyEvent[];
 }
 
-/** The run `id` names in `file`, with its line; bad lines on the way are counted, not fatal. */
+/**
+ * The run `id` names in `file`, with its line: a run's id, `line N`, or a bare number N that is
+ * no run's id, taken as line N. Bad lines on the way are counted, not fatal.
+ */
 async function findRun(file: string, io: CliIo, id: string): Promise<{ line: number; run: JsonlRun } | { error: CtxfoldError } | { missing: number }> {
   const byLine = /^line (\d+)$/.exec(id);
   const wanted = byLine ? Number(byLine[1]) : undefined;
+  const maybeLine = /^\d+$/.test(id) ? Number(id) : undefined;
+  let atLine: { line: number; run: JsonlRun } | { error: CtxfoldError } | undefined;
   let bad = 0;
   for await (const item of readRuns(file, io)) {
     if (wanted !== undefined && item.line === wanted) return item.error ? { error: item.error } : { line: item.line, run: item.run };
+    if (maybeLine !== undefined && item.line === maybeLine) atLine = item.error ? { error: item.error } : { line: item.line, run: item.run };
     if (item.error) {
       bad++;
       continue;
     }
     if (wanted === undefined && item.run.id === id) return { line: item.line, run: item.run };
   }
-  return { missing: bad };
+  return atLine ?? { missing: bad };
 }
 
 export async function explain(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCli(argv, {
     run: { type: "string" }, budget: { type: "string" }, json: { type: "boolean" }, "offload-dir": { type: "string" }, format: { type: "string" },
-    mode: { type: "string" }, preset: { type: "string" },
+    mode: { type: "string" }, preset: { type: "string" }, refs: { type: "string" },
   });
   const [file, ...rest] = positionals;
   if (file === undefined) throw new UsageError("explain needs an input file (IN.jsonl[.gz], or - for stdin)");
   if (rest.length) throw new UsageError(`unknown arguments: ${rest.join(" ")}`);
   const id = values.run as string | undefined;
-  if (id === undefined || id === "") throw new UsageError("--run ID is required (a run's id, or `line N`)");
+  if (id === undefined || id === "") throw new UsageError("--run ID is required (a run's id, or a line number)");
+  const refsShown = intOption(values.refs as string | undefined, "refs", kRefsShown);
   const budget = intOption(values.budget as string | undefined, "budget");
   const format = formatOption(values.format as string | undefined);
   const dir = values["offload-dir"] as string | undefined;
@@ -93,7 +100,7 @@ export async function explain(argv: string[], io: CliIo): Promise<number> {
   const found = await findRun(file, io, id);
   if ("missing" in found) {
     const also = found.missing ? ` (${found.missing} line${found.missing === 1 ? "" : "s"} could not be read)` : "";
-    return fail(io, "explain", `no run with id ${JSON.stringify(id)} in ${shownName(file)}${also}`);
+    return fail(io, "explain", `no run with id ${JSON.stringify(id)}${/^\d+$/.test(id) ? " and no line " + id : ""} in ${shownName(file)}${also}`);
   }
   if ("error" in found) return fail(io, "explain", found.error.message);
 
@@ -127,7 +134,7 @@ export async function explain(argv: string[], io: CliIo): Promise<number> {
     tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter, durationMs, stages: r.stages, refs: [...new Set(r.refs)],
     offloadDir: dir !== undefined ? resolve(dir) : null, warnings,
   };
-  io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : render(report, compactor.settings.softRatio));
+  io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : render(report, compactor.settings.softRatio, refsShown));
   return kExit.ok;
 }
 
@@ -138,7 +145,10 @@ function skips(s: StageReport["skipped"]): string {
   return Object.entries(s).filter(([, n]) => n).map(([k, n]) => `${k} ${n}`).join(", ") || "–";
 }
 
-function render(r: ExplainReport, softRatio: number): string {
+/** Refs the table lists unless --refs says otherwise (--json lists them all). */
+const kRefsShown = 10;
+
+function render(r: ExplainReport, softRatio: number, refsShown: number): string {
   const out: string[] = [];
   out.push(`run ${r.id} (${r.file}:${r.line}): ${r.format}, ${num(r.messages)} wire messages, budget ${num(r.budget)}`);
   out.push(`tier ${r.tier}, status ${r.status}, tokens ${num(r.tokensBefore)} → ${num(r.tokensAfter)}, ${ms(r.durationMs)} ms`);
@@ -164,7 +174,8 @@ function render(r: ExplainReport, softRatio: number): string {
   if (r.refs.length === 0) out.push("refs: none");
   else {
     out.push(r.offloadDir !== null ? `refs (${r.refs.length}, stored in ${r.offloadDir}; \`ctxfold show REF --offload-dir ${r.offloadDir}\`):` : `refs (${r.refs.length}, held in memory only: rerun with --offload-dir DIR to keep them):`);
-    for (const ref of r.refs) out.push(`  ${ref}`);
+    for (const ref of r.refs.slice(0, refsShown)) out.push(`  ${ref}`);
+    if (r.refs.length > refsShown) out.push(`  … and ${num(r.refs.length - refsShown)} more (--refs N lists N; --json all)`);
   }
   return out.join("\n") + "\n";
 }
