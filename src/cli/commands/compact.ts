@@ -132,7 +132,7 @@ export function summaryTable(s: Report): string {
   const rows: [string, string][] = [
     ["runs", `${int(s.runs)} (${int(s.compacted)} compacted, ${int(s.fit)} within budget, ${int(s.errors)} errors${s.infeasible ? `, ${int(s.infeasible)} over budget: critical messages alone exceed it` : ""})`],
     ["tokens in → out", `${int(s.tokensIn)} → ${int(s.tokensOut)} (estimated)`],
-    ["compression", s.tokensIn > 0 ? `${((1 - s.tokensOut / s.tokensIn) * 100).toFixed(1)}% saved` : "-"],
+    ["savings", s.tokensIn > 0 ? `${((1 - s.tokensOut / s.tokensIn) * 100).toFixed(1)}% saved` : "-"],
     ["tiers", `normal ${int(s.tiers.normal)} · pressure ${int(s.tiers.pressure)} · critical ${int(s.tiers.critical)}`],
     ["offloaded", `${mb(s.offloadedBytes)} to ${s.offloadDir}`],
     ["bytes in → out", `${mb(s.bytesIn)} → ${mb(s.bytesOut)}`],
