@@ -4,19 +4,19 @@
  * CliIo and returns its exit code (kExit), so tests run them in-process as well as spawned.
  */
 import { pathToFileURL } from "node:url";
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
-import { exitCodeOf, kExit, kProcessIo, UsageError, type CliIo, type CliTestHooks, type Command } from "./common.js";
+import { exitCodeOf, kExit, kProcessIo, packageRoot, UsageError, type CliIo, type CliTestHooks, type Command } from "./common.js";
 import { count, hash } from "./commands/count.js";
 import { compact } from "./commands/compact.js";
 import { stats } from "./commands/stats.js";
 import { explain } from "./commands/explain.js";
 import { show } from "./commands/show.js";
 import { validate } from "./commands/validate.js";
-import { bench } from "./commands/bench.js";
+import { bench, locateBench } from "./commands/bench.js";
 import { evalCommand } from "./commands/eval.js";
 import { worker } from "./commands/worker.js";
-import { commandUsage, kUsage, nearest } from "./usage.js";
+import { commandUsage, kCommandUsage, nearest, usage } from "./usage.js";
 
 const kCommands: Record<string, Command> = {
   compact, worker, stats, explain, show, validate, eval: evalCommand, bench, count, hash,
@@ -29,11 +29,13 @@ const kCommands: Record<string, Command> = {
 export async function runCli(argv: string[], io: CliIo = kProcessIo, hooks: CliTestHooks = {}): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
-    io.stdout.write(kUsage + "\n");
+    // bench runs the checkout's dist/bench, which an installed package does not ship.
+    const listed = Object.keys(kCommandUsage).filter((c) => c !== "bench" || existsSync(locateBench(hooks.benchScript).script));
+    io.stdout.write(usage(listed) + "\n");
     return kExit.ok;
   }
   if (command === "--version" || command === "-V" || command === "version") {
-    io.stdout.write(`ctxfold ${packageVersion()}\n`);
+    io.stdout.write(`ctxfold ${packageRoot()?.version ?? "(version unknown: no package.json found)"}\n`);
     return kExit.ok;
   }
   const run = Object.hasOwn(kCommands, command) ? kCommands[command] : undefined;
@@ -71,18 +73,6 @@ export async function runCli(argv: string[], io: CliIo = kProcessIo, hooks: CliT
 function asksForHelp(args: string[]): boolean {
   const end = args.indexOf("--");
   return (end < 0 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
-}
-
-/** The version in ctxfold's package.json (found upward from this module: dist/src/cli or src/cli). */
-function packageVersion(): string {
-  for (let dir = new URL(".", import.meta.url); ; dir = new URL("..", dir)) {
-    const file = new URL("package.json", dir);
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "ctxfold" && pkg.version) return pkg.version;
-    }
-    if (dir.pathname === "/") return "unknown";
-  }
 }
 
 const isMain = (() => {

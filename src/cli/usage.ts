@@ -53,10 +53,11 @@ a --resume whose checkpoint is not of this input and options or whose input chan
 4 validate found errors; 5 validate found warnings only;
 130 interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)`;
 
-export const kUsage = `usage: ctxfold <command> [options]   (ctxfold <command> --help: that command's)
+/** `ctxfold --help`: the usage of `commands` (those this install has; bench only in a checkout). */
+export const usage = (commands: readonly string[]): string => `usage: ctxfold <command> [options]   (ctxfold <command> --help: that command's)
 
 commands:
-${Object.values(kCommandUsage).map((u) => u.replace(/^/gm, "  ")).join("\n")}
+${commands.map((c) => kCommandUsage[c].replace(/^/gm, "  ")).join("\n")}
 
 ${kExitCodes}`;
 

@@ -30,6 +30,16 @@ describe("help and version", () => {
     expect(r.err).toContain("--help");
   });
 
+  it("ctxfold --help lists every command, bench only where its script is (a checkout, not an installed package)", async () => {
+    const f = fakeIo();
+    expect(await runCli(["--help"], f.io)).toBe(0);
+    for (const c of Object.keys(kCommandUsage)) expect(f.stdout()).toContain(`\n  ${c} `);
+    const installed = fakeIo();
+    expect(await runCli(["--help"], installed.io, { benchScript: "/nonexistent/dist/bench/run.js" })).toBe(0);
+    expect(installed.stdout()).not.toContain("\n  bench ");
+    expect(installed.stdout()).toContain("\n  compact ");
+  });
+
   it("--version, -V and version print the package's version", async () => {
     const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
     for (const flag of ["--version", "-V", "version"]) expect(await cli([flag])).toEqual({ code: 0, out: `ctxfold ${version}\n`, err: "" });

@@ -15,31 +15,17 @@
  * its end awaited), 128 + n for another signal n; 1 when the script is absent or cannot start.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { kExit, type CliIo, type CliTestHooks } from "../common.js";
+import { kExit, packageRoot, type CliIo, type CliTestHooks } from "../common.js";
 import { fail } from "../runs.js";
-
-/** The package root above this file (src/cli/commands or dist/src/cli/commands), or undefined. */
-function packageRoot(): string | undefined {
-  for (const rel of ["../../../", "../../../../"]) {
-    const root = fileURLToPath(new URL(rel, import.meta.url));
-    try {
-      const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name?: unknown };
-      if (pkg.name === "ctxfold") return root;
-    } catch {
-      // no package.json here: try the next level
-    }
-  }
-  return undefined;
-}
 
 /** The bench runner to start (`override` when given) and the directory to start it in; `script` may not exist. */
 export function locateBench(override?: string): { script: string; cwd: string } {
-  if (override) return { script: override, cwd: packageRoot() ?? dirname(override) };
-  const root = packageRoot() ?? fileURLToPath(new URL("../../../", import.meta.url));
+  if (override) return { script: override, cwd: packageRoot()?.root ?? dirname(override) };
+  const root = packageRoot()?.root ?? fileURLToPath(new URL("../../../", import.meta.url));
   return { script: join(root, "dist", "bench", "run.js"), cwd: root };
 }
 
