@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
@@ -62,10 +63,21 @@ describe("the package root", () => {
   it("every subpath in package.json resolves to a built module with exports", async () => {
     const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as { exports: Record<string, unknown> };
     const subpaths = Object.keys(pkg.exports).filter((k) => k !== "." && !/\.(wasm|json)$/.test(k));
-    expect(subpaths).toEqual(expect.arrayContaining(["./steps", "./session", "./policy", "./adapters", "./validate", "./store", "./model", "./tokens", "./core", "./testing"]));
+    expect(subpaths).toEqual(expect.arrayContaining(["./steps", "./session", "./policy", "./adapters", "./validate", "./store", "./model", "./tokens", "./core"]));
     for (const sub of subpaths) {
       const mod = (await import(/* @vite-ignore */ `ctxfold/${sub.slice(2)}`)) as Record<string, unknown>;
       expect(Object.keys(mod).length, sub).toBeGreaterThan(0);
     }
+  });
+
+  it("the tarball holds the built modules every export names, the wasm core, README and LICENSE; no source maps, no generators", () => {
+    const r = spawnSync("npm", ["pack", "--dry-run", "--ignore-scripts", "--json"], { cwd: kRoot, encoding: "utf8", shell: process.platform === "win32" });
+    expect(r.status, r.stderr).toBe(0);
+    const files = new Set((JSON.parse(r.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path));
+    for (const f of ["LICENSE", "README.md", "package.json", "build/core.wasm", "dist/src/cli/main.js"]) expect(files.has(f), f).toBe(true);
+    expect([...files].filter((f) => f.endsWith(".map") || f.startsWith("dist/src/gen/") || f.startsWith("dist/test") || f.startsWith("dist/bench"))).toEqual([]);
+    const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as { exports: Record<string, string | Record<string, string>>; bin: Record<string, string> };
+    const targets = [...Object.values(pkg.exports).flatMap((e) => (typeof e === "string" ? [e] : Object.values(e))), ...Object.values(pkg.bin)];
+    for (const t of targets) expect(files.has(t.replace(/^\.\//, "")), t).toBe(true);
   });
 });
