@@ -31,6 +31,8 @@ export interface CliIo {
   stderr: Writable;
   /** Whether stderr is a terminal (progress is drawn only then). */
   stderrIsTTY: boolean;
+  /** stdout's width in columns when it is a terminal (tables wider than it are cut to fit). */
+  readonly columns?: number;
   /** Installs a handler of SIGINT and SIGTERM (a stop asked for by a user or a supervisor); returns its removal. */
   onInterrupt(handler: () => void): () => void;
 }
@@ -40,6 +42,9 @@ export const kProcessIo: CliIo = {
   stdout: process.stdout,
   stderr: process.stderr,
   stderrIsTTY: Boolean(process.stderr.isTTY),
+  get columns() {
+    return process.stdout.isTTY ? process.stdout.columns : undefined;
+  },
   onInterrupt(handler) {
     process.on("SIGINT", handler).on("SIGTERM", handler);
     return () => process.off("SIGINT", handler).off("SIGTERM", handler);

@@ -136,14 +136,27 @@ export const pct = (part: number, whole: number): string => (whole > 0 ? `${((10
 
 /**
  * Rows of cells as a table; `align` has one letter per column, `l` or `r` (default: the first
- * column left, the others right).
+ * column left, the others right). Wider than `width` (a terminal's columns), it is cut into tables
+ * of the columns that fit, one under the other, each led by the first column.
  */
-export function table(rows: readonly (readonly string[])[], options: { indent?: string; align?: string } = {}): string {
-  const { indent = "  ", align = "l" } = options;
+export function table(rows: readonly (readonly string[])[], options: { indent?: string; align?: string; width?: number } = {}): string {
+  const { indent = "  ", align = "l", width = Infinity } = options;
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
   const left = (i: number) => (align[i] ?? "r") === "l";
-  return rows
-    .map((r) => indent + r.map((c, i) => (left(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ").trimEnd())
-    .join("\n") + "\n";
+  // Column groups after the first: as many as fit beside it.
+  const groups: number[][] = [];
+  let used = Infinity;
+  for (let i = 1; i < widths.length; i++) {
+    if (used + 2 + widths[i] > width || groups.length === 0) {
+      groups.push([]);
+      used = indent.length + widths[0];
+    }
+    groups[groups.length - 1].push(i);
+    used += 2 + widths[i];
+  }
+  if (groups.length === 0) groups.push([]);
+  return groups
+    .map((cols) => rows.map((r) => indent + [0, ...cols].map((i) => (left(i) ? (r[i] ?? "").padEnd(widths[i]) : (r[i] ?? "").padStart(widths[i]))).join("  ").trimEnd()).join("\n"))
+    .join("\n\n") + "\n";
 }

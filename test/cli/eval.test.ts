@@ -65,10 +65,13 @@ describe("ctxfold eval", () => {
     expect(r.out).toMatch(/^\s+ctxfold \(low\.json\)\s/m);
     expect(r.out).toMatch(/^\s+tail baseline\s+100%/m);
     // The second table of a budget: evidence, cost and fill under their --fail-under names.
-    expect(r.out).toMatch(/^\s+contender\s+evidence recall\s+cost\/call\s+cost savings\s+budget fill\s+fill p95\s+compression\s+cache prefix\s/m);
+    expect(r.out).toMatch(/^\s+contender\s+evidence recall\s+cost\/call\s+cost savings\s+budget fill\s+fill p95\s+savings\s+cache prefix\s/m);
     expect(r.out).toMatch(/^\s+ctxfold\s+(?:[0-9.]+%|n\/a)\s+(?:[0-9,]+|n\/a)\s+(?:[0-9.]+%|n\/a)\s+(?:[0-9.]+%|n\/a)\s+(?:[0-9.]+%|n\/a)\s+[0-9.]+/m);
     expect(r.out).toContain("at anthropic pricing (cached prefix ×0.1, the rest ×1.25)");
     expect(r.out).toMatch(/2 lines left out:\n\s+line 2: E_BAD_INPUT/);
+    // --quiet: no report, the verdict in the exit code (and the HTML still written).
+    const quiet = await run(evalCommand, [input, "--budget", "8000", "--points", "6", "--quiet", "--html", html]);
+    expect(quiet).toMatchObject({ code: kExit.ok, out: "" });
     const page = readFileSync(html, "utf8");
     expect(page).toMatch(/<svg[^>]*class="trace"/);
     expect(page).toContain("openai-1");

@@ -13,7 +13,9 @@
  *
  * Exit: 0; 1 when a --fail-under threshold is missed (one line each on stderr naming the metric,
  * the budget, the value and the threshold), or the input cannot be read; 2 bad usage.
- * Progress (runs done, prompts) on stderr when it is a terminal, unless --quiet or --json.
+ * Progress (runs done, prompts) on stderr when it is a terminal, unless --quiet or --json; --quiet
+ * prints no report either (the exit code and the missed thresholds on stderr say it all), and the
+ * tables are cut to the terminal's width.
  */
 import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
@@ -98,7 +100,9 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
   });
   if (progress) io.stderr.write("\r\x1b[K");
   if (values.html) writeFileSync(values.html as string, renderHtmlReport(report));
-  await writeAll(io.stdout, values.json ? `${JSON.stringify(report)}\n` : render(report));
+  // --quiet leaves the verdict to the exit code and the misses on stderr (and the files asked for).
+  if (values.json) await writeAll(io.stdout, `${JSON.stringify(report)}\n`);
+  else if (!values.quiet) await writeAll(io.stdout, render(report, io.columns));
   const misses = describeMisses(report.thresholds);
   for (const m of misses) io.stderr.write(`ctxfold eval: threshold missed: ${m}\n`);
   return misses.length > 0 ? kExit.failed : kExit.ok;
@@ -132,7 +136,7 @@ function valueRow(name: string, m: EvalMetrics): string[] {
     pctOf(m.costSavings),
     pctOf(m.budgetFill.p50),
     pctOf(m.budgetFill.p95),
-    fixed(m.compression),
+    pctOf(m.compression === null ? null : 1 - m.compression),
     fixed(m.cachePrefix),
     fixed(m.latencyMs.p50, 2),
     fixed(m.latencyMs.p99, 2),
@@ -141,18 +145,19 @@ function valueRow(name: string, m: EvalMetrics): string[] {
 }
 
 const kInvariantHeader = ["contender", "within budget", "infeasible", "new violations", "critical verbatim", "failed visible", "recoverable"];
-const kValueHeader = ["contender", "evidence recall", "cost/call", "cost savings", "budget fill", "fill p95", "compression", "cache prefix", "p50 ms", "p99 ms", "prompts/s"];
+const kValueHeader = ["contender", "evidence recall", "cost/call", "cost savings", "budget fill", "fill p95", "savings", "cache prefix", "p50 ms", "p99 ms", "prompts/s"];
 
 /** The human report: two tables per budget (invariants; evidence, cost and speed), then what could not be measured. */
-export function render(r: EvalReport): string {
+export function render(r: EvalReport, width?: number): string {
   const out: string[] = [`${r.input}: ${num(r.corpus.runs)} runs, ${num(r.corpus.prompts)} prompt points (at most ${r.options.points} a run), ${num(r.corpus.pairs)} consecutive pairs`];
   const p = r.options.pricing;
-  if (p) out.push(`cost/call: mean input-token units per call above the budget at ${p.name} pricing (cached prefix ×${p.read}, the rest ×${p.write}); budget fill: output tokens / budget, p50 (fill p95: 95th percentile)`);
+  if (p) out.push(`cost/call: mean input-token units per call above the budget at ${p.name} pricing (cached prefix ×${p.read}, the rest ×${p.write}); budget fill: output tokens / budget, p50 (fill p95: 95th percentile); savings: the share of over-budget input tokens removed (--fail-under savings=…)`);
   for (const b of r.budgets) {
     const first = b.rows[0]?.metrics;
     out.push("", `budget ${num(b.budget)}: ${first ? `${num(first.overBudget)} prompts over it, ${num(first.prompts - first.criticalFits)} where the critical messages alone do not fit` : ""}`);
-    out.push(table([kInvariantHeader, ...b.rows.map(({ contender, metrics }) => invariantRow(contender, metrics))]).trimEnd());
-    out.push("", table([kValueHeader, ...b.rows.map(({ contender, metrics }) => valueRow(contender, metrics))]).trimEnd());
+    const fit = width ? { width } : {};
+    out.push(table([kInvariantHeader, ...b.rows.map(({ contender, metrics }) => invariantRow(contender, metrics))], fit).trimEnd());
+    out.push("", table([kValueHeader, ...b.rows.map(({ contender, metrics }) => valueRow(contender, metrics))], fit).trimEnd());
   }
   if (r.notes.length) out.push("", ...r.notes.map((n) => `note: ${n}`));
   if (r.failedRuns.length) {
