@@ -10,6 +10,7 @@ export type {
 } from "./policy/index.js";
 // Telemetry of both compaction systems.
 export { compactionStats } from "./policy/telemetry.js";
+export type { ExtractionOptions, ExtractionPayload } from "./policy/extraction.js";
 export type { CtxfoldEvent, CompactionStats } from "./policy/telemetry.js";
 // Provider formats and the canonical model.
 export { parseMessages, renderMessages, detectFormat, kFormats } from "./adapters/index.js";

@@ -15,7 +15,8 @@ export const F = "ai-sdk" as const;
 /** `providerOptions`: provider name to that provider's options. */
 export type AiSdkProviderOptions = Record<string, Record<string, unknown>>;
 
-interface Loose {
+/** Any other fields of a part, kept as they are. */
+export interface Loose {
   [key: string]: unknown;
 }
 
@@ -214,5 +215,5 @@ export interface AiSdkHints {
  */
 export const kInventedToolName: unique symbol = Symbol.for("ctxfold.ai-sdk.inventedToolName");
 
-/** `meta["ai-sdk"]` of canonical messages and parts. */
+/** @internal `meta["ai-sdk"]` of canonical messages and parts. */
 export const aiSdkMeta = formatMeta<AiSdkHints>(F);

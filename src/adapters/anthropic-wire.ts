@@ -116,7 +116,7 @@ export interface AnthropicPartMeta {
   wire?: true;
 }
 
-/** `meta.anthropic` of canonical messages and parts. */
+/** @internal `meta.anthropic` of canonical messages and parts. */
 export const anthropicMeta = formatMeta<AnthropicMessageMeta, AnthropicPartMeta>(F);
 
 /** Whether a part renders as a plain string where the format allows one: text without any `meta.anthropic`. */

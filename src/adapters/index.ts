@@ -13,6 +13,18 @@ import { openaiResponsesAdapter } from "./openai-responses.js";
 
 export { kFormats, kRawArgs, type Adapter, type Format, type ParseOptions, type RenderOptions } from "./common.js";
 export { detectFormat } from "./detect.js";
+// The providers' message shapes, as the adapters read and write them: each format's whole, and
+// the types of a request's messages by name.
+export type * as AiSdkShapes from "./ai-sdk-wire.js";
+export type * as AnthropicShapes from "./anthropic-wire.js";
+export type * as LangchainShapes from "./langchain-wire.js";
+export type * as OpenAIChatShapes from "./openai-chat-wire.js";
+export type * as OpenAIResponsesShapes from "./openai-responses-wire.js";
+export type { AiSdkWire } from "./ai-sdk-wire.js";
+export type { AnthropicWire } from "./anthropic-wire.js";
+export type { LangchainWire } from "./langchain-wire.js";
+export type { OpenAIChatWire } from "./openai-chat-wire.js";
+export type { OpenAIResponsesWire } from "./openai-responses-wire.js";
 export { aiSdkAdapter, anthropicAdapter, langchainAdapter, openaiChatAdapter, openaiResponsesAdapter };
 
 export const kAdapters: { readonly [F in Format]: Adapter<unknown> } = {

@@ -140,5 +140,5 @@ export interface LangchainHints {
   noType?: true;
 }
 
-/** `meta.langchain` of canonical messages, parts and tool calls. */
+/** @internal `meta.langchain` of canonical messages, parts and tool calls. */
 export const langchainMeta = formatMeta<LangchainHints>(F);

@@ -183,7 +183,7 @@ export interface OpenAIChatPartMeta {
   fnFields?: Record<string, unknown>;
 }
 
-/** `meta["openai-chat"]` of canonical messages and parts. */
+/** @internal `meta["openai-chat"]` of canonical messages and parts. */
 export const chatMeta = formatMeta<OpenAIChatMessageMeta, OpenAIChatPartMeta>(F);
 
 /** The canonical parts a wire content array maps to. */

@@ -180,7 +180,7 @@ export interface OpenAIResponsesPartMeta {
 }
 
 
-/** `meta["openai-responses"]` of canonical messages and parts. */
+/** @internal `meta["openai-responses"]` of canonical messages and parts. */
 export const responsesMeta = formatMeta<OpenAIResponsesMessageMeta, OpenAIResponsesPartMeta>(R);
 
 /** The canonical parts a wire content array maps to. */

@@ -20,7 +20,7 @@ export type { EvalMetrics, EvalReport, FailedRun, ThresholdResult, TraceEpoch, T
 export { checkThresholds, describeMisses, kThresholdMetrics, parseThresholds, type Threshold, type ThresholdMetric } from "./thresholds.js";
 export { kPeers, loadPeers, ctxfold as ctxfoldContender, type CompactOutput, type Contender, type PeerName } from "./contenders.js";
 export { tailBaseline, trimTail } from "./tail-baseline.js";
-export { promptPoints, replayRuns, traceRun, type EvalRun, type ReplayOptions, type ReplayResult } from "./replay.js";
+export { promptPoints, replayRuns, traceRun, type EvalRun, type InfeasibleRun, type ReplayOptions, type ReplayResult } from "./replay.js";
 export * as metrics from "./metrics.js";
 export * as evidence from "./evidence.js";
 export { kPricing, parsePricing, type Pricing } from "./metrics.js";

@@ -50,6 +50,8 @@ import type { Message } from "../model/schema.js";
 import type { CompactResult } from "../policy/types.js";
 import { budgetOf, prefixKey, SessionPool, type IntegrationOptions } from "./common.js";
 
+export type { IntegrationOptions, SessionPool } from "./common.js";
+
 // ---------------------------------------------------------------------------------------------
 // Structural types (what the AI SDK passes; no import of `ai`).
 

@@ -170,13 +170,14 @@ export class SessionPool {
    * The wire cache of conversation `key` in `format` (rendering through `finish`): the one kept
    * with its session, else a new one that `session(key, cache)` then keeps. Looking it up does
    * not make a session (a call whose input fails to parse leaves the pool as it was).
+   * @internal
    */
   wireCache(key: string, format: Format, finish?: (wire: unknown) => unknown): WireCache {
     const w = this.#conversations.get(key)?.wire;
     return w && w.format === format && w.finish === finish ? w : new WireCache(format, finish);
   }
 
-  /** The session of conversation `key`, made on first use (keeping `wire` as its wire cache when given); the most recently used go last. */
+  /** @internal The session of conversation `key`, made on first use (keeping `wire` as its wire cache when given); the most recently used go last. */
   session(key: string, wire?: WireCache): CompactorSession {
     let c = this.#conversations.get(key);
     if (c) this.#conversations.delete(key);

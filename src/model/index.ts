@@ -12,4 +12,4 @@ export { messageTexts } from "./texts.js";
 export { jsonEqual } from "./equal.js";
 export { mergeAdjacent } from "./adjacent.js";
 export { kMark, markOf } from "./marks.js";
-export type { PartMark } from "./marks.js";
+export type { LedgerLine, PartMark } from "./marks.js";

@@ -57,6 +57,7 @@ export class CompactorSession {
   #wire: WireCache | undefined;
   #facts = new FactWindow();
 
+  /** @internal Sessions are made by `Compactor.session()`, which passes itself as the host. */
   constructor(host: EpochHost) {
     this.#host = host;
   }

@@ -18,5 +18,5 @@ export { SessionRecorder, readSessionEvents } from "./recorder.js";
 export { MemorySessionStore, FsSessionStore, sessionDirName } from "./store.js";
 export type { SessionStore, FsSessionStoreOptions, SessionFsOps, LoopId } from "./store.js";
 export { ContextTracker, kUsageSmoothing, kCorrectionBounds } from "./tracker.js";
-export type { ContextTrackerOptions, UsageReport } from "./tracker.js";
+export type { ContextTrackerOptions, TriggerSettings, UsageReport } from "./tracker.js";
 export { TurnMap } from "./turn-map.js";

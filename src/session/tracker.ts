@@ -25,13 +25,15 @@ import type { Message } from "../model/schema.js";
 import { tokenMeasure } from "../tokens/measure.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import { CompactionSettings, shouldCompactSession } from "./config.js";
+import type { LoopId } from "./store.js";
 
 /** Weight of a new observation in the correction factor's moving average. */
 export const kUsageSmoothing = 0.5;
 /** Bounds of the correction ratio (and so of the factor). */
 export const kCorrectionBounds: readonly [min: number, max: number] = Object.freeze([0.5, 2]) as readonly [number, number];
 
-type TriggerSettings = Pick<CompactionSettings, "compactAtPct" | "compactBudgetThresholdPct">;
+/** The settings that decide when a tracked context is due for compaction. */
+export type TriggerSettings = Pick<CompactionSettings, "compactAtPct" | "compactBudgetThresholdPct">;
 const TriggerSchema = CompactionSettings.pick({ compactAtPct: true, compactBudgetThresholdPct: true });
 
 export interface ContextTrackerOptions {
@@ -50,7 +52,6 @@ export interface UsageReport {
   estimatedTokens?: number;
 }
 
-type LoopId = string | number;
 
 function checkNumber(value: unknown, field: string, positive = false): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || (positive && value === 0)) {

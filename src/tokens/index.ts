@@ -7,7 +7,7 @@
 export { TokenCounter } from "./token-counter.js";
 export type { CountableMessage, TokenCounterOptions } from "./token-counter.js";
 export { TokenMeasure, tokenMeasure, providerOf } from "./measure.js";
-export type { MeasureMode } from "./measure.js";
+export type { MeasureMode, TextCounter } from "./measure.js";
 export { kMessageOverhead } from "./overheads.js";
 export type { Provider } from "./overheads.js";
 export { kEncodings, WEIGHT_TABLE } from "./weights-table.js";
