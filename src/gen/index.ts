@@ -1,7 +1,7 @@
 /**
- * Test data (`ctxfold/testing`): seeded generators of agent runs (tool calls and outputs,
- * failures, reasoning, steering, parallel calls) and of text of seven kinds, for tests and
- * benchmarks of code that uses ctxfold. Deterministic: the same seed gives the same runs.
+ * Test data: seeded generators of agent runs (tool calls and outputs, failures, reasoning,
+ * steering, parallel calls) and of text of seven kinds, for the project's tests, benches and demo
+ * (not shipped in the package). Deterministic: the same seed gives the same runs.
  */
 export { generateRun, generateRuns, kFileReadChars } from "./run.js";
 export type { GenerateRunOptions, GeneratedRun } from "./run.js";
