@@ -1,14 +1,14 @@
 import { E_BAD_LENGTH } from "./errors";
 
-/** Bit 0 of `flags`: group consecutive same-category steps (seed 000's group_similar). */
+/** Bit 0 of `flags`: group consecutive same-category steps (the step compactor's group_similar). */
 export const GROUP_SIMILAR: i32 = 1;
-/** Bit 1 of `flags`: seed 000's "alternating tool types" rule (no grouping when no two neighbours share a category). */
+/** Bit 1 of `flags`: the step compactor's "alternating tool types" rule (no grouping when no two neighbours share a category). */
 export const NO_GROUP_WHEN_ALTERNATING: i32 = 2;
 /** Bit 0 of the status word: the sequence has no two consecutive steps of the same category. */
 export const STATUS_ALTERNATING: i32 = 1;
 
 /**
- * Seed 000's _group_and_compact over a batch of steps. Each step is one byte: bits 0-6 the
+ * The step compactor's _group_and_compact over a batch of steps. Each step is one byte: bits 0-6 the
  * tool category, bit 7 set when the step failed. Writes runs of consecutive same-category
  * steps: first step index, step count and failure count per run, and the status word to
  * `outStatus`. Returns the run count, or a negative E_* code.

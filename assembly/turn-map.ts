@@ -1,7 +1,7 @@
 import { E_BAD_LENGTH, E_BAD_TURN_ID } from "./errors";
 
 /**
- * Seed 002's TurnMap.from_messages over a batch of turn indices (i32 per message, -1 for a
+ * Block compaction's TurnMap.from_messages over a batch of turn indices (i32 per message, -1 for a
  * message without a turn id). A turn group is a maximal run of consecutive messages with the
  * same non-negative turn index; a message with -1 is a group of its own. Group g covers
  * messages [outStart[g], outEnd[g]) and carries its turn index in outTurn[g]. A turn index that

@@ -1,5 +1,5 @@
 /**
- * The Vercel AI SDK integration (issue 9): a language-model middleware for `wrapLanguageModel`
+ * The Vercel AI SDK integration: a language-model middleware for `wrapLanguageModel`
  * and a `prepareStep` for generateText / streamText, both compacting the prompt of every model
  * call to a budget with one compactor session per conversation, so the agent loop's prompts only
  * append between epochs and the provider's prompt cache keeps hitting.

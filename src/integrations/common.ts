@@ -1,5 +1,5 @@
 /**
- * What every integration shares (issue 9): the options, the budget a call compacts to, and the
+ * What every integration shares: the options, the budget a call compacts to, and the
  * compactor sessions kept per conversation so epochs (and provider prompt caches) work across
  * the calls of an agent loop.
  *

@@ -1,5 +1,5 @@
 /**
- * LangChain.js integration (issue 9): compaction as a step of a chain, in front of the chat model.
+ * LangChain.js integration: compaction as a step of a chain, in front of the chat model.
  *
  *   const compact = await ctxfoldRunnable<BaseMessage>({ model: "gpt-4o" }); // a RunnableLambda
  *   const chain = compact.pipe(chatModel);

@@ -1,5 +1,5 @@
 /**
- * The Mastra integration (issue 9): `CtxfoldProcessor`, an input processor for
+ * The Mastra integration: `CtxfoldProcessor`, an input processor for
  * `new Agent({ inputProcessors: [new CtxfoldProcessor({ budget })] })` with the request-time
  * contract of Mastra's own TokenLimiter (`TokenLimiterProcessor` of @mastra/core 1.x).
  *

@@ -1,5 +1,5 @@
 /**
- * Request-body helpers (issue 9): compact the messages of an OpenAI Chat Completions or Anthropic
+ * Request-body helpers: compact the messages of an OpenAI Chat Completions or Anthropic
  * Messages request body right before it is sent, whatever client sends it.
  *
  *   const body = await compactOpenAIRequest({ model: "gpt-4o", messages, tools }, { budget: 100_000 });
