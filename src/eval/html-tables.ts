@@ -35,7 +35,7 @@ const kColumns: Column[] = [
   { key: "recoverable", label: "recoverable", kind: "share", help: "Share of removed or shortened input bytes the contender's refs give back; n/a when it keeps no refs.", get: (m) => m.recoverable },
   { key: "refs.total", label: "refs", kind: "count", help: "Refs the contender returned over all points; n/a when it keeps no refs.", get: (m) => m.refs?.total },
   { key: "refs.unresolved", label: "unresolved refs", kind: "count", help: "Refs returned that did not resolve; n/a when the contender keeps no refs.", get: (m) => m.refs?.unresolved },
-  { key: "compression", label: "compression", kind: "ratio", help: "Mean output tokens / input tokens over the points above the budget (lower is more compression).", get: (m) => m.compression },
+  { key: "savings", label: "savings", kind: "share", help: "Share of the input tokens removed, over the points above the budget: 1 − mean output tokens / input tokens (the --fail-under savings; the JSON's compression is its complement).", get: (m) => (isNum(m.compression) ? 1 - m.compression : null) },
   { key: "evidenceRecall", label: "evidence recall", kind: "share", help: "Next-step evidence recall: of the specific terms (paths, identifiers, symbols, values) the agent's next message named that came from the trajectory (not from the system prompt or the task), the share the output still shows in its text, pooled over the points above the budget.", get: (m) => m.evidenceRecall },
   { key: "evidence.terms", label: "evidence terms", kind: "count", help: "Evidence terms measured (over the points above the budget that have evidence).", get: (m) => m.evidence?.terms },
   { key: "costPerCall", label: "cost per call", kind: "tokens", help: "Mean cache-priced input cost of a call above the budget, in input-token units: the common prefix with the previous call's output at the cached-read price, the rest at the write price (the report's pricing).", get: (m) => m.costPerCall },
@@ -57,14 +57,13 @@ for (const c of kColumns) kColumnByName.set(norm(c.key), c);
 
 /**
  * The column a --fail-under metric is shown in (src/eval/thresholds.ts names them in snake_case:
- * within_budget…), and how its threshold and value print: `savings` is 1 − compression, a share
- * checked against the compression column; `budget_fill` is the median fill.
+ * within_budget…), and how its threshold and value print: `budget_fill` is the median fill.
  */
-const kAliases = new Map([["savings", "compression"], ["budgetfill", "budgetfillp50"]]);
+const kAliases = new Map([["budgetfill", "budgetfillp50"]]);
 export const columnOf = (metric: string): Column | undefined => kColumnByName.get(kAliases.get(norm(metric)) ?? norm(metric));
 const thresholdFormat = (metric: string): Format => {
   const c = columnOf(metric);
-  return norm(metric) === "savings" ? share : c ? kFormats[c.kind] : (v) => (isNum(v) ? String(v) : "n/a");
+  return c ? kFormats[c.kind] : (v) => (isNum(v) ? String(v) : "n/a");
 };
 
 export function thresholdKey(budget: number, contender: string, column: Column): string {

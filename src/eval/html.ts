@@ -7,7 +7,7 @@
  * contenders; the frontier plot (html-frontier.ts: evidence recall against cost per call, one
  * marker per contender × budget); per budget the metric table (a row
  * per contender, a column per metric; shares as percentages, null as "n/a", latency in ms,
- * compression as an output/input ratio; a cell whose --fail-under check failed is highlighted)
+ * savings under its --fail-under name; a cell whose --fail-under check failed is highlighted)
  * with the samples behind it folded away; per traced run × budget a line plot of the tokens of
  * every replayed prompt point before (input) and after compaction (output), the budget line, a
  * vertical marker where a call started a new epoch, and below it what each epoch removed (stages,

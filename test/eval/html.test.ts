@@ -237,7 +237,7 @@ describe("renderHtmlReport", () => {
     expect(cell(first, "withinBudget")).toBe("100.0%");
     expect(cell(first, "criticalVerbatim")).toBe("97.5%");
     expect(cell(first, "cachePrefix")).toBe("87.5%");
-    expect(cell(first, "compression")).toBe("0.42×");
+    expect(cell(first, "savings")).toBe("58.0%");
     expect(cell(first, "latencyMs.p50")).toBe("1.23 ms");
     expect(cell(first, "latencyMs.p99")).toBe("17.5 ms");
     expect(cell(first, "throughput")).toBe("812/s");
@@ -248,11 +248,11 @@ describe("renderHtmlReport", () => {
     expect(cell(first, "budgetFill.p50")).toBe("60.0%");
     expect(cell(first, "budgetFill.p95")).toBe("95.5%");
     // The table's names are the --fail-under names.
-    for (const label of ["evidence recall", "cost per call", "cost savings", "budget fill", "budget fill p95"]) expect(tables[0]).toContain(`>${label}</th>`);
+    for (const label of ["evidence recall", "cost per call", "cost savings", "budget fill", "budget fill p95", "savings"]) expect(tables[0]).toContain(`>${label}</th>`);
     const odd = bodyRows(tables[1])[2];
     expect(cell(odd, "withinBudget")).toBe("n/a");
     expect(odd).toMatch(/<td class="share na" data-metric="withinBudget">n\/a<\/td>/);
-    expect(cell(odd, "compression")).toBe("0.42×");
+    expect(cell(odd, "savings")).toBe("57.9%");
     expect(cell(odd, "latencyMs.p50")).toBe("0.50 ms");
     expect(cell(odd, "latencyMs.p99")).toBe("1,235 ms");
     expect(cell(odd, "throughput")).toBe("5.50/s");
@@ -283,7 +283,7 @@ describe("renderHtmlReport", () => {
     const row8 = bodyRows(t8)[0];
     expect(row8).toMatch(/<td class="share threshold-fail" data-metric="withinBudget" title="--fail-under within_budget=100\.0%: 90\.0%, FAILED">/);
     expect(row8).toMatch(/<td class="share threshold-ok" data-metric="cachePrefix"/);
-    expect(bodyRows(t32)[0]).toMatch(/<td class="ratio threshold-fail" data-metric="compression" title="--fail-under savings=70\.0%: n\/a, FAILED">/);
+    expect(bodyRows(t32)[0]).toMatch(/<td class="share threshold-fail" data-metric="savings" title="--fail-under savings=70\.0%: n\/a, FAILED">/);
     expect(bodyRows(t32)[0]).toMatch(/<td class="share threshold-ok" data-metric="budgetFill\.p50" title="--fail-under budget_fill=50\.0%: 60\.0%, passed">/);
     expect(bodyRows(t32)[0]).toMatch(/<td class="share threshold-fail" data-metric="evidenceRecall" title="--fail-under evidence_recall=90\.0%: 81\.3%, FAILED">/);
     // Other contenders and budgets were not checked.
