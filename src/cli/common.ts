@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Readable, Writable } from "node:stream";
-import type { BatchOptions } from "../pool/engine.js";
+import { kDefaultWorkerHeapMb, type BatchOptions } from "../pool/engine.js";
+import { queueAddress, type QueueAddress } from "../queue/address.js";
 import { gunzipIfGzip, namingFailures } from "../pool/input.js";
 import { kFormats, type Format } from "../adapters/index.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
@@ -126,6 +127,18 @@ export function intOption(value: string | undefined, name: string, fallback?: nu
   if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name}: expected a positive integer, got ${JSON.stringify(value)}`);
   return n;
 }
+
+/** --queue's Redis URL, checked (a UsageError saying what a queue URL looks like). */
+export function queueOption(value: string): QueueAddress {
+  try {
+    return queueAddress(value);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** --max-worker-heap-mb: a positive integer, or 0 for V8's own limits (kDefaultWorkerHeapMb when absent). */
+export const heapMbOption = (value: string | undefined): number => (value === "0" ? 0 : intOption(value, "max-worker-heap-mb", kDefaultWorkerHeapMb));
 
 /** The bytes of FILE (`-` for stdin), gunzipped when they are gzip data (by their magic bytes). */
 export function openInput(file: string, io: CliIo): Readable {

@@ -1,12 +1,11 @@
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { kPresets, type PresetName } from "../../steps/config.js";
-import { kDefaultWorkerHeapMb, runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import { runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
 import type { JobOptions } from "../../pool/job.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";
-import { queueAddress, type QueueAddress } from "../../queue/address.js";
 import type { QueueRunner } from "../../queue/producer.js";
-import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo, type CliTestHooks } from "../common.js";
+import { formatOption, heapMbOption, intOption, queueOption, kExit, parseCli, shownName, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
   output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
@@ -39,8 +38,7 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   const preset = values.preset as string | undefined;
   if (preset !== undefined && !(preset in kPresets)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
   const workers = intOption(values.workers as string | undefined, "workers", kDefaultWorkers());
-  const heap = values["max-worker-heap-mb"] as string | undefined;
-  const workerHeapMb = heap === "0" ? 0 : intOption(heap, "max-worker-heap-mb", kDefaultWorkerHeapMb);
+  const workerHeapMb = heapMbOption(values["max-worker-heap-mb"] as string | undefined);
   let offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
   const quiet = Boolean(values.quiet);
   const queue = values.queue === undefined ? undefined : queueFlags(values, output);
@@ -100,12 +98,7 @@ const kQueueGraceMs = 30_000;
 
 /** --queue, --shard-mb and --work-dir, checked; the runner is created (and bullmq loaded) only when the batch starts. */
 function queueFlags(values: Record<string, string | boolean | undefined>, output: string) {
-  let address: QueueAddress;
-  try {
-    address = queueAddress(values.queue as string);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const address = queueOption(values.queue as string);
   const shardText = values["shard-mb"] as string | undefined;
   const shardMb = shardText === undefined ? kDefaultShardMb : Number(shardText);
   if (!(shardMb > 0) || shardMb > 1024) throw new UsageError(`--shard-mb: expected a number of MB in (0, 1024], got ${JSON.stringify(shardText)}`);

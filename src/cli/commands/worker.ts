@@ -1,6 +1,4 @@
-import { kDefaultWorkerHeapMb } from "../../pool/engine.js";
-import { queueAddress, type QueueAddress } from "../../queue/address.js";
-import { intOption, kExit, parseCli, UsageError, type CliIo, type CliTestHooks } from "../common.js";
+import { heapMbOption, intOption, kExit, parseCli, queueOption, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
   queue: { type: "string" }, concurrency: { type: "string" }, "offload-dir": { type: "string" }, "stall-ms": { type: "string" },
@@ -23,13 +21,7 @@ export async function worker(argv: string[], io: CliIo, hooks: CliTestHooks = {}
   const { values, positionals } = parseCli(argv, kOptions);
   if (positionals.length) throw new UsageError(`unknown arguments: ${positionals.join(" ")}`);
   if (values.queue === undefined) throw new UsageError("--queue redis://HOST:PORT is required");
-  let address: QueueAddress;
-  try {
-    address = queueAddress(values.queue as string);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const heap = values["max-worker-heap-mb"] as string | undefined;
+  const address = queueOption(values.queue as string);
   const quiet = Boolean(values.quiet);
   const log = (line: string) => io.stderr.write(`ctxfold worker: ${line}\n`);
   const { runQueueWorker } = await import("../../queue/worker.js");
@@ -37,7 +29,7 @@ export async function worker(argv: string[], io: CliIo, hooks: CliTestHooks = {}
     address, log, verbose: !quiet,
     concurrency: intOption(values.concurrency as string | undefined, "concurrency", 1),
     stallMs: intOption(values["stall-ms"] as string | undefined, "stall-ms", kDefaultStallMs),
-    heapMb: heap === "0" ? 0 : intOption(heap, "max-worker-heap-mb", kDefaultWorkerHeapMb),
+    heapMb: heapMbOption(values["max-worker-heap-mb"] as string | undefined),
     ...(values["offload-dir"] !== undefined ? { offloadDir: values["offload-dir"] as string } : {}),
     onStop: (handler) => io.onInterrupt(handler),
     ...(hooks.worker?.dieAtLine !== undefined ? { dieAtLine: hooks.worker.dieAtLine } : {}),
