@@ -8,6 +8,7 @@
  * Names are content-derived (shardId): a shard written twice holds the same bytes, and a result
  * is kept from its first writer, so a shard retried after a worker stalled is never written twice.
  */
+import { randomBytes } from "node:crypto";
 import { linkSync, mkdirSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -66,11 +67,14 @@ export class DirStorage implements ShardStorage {
 
   putResult(id: string, bytes: Uint8Array): void {
     const file = this.#result(id);
-    const temp = `${file}.tmp-${process.pid}`;
+    // Written whole under a name of this writer's, then linked: a reader sees all of it or none,
+    // and a second writer's link finds the first's result there and leaves it.
+    const temp = `${file}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`;
     this.#io("write", file, () => {
-      writeFileAtomic(kNodeFsOps, temp, bytes);
+      mkdirSync(path.dirname(file), { recursive: true, mode: kStoreDirMode });
+      writeFileSync(temp, bytes, { flag: "wx", mode: kStoreFileMode });
       try {
-        linkSync(temp, file); // never over another writer's result
+        linkSync(temp, file);
       } catch (err) {
         if (errorCode(err) !== "EEXIST") throw err;
       } finally {
