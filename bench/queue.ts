@@ -22,7 +22,7 @@ import { queueRunner, type QueueRunner } from "../src/queue/producer.js";
 import { DirStorage } from "../src/queue/storage.js";
 import { makeInput } from "./batch-input.js";
 import { rewriteReadmeSection } from "./lib.js";
-import { startRedis, type LocalRedis } from "./redis.js";
+import { startRedis, startWorkerProcess, type LocalRedis, type WorkerProcess } from "./redis.js";
 
 const kCli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const kStallMs = "5000";
@@ -60,31 +60,9 @@ async function ctxfold(args: string[], during?: () => void): Promise<Timed> {
   return { seconds: (performance.now() - t) / 1000, summary: JSON.parse(out) as Summary };
 }
 
-interface Worker {
-  kill(signal: NodeJS.Signals): Promise<void>;
-}
-
-/** A `ctxfold worker` process, resolved once it takes shards. */
-async function startWorker(redis: LocalRedis): Promise<Worker> {
-  const child = spawn(process.execPath, [kCli, "worker", "--queue", redis.url, "--stall-ms", kStallMs, "--quiet"], { stdio: ["ignore", "ignore", "pipe"] });
-  let log = "";
-  child.stderr.on("data", (d: Buffer) => (log += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  for (let i = 0; i < 200 && !log.includes("taking shards"); i++) {
-    if (child.exitCode !== null) throw new Error(`ctxfold worker exited ${child.exitCode}: ${log}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    async kill(signal) {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
-  };
-}
-
 /** `run` with `n` worker processes up; they are stopped (SIGTERM) after it. */
-async function withWorkers<T>(redis: LocalRedis, n: number, run: (workers: Worker[]) => Promise<T>): Promise<T> {
-  const workers = await Promise.all(Array.from({ length: n }, () => startWorker(redis)));
+async function withWorkers<T>(redis: LocalRedis, n: number, run: (workers: WorkerProcess[]) => Promise<T>): Promise<T> {
+  const workers = await Promise.all(Array.from({ length: n }, () => startWorkerProcess(kCli, redis.url, ["--stall-ms", kStallMs, "--quiet"])));
   try {
     return await run(workers);
   } finally {

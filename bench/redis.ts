@@ -69,3 +69,33 @@ export async function startRedis(binary = "redis-server"): Promise<LocalRedis> {
     restart: start,
   };
 }
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** What it printed on stderr so far. */
+  log(): string;
+  /** Its exit code (null after a signal). */
+  exited: Promise<number | null>;
+  /** Sends `signal` (unless it has exited) and waits for the exit. */
+  kill(signal: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * `node SCRIPT worker --queue URL ARGS` (SCRIPT: the ctxfold CLI, or the test entry with `env`'s
+ * hooks), resolved once it says it takes shards; rejected with its output if it exits first.
+ */
+export async function startWorkerProcess(script: string, url: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [script, "worker", "--queue", url, ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  for (let i = 0; i < 400 && !log.includes("taking shards") && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 50));
+  if (!log.includes("taking shards")) throw new Error(`ctxfold worker exited ${child.exitCode} before taking shards: ${log}`);
+  return {
+    child, log: () => log, exited,
+    kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -12,6 +12,7 @@ import { kQueueName } from "../../src/queue/address.js";
 import { Redis } from "ioredis";
 import { fakeIo } from "../cli/fake-io.js";
 import { generatedRunLines } from "../helpers.js";
+import { startWorkerProcess, type WorkerProcess } from "../../bench/redis.js";
 import { freePort, kNoRedisReason, kRedisServer, startRedis, type TestRedis } from "./redis.js";
 
 const kTestCli = fileURLToPath(new URL("../../dist/scripts/test-cli.js", import.meta.url));
@@ -48,24 +49,11 @@ async function cli(argv: string[], hooks: CliTestHooks = {}) {
   return { code, out: f.stdout(), err: f.stderr() };
 }
 
-interface SpawnedWorker {
-  child: ChildProcess;
-  log: () => string;
-  exited: Promise<number | null>;
-}
-
-/** A `ctxfold worker` process; resolves once it takes shards. */
-async function startWorker(redis: TestRedis, hooks: CliTestHooks = {}, args: string[] = []): Promise<SpawnedWorker> {
-  const child = spawn(process.execPath, [kTestCli, "worker", "--queue", redis.url, "--stall-ms", "500", ...args], {
-    env: { ...process.env, CTXFOLD_TEST_HOOKS: JSON.stringify(hooks) }, stdio: ["ignore", "ignore", "pipe"],
-  });
-  children.push(child);
-  let log = "";
-  child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  await until(() => log.includes("taking shards") || child.exitCode !== null);
-  if (!log.includes("taking shards")) throw new Error(`worker exited ${child.exitCode}: ${log}`);
-  return { child, log: () => log, exited };
+/** A `ctxfold worker` process (the test entry, with `hooks`), once it takes shards. */
+async function startWorker(redis: TestRedis, hooks: CliTestHooks = {}, args: string[] = []): Promise<WorkerProcess> {
+  const w = await startWorkerProcess(kTestCli, redis.url, ["--stall-ms", "500", ...args], { ...process.env, CTXFOLD_TEST_HOOKS: JSON.stringify(hooks) });
+  children.push(w.child);
+  return w;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -74,10 +62,7 @@ async function until(f: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !f(); i++) await sleep(50);
   if (!f()) throw new Error("timed out waiting");
 }
-const stop = async (w: SpawnedWorker) => {
-  w.child.kill("SIGTERM");
-  return w.exited;
-};
+const stop = (w: WorkerProcess) => w.kill("SIGTERM");
 const compactArgs = (redis: TestRedis, out: string, ...more: string[]) => ["compact", input, "-o", out, "--budget", String(kBudget), "--queue", redis.url, "--shard-mb", kShardMb, ...more];
 
 /** The output and errors file equal the local engine's, byte for byte. */
