@@ -112,11 +112,11 @@ export class PoolRunner implements ChunkRunner {
   }
 }
 
-/** The worker script: dist's worker.js beside this file, or dist's when running from sources. */
-function workerFile(): string {
-  const here = new URL("./worker.js", import.meta.url);
+/** The worker's entry (worker-entry.cts): dist's beside this file, or dist's when running from sources. */
+export function workerFile(): string {
+  const here = new URL("./worker-entry.cjs", import.meta.url);
   if (existsSync(fileURLToPath(here))) return here.href;
-  const built = new URL("../../dist/src/pool/worker.js", import.meta.url);
+  const built = new URL("../../dist/src/pool/worker-entry.cjs", import.meta.url);
   if (existsSync(fileURLToPath(built))) return built.href;
   throw new CtxfoldError("E_BAD_INPUT", `the pool's worker script is not built (looked for ${fileURLToPath(here)}); run \`npm run build\``);
 }

@@ -156,12 +156,12 @@ describe("ctxfold compact", () => {
   it("retries a chunk whose worker dies, and writes it through with error records when it dies again", () => {
     const crashing = (always: boolean): CliTestHooks => ({ compact: { chunkBytes: 200_000, testHooks: { crash: { chunk: 1, always } } } });
     const once = cli(["compact", "in.jsonl", "-o", "crash1.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { hooks: crashing(false) });
-    expect(once.code).toBe(0);
+    expect(once.code, once.stderr).toBe(0);
     expect(JSON.parse(once.stdout.toString())).toMatchObject({ retried: 1, crashed: 0, errors: 0 });
     expect(outLines(path.join(dir, "crash1.jsonl"))).toEqual(want);
 
     const always = cli(["compact", "in.jsonl", "-o", "crash2.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { hooks: crashing(true) });
-    expect(always.code).toBe(3);
+    expect(always.code, always.stderr).toBe(3);
     const s = JSON.parse(always.stdout.toString()) as { crashed: number; errors: number };
     expect(s.crashed).toBe(1);
     const out = outLines(path.join(dir, "crash2.jsonl"));
