@@ -1,5 +1,5 @@
 /**
- * `npm run bench:batch [-- --mb 200] [--rss-gb 1] [--budget 8000] [--no-corpus-once] [--readme] [--json]`:
+ * `npm run bench:batch [-- --mb 200] [--rss-gb 1] [--budget 8000] [--no-corpus-once] [--docs] [--json]`:
  * the batch engine end to end, through the built CLI as a user runs it, on unique data: the dev
  * corpus uncompressed, its copies after the first salted (saltRun) until the file holds `--mb`
  * MB (generated runs when ../shared is absent), and on the dev corpus once. In one session:
@@ -19,7 +19,7 @@ import { availableParallelism, cpus, tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeInput } from "./batch-input.js";
-import { kSlowdownEnv, parseSlowdown, rewriteReadmeSection } from "./lib.js";
+import { kSlowdownEnv, parseSlowdown, rewriteDocSection } from "./lib.js";
 
 const kCli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
       ...(corpus ? rows(`${source} once`, corpus.bytes, corpus, false) : []),
       ...(big ? [`| unique, ${(bigBytes / 1e9).toFixed(2)} GB | ctxfold compact --workers 2 | ${(bigBytes / 1e6 / big.seconds).toFixed(1)} | | | ${big.peakRssMB} MB (${((big.peakRssMB / unique.two.peakRssMB - 1) * 100).toFixed(0)}% vs ${(bytes / 1e6).toFixed(0)} MB) | ≤ 300 MB, within 10% |`] : []),
     ].join("\n");
-    if (process.argv.includes("--readme")) rewriteReadmeSection("batch", md);
+    if (process.argv.includes("--docs")) rewriteDocSection("batch", md);
     const json = {
       source, bytes, budget, cores: availableParallelism(), cpu, baselineSeconds: unique.base, workers1: unique.one, workers2: unique.two,
       corpusOnce: corpus ?? null, big: big ? { bytes: bigBytes, ...big } : null,

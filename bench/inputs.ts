@@ -1,6 +1,6 @@
 import { createRng, syntheticText, type TextKind } from "../src/gen/text.js";
 
-/** Sizes the kernels are measured at (UTF-8 bytes), as the foundation issue asks. */
+/** Sizes the kernels are measured at (UTF-8 bytes), as the foundation's speed targets name them. */
 export const kSizes = [
   { label: "200 B", bytes: 200 },
   { label: "4 KB", bytes: 4096 },

@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Bench } from "tinybench";
 
@@ -153,14 +154,21 @@ export function ratio(results: CaseResult[], group: string, a: string, b: string
 
 export const utf8Bytes = (s: string) => Buffer.byteLength(s, "utf8");
 
-/** Replaces the README's `<!-- name:begin -->` … `<!-- name:end -->` section with `md`. */
-export function rewriteReadmeSection(name: string, md: string): void {
-  const path = fileURLToPath(new URL("../../README.md", import.meta.url));
-  const readme = readFileSync(path, "utf8");
+/**
+ * Replaces the `<!-- name:begin -->` … `<!-- name:end -->` section with `md`, in whichever of
+ * README.md and docs/*.md holds it (exactly one must).
+ */
+export function rewriteDocSection(name: string, md: string): void {
+  const root = fileURLToPath(new URL("../../", import.meta.url));
   const begin = `<!-- ${name}:begin -->`;
   const end = `<!-- ${name}:end -->`;
-  const a = readme.indexOf(begin);
-  const b = readme.indexOf(end);
-  if (a < 0 || b < a) throw new Error(`README.md has no ${begin} ... ${end} section to rewrite`);
-  writeFileSync(path, `${readme.slice(0, a + begin.length)}\n${md}\n${readme.slice(b)}`);
+  const files = ["README.md", ...readdirSync(path.join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+  const holders = files.filter((f) => readFileSync(path.join(root, f), "utf8").includes(begin));
+  if (holders.length !== 1) throw new Error(`${begin} is in ${holders.length ? holders.join(" and ") : "none"} of README.md and docs/*.md; it must be in exactly one`);
+  const file = path.join(root, holders[0]);
+  const text = readFileSync(file, "utf8");
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  if (b < a) throw new Error(`${holders[0]} has ${begin} without ${end} after it`);
+  writeFileSync(file, `${text.slice(0, a + begin.length)}\n${md.replace(/\n+$/, "")}\n${text.slice(b)}`);
 }

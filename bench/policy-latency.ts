@@ -1,5 +1,5 @@
 /**
- * `npm run bench:policy [-- --readme | --integrations]`: the tiered compactor in a session, as a runner uses it,
+ * `npm run bench:policy [-- --docs | --integrations]`: the tiered compactor in a session, as a runner uses it,
  * on a generated 520-step run (seeded; no corpus needed). Measures, in one process:
  * - appending one step: each call gives the session the conversation with one more step; the
  *   baseline is rendering that step to OpenAI Chat JSON (work a runner does per call anyway);
@@ -30,7 +30,7 @@ import { ctxfoldMiddleware, type AiSdkPromptMessage } from "../src/integrations/
 import { compactOpenAIRequest } from "../src/integrations/requests.js";
 import { createCompactor } from "../src/policy/index.js";
 import { createMemoryStore } from "../src/store/index.js";
-import { rewriteReadmeSection } from "./lib.js";
+import { rewriteDocSection } from "./lib.js";
 
 const kCorpus = fileURLToPath(new URL("../../../shared/corpus/dev.jsonl.gz", import.meta.url));
 
@@ -41,7 +41,7 @@ const msf = (ms: number) => `${ms.toFixed(2)} ms`;
 async function main(): Promise<void> {
   const messages = generateRun({ seed: 5, steps: 520 }).messages;
   if (process.argv.includes("--integrations")) {
-    // Only the integration rows (no README rewrite): a quicker look at the integrations alone.
+    // Only the integration rows (no docs rewrite): a quicker look at the integrations alone.
     process.stdout.write((await integrationTable(messages)) + "\n");
     return;
   }
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
     "",
     await integrationTable(messages),
   ].join("\n");
-  if (process.argv.includes("--readme")) rewriteReadmeSection("policy", md);
+  if (process.argv.includes("--docs")) rewriteDocSection("policy", md);
   process.stdout.write(md + "\n");
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:queue [-- --mb 112] [--budget 8000] [--shard-mb 4] [--readme] [--json]`:
+ * `npm run bench:queue [-- --mb 112] [--budget 8000] [--shard-mb 4] [--docs] [--json]`:
  * distributed batches on this machine, through the built CLI as a user runs them, against the
  * local engine, on the dev corpus repeated to `--mb` MB (copies after the first salted, as
  * bench:batch makes them, so no memo answers for a copy). On one redis-server (started here):
@@ -21,7 +21,7 @@ import { queueAddress } from "../src/queue/address.js";
 import { queueRunner, type QueueRunner } from "../src/queue/producer.js";
 import { DirStorage } from "../src/queue/storage.js";
 import { makeInput } from "./batch-input.js";
-import { rewriteReadmeSection } from "./lib.js";
+import { rewriteDocSection } from "./lib.js";
 import { startRedis, startWorkerProcess, type LocalRedis, type WorkerProcess } from "./redis.js";
 
 const kCli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     const mbs = (t: Timed) => (bytes / 1e6 / t.seconds).toFixed(1);
     const row = (what: string, t: Timed, note: string) => `| ${what} | ${t.seconds.toFixed(1)} | ${mbs(t)} | ${(reference.seconds / t.seconds).toFixed(2)}x | ${note} |`;
     const md = [
-      `Measured (\`npm run bench:queue -- --readme\`, ${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model.trim() ?? "unknown CPU"}, ${availableParallelism()} cores; ${source}`,
+      `Measured (\`npm run bench:queue -- --docs\`, ${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model.trim() ?? "unknown CPU"}, ${availableParallelism()} cores; ${source}`,
       `repeated to ${(bytes / 1e6).toFixed(0)} MB, copies salted; budget ${budget}; shards of ${shardMb} MB; redis-server on this machine):`,
       "",
       "| run | seconds | MB/s | vs local, 1 worker | output |",
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
       "",
       `The queue's own cost per shard (one shard in flight, an idle worker; the round trip less the worker's time on it, over ${handoff.shards} shards of 1 MB): **${handoff.ms.toFixed(1)} ms**.`,
     ].join("\n");
-    if (process.argv.includes("--readme")) rewriteReadmeSection("bench-queue", md);
+    if (process.argv.includes("--docs")) rewriteDocSection("bench-queue", md);
     const json = { source, bytes, budget, shardMb, reference, one, two, killed, handoff };
     process.stdout.write(process.argv.includes("--json") ? JSON.stringify(json, null, 2) + "\n" : md + "\n");
   } finally {

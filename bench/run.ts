@@ -1,9 +1,9 @@
 /**
- * `npm run bench [-- --scope hash,estimate,boundary,kernels,adapters] [--quick] [--json] [--readme]`
+ * `npm run bench [-- --scope hash,estimate,boundary,kernels,adapters] [--quick] [--json] [--docs]`
  *
  * Runs each scenario with tinybench, prints a markdown table per group with every contender's
- * throughput as a ratio to ctxfold's WASM path measured in the same run, checks the foundation
- * issue's targets, and writes bench/results/<scope>.json. --readme rewrites the README's bench
+ * throughput as a ratio to ctxfold's WASM path measured in the same run, checks the foundation's
+ * speed targets, and writes bench/results/<scope>.json. --docs rewrites the bench
  * section (between the bench:begin / bench:end markers) with the tables and the machine.
  * `npm run bench:gate` (bench/gate.ts) measures ratios of these same cases (bench/pairs.ts) and
  * compares them with bench/baseline.json; `npm run bench:gate -- --from FILE` reads this
@@ -24,7 +24,7 @@ import { boundaryCases } from "./boundary.js";
 import { estimateCases } from "./estimate.js";
 import { hashCases } from "./hash.js";
 import { kernelCases } from "./kernels.js";
-import { find, fmt, ratio, rewriteReadmeSection, runCases, type Case, type CaseResult } from "./lib.js";
+import { find, fmt, ratio, rewriteDocSection, runCases, type Case, type CaseResult } from "./lib.js";
 
 const kScopes = ["hash", "estimate", "boundary", "kernels", "adapters"] as const;
 type Scope = (typeof kScopes)[number];
@@ -38,7 +38,7 @@ interface Target {
   atLeast: boolean;
 }
 
-function parseArgs(argv: string[]): { scopes: Scope[]; quick: boolean; json: boolean; readme: boolean } {
+function parseArgs(argv: string[]): { scopes: Scope[]; quick: boolean; json: boolean; docs: boolean } {
   let scopes: Scope[] = [...kScopes];
   const at = argv.indexOf("--scope");
   if (at >= 0) {
@@ -47,7 +47,7 @@ function parseArgs(argv: string[]): { scopes: Scope[]; quick: boolean; json: boo
     if (bad.length || want.length === 0) throw new Error(`--scope takes a comma list of ${kScopes.join(", ")}; got ${JSON.stringify(argv[at + 1] ?? "")}`);
     scopes = want as Scope[];
   }
-  return { scopes, quick: argv.includes("--quick"), json: argv.includes("--json"), readme: argv.includes("--readme") };
+  return { scopes, quick: argv.includes("--quick"), json: argv.includes("--json"), docs: argv.includes("--docs") };
 }
 
 function targets(results: CaseResult[], scopes: Scope[], quick: boolean): Target[] {
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
   mkdirSync(`${root}bench/results`, { recursive: true });
   const report = { machine: machine(), quick: args.quick, scopes: args.scopes, results, targets: ts };
   writeFileSync(`${root}bench/results/${args.scopes.join("-")}${args.quick ? "-quick" : ""}.json`, JSON.stringify(report, null, 2) + "\n");
-  if (args.readme) rewriteReadmeSection("bench", md);
+  if (args.docs) rewriteDocSection("bench", md);
   process.stdout.write(args.json ? JSON.stringify(report, null, 2) + "\n" : md + "\n");
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:steps [-- --readme]`: the step compactor's "Token Savings by Task Length" table on the
+ * `npm run bench:steps [-- --docs]`: the step compactor's "Token Savings by Task Length" table on the
  * dev corpus. For N = 5, 10, 20, 50, 100 it takes every run with at least N tool steps, cuts it
  * after the N-th step's result (the prompt the agent would send next) and counts exact o200k
  * tokens (js-tiktoken) of the messages' texts before and after step compaction with the default
@@ -17,7 +17,7 @@ import { compactStepMessages } from "../src/steps/messages.js";
 import { extractSteps } from "../src/steps/reducer.js";
 import { createMemoryStore } from "../src/store/index.js";
 import { TokenCounter } from "../src/tokens/token-counter.js";
-import { rewriteReadmeSection } from "./lib.js";
+import { rewriteDocSection } from "./lib.js";
 
 const kCorpus = fileURLToPath(new URL("../../../shared/corpus/dev.jsonl.gz", import.meta.url));
 const kLengths = [5, 10, 20, 50, 100];
@@ -67,7 +67,7 @@ function main(): void {
     "|---:|---:|---:|---:|---:|---:|---:|---|",
     ...rows,
   ].join("\n");
-  if (process.argv.includes("--readme")) rewriteReadmeSection("steps", md);
+  if (process.argv.includes("--docs")) rewriteDocSection("steps", md);
   process.stdout.write(md + "\n");
 }
 

@@ -11,12 +11,13 @@
  * minimising the mean absolute relative error per text by iteratively reweighted least
  * squares, each step a non-negative least-squares solve on the Gram matrix by coordinate
  * descent. Writes src/tokens/weights.generated.ts, bench/results/calibration.json and the
- * estimator section of the README.
+ * estimator section of docs/architecture.md.
  */
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { createRequire } from "node:module";
+import { rewriteDocSection } from "../bench/lib.js";
 import { getCore } from "../src/core/core-instance.js";
 import { hashText } from "../src/core/hash.js";
 import { createRng, syntheticText, TEXT_KINDS, type TextKind } from "../src/gen/text.js";
@@ -289,18 +290,12 @@ export const CALIBRATION = ${JSON.stringify({ date: summary.date, o200k_base: { 
   );
   mkdirSync(`${root}bench/results`, { recursive: true });
   writeFileSync(`${root}bench/results/calibration.json`, JSON.stringify(summary, null, 2) + "\n");
-  writeReadme(summary.date, corpusTexts, corpusBytes, summary.generatedTexts, report);
+  writeEstimatorSection(summary.date, corpusTexts, corpusBytes, summary.generatedTexts, report);
   process.stderr.write(`calibrate: done in ${((Date.now() - t0) / 1000).toFixed(0)} s; run \`npm run build\` to use the new weights\n`);
 }
 
-function writeReadme(date: string, texts: number, bytes: number, generated: number, report: Record<Encoding, ReturnType<typeof evaluate>>): void {
-  const path = `${root}README.md`;
-  const readme = readFileSync(path, "utf8");
-  const begin = "<!-- estimator:begin -->";
-  const end = "<!-- estimator:end -->";
-  const a = readme.indexOf(begin);
-  const b = readme.indexOf(end);
-  if (a < 0 || b < a) return;
+/** The estimator section of the docs (estimator:begin / estimator:end). */
+function writeEstimatorSection(date: string, texts: number, bytes: number, generated: number, report: Record<Encoding, ReturnType<typeof evaluate>>): void {
   const row = (e: Encoding) => {
     const r = report[e];
     return `| ${e} | ${f2(r.perMessage.heldOut.mape)}% (${r.perMessage.heldOut.texts}) | ${f2(r.perMessage.all.mape)}% | ${f2(r.transcripts.heldOut.mean)}% / ${f2(r.transcripts.heldOut.max)}% | ${f2(r.transcripts.all.mean)}% | ${f2(r.corpusBias)}% |`;
@@ -321,7 +316,7 @@ Per content class, per-message MAPE % on held-out texts ≥ 50 tokens, corpus / 
 ${cls("o200k_base")}
 ${cls("cl100k_base")}
 `;
-  writeFileSync(path, `${readme.slice(0, a + begin.length)}\n${md}${readme.slice(b)}`);
+  rewriteDocSection("estimator", md);
 }
 
 main();

@@ -1,11 +1,11 @@
 /**
- * `npm run bench:ablation [-- --budgets 8000,32000] [--points 40] [--runs N] [--readme]`: what
+ * `npm run bench:ablation [-- --budgets 8000,32000] [--points 40] [--runs N] [--docs]`: what
  * each relevance mechanism of the tiered compactor is worth. The dev corpus is replayed (the
  * quality bench's replay and metrics) through ctxfold with its defaults, then with each
  * mechanism switched off alone — supersession, focus extracts, the fact ledger, the fill target
  * chosen from the evidence/cost frontier (back to the earlier 0.6) — and through the tail baseline;
  * each row gives next-step evidence recall, cache-priced cost per call (Anthropic pricing), budget fill and the
- * cache prefix per budget, and whether the five invariants held. --readme rewrites the README's
+ * cache prefix per budget, and whether the five invariants held. --docs rewrites the
  * ablation:begin / ablation:end section.
  */
 import { existsSync } from "node:fs";
@@ -15,7 +15,7 @@ import { replayRuns } from "../../src/eval/replay.js";
 import { tailBaseline } from "../../src/eval/tail-baseline.js";
 import type { EvalMetrics } from "../../src/eval/types.js";
 import type { CompactorConfig } from "../../src/policy/index.js";
-import { rewriteReadmeSection } from "../lib.js";
+import { rewriteDocSection } from "../lib.js";
 import { kCorpus, loadRuns } from "./corpus.js";
 
 /** Each mechanism off alone: its row's name and the settings that switch it off. */
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     out.push(`| ${c.name} | ${cells.join(" | ")} | ${c.name === "tail baseline" ? inv.map((v, k) => `${budgets[k] / 1000}k: ${v}`).join("; ") : [...new Set(inv)].join("; ")} |`);
   }
   const md = out.join("\n");
-  if (process.argv.includes("--readme")) rewriteReadmeSection("ablation", md);
+  if (process.argv.includes("--docs")) rewriteDocSection("ablation", md);
   process.stdout.write(md + "\n");
 }
 

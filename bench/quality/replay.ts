@@ -1,6 +1,6 @@
 /**
  * `npm run bench:quality [-- --budgets 8000,32000] [--points 40] [--runs N] [--contenders a,b]
- * [--pricing anthropic|openai|read=R,write=W] [--readme] [--json]`: the quality benchmark. It replays every dev-corpus run
+ * [--pricing anthropic|openai|read=R,write=W] [--docs] [--json]`: the quality benchmark. It replays every dev-corpus run
  * (../shared/corpus/dev.jsonl.gz) prompt by prompt — every index i where messages[i] is an
  * assistant message is a point where the agent called the model with messages[0..i) — through
  * each contender at each budget, and measures what the model would have been sent. Runs with more
@@ -13,9 +13,9 @@
  * hand-written trimmer does, src/eval/tail-baseline.ts).
  *
  * Prints a markdown table per budget, writes bench/results/quality.json; --json prints the JSON
- * instead of the tables; --readme rewrites the README's quality:begin / quality:end section.
+ * instead of the tables; --docs rewrites the quality:begin / quality:end section.
  * The replay and the metrics are `ctxfold eval`'s (src/eval/replay.ts, src/eval/metrics.ts); this
- * script adds the peers and the README table. Definitions: the `definitions` text below.
+ * script adds the peers and the benchmarks page's table (docs/benchmarks.md). Definitions: the `definitions` text below.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
@@ -25,7 +25,7 @@ import { loadContenders, type Contender } from "../../src/eval/contenders.js";
 import { replayRuns } from "../../src/eval/replay.js";
 import type { EvalMetrics } from "../../src/eval/types.js";
 import { parsePricing, type Pricing } from "../../src/eval/metrics.js";
-import { fmt, rewriteReadmeSection } from "../lib.js";
+import { fmt, rewriteDocSection } from "../lib.js";
 import { kCorpus, loadRuns } from "./corpus.js";
 
 const kResults = fileURLToPath(new URL("../../../bench/results/quality.json", import.meta.url));
@@ -36,7 +36,7 @@ interface Options {
   runs?: number;
   contenders?: string[];
   pricing: Pricing;
-  readme: boolean;
+  docs: boolean;
   json: boolean;
 }
 
@@ -72,7 +72,7 @@ function parseArgs(argv: string[]): Options {
     runs: r === undefined ? undefined : int("--runs", r, 1),
     contenders: c === undefined ? undefined : c.split(",").filter(Boolean),
     pricing: pricingOption(value("--pricing") ?? "anthropic"),
-    readme: argv.includes("--readme"),
+    docs: argv.includes("--docs"),
     json: argv.includes("--json"),
   };
 }
@@ -174,7 +174,7 @@ async function main(): Promise<void> {
   mkdirSync(dirname(kResults), { recursive: true });
   writeFileSync(kResults, JSON.stringify(json, null, 2) + "\n");
   const md = markdown(options.budgets, results, contenders, notes, runs.length, prompts, pairs, options);
-  if (options.readme) rewriteReadmeSection("quality", md);
+  if (options.docs) rewriteDocSection("quality", md);
   process.stdout.write(options.json ? JSON.stringify(json, null, 2) + "\n" : md + "\n");
 }
 
