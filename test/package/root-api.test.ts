@@ -70,11 +70,15 @@ describe("the package root", () => {
     }
   });
 
-  it("the tarball holds the built modules every export names, the wasm core, README and LICENSE; no source maps, no generators", () => {
+  it("the tarball holds the built modules every export names, the wasm core, README, the docs it links to and LICENSE; no source maps, no generators", () => {
     const r = spawnSync("npm", ["pack", "--dry-run", "--ignore-scripts", "--json"], { cwd: kRoot, encoding: "utf8", shell: process.platform === "win32" });
     expect(r.status, r.stderr).toBe(0);
     const files = new Set((JSON.parse(r.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path));
     for (const f of ["LICENSE", "README.md", "package.json", "build/core.wasm", "dist/src/cli/main.js"]) expect(files.has(f), f).toBe(true);
+    const linked = [...readFileSync(path.join(kRoot, "README.md"), "utf8").matchAll(/\]\((docs\/[\w-]+\.md)/g)].map((m) => m[1]);
+    expect(linked.length).toBeGreaterThan(0);
+    for (const f of linked) expect(files.has(f), f).toBe(true);
+    expect([...files].filter((f) => f.startsWith("docs/api/"))).toEqual([]);
     expect([...files].filter((f) => f.endsWith(".map") || f.startsWith("dist/src/gen/") || f.startsWith("dist/test") || f.startsWith("dist/bench"))).toEqual([]);
     const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as { exports: Record<string, string | Record<string, string>>; bin: Record<string, string> };
     const targets = [...Object.values(pkg.exports).flatMap((e) => (typeof e === "string" ? [e] : Object.values(e))), ...Object.values(pkg.bin)];

@@ -1,0 +1,112 @@
+// The README and docs/ hold together: every link reaches a file and a heading that exist, every
+// ctxfold import in a TypeScript snippet names an export of the entry point it imports, every
+// `ctxfold` command line in a shell snippet uses the command's own flags, and the README's five
+// CLI commands run as written.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { kCommandUsage } from "../src/cli/usage.js";
+import { generatedRunLines } from "./helpers.js";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const kCli = path.join(root, "dist/src/cli/main.js");
+const pages = ["README.md", ...readdirSync(path.join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const text = new Map(pages.map((p) => [p, readFileSync(path.join(root, p), "utf8")]));
+
+/** The fenced blocks of `lang` in a page. */
+function blocks(page: string, lang: string): string[] {
+  return [...text.get(page)!.matchAll(new RegExp("^```" + lang + "\\n([\\s\\S]*?)^```", "gm"))].map((m) => m[1]);
+}
+
+/** The page without its fenced blocks (a `#` comment in a shell block is not a heading). */
+const prose = (page: string) => text.get(page)!.replace(/^```[\s\S]*?^```/gm, "");
+
+/** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
+const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+
+describe("README and docs/", () => {
+  it("every relative link reaches a file that exists, and a heading of it where it names one", () => {
+    const broken: string[] = [];
+    for (const page of pages) {
+      for (const [, target] of prose(page).matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue; // https:, mailto:
+        const [file, anchor] = target.split("#");
+        const resolved = file === "" ? page : path.posix.join(path.posix.dirname(page), file);
+        if (!existsSync(path.join(root, resolved))) broken.push(`${page}: ${target} (no ${resolved})`);
+        else if (anchor !== undefined) {
+          const headings = [...prose(resolved).matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1]));
+          if (!headings.includes(anchor)) broken.push(`${page}: ${target} (no heading #${anchor} in ${resolved})`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("every ctxfold import of a TypeScript snippet names an export of its entry point", async () => {
+    const missing: string[] = [];
+    let checked = 0;
+    for (const page of pages) {
+      for (const code of blocks(page, "ts")) {
+        for (const [, names, entry] of code.matchAll(/^import \{([^}]*)\} from "(ctxfold(?:\/[\w-]+)?)";$/gm)) {
+          const mod = (await import(/* @vite-ignore */ entry)) as Record<string, unknown>;
+          for (const name of names.split(",").map((n) => n.trim()).filter((n) => n && !n.startsWith("type "))) {
+            checked++;
+            if (!(name in mod)) missing.push(`${page}: ${name} from ${entry}`);
+          }
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it("every ctxfold command line of a shell snippet is a command with its own flags", () => {
+    const wrong: string[] = [];
+    let checked = 0;
+    for (const page of pages) {
+      for (const code of blocks(page, "sh")) {
+        // A command continued over lines with a trailing backslash is one line here.
+        for (const line of code.replace(/\\\n\s*/g, " ").split("\n")) {
+          const m = /^ctxfold (\w+)(.*)$/.exec(line.replace(/\s+#.*$/, ""));
+          if (!m) continue;
+          checked++;
+          const usage = kCommandUsage[m[1]];
+          if (!usage) {
+            wrong.push(`${page}: no command ${m[1]} (${line})`);
+            continue;
+          }
+          for (const [flag] of m[2].matchAll(/--[\w-]+/g)) if (!usage.includes(`[${flag}`) && !usage.includes(` ${flag} `)) wrong.push(`${page}: ${m[1]} has no ${flag}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(checked).toBeGreaterThanOrEqual(10);
+  });
+
+  describe("the README's five CLI commands, run as written", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "ctxfold-readme-cli-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("each ends as its documented exit codes say", () => {
+      writeFileSync(path.join(dir, "runs.jsonl"), generatedRunLines(14, 21).join("\n") + "\n");
+      const section = text.get("README.md")!.split(/^## /m).find((s) => s.startsWith("The CLI in five commands"))!;
+      const lines = blocks("README.md", "sh").find((b) => section.includes(b))!.split("\n").filter(Boolean).map((l) => l.replace(/\s+#.*$/, ""));
+      expect(lines.map((l) => l.split(" ")[1])).toEqual(["compact", "explain", "show", "eval", "validate"]);
+      const ok: Record<string, number[]> = { compact: [0, 3], explain: [0], show: [0], eval: [0], validate: [0, 4, 5] };
+      for (const line of lines) {
+        let args = line.split(/\s+/).slice(1);
+        if (args[0] === "show") {
+          const out = readFileSync(path.join(dir, "out.jsonl"), "utf8");
+          const ref = /workspace\/outputs\/[\w./-]+/.exec(out)![0];
+          args = args.map((a) => (a === "REF" ? ref : a));
+        }
+        const r = spawnSync(process.execPath, [kCli, ...args], { cwd: dir, encoding: "utf8" });
+        expect(ok[args[0]], `${line}: exit ${r.status}\n${r.stderr}`).toContain(r.status);
+        expect(r.stdout.length + r.stderr.length, line).toBeGreaterThan(0);
+      }
+    }, 120_000);
+  });
+});
