@@ -5,6 +5,7 @@ import { runBatch, type BatchProgress, type BatchSummary } from "../../pool/engi
 import type { JobOptions } from "../../pool/job.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";
+import { ProgressLine } from "../progress.js";
 import { formatOption, heapMbOption, intOption, queueOption, kExit, parseCli, shownName, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
@@ -137,31 +138,4 @@ export function summaryTable(s: Report): string {
   if (s.errors > 0 && s.errorsFile) rows.push(["errors", s.errorsFile]);
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join("\n");
-}
-
-/** One redrawn line on a terminal: runs done, runs/s, and the ETA and a bar of the input done (when its size is known). */
-class ProgressLine {
-  #last = 0;
-  /** The first report (seconds, share done): the ETA is the pace since then, so a resume's earlier share does not count. */
-  #first: { s: number; f: number; runs: number } | undefined;
-  constructor(readonly io: CliIo) {}
-  draw(p: BatchProgress): void {
-    const now = performance.now();
-    const s = p.elapsedMs / 1000;
-    this.#first ??= { s, f: p.doneFraction ?? 0, runs: p.runs };
-    if (now - this.#last < 100) return;
-    this.#last = now;
-    const first = this.#first;
-    let line = `${int(p.runs)} runs · ${int((p.runs - first.runs) / Math.max(s - first.s, 1e-9))} runs/s`;
-    if (p.doneFraction !== undefined) {
-      const f = p.doneFraction;
-      const eta = f > first.f ? Math.round(((s - first.s) * (1 - f)) / (f - first.f)) : undefined;
-      const bar = "#".repeat(Math.round(f * 24)).padEnd(24, ".");
-      line += ` · ETA ${eta === undefined ? "-:--" : `${Math.floor(eta / 60)}:${String(eta % 60).padStart(2, "0")}`} [${bar}] ${(f * 100).toFixed(0)}%`;
-    }
-    this.io.stderr.write(`\r${line}\x1b[K`);
-  }
-  clear(): void {
-    this.io.stderr.write("\r\x1b[K");
-  }
 }

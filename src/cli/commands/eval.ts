@@ -13,9 +13,9 @@
  *
  * Exit: 0; 1 when a --fail-under threshold is missed (one line each on stderr naming the metric,
  * the budget, the value and the threshold), or the input cannot be read; 2 bad usage.
- * Progress (runs done, prompts) on stderr when it is a terminal, unless --quiet or --json; --quiet
- * prints no report either (the exit code and the missed thresholds on stderr say it all), and the
- * tables are cut to the terminal's width.
+ * Progress (runs done, their pace, an ETA, prompts) on stderr when it is a terminal, unless --quiet
+ * or --json; --quiet prints no report either (the exit code and the missed thresholds on stderr
+ * say it all), and the tables are cut to the terminal's width.
  */
 import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
@@ -27,6 +27,7 @@ import { renderHtmlReport } from "../../eval/html.js";
 import { spread, type EvalRun } from "../../eval/replay.js";
 import { runIdOf } from "../../pool/jsonl.js";
 import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
+import { ProgressLine } from "../progress.js";
 import { num, parseRun, readRuns, table, writeAll } from "../runs.js";
 import { budgetsOption } from "./stats.js";
 
@@ -89,16 +90,17 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
 
   const { runs: all, failed } = await readEvalRuns(file, io, format);
   const runs = spread(all, limit);
-  const progress = !values.quiet && !values.json && io.stderrIsTTY;
+  const progress = !values.quiet && !values.json && io.stderrIsTTY ? new ProgressLine(io) : undefined;
+  const started = performance.now();
   const report = await evaluate(runs, failed, {
     input: shownName(file), budgets, points, against, pricing,
     ...(config ? { config, configName: `ctxfold (${basename(configFile!)})` } : {}),
     ...(compare ? { compare } : {}),
     ...(trace !== undefined ? { trace } : {}),
     ...(thresholds ? { thresholds } : {}),
-    ...(progress ? { onProgress: (done: number, total: number, prompts: number) => io.stderr.write(`\r  ${done}/${total} runs, ${num(prompts)} prompts`) } : {}),
+    ...(progress ? { onProgress: (done: number, total: number, prompts: number) => progress.draw({ runs: done, elapsedMs: performance.now() - started, doneFraction: done / total, note: `${num(prompts)} prompts` }) } : {}),
   });
-  if (progress) io.stderr.write("\r\x1b[K");
+  progress?.clear();
   if (values.html) writeFileSync(values.html as string, renderHtmlReport(report));
   // --quiet leaves the verdict to the exit code and the misses on stderr (and the files asked for).
   if (values.json) await writeAll(io.stdout, `${JSON.stringify(report)}\n`);
