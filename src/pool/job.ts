@@ -4,7 +4,7 @@
  * error records and stats out. Pure apart from the offload store it writes to.
  */
 import type { Format } from "../adapters/index.js";
-import { asCtxfoldError } from "../errors.js";
+import { asCtxfoldError, CtxfoldError } from "../errors.js";
 import { Compactor, createCompactor } from "../policy/index.js";
 import { createMemoryStore, createPackStore, type ContentAddressedStore } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
@@ -116,6 +116,14 @@ function byteTokens(raw: Uint8Array, options: JobOptions, compactor: Compactor):
   }
 }
 
+/** A worker parses runs of at most 1/kRunsPerWorkerHeap of its heap cap (compactChunk). */
+const kRunsPerWorkerHeap = 4;
+
+function tooLargeRun(bytes: number, heapMb: number): CtxfoldError {
+  const mb = (n: number) => (n / 2 ** 20).toFixed(1);
+  return new CtxfoldError("E_TOO_LARGE", `a run of ${mb(bytes)} MB is over a quarter of a worker's heap (raise --max-worker-heap-mb, now ${heapMb}, to ${Math.ceil((bytes * kRunsPerWorkerHeap) / 2 ** 20)} or more, or compact it with --workers 1)`);
+}
+
 const kEncoder = new TextEncoder();
 const kNewline = new Uint8Array([0x0a]);
 
@@ -129,11 +137,17 @@ const kNewline = new Uint8Array([0x0a]);
  * caller's); every other run is written as the compacted messages in its own format, the
  * line's other fields kept in their order.
  *
+ * In a worker whose heap is capped at `workerHeapMb`, a run whose line is more than a quarter of
+ * the cap (kRunsPerWorkerHeap) is written through with an E_TOO_LARGE record naming the flag,
+ * before it is parsed: its parse alone could need more than the cap in one allocation, which
+ * Node cannot recover from in a worker (it aborts the whole process, not the worker).
+ *
  * Throws only E_STORE_WRITE (a put or the closing flush of the offload store failed: a full or
  * unwritable offload dir fails every run alike, and output whose refs do not resolve must not
  * be written) and what fails outside any run.
  */
-export async function compactChunk(bytes: Uint8Array, firstLine: number, options: JobOptions): Promise<ChunkResult> {
+export async function compactChunk(bytes: Uint8Array, firstLine: number, options: JobOptions, workerHeapMb = 0): Promise<ChunkResult> {
+  const maxRunBytes = workerHeapMb > 0 ? (workerHeapMb * 2 ** 20) / kRunsPerWorkerHeap : Infinity;
   const { compactor, store } = compactorFor(options);
   const offloadedBefore = store.savedBytes;
   const stats = emptyStats();
@@ -166,6 +180,7 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
         through();
         continue;
       }
+      if (raw.length > maxRunBytes) throw tooLargeRun(raw.length, workerHeapMb);
       const value = parseLine(raw);
       id = runIdOf(value);
       const run = runOfLine(value, lineNo);

@@ -84,7 +84,7 @@ export class PoolRunner implements ChunkRunner {
     let lastError: unknown;
     for (let attempt = 0; attempt < 2; attempt++) {
       const copy = bytes.slice();
-      const task: WorkerTask = { bytes: copy, firstLine, options: this.#job, chunk, attempt };
+      const task: WorkerTask = { bytes: copy, firstLine, options: this.#job, chunk, attempt, heapMb: this.#heapMb };
       let reply: WorkerReply;
       try {
         reply = (await this.#pool.run(task, { transferList: [copy.buffer as ArrayBuffer] })) as WorkerReply;

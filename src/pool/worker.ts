@@ -16,6 +16,8 @@ export interface WorkerTask {
   /** Which chunk and which try (the crash test hook uses them). */
   chunk: number;
   attempt: number;
+  /** The worker's heap cap, MB (0: V8's own limits); see compactChunk. */
+  heapMb: number;
 }
 
 /**
@@ -25,6 +27,8 @@ export interface WorkerTask {
 export interface CrashHook {
   chunk: number;
   always?: boolean;
+  /** Die by exhausting the worker's heap (as a run too big for it does) rather than by exiting. */
+  oom?: boolean;
 }
 
 /** What every worker is started with. */
@@ -39,7 +43,10 @@ if (data?.coreModule) setCoreModule(data.coreModule);
 
 function crashHook(task: WorkerTask): void {
   const crash = data?.crash;
-  if (crash && crash.chunk === task.chunk && (crash.always || task.attempt === 0)) process.exit(70);
+  if (!crash || crash.chunk !== task.chunk || !(crash.always || task.attempt === 0)) return;
+  if (!crash.oom) process.exit(70);
+  const held: number[][] = [];
+  for (;;) held.push(new Array<number>(4096).fill(held.length));
 }
 
 /** What a task resolves with: the packed result, or the CtxfoldError that stopped the chunk, on the wire. */
@@ -54,7 +61,7 @@ export type WorkerReply = Uint8Array | ReturnType<CtxfoldError["toWire"]>;
 export default async function run(task: WorkerTask): Promise<unknown> {
   crashHook(task);
   try {
-    const r = await compactChunk(task.bytes, task.firstLine, task.options);
+    const r = await compactChunk(task.bytes, task.firstLine, task.options, task.heapMb);
     return Piscina.move(pack(r.out, { errors: r.errors, stats: r.stats, lines: r.lines }));
   } catch (err) {
     return asCtxfoldError(err).toWire() satisfies WorkerReply;

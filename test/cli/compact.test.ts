@@ -221,8 +221,9 @@ describe("ctxfold compact", () => {
     }
   });
 
-  it("--max-worker-heap-mb: a run too big for a worker's heap is retried, then passed through with a record naming the flag", () => {
-    // A 40 MB tool output between ordinary runs: its chunk is that one line (chunks are whole lines).
+  it("--max-worker-heap-mb: a run over a quarter of a worker's heap is written through with E_TOO_LARGE naming the flag, never parsed in a worker", () => {
+    // A 40 MB tool output between ordinary runs: parsing it in a 40 MB heap could need more in one
+    // allocation than Node can recover from in a worker.
     const big = JSON.stringify({ id: "big", messages: [
       { role: "user", content: "task" },
       { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }] },
@@ -231,18 +232,25 @@ describe("ctxfold compact", () => {
     ] });
     const source = [...lines.slice(0, 4), big, ...lines.slice(4, 8)];
     writeFileSync(path.join(dir, "big.jsonl"), source.join("\n") + "\n");
-    const r = cli(["compact", "big.jsonl", "-o", "oom.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"], { hooks: { compact: { chunkBytes: 1 } } });
+    const r = cli(["compact", "big.jsonl", "-o", "big.out.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"], { hooks: { compact: { chunkBytes: 1 } } });
     expect(r.code, r.stderr).toBe(3);
-    const summary = JSON.parse(r.stdout.toString()) as { runs: number; crashed: number; retried: number; errors: number };
-    expect(summary).toMatchObject({ runs: 9, crashed: 1, retried: 1 });
-    // The dead chunk (the big line, and whatever lines the reader cut with it) is written through.
+    expect(JSON.parse(r.stdout.toString())).toMatchObject({ runs: 9, crashed: 0, retried: 0, errors: 1 });
+    const errors = outLines(path.join(dir, "big.out.jsonl.errors.jsonl")).map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
+    expect(errors).toEqual([{ line: 5, code: "E_TOO_LARGE", reason: expect.stringContaining("raise --max-worker-heap-mb, now 40, to 161 or more") }]);
+    expect(outLines(path.join(dir, "big.out.jsonl"))).toEqual([...want.slice(0, 4), big, ...want.slice(4, 8)]);
+  });
+
+  it("--max-worker-heap-mb: a worker that runs out of heap is retried, then its chunk written through with records naming the flag", () => {
+    const r = cli(["compact", "in.jsonl", "-o", "oom.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"],
+      { hooks: { compact: { chunkBytes: 200_000, testHooks: { crash: { chunk: 1, always: true, oom: true } } } } });
+    expect(r.code, r.stderr).toBe(3);
+    const summary = JSON.parse(r.stdout.toString()) as { crashed: number; retried: number; errors: number };
+    expect(summary).toMatchObject({ crashed: 1, retried: 1 });
     const errors = outLines(path.join(dir, "oom.jsonl.errors.jsonl")).map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
     expect(errors.length).toBe(summary.errors);
-    expect(errors.map((e) => e.line)).toContain(5);
     for (const e of errors) expect(e).toMatchObject({ code: "E_WORKER_CRASH", reason: expect.stringContaining("raise --max-worker-heap-mb, now 40") });
     const dead = new Set(errors.map((e) => e.line - 1));
-    const wanted = [...want.slice(0, 4), big, ...want.slice(4, 8)];
-    outLines(path.join(dir, "oom.jsonl")).forEach((l, i) => expect(l).toBe(dead.has(i) ? source[i] : wanted[i]));
+    outLines(path.join(dir, "oom.jsonl")).forEach((l, i) => expect(l).toBe(dead.has(i) ? lines[i] : want[i]));
   });
 
   it("--max-worker-heap-mb too small for a worker to start: exit 1 naming the flag, no hang", () => {
