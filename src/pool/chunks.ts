@@ -1,25 +1,21 @@
 /**
- * The batch's input as chunks of whole lines: its bytes counted as they are read (for progress),
- * cut into chunks of at least `chunkBytes` that each know their first line's number, so results
+ * The batch's input as chunks of whole lines: its bytes counted as the chunker takes them (for
+ * progress), cut into chunks of at least `chunkBytes` that each know their first line's number, so results
  * can be written in input order and error records name input lines.
  */
-import { Readable } from "node:stream";
-
 /** A chunk's size when the caller names none (BatchOptions.chunkBytes). */
 export const kDefaultChunkBytes = 256 * 1024;
 
 /**
- * `stream`, each chunk's length told to `count` as it is read. Read only as asked (a 'data'
- * listener would set the stream flowing, and what it read before the chunker's first request,
+ * `input`, each block's length told to `count` as it is taken. Read only as asked (a 'data'
+ * listener would set a stream flowing, and what it read before the chunker's first request,
  * across the awaits that open the output, would be lost to the chunker).
  */
-export function counting(stream: Readable, count: (bytes: number) => void): Readable {
-  return Readable.from((async function* () {
-    for await (const data of stream as AsyncIterable<Buffer>) {
-      count(data.length);
-      yield data;
-    }
-  })(), { objectMode: false });
+export async function* counting(input: AsyncIterable<Buffer>, count: (bytes: number) => void): AsyncGenerator<Buffer> {
+  for await (const data of input) {
+    count(data.length);
+    yield data;
+  }
 }
 
 /** Whole-line chunks of the input, the first starting at line `firstLine`. */

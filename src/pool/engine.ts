@@ -91,9 +91,6 @@ const kCheckpointEveryMs = 1000;
 export interface BatchProgress {
   /** Runs written so far (a resume's earlier ones included). */
   runs: number;
-  /** Input bytes read so far (compressed bytes for .gz), and the input's size when known. */
-  readBytes: number;
-  totalBytes?: number;
   /**
    * The share of the input written, when its size is known: the input bytes of the lines written
    * against the input's size (a .gz's decompressed size estimated from how much what was read so
@@ -135,8 +132,6 @@ interface OpenedBatch {
   raw: Readable;
   /** The input's lines not done yet, decompressed. */
   input: AsyncIterable<Buffer>;
-  /** Input bytes read so far (compressed bytes for .gz). */
-  read: { bytes: number };
   /** For gzip data, the compressed bytes its decompressor has taken (see gunzipIfGzip). */
   gzip: { bytesIn?: () => number };
   /** SHA-256 of the input's lines done (those skipped on resume, then every chunk written). */
@@ -180,7 +175,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     await runner.close();
     throw err;
   }
-  const { raw, input, read, gzip, done, out } = opened;
+  const { raw, input, gzip, done, out } = opened;
   let errSink = opened.errSink;
   const summary: BatchSummary = {
     ...(resumed ? structuredClone(resumed.stats) : emptyStats()), lines: resumed?.lines ?? 0, chunks: 0, seconds: 0, workers: runner.workers,
@@ -211,6 +206,10 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     savedAt = performance.now();
     unsaved = false;
   };
+  // Input bytes taken by the chunker (decompressed), a resume's lines done included: against the
+  // compressed bytes they came from, how much a .gz expands, so the input's size decompressed.
+  let pulledBytes = resumed?.stats.bytesIn ?? 0;
+  const decompressedSize = (size: number) => size * (gzip.bytesIn ? pulledBytes / Math.max(1, gzip.bytesIn()) : 1);
   /** Writes a chunk's result; `bytes` are the chunk's input lines, now done. */
   const writeResult = async (bytes: Uint8Array, r: ChunkResult) => {
     if (options.strict && r.errors.length > 0) {
@@ -235,23 +234,14 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     if (performance.now() - savedAt >= kCheckpointEveryMs) saveCheckpoint();
     if ((hooks.chunkDelayMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, hooks.chunkDelayMs));
     options.onProgress?.({
-      runs: summary.runs, readBytes: read.bytes, elapsedMs: performance.now() - started,
-      ...(totalBytes ? { totalBytes, doneFraction: Math.min(1, summary.bytesIn / (totalBytes * (gzip.bytesIn ? pulledBytes / Math.max(1, gzip.bytesIn()) : 1))) } : {}),
+      runs: summary.runs, elapsedMs: performance.now() - started,
+      ...(totalBytes ? { doneFraction: Math.min(1, summary.bytesIn / decompressedSize(totalBytes)) } : {}),
     });
   };
 
-  // Input bytes taken by the chunker (decompressed), a resume's lines done included: against the
-  // compressed bytes they came from, how much a .gz expands, so the input's size decompressed.
-  let pulledBytes = resumed?.stats.bytesIn ?? 0;
   let failure: unknown;
   try {
-    const tallied = (async function* () {
-      for await (const b of input) {
-        pulledBytes += b.length;
-        yield b;
-      }
-    })();
-    const chunks = chunksOf(tallied, options.chunkBytes ?? kDefaultChunkBytes, (resumed?.lines ?? 0) + 1);
+    const chunks = chunksOf(counting(input, (n) => (pulledBytes += n)), options.chunkBytes ?? kDefaultChunkBytes, (resumed?.lines ?? 0) + 1);
     await inOrder(chunks, runner, writeResult, () => stopping, dropping.signal);
   } catch (err) {
     failure = err;
@@ -289,10 +279,9 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
  */
 async function openBatch(options: BatchOptions, name: string, files: BatchFiles | undefined, resumed: Checkpoint | undefined): Promise<OpenedBatch> {
   const raw: Readable = options.input === "-" ? options.stdin ?? process.stdin : createReadStream(options.input, { highWaterMark: 1 << 20 });
-  const read = { bytes: 0 };
   const gzip: { bytesIn?: () => number } = {};
   const done = createHash("sha256");
-  let input: AsyncIterable<Buffer> = gunzipIfGzip(counting(raw, (n) => (read.bytes += n)), name, gzip);
+  let input: AsyncIterable<Buffer> = gunzipIfGzip(raw, name, gzip);
   try {
     if (resumed) {
       input = await skipLines(input, resumed.lines, done);
@@ -312,7 +301,7 @@ async function openBatch(options: BatchOptions, name: string, files: BatchFiles 
         await rm(files.errors);
       }
     }
-    return { raw, input, read, gzip, done, out, errSink };
+    return { raw, input, gzip, done, out, errSink };
   } catch (err) {
     raw.destroy();
     throw err;
