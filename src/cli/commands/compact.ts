@@ -6,6 +6,7 @@ import type { JobOptions } from "../../pool/job.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";
 import { ProgressLine } from "../progress.js";
+import { num } from "../runs.js";
 import { formatOption, heapMbOption, intOption, queueOption, kExit, parseCli, shownName, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
@@ -16,11 +17,11 @@ const kOptions = {
 } as const;
 
 /**
- * `ctxfold compact IN -o OUT --budget N [...]` (README "The ctxfold command"). Originals of what
+ * `ctxfold compact IN -o OUT --budget N [...]` (docs/batch.md). Originals of what
  * is removed or shortened go to --offload-dir, by default `OUT.offload/` beside the output
  * (`./ctxfold-offload/` when writing to stdout). Workers default to one less than the machine's
  * cores (at most 8): the main thread reads, cuts and writes, and V8's collector threads need a
- * core too — on 2 cores, 2 workers measured slower than compacting in-process (README, bench:batch).
+ * core too — on 2 cores, 2 workers measured slower than compacting in-process (docs/batch.md, bench:batch).
  * One worker, or an input under 1 MiB, compacts in-process.
  */
 export const kDefaultWorkers = (): number => Math.max(1, Math.min(8, availableParallelism() - 1));
@@ -119,21 +120,20 @@ function queueFlags(values: Record<string, string | boolean | undefined>, output
 }
 
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
-const int = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /** The closing summary (stderr). */
 export function summaryTable(s: Report): string {
   const rows: [string, string][] = [
-    ["runs", `${int(s.runs)} (${int(s.compacted)} compacted, ${int(s.fit)} within budget, ${int(s.errors)} errors${s.infeasible ? `, ${int(s.infeasible)} over budget: critical messages alone exceed it` : ""})`],
-    ["tokens in → out", `${int(s.tokensIn)} → ${int(s.tokensOut)} (estimated)`],
+    ["runs", `${num(s.runs)} (${num(s.compacted)} compacted, ${num(s.fit)} within budget, ${num(s.errors)} errors${s.infeasible ? `, ${num(s.infeasible)} over budget: critical messages alone exceed it` : ""})`],
+    ["tokens in → out", `${num(s.tokensIn)} → ${num(s.tokensOut)} (estimated)`],
     ["savings", s.tokensIn > 0 ? `${((1 - s.tokensOut / s.tokensIn) * 100).toFixed(1)}% saved` : "-"],
-    ["tiers", `normal ${int(s.tiers.normal)} · pressure ${int(s.tiers.pressure)} · critical ${int(s.tiers.critical)}`],
+    ["tiers", `normal ${num(s.tiers.normal)} · pressure ${num(s.tiers.pressure)} · critical ${num(s.tiers.critical)}`],
     ["offloaded", `${mb(s.offloadedBytes)} to ${s.offloadDir}`],
     ["bytes in → out", `${mb(s.bytesIn)} → ${mb(s.bytesOut)}`],
-    ["time", `${s.seconds.toFixed(1)} s, ${int(s.runs / Math.max(s.seconds, 1e-9))} runs/s, ${(s.bytesIn / 1e6 / Math.max(s.seconds, 1e-9)).toFixed(1)} MB/s, ${s.queue ? `${s.workers} worker process${s.workers === 1 ? "" : "es"}` : s.workers === 0 ? "in-process" : `${s.workers} workers`}`],
+    ["time", `${s.seconds.toFixed(1)} s, ${num(s.runs / Math.max(s.seconds, 1e-9))} runs/s, ${(s.bytesIn / 1e6 / Math.max(s.seconds, 1e-9)).toFixed(1)} MB/s, ${s.queue ? `${s.workers} worker process${s.workers === 1 ? "" : "es"}` : s.workers === 0 ? "in-process" : `${s.workers} workers`}`],
   ];
-  if (s.queue) rows.push(["queue", `${s.queue.url}: ${int(s.queue.shards)} shards through ${s.queue.workDir}`]);
-  if (s.resumedAfterLine > 0) rows.push(["resumed", `after line ${int(s.resumedAfterLine)}`]);
+  if (s.queue) rows.push(["queue", `${s.queue.url}: ${num(s.queue.shards)} shards through ${s.queue.workDir}`]);
+  if (s.resumedAfterLine > 0) rows.push(["resumed", `after line ${num(s.resumedAfterLine)}`]);
   if (s.retried > 0 || s.crashed > 0) rows.push(["worker crashes", `${s.retried} ${s.queue ? "shards" : "chunks"} retried, ${s.crashed} written through`]);
   if (s.errors > 0 && s.errorsFile) rows.push(["errors", s.errorsFile]);
   const w = Math.max(...rows.map(([k]) => k.length));
