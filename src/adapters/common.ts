@@ -2,7 +2,7 @@
  * What every adapter shares: the format names, the adapter contract, the origin cache that
  * hands untouched messages back as the very objects parsed, and error construction.
  *
- * Conventions every adapter follows (the README's "Canonical model" section says the same):
+ * Conventions every adapter follows (docs/concepts.md, "Canonical model and adapters", says the same):
  * - Canonical message ids: the wire's own id where the format has one, else `m<i>` for the
  *   message at wire index i, and `m<i>.<k>` for the k-th canonical message made from it.
  * - `meta[format]` (on a message or a part) holds what only that format can render: fields

@@ -11,7 +11,7 @@ import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
 import { nearest } from "./usage.js";
 
 /**
- * Exit codes of every ctxfold command (README "The ctxfold command"):
+ * Exit codes of every ctxfold command (docs/batch.md, "Faults, checkpoints and exit codes"):
  * 0 done; 1 failed (bad input under --strict, an unreadable file, an I/O error); 2 bad usage,
  * or a command line that cannot be carried out as given (kRefusals); 3 done, but some runs could
  * not be compacted (passed through, each in the errors file); 130 interrupted by SIGINT (a

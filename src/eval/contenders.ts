@@ -67,7 +67,7 @@ export interface Contender {
   name: string;
   /** Package and version, or "this repo". */
   version: string;
-  /** How it is configured and how it counts tokens, for the README. */
+  /** How it is configured and how it counts tokens, for the benchmarks page's list of contenders. */
   note: string;
   /** Called before the first prompt point of each run at each budget (stateful contenders start afresh). */
   startRun?(): void;

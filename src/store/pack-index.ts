@@ -1,7 +1,7 @@
 /**
  * Where each entry of a pack store sits, kept in typed arrays: a batch worker stores hundreds of
  * thousands of outputs, and a Map of name strings to entry objects held ~290 bytes per entry,
- * growing the worker's heap with its input (see the README's batch figures). Here an entry is
+ * growing the worker's heap with its input (see the batch figures in docs/batch.md). Here an entry is
  * its content hash (two u32), the id of the rest of its name (`kind`, collision number and
  * `ext`, interned: a batch has a handful), its pack's id, offset and length, ~40 bytes with the
  * hash table's slots.

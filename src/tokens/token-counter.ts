@@ -15,7 +15,7 @@ export { kMessageOverhead };
 
 /**
  * The OpenAI Chat Completions wire shape, counted as it is (each text rounded on its own when
- * estimated). Kept beside canonical messages because it is public: the README counts wire
+ * estimated). Kept beside canonical messages because it is public: the docs count wire
  * messages with `countMessages(messages, "exact")`, the barrel exports this type, and
  * `ctxfold count --jsonl` counts a run's messages as they are in the file, without a parse.
  */

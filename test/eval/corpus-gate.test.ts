@@ -2,7 +2,7 @@
 // --fail-under thresholds for the invariants that must hold at 100%, and for next-step evidence
 // recall (0.9: what the agent's next step used that the compacted prompt still shows). Sampled to
 // 10 prompt points a run (~3,300 points over both budgets, ~15 s on 2 cores); the full 40-point
-// replay is the README's eval table.
+// replay is the eval table in docs/eval.md.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";

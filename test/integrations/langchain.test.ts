@@ -155,7 +155,7 @@ describe("compactLangChainMessages", () => {
     const err = await ctxfoldRunnable({ model: "my-local-model" }).catch((e: unknown) => e);
     expect(CtxfoldError.isInstance(err) && err.code).toBe("E_BAD_INPUT");
     expect((err as Error).message).toMatch(/context size of model "my-local-model" is unknown/);
-    // A known model needs no budget, and `model` / `conversationId` are the integration's, not the compactor's (the README's snippet).
+    // A known model needs no budget, and `model` / `conversationId` are the integration's, not the compactor's (the snippet in docs/integrations.md).
     await expect(compactLangChainMessages(messages, { model: "gpt-4o" })).resolves.toEqual(messages);
     await expect((await ctxfoldRunnable({ model: "gpt-4o", conversationId: "c" })).invoke(messages)).resolves.toEqual(messages);
   });

@@ -15,7 +15,7 @@ const kDefaultStallMs = 30_000;
 /**
  * `ctxfold worker --queue redis://HOST:PORT [--concurrency N] [--offload-dir DIR] [--stall-ms N]
  * [--max-worker-heap-mb N|0] [--quiet]`: takes shards of `ctxfold compact --queue` batches until
- * SIGINT/SIGTERM (README "Scaling out"). One line per shard on stderr unless --quiet.
+ * SIGINT/SIGTERM (docs/batch.md, "Scaling out"). One line per shard on stderr unless --quiet.
  */
 export async function worker(argv: string[], io: CliIo, hooks: CliTestHooks = {}): Promise<number> {
   const { values, positionals } = parseCli(argv, kOptions);
