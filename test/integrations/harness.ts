@@ -11,6 +11,7 @@ import type { ModelMessage } from "ai";
 import { expect } from "vitest";
 import { parseMessages, renderMessages, type Format } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";
+import type { LangchainMessage } from "../../src/adapters/langchain.js";
 import type { AiSdkPromptMessage } from "../../src/integrations/ai-sdk.js";
 import type { Message } from "../../src/model/schema.js";
 import { TokenCounter, type CountableMessage } from "../../src/tokens/token-counter.js";
@@ -81,6 +82,18 @@ function wireMessages(wire: unknown): unknown[] {
   if (Array.isArray(wire)) return wire;
   const o = wire as { system?: unknown; messages?: unknown[]; input?: unknown[] };
   return [...(o.system !== undefined ? [o.system] : []), ...(o.messages ?? o.input ?? [])];
+}
+
+/** The adapter's dict form of LangChain message instances (what checkPrompts parses as "langchain"). */
+export function dictsOf(messages: readonly object[]): LangchainMessage[] {
+  return messages.map((m) => {
+    const o = m as Record<string, unknown> & { getType(): string };
+    const d: Record<string, unknown> = { type: o.getType() };
+    for (const k of ["content", "id", "name", "additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls", "usage_metadata", "tool_call_id", "status", "artifact"]) {
+      if (o[k] !== undefined) d[k] = o[k];
+    }
+    return d as LangchainMessage;
+  });
 }
 
 /** The canonical run rendered in `format`, up to message `end` (what the agent holds at a call). */

@@ -7,7 +7,7 @@ import { CtxfoldError } from "../../src/errors.js";
 import type { LangchainMessage } from "../../src/adapters/langchain.js";
 import type { Message } from "../../src/model/schema.js";
 import { compactLangChainMessages, ctxfoldRunnable, langChainCompactor } from "../../src/integrations/langchain.js";
-import { agentRun, callPoints, checkPrompts, exactTokens, type RecordedCall } from "./harness.js";
+import { agentRun, callPoints, checkPrompts, dictsOf, exactTokens, type RecordedCall } from "./harness.js";
 import { parseMessages } from "../../src/adapters/index.js";
 
 const budget = 16_000;
@@ -25,18 +25,6 @@ function instancesOf(run: readonly Message[]): BaseMessage[] {
       case "tool": return new ToolMessage(fields as never);
       default: throw new Error(`unexpected kind ${String(type)}`);
     }
-  });
-}
-
-/** The adapter's dict form of LangChain instances (what the harness parses). */
-function dictsOf(messages: readonly BaseMessage[]): LangchainMessage[] {
-  return messages.map((m) => {
-    const d: Record<string, unknown> = { type: m.getType() };
-    for (const k of ["content", "id", "name", "additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls", "usage_metadata", "tool_call_id", "status", "artifact"]) {
-      const v = (m as unknown as Record<string, unknown>)[k];
-      if (v !== undefined) d[k] = v;
-    }
-    return d as LangchainMessage;
   });
 }
 
