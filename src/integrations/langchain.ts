@@ -13,7 +13,8 @@
  *
  * Decisions:
  * - Messages in and out (instances, dicts, a ChatPromptValue; which objects come back; the
- *   shapes that fail and how they are named): langchain-messages.ts.
+ *   shapes that fail and how they are named): langchain-messages.ts, shared with the agent
+ *   middleware (langchain-agent.ts, `ctxfoldMiddleware` for `createAgent`).
  * - Sessions: one per conversation — `config.configurable.conversationId`, else `thread_id`
  *   (LangGraph's), else `options.conversationId`, else the stable prefix (conversationKey).
  *   The runnable owns its SessionPool; compactLangChainMessages shares sessionPoolFor's rule
@@ -26,6 +27,7 @@ import { budgetOf, sessionPoolFor, SessionPool } from "./common.js";
 import { compactLangChain, configuredId, messageList, type LangChainConfigLike, type LangChainOptions, type PromptValueLike } from "./langchain-messages.js";
 
 export type { LangChainConfigLike, LangChainOptions, PromptValueLike } from "./langchain-messages.js";
+export { ctxfoldMiddleware, type CtxfoldAgentMiddleware, type LangChainModelRequest } from "./langchain-agent.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types.

@@ -2,6 +2,7 @@
 // requests within the example's budget, and both kinds of calls (prefix kept, new epoch) shown.
 import { describe, expect, it } from "vitest";
 import { main as anthropicRequest } from "../../examples/anthropic-request.js";
+import { main as langchainAgent } from "../../examples/langchain-agent.js";
 import { main as langchainRunnable } from "../../examples/langchain-runnable.js";
 import { main as openaiRequest } from "../../examples/openai-request.js";
 
@@ -34,5 +35,10 @@ describe("examples", () => {
 
   it("langchain-runnable: the chain's prompts keep their objects between epochs", async () => {
     await run(langchainRunnable);
+  });
+
+  it("langchain-agent: createAgent's model calls keep their objects between epochs; its state keeps every message", async () => {
+    const { result } = await run(langchainAgent);
+    expect(result.history).toBe(2 * steps); // the task, a call and its result a step, the answer
   });
 });
