@@ -46,7 +46,7 @@ describe("README for users", () => {
   it("every export the integration snippets name exists in the subpath they name", async () => {
     const block = snippets().get("Integrations")!;
     const pairs = block.trimEnd().split("\n").map((line) => [/\b(ctxfold\w+|Ctxfold\w+|compact\w+Request)\b/.exec(line)![1], /\/\/ [^:]+: (ctxfold\/[\w-]+)$/.exec(line)![1]] as const);
-    expect(pairs.map(([n]) => n).sort()).toEqual(["CtxfoldProcessor", "compactOpenAIRequest", "ctxfoldMiddleware", "ctxfoldRunnable"]);
+    expect(pairs.map(([n]) => n).sort()).toEqual(["CtxfoldProcessor", "compactOpenAIRequest", "ctxfoldMiddleware", "ctxfoldMiddleware", "ctxfoldRunnable"]);
     for (const [name, sub] of pairs) {
       const mod = (await import(/* @vite-ignore */ sub)) as Record<string, unknown>;
       expect(typeof mod[name], `${sub} ${name}`).toBe("function");
