@@ -24,6 +24,7 @@ import { kAdapters, type Format } from "../adapters/index.js";
 import { WireCache, type WireCheck } from "../policy/wire-cache.js";
 import { sameWire } from "../policy/wire-equal.js";
 import { parsePrefix, wireHead, wireMessages } from "../policy/wire-formats.js";
+import { kModelProfiles, modelProfileOf } from "../tokens/models.js";
 
 export interface IntegrationOptions extends CompactorConfig {
   /** Tokens the compacted prompt may take. Required unless the context window is known. */
@@ -37,33 +38,19 @@ export interface IntegrationOptions extends CompactorConfig {
 }
 
 /**
- * Context windows of models by id prefix (longest prefix wins), as their providers document
- * them. Deliberately short: a model not listed needs `budget` or `contextWindow`.
+ * Context windows of models by id prefix, from the built-in model profiles (tokens/models.ts).
+ * @deprecated Use `modelProfileOf` / `kModelProfiles` of `ctxfold/tokens`: profiles carry the
+ * tokenizer and its factor too, and registered profiles count.
  */
-export const kContextWindows: Readonly<Record<string, number>> = Object.freeze({
-  "gpt-4o": 128_000,
-  "gpt-4o-mini": 128_000,
-  "gpt-4.1": 1_047_576,
-  "gpt-5": 400_000,
-  "o3": 200_000,
-  "o4-mini": 200_000,
-  "claude-3-5-sonnet": 200_000,
-  "claude-3-5-haiku": 200_000,
-  "claude-3-7-sonnet": 200_000,
-  "claude-sonnet-4": 200_000,
-  "claude-opus-4": 200_000,
-  "claude-haiku-4": 200_000,
-});
+export const kContextWindows: Readonly<Record<string, number>> = Object.freeze(
+  Object.fromEntries(kModelProfiles.flatMap((p) => p.prefixes.map((k) => [k, p.contextWindow] as const))),
+);
 
 const kDefaultReserve = 4096;
 
-/** The context window of `modelId` from kContextWindows (longest matching prefix), or undefined. */
+/** The context window of `modelId` from its model profile (modelProfileOf), or undefined. */
 export function contextWindowOf(modelId: string | undefined): number | undefined {
-  if (!modelId) return undefined;
-  const id = modelId.replace(/^[a-z-]+\//, ""); // "openai/gpt-4o" → "gpt-4o"
-  let best: string | undefined;
-  for (const k of Object.keys(kContextWindows)) if (id.startsWith(k) && (best === undefined || k.length > best.length)) best = k;
-  return best === undefined ? undefined : kContextWindows[best];
+  return modelProfileOf(modelId)?.contextWindow;
 }
 
 /** The budget a call compacts to (see the module comment). */
