@@ -15,3 +15,5 @@ export { kEncodings, WEIGHT_TABLE } from "./weights-table.js";
 export type { Encoding } from "./weights-table.js";
 export { kModelProfiles, kMeasuredFactors, modelProfileOf, registerModelProfile, checkModelProfile } from "./models.js";
 export type { ModelProfile, FactorBasis } from "./models.js";
+export { UsageCorrection, inputTokensOf, kUsageFeedback, kFeedbackMargin } from "./usage.js";
+export type { CorrectionSettings, CorrectionStep, UsageIgnoredReason } from "./usage.js";
