@@ -72,7 +72,7 @@ export interface ModelProfile {
 const kOpenAIModels = "https://platform.openai.com/docs/models";
 const kGpt5 = "https://openai.com/index/introducing-gpt-5-for-developers/ (272,000 input + 128,000 output = 400,000)";
 const kAnthropicModels = "https://platform.claude.com/docs/en/about-claude/models/overview";
-const kAnthropicOpus47 = "https://platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-7 (updated tokenizer: 1.0–1.35× the tokens of earlier models)";
+const kAnthropicOpus47 = "https://platform.claude.com/docs/en/about-claude/models/migration-guide (Opus 4.7: an updated tokenizer, roughly 1× to 1.35× the tokens of earlier models)";
 const kGeminiModels = "https://ai.google.dev/gemini-api/docs/models";
 const kMeasured = "npm run calibrate:models (bench/results/model-factors.json)";
 
@@ -156,7 +156,7 @@ export const kModelProfiles: readonly ModelProfile[] = Object.freeze([
   openai("GPT-4 32k", ["gpt-4-32k"], 32_768, "cl100k_base"),
   openai("GPT-3.5 Turbo", ["gpt-3.5-turbo"], 16_385, "cl100k_base"),
   // Anthropic: 1M from Opus / Sonnet 4.6 on; the updated tokenizer from Opus 4.7 on.
-  claude("Claude (other ids)", ["claude"], 200_000, true),
+  claude("Claude (other ids)", ["claude-opus", "claude-sonnet", "claude-haiku", "claude-fable"], 200_000, true),
   claude("Claude 3, 3.5, 3.7", ["claude-3"], 200_000, false),
   claude("Claude 4 – 4.5 (Opus, Sonnet, Haiku)", ["claude-opus-4", "claude-sonnet-4", "claude-haiku-4", "claude-opus-4-1", "claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5"], 200_000, false),
   claude("Claude Opus / Sonnet 4.6", ["claude-opus-4-6", "claude-sonnet-4-6"], 1_000_000, false),

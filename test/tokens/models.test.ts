@@ -47,14 +47,14 @@ describe("the model table", () => {
     expect(modelProfileOf("us.anthropic.claude-opus-4-6-v1")).toMatchObject({ contextWindow: 1_000_000, basis: "estimate" });
     expect(modelProfileOf("claude-opus-4-7")).toMatchObject({ contextWindow: 1_000_000, basis: "published" });
     // A Claude id the table does not list: the smaller window and the newer tokenizer's factor.
-    expect(modelProfileOf("claude-nova-9")).toMatchObject({ family: "Claude (other ids)", contextWindow: 200_000, factor: modelProfileOf("claude-opus-4-7")!.factor });
+    expect(modelProfileOf("claude-sonnet-7")).toMatchObject({ family: "Claude (other ids)", contextWindow: 200_000, factor: modelProfileOf("claude-opus-4-7")!.factor });
     expect(family("google/gemini-2.5-pro")).toBe("Gemini");
     expect(family("meta-llama/Llama-3.3-70B-Instruct")).toBe("Llama 3.1 – 3.3");
     expect(family("llama3.1:8b")).toBe("Llama 3.1 – 3.3");
     expect(family("Qwen/Qwen3-32B")).toBe("Qwen 2.5, Qwen 3");
     expect(family("deepseek-reasoner")).toBe("DeepSeek V3, R1");
     expect(family("mistral-large-latest")).toBe("Mistral Large, Medium");
-    for (const id of ["my-local-model", "", "x".repeat(10)]) expect(modelProfileOf(id)).toBeUndefined();
+    for (const id of ["my-local-model", "claude-local", "", "x".repeat(10)]) expect(modelProfileOf(id)).toBeUndefined();
     expect(modelProfileOf(undefined)).toBeUndefined();
   });
 
