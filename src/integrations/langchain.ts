@@ -35,13 +35,22 @@
  *   The runnable owns its SessionPool; compactLangChainMessages shares sessionPoolFor's rule
  *   (requests.ts): reuse the options object when it configures the compactor.
  * - Budget: budgetOf(options, options.model), checked when the runnable is made (an unknown
- *   context size without a budget fails there, not at the first call).
+ *   context size without a budget fails there, not at the first call), and taken per call with
+ *   the conversation's usage feedback (budget.ts).
+ * - Usage feedback: the reply to a call is the AIMessage the caller appends after that call's
+ *   input, so at the next call the message at the previous input's length is that reply, and
+ *   its `usage_metadata.input_tokens` (LangChain's total, cached input included) is the
+ *   provider's count of the prompt the previous call compacted. It is read from there (an AI
+ *   message without usage_metadata is a report of no usage, ignored with an `onUsage` event;
+ *   anything else at that index is not a reply and is left alone).
  */
 import { CtxfoldError } from "../errors.js";
 import { langchainAdapter } from "../adapters/index.js";
 import type { LangchainMessage } from "../adapters/langchain.js";
 import type { Message, Role } from "../model/schema.js";
 import { budgetOf, openConversation, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
+
+export type { UsageEvent } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types.
@@ -204,7 +213,7 @@ function configuredId(config: LangChainConfigLike | undefined): string | undefin
 }
 
 /** One compaction: the messages in, compacted, in the caller's classes (see the module comment). */
-async function compactWith<M extends object>(pool: SessionPool, input: unknown, budget: number, conversationId: string | undefined): Promise<M[]> {
+async function compactWith<M extends object>(pool: SessionPool, input: unknown, options: LangChainOptions, conversationId: string | undefined): Promise<M[]> {
   const list = messageList(input);
   const classes = new Map<Role, MessageClass>();
   const dicts = new Array<LangchainMessage>(list.length);
@@ -214,8 +223,15 @@ async function compactWith<M extends object>(pool: SessionPool, input: unknown, 
     dicts[i] = r.dict;
     if (r.instance) instances = true;
   }
-  const { session, messages } = openConversation(pool, "langchain", dicts, conversationId);
+  const { key, session, messages } = openConversation(pool, "langchain", dicts, conversationId);
+  const previous = pool.sentTag(key);
+  if (typeof previous === "number" && previous < dicts.length) {
+    const reply = dicts[previous] as Record<string, unknown>;
+    if (kRoles.get(String(reply.role ?? reply.type)) === "assistant") pool.recordUsage(key, reply.usage_metadata, options, options.model);
+  }
+  const budget = budgetOf(options, options.model, pool.usageRatio(key, options.model));
   const r = await session.compactCanonical(messages, { budget, format: "langchain" });
+  pool.noteSent(key, options.model, r.tokensAfter, dicts.length);
   const result: object[] = [];
   for (const m of r.canonical) {
     const memo = rendered.get(m);
@@ -240,8 +256,8 @@ async function compactWith<M extends object>(pool: SessionPool, input: unknown, 
  * options.model); messages compaction left alone come back as the same objects.
  */
 export async function compactLangChainMessages<M extends object>(messages: LangChainCompactInput<M>, options: LangChainOptions = {}): Promise<M[]> {
-  const budget = budgetOf(options, options.model);
-  return compactWith<M>(sessionPoolFor(options), messages, budget, options.conversationId);
+  budgetOf(options, options.model); // a bad budget or an unknown model fails before anything is parsed
+  return compactWith<M>(sessionPoolFor(options), messages, options, options.conversationId);
 }
 
 /**
@@ -250,11 +266,11 @@ export async function compactLangChainMessages<M extends object>(messages: LangC
  * second argument is the run's config (conversation id from `configurable`).
  */
 export function langChainCompactor<M extends object = object>(options: LangChainOptions = {}): LangChainCompactFn<M> {
-  const budget = budgetOf(options, options.model);
+  budgetOf(options, options.model); // checked when the step is made
   const pool = new SessionPool(options);
   // The name shows in LangChain traces (RunnableLambda names its run after the function).
   const ctxfold = (input: LangChainCompactInput<M>, config?: LangChainConfigLike): Promise<M[]> =>
-    compactWith<M>(pool, input, budget, configuredId(config) ?? options.conversationId);
+    compactWith<M>(pool, input, options, configuredId(config) ?? options.conversationId);
   return ctxfold;
 }
 
