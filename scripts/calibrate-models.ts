@@ -18,7 +18,9 @@
  * is in kTokenizers below and docs/models.md.
  *
  * Writes bench/results/model-factors.json and the "model-factors" section of docs/models.md.
- * `--runs N` measures the first N runs only (a quick look; nothing is written then).
+ * `--runs N` measures the first N runs only (a quick look; nothing is written then). `--table`
+ * measures nothing: it rewrites the "model-table" section of docs/models.md from the table in
+ * src/tokens/models.ts (after its factors were updated from a measurement).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -30,6 +32,7 @@ import { gunzipSync } from "node:zlib";
 import { rewriteDocSection } from "../bench/lib.js";
 import { bpeCounter } from "../src/tokens/bpe.js";
 import { contentClass, kClasses } from "./content-class.js";
+import { modelTableMarkdown } from "./model-table.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const corpusPath = `${root}../shared/corpus/dev.jsonl.gz`;
@@ -142,6 +145,7 @@ interface FamilyReport {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
+  if (args.includes("--table")) return rewriteDocSection("model-table", modelTableMarkdown());
   const ri = args.indexOf("--runs");
   const limit = ri >= 0 ? Number(args[ri + 1]) : Infinity;
   const dir = cacheDir(args);

@@ -309,6 +309,7 @@ function providerOptionsId(params: AiSdkCallParams): string | undefined {
  * `wrapLanguageModel({ model, middleware: ctxfoldMiddleware({ budget: 16_000 }) })`. The
  * params come back with the compacted prompt and every other field as it was (the same params
  * object when nothing was compacted). One session per conversation (see the module comment).
+ * Each call's result (or stream) passes through unchanged, its usage read for the next budget.
  */
 export function ctxfoldMiddleware(options: CtxfoldIntegrationOptions<AiSdkCallParams> = {}): CtxfoldMiddleware {
   const engine = new PromptCompactor<AiSdkCallParams>(options);
@@ -363,7 +364,8 @@ export function ctxfoldMiddleware(options: CtxfoldIntegrationOptions<AiSdkCallPa
  * A `prepareStep` for generateText / streamText that compacts the step's messages
  * (`ModelMessage[]` in, the same shape out) and returns `{ messages }`. To combine it with
  * settings of your own, call it inside your prepareStep and spread its result. One session per
- * conversation: `conversationId(options)`, else the prefix key.
+ * conversation: `conversationId(options)`, else the prefix key. The previous step's `usage`
+ * (in `steps`) sets the next budget (see the module comment).
  */
 export function ctxfoldPrepareStep(options: CtxfoldIntegrationOptions<AiSdkPrepareStepOptions> = {}): <O extends AiSdkPrepareStepOptions>(step: O) => Promise<{ messages: O["messages"] }> {
   const engine = new PromptCompactor<AiSdkPrepareStepOptions>(options);

@@ -108,7 +108,8 @@ function openai(family: string, prefixes: string[], contextWindow: number, encod
     family, prefixes, contextWindow, tokenizer: encoding, encoding, provider: "openai",
     // The factor applies when ctxfold counts with the other encoding (see the module comment).
     factor: encoding === "o200k_base" ? 1 : m.factor, margin: encoding === "o200k_base" ? 0 : marginTo(m, 0.02),
-    basis: "exact", sources: { window: kOpenAIModels, factor: `exact (${encoding}); with an o200k_base counter: ${kMeasured}` },
+    basis: "exact",
+    sources: { window: kOpenAIModels, factor: encoding === "o200k_base" ? "exact (o200k_base)" : `exact with a ${encoding} counter; with the default o200k_base one: ${kMeasured}: ${encoding}` },
     ...extra,
   };
 }

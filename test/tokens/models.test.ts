@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { checkModelProfile, kMeasuredFactors, kModelProfiles, modelProfileOf, registerModelProfile } from "../../src/tokens/models.js";
 import { thrown } from "../helpers.js";
+import { modelTableMarkdown } from "../../scripts/model-table.js";
 
 describe("the model table", () => {
   it("every profile is valid, has sources, and no prefix belongs to two families", () => {
@@ -18,6 +19,22 @@ describe("the model table", () => {
         expect(seen.get(k), `${k} in ${p.family} and ${seen.get(k)}`).toBeUndefined();
         seen.set(k, p.family);
       }
+    }
+  });
+
+  it("docs/models.md shows it as it is (npm run calibrate:models -- --table rewrites it)", () => {
+    const page = readFileSync(new URL("../../docs/models.md", import.meta.url), "utf8");
+    const section = page.slice(page.indexOf("<!-- model-table:begin -->\n") + "<!-- model-table:begin -->\n".length, page.indexOf("<!-- model-table:end -->"));
+    expect(section).toBe(modelTableMarkdown());
+  });
+
+  it("the README's summary of it names only factors and margins the table has", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## Models and budgets"), readme.indexOf("docs/models.md)", readme.indexOf("## Models and budgets")));
+    const pairs = [...section.matchAll(/(\d\.\d+) \+ (\d+) %/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    expect(pairs.length).toBeGreaterThan(8);
+    for (const [factor, margin] of pairs) {
+      expect(kModelProfiles.some((p) => p.factor === factor && Math.round(p.margin * 100) === margin), `${factor} + ${margin} %`).toBe(true);
     }
   });
 
