@@ -9,7 +9,7 @@ import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseMessages } from "../../src/adapters/index.js";
-import { ctxfoldMiddleware, ctxfoldPrepareStep, type AiSdkCallParams, type CompactInfo, type CtxfoldIntegrationOptions, type UsageEvent } from "../../src/integrations/ai-sdk.js";
+import { ctxfoldMiddleware, ctxfoldPrepareStep, type AiSdkCallParams, type AiSdkPrepareStepOptions, type CompactInfo, type CtxfoldIntegrationOptions, type UsageEvent } from "../../src/integrations/ai-sdk.js";
 import { tokenMeasure } from "../../src/tokens/measure.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { hasCorpus, kNoCorpusReason } from "../helpers.js";
@@ -64,7 +64,7 @@ function stubModel(usage: Usage) {
 const inflated: Usage = (prompt) => ({ total: Math.ceil(kInflation * exactOf(prompt)) });
 
 /** The agent loop: generateText with a tool whose outputs are the corpus's, until `steps` steps. */
-async function agentLoop(outputs: string[], model: MockLanguageModelV3, wrap: { middleware?: CtxfoldIntegrationOptions<AiSdkCallParams>; prepareStep?: CtxfoldIntegrationOptions<never> }, steps = 200) {
+async function agentLoop(outputs: string[], model: MockLanguageModelV3, wrap: { middleware?: CtxfoldIntegrationOptions<AiSdkCallParams>; prepareStep?: CtxfoldIntegrationOptions<AiSdkPrepareStepOptions> }, steps = 200) {
   const run = tool({ description: "Runs the next step of the investigation", inputSchema: z.object({ step: z.number() }), execute: async ({ step }) => outputs[step % outputs.length] });
   return generateText({
     model: wrap.middleware ? wrapLanguageModel({ model, middleware: ctxfoldMiddleware(wrap.middleware) }) : model,
