@@ -22,6 +22,7 @@ import { getCore } from "../src/core/core-instance.js";
 import { hashText } from "../src/core/hash.js";
 import { createRng, syntheticText, TEXT_KINDS, type TextKind } from "../src/gen/text.js";
 import { FEATURE_COUNT, FEATURE_NAMES } from "../src/tokens/estimator.js";
+import { contentClass, kClasses, type ContentClass } from "./content-class.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const corpusPath = `${root}../shared/corpus/dev.jsonl.gz`;
@@ -29,8 +30,6 @@ const require = createRequire(import.meta.url);
 
 type Encoding = "o200k_base" | "cl100k_base";
 const kEncodings: Encoding[] = ["o200k_base", "cl100k_base"];
-const kClasses = ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] as const;
-type ContentClass = (typeof kClasses)[number];
 
 interface Sample {
   text: string;
@@ -39,32 +38,6 @@ interface Sample {
   cls: ContentClass;
   test: boolean;
   exact: Record<Encoding, number>;
-}
-
-/** A rough content class of a corpus text, for reporting only. */
-function contentClass(t: string): ContentClass {
-  let cjk = 0;
-  let astral = 0;
-  let other = 0;
-  for (let i = 0; i < t.length; i++) {
-    const u = t.charCodeAt(i);
-    if (u < 0x80) continue;
-    if ((u >= 0x2e80 && u < 0xa000) || (u >= 0xac00 && u < 0xd7b0)) cjk++;
-    else if (u >= 0xd800 && u < 0xdc00) astral++;
-    else other++;
-  }
-  const n = Math.max(1, t.length);
-  if (cjk / n > 0.1) return "cjk";
-  if (astral / n > 0.02) return "emoji";
-  if (other / n > 0.1) return "intl";
-  const s = t.trimStart();
-  if ((s.startsWith("{") || s.startsWith("[")) && /[}\]]\s*$/.test(t)) return "json";
-  const lines = t.split("\n");
-  const logish = lines.filter((l) => /^(\s*at |\s*File "|\[?\d{4}-\d\d-\d\d|[A-Z]+:|\s*\d+ |[-drwx]{10} |Traceback|\+\+\+|---|@@)/.test(l)).length;
-  if (lines.length > 3 && logish / lines.length > 0.3) return "logs";
-  const codeish = lines.filter((l) => /[;{}]\s*$|^\s*(def|class|import|from|return|if|for|const|let|function)\b|^\s{4,}\S/.test(l)).length;
-  if (lines.length > 3 && codeish / lines.length > 0.3) return "code";
-  return "prose";
 }
 
 function tokenizers(): Record<Encoding, (s: string) => number> {

@@ -32,8 +32,18 @@
  *   part metadata left out: provider options such as cache breakpoints or Mastra's createdAt
  *   stamps may change between calls of one conversation). `prepareStep` has no provider options,
  *   so there only `conversationId` and the prefix key apply.
- * - Budget: common.ts's budgetOf per call, from the options and the called model's id (a
- *   prepareStep may switch models between steps).
+ * - Budget: budget.ts's budgetOf per call, from the options, the called model's id (a
+ *   prepareStep may switch models between steps) and the conversation's usage feedback.
+ * - Usage feedback: the middleware reads the usage of each call's result (`wrapGenerate`: the
+ *   result's `usage`; `wrapStream`: the `finish` part's, as the stream passes through
+ *   unchanged), `inputTokens.total` in the V3 spec (cache reads and writes included),
+ *   `inputTokens` in V2; `prepareStep` reads the previous step's (`steps.at(-1).usage`, the
+ *   SDK's LanguageModelUsage) before it compacts the next step, when that step's prompt was the
+ *   one it compacted (the step numbers follow). Either way the report goes to the pool's
+ *   recordUsage for the conversation, against ctxfold's estimate of what that call sent (the
+ *   compaction's tokensAfter), so from the second call on the budget is the window by the
+ *   provider's own count. No usage, or figures that cannot be one, are ignored with an
+ *   `onUsage` event saying why.
  * - Shapes. A prompt message this module does not know (a role outside system / user / assistant
  *   / tool, content that is neither a string nor a part array, a part without a `type`) is a
  *   CtxfoldError whose path names it, `prompt[3]: unknown message shape: role "wizard" …`,
@@ -48,9 +58,9 @@
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import type { CompactResult } from "../policy/types.js";
-import { budgetOf, prefixKey, SessionPool, type IntegrationOptions } from "./common.js";
+import { budgetOf, prefixKey, SessionPool, type IntegrationOptions, type UsageEvent } from "./common.js";
 
-export type { IntegrationOptions, SessionPool } from "./common.js";
+export type { IntegrationOptions, SessionPool, UsageEvent } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types (what the AI SDK passes; no import of `ai`).
@@ -99,6 +109,10 @@ export interface CtxfoldIntegrationOptions<Params> extends IntegrationOptions {
 export interface CtxfoldMiddleware {
   readonly specificationVersion: "v3";
   transformParams<P extends AiSdkCallParams>(options: { type?: "generate" | "stream"; params: P; model: { readonly modelId: string } }): Promise<P>;
+  /** Passes the call's result on as it is, after reading its usage (see the module comment). */
+  wrapGenerate<R extends { usage?: unknown }>(options: { doGenerate: () => PromiseLike<R>; params: AiSdkCallParams; model: { readonly modelId: string } }): Promise<R>;
+  /** Passes the stream on part for part, reading the usage of its `finish` part (see the module comment). */
+  wrapStream<R extends { stream: ReadableStream<unknown> }>(options: { doStream: () => PromiseLike<R>; params: AiSdkCallParams; model: { readonly modelId: string } }): Promise<R>;
 }
 
 /** What generateText / streamText pass to `prepareStep` (the fields ctxfold reads). */
@@ -106,6 +120,8 @@ export interface AiSdkPrepareStepOptions {
   messages: AiSdkPromptMessage[];
   model: string | { readonly modelId: string };
   stepNumber?: number;
+  /** The steps so far: the last one's `usage` is the previous call's report. */
+  steps?: ReadonlyArray<{ readonly usage?: unknown }>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,6 +196,10 @@ export interface PromptCall {
   id: string | undefined;
   /** A namespace the prefix key goes under when there is no id (Mastra's thread). */
   scope?: string;
+  /** What the pool notes with this call's estimate, for a later report to match (prepareStep's step number). */
+  tag?: unknown;
+  /** A usage report for the conversation's previous call, counted when that call was noted with `tag`. */
+  report?: { usage: unknown; tag: unknown };
 }
 
 /**
@@ -195,7 +215,7 @@ export class PromptCompactor<Params> {
   constructor(options: CtxfoldIntegrationOptions<Params> = {}) {
     if (typeof options !== "object" || options === null) throw new CtxfoldError("E_BAD_INPUT", `expected an options object, got ${kindOf(options)}`, { path: "options" });
     const { conversationId, onCompact, ...rest } = options;
-    for (const [name, fn] of Object.entries({ conversationId, onCompact })) {
+    for (const [name, fn] of Object.entries({ conversationId, onCompact, onUsage: rest.onUsage })) {
       if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", `expected a function, got ${kindOf(fn)}`, { path: name });
     }
     if (rest.budget !== undefined) budgetOf(rest); // a bad budget fails at setup, not at the first call
@@ -231,13 +251,14 @@ export class PromptCompactor<Params> {
       budgetOf(this.options, call.modelId);
       throw repathed(e, call.path);
     }
+    if (call.report !== undefined && this.pool.sentTag(conversation) === call.report.tag) this.recordUsage(conversation, call.report.usage);
     const cache = this.pool.wireCache(conversation, "ai-sdk", call.provider ? (toProviderMessage as (m: unknown) => unknown) : undefined);
     let budget = 0;
     let messages: Message[];
     try {
       messages = cache.parse(wire, (from, to) => {
         check(from, to);
-        budget = budgetOf(this.options, call.modelId);
+        budget = budgetOf(this.options, call.modelId, this.pool.usageRatio(conversation, call.modelId));
       });
     } catch (e) {
       throw repathed(e, call.path);
@@ -245,6 +266,7 @@ export class PromptCompactor<Params> {
     const session = this.pool.session(conversation, cache);
     const before = session.epoch;
     const r = await session.compactCanonical(messages, { budget });
+    this.pool.noteSent(conversation, call.modelId, r.tokensAfter, call.tag);
     // Until its first compaction a session's output is its input (appended or passed through):
     // the prompt goes on as it came, not re-rendered.
     let out = wire;
@@ -257,6 +279,11 @@ export class PromptCompactor<Params> {
     if (r.infeasible) info.criticalTokens = r.infeasible.criticalTokens;
     this.#onCompact?.(info);
     return { messages: changed ? out : wire, changed, info };
+  }
+
+  /** Folds the provider's usage report for `conversation`'s last call into its budget (SessionPool.recordUsage). */
+  recordUsage(conversation: string, usage: unknown, modelId?: string): UsageEvent | undefined {
+    return this.pool.recordUsage(conversation, usage, this.options, modelId);
   }
 }
 
@@ -282,15 +309,53 @@ function providerOptionsId(params: AiSdkCallParams): string | undefined {
  * `wrapLanguageModel({ model, middleware: ctxfoldMiddleware({ budget: 16_000 }) })`. The
  * params come back with the compacted prompt and every other field as it was (the same params
  * object when nothing was compacted). One session per conversation (see the module comment).
+ * Each call's result (or stream) passes through unchanged, its usage read for the next budget.
  */
 export function ctxfoldMiddleware(options: CtxfoldIntegrationOptions<AiSdkCallParams> = {}): CtxfoldMiddleware {
   const engine = new PromptCompactor<AiSdkCallParams>(options);
+  // The params each compaction returned, with where its usage report goes (wrapGenerate and wrapStream get those very params).
+  const calls = new WeakMap<object, { conversation: string; modelId: string | undefined }>();
+  const report = (params: object, usage: unknown) => {
+    const call = calls.get(params);
+    if (!call) return;
+    calls.delete(params);
+    engine.recordUsage(call.conversation, usage, call.modelId);
+  };
   return {
     specificationVersion: "v3",
     async transformParams<P extends AiSdkCallParams>({ params, model }: { params: P; model: { readonly modelId: string } }): Promise<P> {
       const id = engine.idOf(params) ?? providerOptionsId(params);
-      const r = await engine.compact({ wire: params.prompt, path: "prompt", provider: true, modelId: modelIdOf(model), id });
-      return r.changed ? { ...params, prompt: r.messages } : params;
+      const modelId = modelIdOf(model);
+      const r = await engine.compact({ wire: params.prompt, path: "prompt", provider: true, modelId, id });
+      const out = r.changed ? { ...params, prompt: r.messages } : params;
+      calls.set(out, { conversation: r.info.conversation, modelId });
+      return out;
+    },
+    async wrapGenerate<R extends { usage?: unknown }>({ doGenerate, params }: { doGenerate: () => PromiseLike<R>; params: AiSdkCallParams }): Promise<R> {
+      const result = await doGenerate();
+      report(params, result?.usage);
+      return result;
+    },
+    async wrapStream<R extends { stream: ReadableStream<unknown> }>({ doStream, params }: { doStream: () => PromiseLike<R>; params: AiSdkCallParams }): Promise<R> {
+      const result = await doStream();
+      if (!calls.has(params)) return result;
+      let seen = false;
+      const stream = result.stream.pipeThrough(
+        new TransformStream<unknown, unknown>({
+          transform(part, controller) {
+            if (!seen && typeof part === "object" && part !== null && (part as { type?: unknown }).type === "finish") {
+              seen = true;
+              report(params, (part as { usage?: unknown }).usage);
+            }
+            controller.enqueue(part);
+          },
+          flush() {
+            // A stream that ended without a finish part reported nothing: say so.
+            if (!seen) report(params, undefined);
+          },
+        }),
+      );
+      return { ...result, stream };
     },
   };
 }
@@ -299,12 +364,17 @@ export function ctxfoldMiddleware(options: CtxfoldIntegrationOptions<AiSdkCallPa
  * A `prepareStep` for generateText / streamText that compacts the step's messages
  * (`ModelMessage[]` in, the same shape out) and returns `{ messages }`. To combine it with
  * settings of your own, call it inside your prepareStep and spread its result. One session per
- * conversation: `conversationId(options)`, else the prefix key.
+ * conversation: `conversationId(options)`, else the prefix key. The previous step's `usage`
+ * (in `steps`) sets the next budget (see the module comment).
  */
 export function ctxfoldPrepareStep(options: CtxfoldIntegrationOptions<AiSdkPrepareStepOptions> = {}): <O extends AiSdkPrepareStepOptions>(step: O) => Promise<{ messages: O["messages"] }> {
   const engine = new PromptCompactor<AiSdkPrepareStepOptions>(options);
   return async <O extends AiSdkPrepareStepOptions>(step: O): Promise<{ messages: O["messages"] }> => {
-    const r = await engine.compact({ wire: step.messages, path: "messages", provider: false, modelId: modelIdOf(step.model), id: engine.idOf(step) });
+    const n = step.stepNumber;
+    const last = Array.isArray(step.steps) && step.steps.length > 0 ? step.steps[step.steps.length - 1] : undefined;
+    // The previous step's usage is for the prompt this prepareStep compacted at step n - 1.
+    const report = typeof n === "number" && n > 0 && last !== undefined ? { usage: (last as { usage?: unknown } | null)?.usage, tag: n - 1 } : undefined;
+    const r = await engine.compact({ wire: step.messages, path: "messages", provider: false, modelId: modelIdOf(step.model), id: engine.idOf(step), tag: n, report });
     return { messages: r.messages as O["messages"] };
   };
 }

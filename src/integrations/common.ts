@@ -3,10 +3,10 @@
  * compactor sessions kept per conversation so epochs (and provider prompt caches) work across
  * the calls of an agent loop.
  *
- * Budget: `budget` when given; else the model's context window (`contextWindow`, or the table
- * below for a model id it knows) minus `reserveTokens` (the answer's room, default 4096). A
- * model whose context size is unknown and no budget: E_BAD_INPUT saying so — guessing a window
- * would either waste context or overflow it.
+ * Budget: budget.ts's budgetOf — `budget` when given; else the model's context window (its
+ * profile's, tokens/models.ts, or `contextWindow`) minus `reserveTokens`, in ctxfold's measure,
+ * corrected by the input tokens the provider reports for the conversation (its UsageFeedback,
+ * kept with its session here).
  *
  * Sessions: one CompactorSession per conversation, found by the caller's id when given, else by
  * the conversation's stable prefix (its system messages and first user message: what stays the
@@ -16,74 +16,18 @@
  * messages, and the prefix key is computed from the conversation's first messages alone.
  */
 import { createHash } from "node:crypto";
-import { badValueError, CtxfoldError } from "../errors.js";
+import { badValueError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { createCompactor, type Compactor, type CompactorConfig } from "../policy/index.js";
+import { UsageFeedback, type IntegrationOptions, type UsageEvent } from "./budget.js";
 import type { CompactorSession } from "../policy/session.js";
 import { kAdapters, type Format } from "../adapters/index.js";
 import { WireCache, type WireCheck } from "../policy/wire-cache.js";
 import { sameWire } from "../policy/wire-equal.js";
 import { parsePrefix, wireHead, wireMessages } from "../policy/wire-formats.js";
 
-export interface IntegrationOptions extends CompactorConfig {
-  /** Tokens the compacted prompt may take. Required unless the context window is known. */
-  budget?: number;
-  /** The model's context window, tokens (for a model the table does not know). */
-  contextWindow?: number;
-  /** Room kept for the answer when the budget comes from the context window. @default 4096 */
-  reserveTokens?: number;
-  /** Conversations whose sessions are kept (least recently used dropped). @default 1000 */
-  maxSessions?: number;
-}
-
-/**
- * Context windows of models by id prefix (longest prefix wins), as their providers document
- * them. Deliberately short: a model not listed needs `budget` or `contextWindow`.
- */
-export const kContextWindows: Readonly<Record<string, number>> = Object.freeze({
-  "gpt-4o": 128_000,
-  "gpt-4o-mini": 128_000,
-  "gpt-4.1": 1_047_576,
-  "gpt-5": 400_000,
-  "o3": 200_000,
-  "o4-mini": 200_000,
-  "claude-3-5-sonnet": 200_000,
-  "claude-3-5-haiku": 200_000,
-  "claude-3-7-sonnet": 200_000,
-  "claude-sonnet-4": 200_000,
-  "claude-opus-4": 200_000,
-  "claude-haiku-4": 200_000,
-});
-
-const kDefaultReserve = 4096;
-
-/** The context window of `modelId` from kContextWindows (longest matching prefix), or undefined. */
-export function contextWindowOf(modelId: string | undefined): number | undefined {
-  if (!modelId) return undefined;
-  const id = modelId.replace(/^[a-z-]+\//, ""); // "openai/gpt-4o" → "gpt-4o"
-  let best: string | undefined;
-  for (const k of Object.keys(kContextWindows)) if (id.startsWith(k) && (best === undefined || k.length > best.length)) best = k;
-  return best === undefined ? undefined : kContextWindows[best];
-}
-
-/** The budget a call compacts to (see the module comment). */
-export function budgetOf(options: IntegrationOptions, modelId?: string): number {
-  if (options.budget !== undefined) return checkTokens(options.budget, "budget", 1);
-  const window = options.contextWindow === undefined ? contextWindowOf(modelId) : checkTokens(options.contextWindow, "contextWindow", 1);
-  if (window === undefined) {
-    throw new CtxfoldError("E_BAD_INPUT", `the context size of model ${JSON.stringify(modelId ?? "(unnamed)")} is unknown: pass budget (tokens the prompt may take) or contextWindow`, { path: "budget" });
-  }
-  const reserve = options.reserveTokens === undefined ? kDefaultReserve : checkTokens(options.reserveTokens, "reserveTokens", 0);
-  const budget = window - reserve;
-  if (budget <= 0) throw new CtxfoldError("E_BAD_INPUT", `contextWindow ${window} leaves no room after reserveTokens ${reserve}`, { path: "reserveTokens" });
-  return budget;
-}
-
-/** A token count option (an integer ≥ `min`), or E_BAD_INPUT naming it and showing what it got. */
-function checkTokens(value: unknown, name: string, min: 0 | 1): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min) throw badValueError(name, min === 1 ? "a positive integer" : "a non-negative integer", value);
-  return value;
-}
+export { budgetOf, checkTokens, contextWindowOf, kContextWindows, profileFor, UsageFeedback } from "./budget.js";
+export type { IntegrationOptions, UsageEvent } from "./budget.js";
 
 /**
  * The key of a conversation by its stable prefix: its system messages and its first user
@@ -146,12 +90,15 @@ const recentKeys: { format: Format; head: unknown[]; prefix: unknown[]; key: str
  * Options the integrations read themselves (budget, conversation keys, callbacks, the pool's
  * size): never the compactor's, whose config rejects unknown keys.
  */
-const kIntegrationKeys: ReadonlySet<string> = new Set(["budget", "contextWindow", "reserveTokens", "maxSessions", "model", "conversationId", "cacheBreakpoint", "onCompact"]);
+const kIntegrationKeys: ReadonlySet<string> = new Set([
+  "budget", "contextWindow", "reserveTokens", "maxSessions", "model", "conversationId", "cacheBreakpoint", "onCompact", "modelProfile", "usageFeedback", "onUsage",
+]);
 
-/** A conversation's session and the wire cache of its calls. */
+/** A conversation's session, the wire cache of its calls, and its usage feedback. */
 interface Conversation {
   session: CompactorSession;
   wire?: WireCache;
+  usage?: UsageFeedback;
 }
 
 /** One compactor and its sessions, per conversation (see the module comment). */
@@ -191,6 +138,45 @@ export class SessionPool {
   get size(): number {
     return this.#conversations.size;
   }
+
+  /**
+   * The observed ratio of reported to estimated input tokens for conversation `key` and
+   * `modelId` (budgetOf's `usageRatio`); undefined before the first report, or for a
+   * conversation the pool does not hold.
+   */
+  usageRatio(key: string, modelId: string | undefined): number | undefined {
+    return this.#conversations.get(key)?.usage?.ratio(modelId);
+  }
+
+  /**
+   * Notes what conversation `key`'s call sent: its model and ctxfold's estimate of its tokens
+   * (with `tag`, what the caller matches the report to). A later report (recordUsage) applies
+   * to it. For a conversation the pool does not hold, nothing.
+   */
+  noteSent(key: string, modelId: string | undefined, estimate: number, tag?: unknown): void {
+    const c = this.#conversations.get(key);
+    if (c) (c.usage ??= new UsageFeedback()).noteSent(modelId, estimate, tag);
+  }
+
+  /** The tag noted with conversation `key`'s last call (noteSent). */
+  sentTag(key: string): unknown {
+    return this.#conversations.get(key)?.usage?.sentTag;
+  }
+
+  /**
+   * Folds the provider's usage report for conversation `key`'s last call into its ratio, and
+   * reports what it did to `options.onUsage`. `usage` is any provider's usage (or a bare
+   * count: inputTokensOf); `modelId`, when given, names the model the call went to. The entry
+   * point of every integration's feedback (budget.ts). Never throws (a failing onUsage aside);
+   * undefined when `options.usageFeedback` is false.
+   */
+  recordUsage(key: string, usage: unknown, options: IntegrationOptions = {}, modelId?: string): UsageEvent | undefined {
+    if (options.usageFeedback === false) return undefined;
+    const c = this.#conversations.get(key);
+    const event = c ? (c.usage ??= new UsageFeedback()).record(key, usage, modelId) : new UsageFeedback().record(key, usage, modelId);
+    options.onUsage?.(event);
+    return event;
+  }
 }
 
 let sharedPool: SessionPool | undefined;
@@ -212,11 +198,11 @@ export function sessionPoolFor(options: IntegrationOptions): SessionPool {
 
 /**
  * One call's conversation in `format` (its own scope), found by the caller's id, else by its
- * stable prefix: its session, its wire cache, and the call's canonical messages parsed through
+ * stable prefix: its key in the pool, its session, its wire cache, and the call's canonical messages parsed through
  * that cache (only what the previous call did not have). An input that does not parse fails
  * before any session is made or touched, and before a bad `conversationId` is reported.
  */
-export function openConversation(pool: SessionPool, format: Format, input: unknown, conversationId: string | undefined): { session: CompactorSession; cache: WireCache; messages: Message[] } {
+export function openConversation(pool: SessionPool, format: Format, input: unknown, conversationId: string | undefined): { key: string; session: CompactorSession; cache: WireCache; messages: Message[] } {
   if (conversationId !== undefined && (typeof conversationId !== "string" || conversationId === "")) {
     kAdapters[format].parse(input);
     throw badValueError("conversationId", "a non-empty string", conversationId);
@@ -224,5 +210,5 @@ export function openConversation(pool: SessionPool, format: Format, input: unkno
   const key = `${format}\0${conversationId ?? prefixKey(format, input)}`;
   const cache = pool.wireCache(key, format);
   const messages = cache.parse(input);
-  return { session: pool.session(key, cache), cache, messages };
+  return { key, session: pool.session(key, cache), cache, messages };
 }

@@ -104,14 +104,13 @@ function repathed(e: unknown): unknown {
 /** Compacts one call's system message and messages (see the module comment). */
 async function compactCall<R extends LangChainModelRequest>(pool: SessionPool, options: LangChainOptions, request: R): Promise<CompactedCall<R>> {
   const modelId = options.model ?? chatModelId(request.model);
-  const budget = budgetOf(options, modelId);
   const history = messageList(request.messages);
   const system = request.systemMessage;
   const lead = system !== undefined && system.text !== "" ? 1 : 0;
   const list = lead ? [system, ...history] : history;
   let compaction: LangChainCompaction<object>;
   try {
-    compaction = await compactLangChain<object>(pool, list, budget, configuredId(request.runtime) ?? options.conversationId);
+    compaction = await compactLangChain<object>(pool, list, options, modelId, configuredId(request.runtime) ?? options.conversationId);
   } catch (e) {
     throw lead ? repathed(e) : e;
   }
@@ -124,17 +123,6 @@ async function compactCall<R extends LangChainModelRequest>(pool: SessionPool, o
     next.systemMessage = out[0] as R["systemMessage"];
   }
   return { request: next, compaction, modelId };
-}
-
-/**
- * The input tokens the provider reported for the prompt just sent: `usage_metadata.input_tokens`
- * of the model's AIMessage (cache reads and writes included, as LangChain's chat models count
- * them), or undefined when it reported none.
- */
-function reportedInputTokens(response: unknown): number | undefined {
-  const usage = (response as { usage_metadata?: { input_tokens?: unknown } } | null | undefined)?.usage_metadata;
-  const n = usage?.input_tokens;
-  return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -162,11 +150,10 @@ export function ctxfoldMiddleware(options: LangChainOptions = {}): CtxfoldAgentM
     async wrapModelCall<R extends LangChainModelRequest, A>(request: R, handler: (request: R) => A | Promise<A>): Promise<A> {
       const call = await compactCall(pool, o, request);
       const response = await handler(call.request);
-      // The one place usage feedback plugs in: the provider's count of the prompt just sent
-      // (undefined when it reported none), against the estimate call.compaction.result.tokensAfter,
-      // for call.compaction.session and call.modelId. Read here, not used yet.
-      const inputTokens = reportedInputTokens(response);
-      void inputTokens;
+      // Usage feedback: the model's AIMessage carries the provider's count of the prompt just
+      // sent (`usage_metadata.input_tokens`, cache reads and writes included); the next call's
+      // budget follows it. No usage is reported to onUsage and ignored.
+      pool.recordUsage(call.compaction.key, (response as { usage_metadata?: unknown } | null | undefined)?.usage_metadata, o, call.modelId);
       return response;
     },
   };

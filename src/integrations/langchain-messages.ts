@@ -31,7 +31,7 @@ import type { LangchainMessage } from "../adapters/langchain.js";
 import type { Message, Role } from "../model/schema.js";
 import type { CanonicalResult } from "../policy/types.js";
 import type { CompactorSession } from "../policy/session.js";
-import { openConversation, type IntegrationOptions, type SessionPool } from "./common.js";
+import { budgetOf, openConversation, type IntegrationOptions, type SessionPool } from "./common.js";
 
 /** The options of the LangChain integrations: common.ts's, and the model and conversation ids when the call names none. */
 export interface LangChainOptions extends IntegrationOptions {
@@ -170,15 +170,20 @@ export function configuredId(config: LangChainConfigLike | undefined): string | 
 /** One compaction's output: the messages, and the session and result they came from. */
 export interface LangChainCompaction<M extends object> {
   messages: M[];
+  /** The conversation's key in its pool (SessionPool.recordUsage takes it). */
+  key: string;
   session: CompactorSession;
   result: CanonicalResult;
 }
 
 /**
- * One compaction: `list` (LangChain messages) compacted to `budget` in its conversation's
- * session, in the caller's classes (see the module comment).
+ * One compaction: `list` (LangChain messages) compacted in its conversation's session to the
+ * budget of `options` and `modelId` (budgetOf, with the conversation's usage ratio), in the
+ * caller's classes (see the module comment). With `replyUsage`, the reply to the previous call
+ * found in `list` reports that call's usage first (the Runnable's feedback: see langchain.ts);
+ * a caller that sees the reply itself (the agent middleware) records it with the returned `key`.
  */
-export async function compactLangChain<M extends object>(pool: SessionPool, list: readonly unknown[], budget: number, conversationId: string | undefined): Promise<LangChainCompaction<M>> {
+export async function compactLangChain<M extends object>(pool: SessionPool, list: readonly unknown[], options: LangChainOptions, modelId: string | undefined, conversationId: string | undefined, replyUsage = false): Promise<LangChainCompaction<M>> {
   const classes = new Map<Role, MessageClass>();
   const dicts = new Array<LangchainMessage>(list.length);
   let instances = false;
@@ -187,8 +192,17 @@ export async function compactLangChain<M extends object>(pool: SessionPool, list
     dicts[i] = r.dict;
     if (r.instance) instances = true;
   }
-  const { session, messages } = openConversation(pool, "langchain", dicts, conversationId);
+  const { key, session, messages } = openConversation(pool, "langchain", dicts, conversationId);
+  if (replyUsage) {
+    const previous = pool.sentTag(key);
+    if (typeof previous === "number" && previous < dicts.length) {
+      const reply = dicts[previous] as Record<string, unknown>;
+      if (kRoles.get(String(reply.role ?? reply.type)) === "assistant") pool.recordUsage(key, reply.usage_metadata, options, modelId);
+    }
+  }
+  const budget = budgetOf(options, modelId, pool.usageRatio(key, modelId));
   const r = await session.compactCanonical(messages, { budget, format: "langchain" });
+  pool.noteSent(key, modelId, r.tokensAfter, dicts.length);
   const result: object[] = [];
   for (const m of r.canonical) {
     const memo = rendered.get(m);
@@ -202,5 +216,5 @@ export async function compactLangChain<M extends object>(pool: SessionPool, list
     rendered.set(m, { instances, out });
     for (const o of out) result.push(o);
   }
-  return { messages: result as M[], session, result: r };
+  return { messages: result as M[], key, session, result: r };
 }

@@ -20,7 +20,14 @@
  *   The runnable owns its SessionPool; compactLangChainMessages shares sessionPoolFor's rule
  *   (requests.ts): reuse the options object when it configures the compactor.
  * - Budget: budgetOf(options, options.model), checked when the runnable is made (an unknown
- *   context size without a budget fails there, not at the first call).
+ *   context size without a budget fails there, not at the first call), and taken per call with
+ *   the conversation's usage feedback (budget.ts).
+ * - Usage feedback: the reply to a call is the AIMessage the caller appends after that call's
+ *   input, so at the next call the message at the previous input's length is that reply, and
+ *   its `usage_metadata.input_tokens` (LangChain's total, cached input included) is the
+ *   provider's count of the prompt the previous call compacted. It is read from there (an AI
+ *   message without usage_metadata is a report of no usage, ignored with an `onUsage` event;
+ *   anything else at that index is not a reply and is left alone).
  */
 import { CtxfoldError } from "../errors.js";
 import { budgetOf, sessionPoolFor, SessionPool } from "./common.js";
@@ -28,6 +35,7 @@ import { compactLangChain, configuredId, messageList, type LangChainConfigLike, 
 
 export type { LangChainConfigLike, LangChainOptions, PromptValueLike } from "./langchain-messages.js";
 export { ctxfoldMiddleware, type CtxfoldAgentMiddleware, type LangChainModelRequest } from "./langchain-agent.js";
+export type { UsageEvent } from "./common.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types.
@@ -65,8 +73,8 @@ export interface CtxfoldRunnable<M extends object = object> {
  * options.model); messages compaction left alone come back as the same objects.
  */
 export async function compactLangChainMessages<M extends object>(messages: LangChainCompactInput<M>, options: LangChainOptions = {}): Promise<M[]> {
-  const budget = budgetOf(options, options.model);
-  return (await compactLangChain<M>(sessionPoolFor(options), messageList(messages), budget, options.conversationId)).messages;
+  budgetOf(options, options.model); // a bad budget or an unknown model fails before anything is parsed
+  return (await compactLangChain<M>(sessionPoolFor(options), messageList(messages), options, options.model, options.conversationId, true)).messages;
 }
 
 /**
@@ -75,11 +83,11 @@ export async function compactLangChainMessages<M extends object>(messages: LangC
  * second argument is the run's config (conversation id from `configurable`).
  */
 export function langChainCompactor<M extends object = object>(options: LangChainOptions = {}): LangChainCompactFn<M> {
-  const budget = budgetOf(options, options.model);
+  budgetOf(options, options.model); // checked when the step is made
   const pool = new SessionPool(options);
   // The name shows in LangChain traces (RunnableLambda names its run after the function).
   const ctxfold = (input: LangChainCompactInput<M>, config?: LangChainConfigLike): Promise<M[]> =>
-    compactLangChain<M>(pool, messageList(input), budget, configuredId(config) ?? options.conversationId).then((r) => r.messages);
+    compactLangChain<M>(pool, messageList(input), options, options.model, configuredId(config) ?? options.conversationId, true).then((r) => r.messages);
   return ctxfold;
 }
 

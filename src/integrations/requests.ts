@@ -11,11 +11,21 @@
  *   messages and their blocks are never mutated; a block that gains or loses a `cache_control`
  *   is a copy.
  * - Budget: `budget` when given (the messages' budget, as everywhere in ctxfold); else the
- *   model's context window (`contextWindow`, or the table in common.ts for `body.model`) minus
+ *   model's context window (`contextWindow`, or the model profile of `body.model`) minus
  *   the answer's room — the body's `max_completion_tokens` / `max_tokens` when present, else
- *   `reserveTokens` — minus the tool definitions (their JSON, exact o200k): they take context
- *   too, and only a derived budget knows nothing about them. Unknown window and no budget:
- *   budgetOf's E_BAD_INPUT naming the model.
+ *   `reserveTokens` — in ctxfold's measure (budget.ts), minus the tool definitions (their JSON,
+ *   exact o200k): they take context too, and only a derived budget knows nothing about them.
+ *   Unknown window and no budget: budgetOf's E_BAD_INPUT naming the model.
+ * - Usage feedback: the third argument, `{ usage }`, is the provider's usage report of the
+ *   conversation's previous request, as the response carried it (OpenAI Chat Completions'
+ *   `usage` with `prompt_tokens`, Responses' `input_tokens`, Anthropic's `input_tokens` plus its
+ *   cache fields; a bare number too). It is folded into the conversation's ratio of reported to
+ *   estimated tokens (against ctxfold's estimate of that request: its messages and its tools)
+ *   before this request's budget is taken, so from the second request on a derived budget is the
+ *   window by the provider's own count. A third argument rather than an option: options that
+ *   configure the compactor are one object reused across calls (see below), a report is new at
+ *   every call. A report that holds no count, or an absurd one, is ignored or clamped with an
+ *   `onUsage` event, never thrown.
  * - Sessions: one per conversation, found by `conversationId` when given, else by the stable
  *   prefix (conversationKey), and per format (the same conversation sent to both providers, a
  *   fallback, keeps one session each: their canonical messages differ in format meta, so one
@@ -59,12 +69,23 @@ import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
 import type { CompactorSession } from "../policy/session.js";
 import { budgetOf, openConversation, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
 
+export type { UsageEvent } from "./common.js";
+
 // ---------------------------------------------------------------------------------------------
 // Options and sessions.
 
 export interface RequestOptions extends IntegrationOptions {
   /** The conversation's id: its session. Without one, its stable prefix (system messages and first user message) keys it. */
   conversationId?: string;
+}
+
+/** What a request helper takes beside the body and the options: the previous request's usage report. */
+export interface RequestCall {
+  /**
+   * The usage the provider reported for the conversation's previous request (the response's
+   * `usage` as it came, or its input-token count); `undefined` says the provider reported none.
+   */
+  usage?: unknown;
 }
 
 export interface AnthropicRequestOptions extends RequestOptions {
@@ -113,19 +134,36 @@ function maxOutput(body: Record<string, unknown>, keys: readonly string[]): numb
   return undefined;
 }
 
-/** The messages' budget of one request (see the module comment). */
-function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Record<string, unknown>, outputKeys: readonly string[]): number {
+/** The messages' budget of one request and its tool definitions' tokens (see the module comment); `ratio` is the conversation's usage ratio. */
+function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Record<string, unknown>, outputKeys: readonly string[], ratio?: number): { budget: number; toolTokens: number } {
   const model = typeof body.model === "string" ? body.model : undefined;
-  if (options.budget !== undefined) return budgetOf(options, model);
-  const reserve = maxOutput(body, outputKeys) ?? options.reserveTokens;
-  const budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model);
   const tools = body.tools;
-  if (!Array.isArray(tools) || tools.length === 0) return budget;
-  const toolTokens = pool.compactor.counter.count(JSON.stringify(tools), "exact");
+  const toolTokens = Array.isArray(tools) && tools.length > 0 ? pool.compactor.counter.count(JSON.stringify(tools), "exact") : 0;
+  if (options.budget !== undefined) return { budget: budgetOf(options, model), toolTokens };
+  const reserve = maxOutput(body, outputKeys) ?? options.reserveTokens;
+  const budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model, ratio);
+  if (toolTokens === 0) return { budget, toolTokens };
   if (budget - toolTokens <= 0) {
     throw new CtxfoldError("E_BAD_INPUT", `the tool definitions (${toolTokens} tokens) leave no room for messages in the context window after the answer's ${reserve ?? "default"} reserve`, { path: "body.tools" });
   }
-  return budget - toolTokens;
+  return { budget: budget - toolTokens, toolTokens };
+}
+
+/**
+ * The conversation of a request, its usage report folded in, and the messages' budget: checked
+ * before anything is parsed (a bad budget is reported first), then taken again with the
+ * conversation's ratio once the report is in.
+ */
+function openRequest(options: RequestOptions, body: Record<string, unknown>, input: unknown, format: "openai-chat" | "anthropic", outputKeys: readonly string[], call: RequestCall | undefined) {
+  const pool = sessionPoolFor(options);
+  let { budget, toolTokens } = requestBudget(options, pool, body, outputKeys);
+  const conversation = openConversation(pool, format, input, options.conversationId);
+  if (call !== undefined && (typeof call !== "object" || call === null)) throw new CtxfoldError("E_BAD_INPUT", "expected { usage } (the previous response's usage report)", { path: "call" });
+  if (call !== undefined && "usage" in call) pool.recordUsage(conversation.key, call.usage, options);
+  const model = typeof body.model === "string" ? body.model : undefined;
+  const ratio = pool.usageRatio(conversation.key, model);
+  if (ratio !== undefined) ({ budget, toolTokens } = requestBudget(options, pool, body, outputKeys, ratio));
+  return { pool, budget, toolTokens, model, ...conversation };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -133,14 +171,14 @@ function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Rec
 
 /**
  * Compacts the `messages` of an OpenAI Chat Completions request body; every other field comes
- * back untouched (see the module comment for the budget and the sessions).
+ * back untouched (see the module comment for the budget, the usage report `call.usage` of the
+ * previous request, and the sessions).
  */
-export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B, options: RequestOptions = {}): Promise<B> {
+export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B, options: RequestOptions = {}, call?: RequestCall): Promise<B> {
   checkBody(body, "Chat Completions");
-  const pool = sessionPoolFor(options);
-  const budget = requestBudget(options, pool, body, ["max_completion_tokens", "max_tokens"]);
-  const { session, cache, messages } = openConversation(pool, "openai-chat", body.messages, options.conversationId);
+  const { pool, budget, toolTokens, model, key, session, cache, messages } = openRequest(options, body, body.messages, "openai-chat", ["max_completion_tokens", "max_tokens"], call);
   const r = await session.compactCanonical(messages, { budget, format: "openai-chat" });
+  pool.noteSent(key, model, r.tokensAfter + toolTokens);
   return { ...body, messages: cache.render(r.canonical) } as B;
 }
 
@@ -341,13 +379,12 @@ function fixBreakpoints(draft: Draft, known: ReadonlySet<string>, prefix: number
  * `cache_control` breakpoints valid and, with `cacheBreakpoint: true`, marks the end of the
  * compacted prefix; every other field comes back untouched (see the module comment).
  */
-export async function compactAnthropicRequest<B extends AnthropicRequestBody>(body: B, options: AnthropicRequestOptions = {}): Promise<B> {
+export async function compactAnthropicRequest<B extends AnthropicRequestBody>(body: B, options: AnthropicRequestOptions = {}, call?: RequestCall): Promise<B> {
   checkBody(body, "Messages");
-  const pool = sessionPoolFor(options);
-  const budget = requestBudget(options, pool, body, ["max_tokens"]);
   // The adapter reads `system` and `messages` of the body (and nothing else of it).
-  const { session, cache, messages } = openConversation(pool, "anthropic", body, options.conversationId);
+  const { pool, budget, toolTokens, model, key, session, cache, messages } = openRequest(options, body, body, "anthropic", ["max_tokens"], call);
   const r = await session.compactCanonical(messages, { budget, format: "anthropic" });
+  pool.noteSent(key, model, r.tokensAfter + toolTokens);
   const wire = cache.render(r.canonical) as AnthropicWire;
   const prefix = options.cacheBreakpoint ? prefixLength(session, wire.messages) : undefined;
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : undefined;

@@ -10,11 +10,12 @@
  *   primer is not added: `sessionTokens()` is the plain sum over loops, and the correction
  *   factor absorbs such constants.
  * - Correction: `recordUsage` compares the provider's reported prompt tokens with the estimate
- *   of what was sent (`estimatedTokens`, default the current session estimate). The ratio is
+ *   of what was sent (`estimatedTokens`, default the current session estimate), through the
+ *   project's one usage correction (tokens/usage.ts) set up as a moving average: the ratio is
  *   clamped to [0.5, 2] (an outlier, such as a report for a different request, cannot wreck
- *   the estimate) and folded into the factor by an exponential moving average with alpha 0.5
- *   starting at 1: the factor follows a steady bias within a few calls without jumping on one
- *   report. A report against an estimate of 0 carries no ratio and leaves the factor alone.
+ *   the estimate) and folded into the factor with weight 0.5 either way, starting at 1: the
+ *   factor follows a steady bias within a few calls without jumping on one report. A report
+ *   against an estimate of 0 carries no ratio and leaves the factor alone.
  * - `usedTokens()` = round(sessionTokens × factor); `headroom()` = compactAtPct × max − used,
  *   negative when over; `shouldCompact()` is `shouldCompactSession(usedTokens(), max, config)`.
  * - Numbers are validated (finite, non-negative; maxContextTokens positive) with E_BAD_INPUT
@@ -24,6 +25,7 @@ import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { tokenMeasure } from "../tokens/measure.js";
 import { TokenCounter } from "../tokens/token-counter.js";
+import { UsageCorrection } from "../tokens/usage.js";
 import { CompactionSettings, shouldCompactSession } from "./config.js";
 import type { LoopId } from "./store.js";
 
@@ -71,7 +73,7 @@ export class ContextTracker {
   readonly config: Readonly<TriggerSettings>;
   readonly #loops = new Map<LoopId, number>();
   #total = 0;
-  #factor = 1;
+  readonly #correction = new UsageCorrection({ initial: 1, bounds: kCorrectionBounds, rise: kUsageSmoothing, fall: kUsageSmoothing, zeroReports: "counted" });
 
   constructor(options: ContextTrackerOptions) {
     if (typeof options !== "object" || options === null) throw new CtxfoldError("E_BAD_INPUT", "expected an options object", { path: "options" });
@@ -135,7 +137,7 @@ export class ContextTracker {
 
   /** The current correction factor (1 until a usage report). */
   get correction(): number {
-    return this.#factor;
+    return this.#correction.ratio!;
   }
 
   /** Folds a provider usage report into the correction factor (see the module note). */
@@ -143,15 +145,13 @@ export class ContextTracker {
     if (typeof usage !== "object" || usage === null) throw new CtxfoldError("E_BAD_INPUT", "expected { promptTokens, estimatedTokens? }", { path: "usage" });
     const reported = checkNumber(usage.promptTokens, "promptTokens");
     const estimated = usage.estimatedTokens === undefined ? this.#total : checkNumber(usage.estimatedTokens, "estimatedTokens");
-    if (estimated === 0) return;
-    const [lo, hi] = kCorrectionBounds;
-    const ratio = Math.min(hi, Math.max(lo, reported / estimated));
-    this.#factor += kUsageSmoothing * (ratio - this.#factor);
+    // Both numbers are checked: the correction ignores only an estimate of 0 (no ratio), as it always did.
+    this.#correction.observe(reported, estimated);
   }
 
   /** The session estimate corrected toward the provider's count. */
   usedTokens(): number {
-    return Math.round(this.#total * this.#factor);
+    return Math.round(this.#total * this.#correction.ratio!);
   }
 
   /** Tokens left before the compactAtPct limit; negative when over it. */

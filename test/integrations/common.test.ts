@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { kAdapters, kFormats, parseMessages, renderMessages } from "../../src/adapters/index.js";
 import { generateRuns } from "../../src/gen/run.js";
-import { budgetOf, contextWindowOf, conversationKey, prefixKey, SessionPool, type IntegrationOptions } from "../../src/integrations/common.js";
+import { budgetOf, contextWindowOf, conversationKey, prefixKey, SessionPool, type IntegrationOptions, type UsageEvent } from "../../src/integrations/common.js";
+import { modelProfileOf } from "../../src/tokens/models.js";
+import { TokenCounter } from "../../src/tokens/token-counter.js";
 import type { Message } from "../../src/model/schema.js";
 import { thrown } from "../helpers.js";
 import { agentRun, callPoints, checkPrompts, historyIn, type RecordedCall } from "./harness.js";
@@ -28,6 +30,74 @@ describe("budgetOf", () => {
     expect(thrown(() => budgetOf({ budget: Infinity }), "E_BAD_INPUT").message).toBe("budget: expected a positive integer, got Infinity");
     expect(thrown(() => budgetOf({ contextWindow: Number.NaN }), "E_BAD_INPUT")).toMatchObject({ path: "contextWindow", message: "contextWindow: expected a positive integer, got NaN" });
     expect(thrown(() => budgetOf({ contextWindow: 32_000, reserveTokens: -Infinity }), "E_BAD_INPUT")).toMatchObject({ path: "reserveTokens", message: "reserveTokens: expected a non-negative integer, got -Infinity" });
+  });
+});
+
+describe("budgetOf with model profiles and usage feedback", () => {
+  it("converts a non-OpenAI window to ctxfold's measure by the profile's factor and margin", () => {
+    for (const id of ["claude-opus-4-7", "claude-sonnet-4-5-20250929", "gemini-2.5-pro", "llama-3.3-70b-versatile", "qwen3-32b", "deepseek-chat", "mistral-large-latest"]) {
+      const p = modelProfileOf(id)!;
+      expect(p.factor, id).toBeGreaterThan(0);
+      expect(budgetOf({}, id), id).toBe(Math.floor((p.contextWindow - 4096) / (p.factor * (1 + p.margin))));
+    }
+    // Claude's updated tokenizer (Opus 4.7 on) counts more than the earlier one: a smaller budget from the same 1M window.
+    expect(budgetOf({}, "claude-opus-4-7")).toBeLessThan(budgetOf({}, "claude-opus-4-6"));
+  });
+
+  it("counts OpenAI models in their own encoding: exact, no factor", () => {
+    expect(budgetOf({}, "gpt-4.1-mini")).toBe(1_047_576 - 4096);
+    expect(budgetOf({}, "gpt-5.1-codex")).toBe(272_000); // the input cap, below 400,000 − 4096
+    // gpt-4 is cl100k_base: exact with a cl100k_base counter, converted with the default o200k_base one.
+    expect(budgetOf({ counter: new TokenCounter({ encoding: "cl100k_base" }) }, "gpt-4-0613")).toBe(8192 - 4096);
+    const p = modelProfileOf("gpt-4-0613")!;
+    expect(budgetOf({}, "gpt-4-0613")).toBe(Math.floor(4096 / (p.factor * (1 + p.margin))));
+  });
+
+  it("a caller-given budget is ctxfold's measure: no profile, factor or usage ratio touches it", () => {
+    expect(budgetOf({ budget: 9000 }, "claude-opus-4-7", 2.5)).toBe(9000);
+  });
+
+  it("after a usage report the ratio replaces the profile (with 3 % on top); usageFeedback: false keeps the profile", () => {
+    expect(budgetOf({}, "claude-opus-4-7", 1.5)).toBe(Math.floor((1_000_000 - 4096) / (1.5 * 1.03)));
+    expect(budgetOf({ usageFeedback: false }, "claude-opus-4-7", 1.5)).toBe(budgetOf({}, "claude-opus-4-7"));
+  });
+
+  it("modelProfile overrides the model's profile per call, or stands for one; a bad field is named", () => {
+    expect(budgetOf({ modelProfile: { factor: 2, margin: 0 } }, "gemini-2.5-flash")).toBe(Math.floor((1_048_576 - 4096) / 2));
+    expect(budgetOf({ modelProfile: { contextWindow: 50_000, factor: 1.25, margin: 0 }, reserveTokens: 0 }, "my-local-model")).toBe(40_000);
+    expect(thrown(() => budgetOf({ modelProfile: { factor: -1 } }, "gpt-4o"), "E_BAD_INPUT")).toMatchObject({ path: "modelProfile.factor" });
+    expect(thrown(() => budgetOf({ modelProfile: { contextWindow: 1.5 } }, "gpt-4o"), "E_BAD_INPUT")).toMatchObject({ path: "modelProfile.contextWindow" });
+    expect(thrown(() => budgetOf({ modelProfile: "big" as never }, "gpt-4o"), "E_BAD_INPUT")).toMatchObject({ path: "modelProfile" });
+  });
+});
+
+describe("SessionPool's usage feedback (the entry point every integration reports through)", () => {
+  it("applies a report to what the conversation's last call sent, per model, once", () => {
+    const pool = new SessionPool();
+    const events: UsageEvent[] = [];
+    const onUsage = (e: UsageEvent) => events.push(e);
+    pool.session("c");
+    expect(pool.usageRatio("c", "m")).toBeUndefined();
+    pool.noteSent("c", "m", 1000);
+    pool.recordUsage("c", { prompt_tokens: 1400 }, { onUsage });
+    expect(pool.usageRatio("c", "m")).toBe(1.4);
+    expect(pool.usageRatio("c", "other-model")).toBeUndefined();
+    // The same call reported twice: the second has nothing to compare with.
+    pool.recordUsage("c", { prompt_tokens: 9000 }, { onUsage });
+    expect(events.map((e) => e.status === "ignored" ? e.reason : e.status)).toEqual(["applied", "no_estimate"]);
+    expect(events[0]).toMatchObject({ conversation: "c", model: "m", reported: 1400, estimated: 1000, before: undefined, after: 1.4 });
+    expect(pool.usageRatio("c", "m")).toBe(1.4);
+  });
+
+  it("a report for a conversation it does not hold, or with usageFeedback false, changes nothing", () => {
+    const pool = new SessionPool();
+    const events: UsageEvent[] = [];
+    expect(pool.recordUsage("nobody", 500, { onUsage: (e) => events.push(e) })).toMatchObject({ status: "ignored", reason: "no_estimate" });
+    pool.session("c");
+    pool.noteSent("c", "m", 1000);
+    expect(pool.recordUsage("c", 500, { usageFeedback: false, onUsage: (e) => events.push(e) })).toBeUndefined();
+    expect(events).toHaveLength(1);
+    expect(pool.usageRatio("c", "m")).toBeUndefined();
   });
 });
 

@@ -7,6 +7,7 @@ import { CtxfoldError } from "../../src/errors.js";
 import type { LangchainMessage } from "../../src/adapters/langchain.js";
 import type { Message } from "../../src/model/schema.js";
 import { compactLangChainMessages, ctxfoldRunnable, langChainCompactor } from "../../src/integrations/langchain.js";
+import type { UsageEvent } from "../../src/integrations/common.js";
 import { agentRun, callPoints, checkPrompts, dictsOf, exactTokens, type RecordedCall } from "./harness.js";
 import { parseMessages } from "../../src/adapters/index.js";
 
@@ -176,5 +177,27 @@ describe("compactLangChainMessages", () => {
     expect(out.length).toBeGreaterThan(0);
     for (const m of out) expect(history.includes(m) || m instanceof HumanMessage || m instanceof AIMessage || m instanceof ToolMessage || m instanceof SystemMessage).toBe(true);
     expect(exactTokens(parseMessages(dictsOf(out), { format: "langchain" }).messages)).toBeLessThanOrEqual(6000);
+  });
+});
+
+describe("the LangChain step reads the provider's usage from the reply", () => {
+  it("the AIMessage after the previous call's input carries usage_metadata.input_tokens: the previous prompt's count", async () => {
+    const run = agentRun(30, 36);
+    const at = callPoints(run);
+    const events: UsageEvent[] = [];
+    const fn = langChainCompactor<BaseMessage>({ model: "my-local-model", contextWindow: 50_000, onUsage: (e) => events.push(e) });
+    const history = instancesOf(run).slice(0, at[2]!);
+    await fn(history);
+    const reply = new AIMessage({ content: "ok", usage_metadata: { input_tokens: 5000, output_tokens: 2, total_tokens: 5002 } });
+    const second = [...history, reply, new HumanMessage("Go on.")];
+    await fn(second);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ status: "applied", reported: 5000, model: "my-local-model", before: undefined });
+    expect(events[0]!.after).toBeCloseTo(5000 / events[0]!.estimated!, 12);
+    // A reply without usage_metadata is a report of none; a human message there is no reply (nothing read).
+    await fn([...second, new AIMessage("no usage here"), new HumanMessage("Again.")]);
+    expect(events[1]).toMatchObject({ status: "ignored", reason: "no_usage" });
+    await fn([...second, new AIMessage("no usage here"), new HumanMessage("Again."), new HumanMessage("And again.")]);
+    expect(events).toHaveLength(2);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseMessages } from "../../src/adapters/index.js";
 import type { AnthropicMessage, AnthropicWire } from "../../src/adapters/anthropic.js";
 import { CtxfoldError } from "../../src/errors.js";
-import { compactAnthropicRequest, compactOpenAIRequest, type AnthropicRequestOptions } from "../../src/integrations/requests.js";
+import { compactAnthropicRequest, compactOpenAIRequest, type AnthropicRequestOptions, type UsageEvent } from "../../src/integrations/requests.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { agentRun, callPoints, checkPrompts, exactTokens, historyIn, type RecordedCall } from "./harness.js";
 
@@ -304,4 +304,63 @@ describe("compactAnthropicRequest: the 200-step agent loop", () => {
     }
     for (const c of [0, 1]) checkPrompts(calls[c], budget, "anthropic");
   }, 120_000);
+});
+
+describe("request helpers: the provider's usage report of the previous request", () => {
+  const counter = new TokenCounter({ encoding: "o200k_base" });
+  const window = 30_000;
+  const room = window - 4096;
+
+  it("OpenAI: `usage.prompt_tokens` sets the next budget by the observed ratio (tools counted on both sides)", async () => {
+    const run = agentRun(120, 33);
+    const at = callPoints(run);
+    const events: UsageEvent[] = [];
+    const options = { contextWindow: window, conversationId: "usage-openai", onUsage: (e: UsageEvent) => events.push(e) };
+    const toolTokens = counter.count(JSON.stringify(openaiTools), "exact");
+    const first = await compactOpenAIRequest({ model: "my-local-model", messages: historyIn(run, at[5]!, "openai-chat") as unknown[], tools: openaiTools }, options);
+    const sent = exactTokens(parseMessages(first.messages, { format: "openai-chat" }).messages) + toolTokens;
+    // The provider counts 1.5× what o200k counts.
+    const usage = { prompt_tokens: Math.ceil(1.5 * sent), completion_tokens: 12, total_tokens: Math.ceil(1.5 * sent) + 12 };
+    const body = { model: "my-local-model", messages: historyIn(run, run.length - 1, "openai-chat") as unknown[], tools: openaiTools };
+    expect(exactTokens(parseMessages(body.messages, { format: "openai-chat" }).messages)).toBeGreaterThan(room);
+    const out = await compactOpenAIRequest(body, options, { usage });
+    expect(events).toHaveLength(1);
+    const e = events[0]!;
+    expect(e).toMatchObject({ status: "applied", reported: usage.prompt_tokens, before: undefined, model: "my-local-model" });
+    expect(e.after).toBeGreaterThan(1.4);
+    expect(e.after).toBeLessThan(1.6);
+    // Within the window by the provider's count: messages and tools, 1.5× each.
+    const tokens = exactTokens(parseMessages(out.messages, { format: "openai-chat" }).messages);
+    expect(tokens + toolTokens).toBeLessThanOrEqual(Math.floor(room / (e.after! * 1.03)));
+    expect(Math.ceil(1.5 * (tokens + toolTokens))).toBeLessThanOrEqual(room);
+  });
+
+  it("Anthropic: `input_tokens` plus its cache fields is the count", async () => {
+    const run = agentRun(20, 34);
+    const at = callPoints(run);
+    const events: UsageEvent[] = [];
+    const options = { contextWindow: window, conversationId: "usage-anthropic", onUsage: (e: UsageEvent) => events.push(e) };
+    const body = (end: number) => ({ model: "my-local-model", max_tokens: 1000, ...(historyIn(run, end, "anthropic") as object) }) as { model: string; max_tokens: number; messages: unknown[] };
+    await compactAnthropicRequest(body(at[2]!), options);
+    await compactAnthropicRequest(body(at[4]!), options, { usage: { input_tokens: 3, cache_creation_input_tokens: 200, cache_read_input_tokens: 1800, output_tokens: 40 } });
+    expect(events[0]).toMatchObject({ status: "applied", reported: 2003 });
+  });
+
+  it("a provider that reports no usage, or absurd figures: an event, a budget from the profile or clamped ratio, never a throw", async () => {
+    const run = agentRun(20, 35);
+    const at = callPoints(run);
+    const events: UsageEvent[] = [];
+    const options = { contextWindow: window, conversationId: "usage-none", onUsage: (e: UsageEvent) => events.push(e) };
+    const body = (end: number) => ({ model: "my-local-model", messages: historyIn(run, end, "openai-chat") as unknown[] });
+    await compactOpenAIRequest(body(at[1]!), options);
+    await compactOpenAIRequest(body(at[2]!), options, { usage: undefined });
+    await compactOpenAIRequest(body(at[3]!), options, { usage: { prompt_tokens: null, completion_tokens: 3 } });
+    await compactOpenAIRequest(body(at[4]!), options, { usage: { prompt_tokens: "lots" } });
+    await compactOpenAIRequest(body(at[5]!), options, { usage: { prompt_tokens: 1e15 } });
+    expect(events.map((e) => (e.status === "ignored" ? e.reason : e.status))).toEqual(["no_usage", "no_usage", "not_a_number", "clamped"]);
+    expect(events[3]!.after).toBe(4);
+    // A `call` that is not an object is named.
+    const err = await compactOpenAIRequest(body(at[5]!), options, 42 as never).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "E_BAD_INPUT", path: "call" });
+  });
 });
