@@ -13,6 +13,7 @@ import { parseMessages, renderMessages } from "../../src/adapters/index.js";
 import type { OpenAIChatWire } from "../../src/adapters/index.js";
 import { CtxfoldError } from "../../src/errors.js";
 import { generateRun } from "../../src/gen/run.js";
+import type { UsageEvent } from "../../src/integrations/common.js";
 import { ctxfoldMiddleware } from "../../src/integrations/langchain.js";
 import type { Message } from "../../src/model/schema.js";
 import { newViolations, validate } from "../../src/validate/index.js";
@@ -79,7 +80,8 @@ class ScriptedModel extends BaseChatModel {
   /** The model id ctxfold reads for the budget (as ChatOpenAI's `model`). */
   model: string;
 
-  constructor(readonly script: Script, model = "scripted") {
+  /** `scale`: the provider's tokens per o200k token, as the usage it reports counts them. */
+  constructor(readonly script: Script, model = "scripted", readonly scale = 1) {
     super({});
     this.model = model;
   }
@@ -95,7 +97,7 @@ class ScriptedModel extends BaseChatModel {
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     this.prompts.push(messages);
     const step = this.script.steps[this.prompts.length - 1];
-    const usage_metadata = { input_tokens: exactTokens(parseMessages(dictsOf(messages), { format: "langchain" }).messages), output_tokens: 10, total_tokens: 0 };
+    const usage_metadata = { input_tokens: Math.ceil(this.scale * exactTokens(parseMessages(dictsOf(messages), { format: "langchain" }).messages)), output_tokens: 10, total_tokens: 0 };
     usage_metadata.total_tokens = usage_metadata.input_tokens + 10;
     const message = step
       ? new AIMessage({ content: step.text, tool_calls: step.calls.map((c) => ({ ...c, type: "tool_call" as const })), usage_metadata })
@@ -124,8 +126,8 @@ function recorder(into: BaseMessage[][]) {
 }
 
 /** Runs the script through createAgent with ctxfold's middleware; returns what each call would have sent and what the model got, and the final state. */
-async function runAgent(script: Script, middleware: ReturnType<typeof ctxfoldMiddleware>, config: { thread_id?: string } = {}) {
-  const model = new ScriptedModel(script);
+async function runAgent(script: Script, middleware: ReturnType<typeof ctxfoldMiddleware>, config: { thread_id?: string } = {}, scale = 1) {
+  const model = new ScriptedModel(script, "scripted", scale);
   const inputs: BaseMessage[][] = [];
   const agent = createAgent({ model, tools: toolsOf(script), systemPrompt: script.system, middleware: [recorder(inputs), middleware] });
   const state = await agent.invoke({ messages: [new HumanMessage(script.task)] }, { configurable: config, recursionLimit: 10_000 });
@@ -213,6 +215,22 @@ describe("ctxfoldMiddleware in a createAgent loop", () => {
     const run = await runAgent(script, ctxfoldMiddleware({ budget }));
     checkLoop(script, budget, run);
   }, 180_000);
+
+  it("follows the input tokens the model reports: with a tokenizer counting 1.3× o200k, every call after the first stays within the window", async () => {
+    const script = generatedScript(60, 11);
+    const window = 12_000;
+    const reserve = 1_000;
+    const reported = (run: Awaited<ReturnType<typeof runAgent>>) => run.prompts.map((p) => Math.ceil(1.3 * exactTokens(parseMessages(dictsOf(p), { format: "langchain" }).messages)));
+    // Without feedback: the window counted as o200k tokens, so the model's own count overflows it.
+    const blind = reported(await runAgent(script, ctxfoldMiddleware({ contextWindow: window, reserveTokens: reserve, usageFeedback: false }), {}, 1.3));
+    expect(Math.max(...blind)).toBeGreaterThan(window);
+    // With it: from the second call on, within the window by the reported count.
+    const events: UsageEvent[] = [];
+    const counts = reported(await runAgent(script, ctxfoldMiddleware({ contextWindow: window, reserveTokens: reserve, onUsage: (e) => events.push(e) }), {}, 1.3));
+    expect(Math.max(...counts.slice(1))).toBeLessThanOrEqual(window);
+    expect(events.length).toBe(counts.length);
+    expect(events.every((e) => e.model === "scripted")).toBe(true);
+  });
 
   it("counts the system prompt in the budget: a long one (project notes) leaves the history less room", async () => {
     const script = generatedScript(60, 9);
