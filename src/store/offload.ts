@@ -34,8 +34,23 @@ export interface OffloadStore {
    * buffered is lost: a later flush retries it).
    */
   flush(): void;
+  /**
+   * Every ref the store holds (what recall's search lists). Optional: a store that cannot list
+   * what it holds (one over a remote key-value service) leaves it out, and only search then
+   * fails (storeRefs). The stores here list from what they already keep (the memory map, the
+   * directory, the packs' indexes), so puts cost nothing more for it.
+   */
+  refs?(): string[];
   /** What every ref starts with (before the `/`), e.g. `workspace/outputs`. */
   readonly prefix: string;
+}
+
+/** `store.refs()`, or E_BAD_INPUT naming a store that cannot list what it holds. */
+export function storeRefs(store: OffloadStore): string[] {
+  if (typeof store.refs !== "function") {
+    throw new CtxfoldError("E_BAD_INPUT", "this offload store cannot list what it holds (it has no refs() method): refs it made still resolve, but it cannot be searched", { path: "store" });
+  }
+  return store.refs();
 }
 
 /** What the stored output is, for the ref's file name only (the bytes do not depend on it). */
@@ -66,6 +81,28 @@ const kMaxExtChars = 10;
  */
 const kNameSource = String.raw`[a-z0-9_-]{1,16}_([0-9a-f]{16})(?:-[0-9]+)?\.[a-z0-9_-]{1,10}`;
 const kNamePattern = new RegExp(`^${kNameSource}$`);
+
+/** What a ref names: the prefix before its last `/` (undefined for a bare name), the name, and the kind and ext the name carries. */
+export interface RefParts {
+  prefix: string | undefined;
+  name: string;
+  kind: string;
+  ext: string;
+}
+
+const kNameParts = /^([a-z0-9_-]{1,16})_[0-9a-f]{16}(?:-[0-9]+)?\.([a-z0-9_-]{1,10})$/;
+
+/**
+ * The parts of `ref` when its name (after the last `/`, or all of it) is one a store could have
+ * made, whatever the prefix; else undefined. Says nothing of whether any store holds it.
+ */
+export function parseRef(ref: string): RefParts | undefined {
+  const slash = ref.lastIndexOf("/");
+  const name = ref.slice(slash + 1);
+  const m = kNameParts.exec(name);
+  if (!m) return undefined;
+  return { prefix: slash < 0 ? undefined : ref.slice(0, slash), name, kind: m[1], ext: m[2] };
+}
 
 /** Every ref under `prefix` that a store could have made, anywhere in a text (global; group 1 is the hash). */
 export function refPattern(prefix: string): RegExp {
@@ -197,6 +234,9 @@ export abstract class ContentAddressedStore implements OffloadStore {
     return this.load(name);
   }
 
+  /** Every name held, in any order (repeats and names that are not store names are ignored). */
+  protected abstract names(): Iterable<string>;
+
   /** Stores `bytes` (the caller's array: copy it if kept) under a name known to be free. */
   protected abstract save(name: string, bytes: Uint8Array): void;
   protected abstract exists(name: string): boolean;
@@ -259,6 +299,13 @@ export abstract class ContentAddressedStore implements OffloadStore {
   has(ref: string): boolean {
     const name = this.nameOf(ref);
     return name !== undefined && this.exists(name);
+  }
+
+  /** Every ref held (see OffloadStore.refs), each once. Reads nothing but names: a ref's bytes are verified when read. */
+  refs(): string[] {
+    const out = new Set<string>();
+    for (const name of this.names()) if (kNamePattern.test(name)) out.add(`${this.prefix}/${name}`);
+    return [...out];
   }
 
   /** The bare file name of a ref this store could have made, or undefined. */
@@ -331,6 +378,11 @@ export abstract class StoreView implements OffloadStore {
     return this.inner.has(ref);
   }
 
+  /** The wrapped store's refs (E_BAD_INPUT when it cannot list them: storeRefs). */
+  refs(): string[] {
+    return storeRefs(this.inner);
+  }
+
   flush(): void {
     this.inner.flush();
   }
@@ -350,8 +402,12 @@ export class MemoryOffloadStore extends ContentAddressedStore {
   }
 
   /** Every stored ref, in the order first stored. */
-  refs(): string[] {
-    return [...this.#files.keys()].map((name) => `${this.prefix}/${name}`);
+  override refs(): string[] {
+    return super.refs();
+  }
+
+  protected names(): Iterable<string> {
+    return this.#files.keys();
   }
 
   protected load(name: string): Uint8Array | undefined {
