@@ -221,7 +221,8 @@ export class PackOffloadStore extends ContentAddressedStore {
   }
 
   protected exists(name: string): boolean {
-    return this.#pending.has(name) || this.#plain.has(name) || this.#entry(name) !== undefined;
+    // #entry first: it reads DIR's listing, which is what fills #plain.
+    return this.#pending.has(name) || this.#entry(name) !== undefined || this.#plain.has(name);
   }
 
   /**

@@ -447,6 +447,8 @@ describe("refs(): every store lists what it holds", () => {
     fs.writeFileSync(path.join(fsDir, "notes.txt"), "not a store name");
     expect(perFile.refs().sort()).toEqual(want);
     expect(createFsStore({ dir: path.join(fsDir, "absent") }).refs()).toEqual([]);
+    // A fresh pack store over that directory holds them too, before any other read (has() lists DIR first).
+    expect(createPackStore({ dir: fsDir }).has(want[0])).toBe(true);
     // A pack store lists its buffered puts before a flush, and a later reader the flushed ones plus plain files.
     expect(first.refs().sort()).toEqual(want);
     first.flush();
