@@ -36,12 +36,17 @@
  *   (requests.ts): reuse the options object when it configures the compactor.
  * - Budget: budgetOf(options, options.model), checked when the runnable is made (an unknown
  *   context size without a budget fails there, not at the first call).
+ * - Recall: `await ctxfoldRecallTool({ store })` (langchain-recall.ts) is a tool for the agent
+ *   that reads what the refs of its compacted prompt stand for; give the compaction step the
+ *   same `store`, and `recallHint: true` so the prompt says how to use it.
  */
 import { CtxfoldError } from "../errors.js";
 import { langchainAdapter } from "../adapters/index.js";
 import type { LangchainMessage } from "../adapters/langchain.js";
 import type { Message, Role } from "../model/schema.js";
 import { budgetOf, openConversation, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
+
+export { ctxfoldRecallTool, type CtxfoldLangChainTool, type RecallResult, type RecallToolOptions } from "./langchain-recall.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types.

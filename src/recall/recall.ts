@@ -4,8 +4,8 @@
  * page, render and fail the same way.
  *
  * Decisions:
- * - Content refs give the original text, byte for byte, in pages: `maxBytes` (32 KiB by default,
- *   about 8k tokens: a page a model can take in one tool result) from `offset`, and `next`, the
+ * - Content refs give the original text, byte for byte, in pages: `maxBytes` (16 KiB by default,
+ *   about 4k tokens of text: a page a model can take in one tool result beside its prompt) from `offset`, and `next`, the
  *   offset of the following page, while there is more. A page never ends inside a UTF-8
  *   sequence (a 4-byte emoji is never cut into two U+FFFD), and an offset inside one starts the
  *   page at the sequence's first byte (the page says where it starts). Bytes that are not text
@@ -14,7 +14,8 @@
  *   those messages rendered in the caller's provider format, paged by messages: `offset` and
  *   `next` count messages, a page holds messages until their rendered JSON passes `maxBytes` (at
  *   least one), and never ends between an assistant's tool calls and the tool messages after it,
- *   so each page is a run of whole exchanges. A message ref (`message_….json`, one entry of a
+ *   so each page is a run of whole exchanges (an exchange larger than `maxBytes` is a page of its
+ *   own: the messages are never cut). A message ref (`message_….json`, one entry of a
  *   history) is rendered the same way, as a page of one. A removed history usually opens with the
  *   assistant's turn (it continues a conversation after the task): it is shown to a model as a
  *   tool's result, not sent as a request, so that is not a fault.
@@ -29,15 +30,19 @@ import { badValueError, CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { decodeText, encodeText, getMessage, indexedRefs, parseRef, type OffloadStore } from "../store/index.js";
 
-/** A page's size when the caller gives none: 32 KiB, about 8k tokens of text. */
-export const kDefaultRecallPageBytes = 32 * 1024;
+/**
+ * A page's size when the caller gives none: 16 KiB, about 4k o200k tokens of prose or code, and
+ * 5–9k of a history's JSON (escaped text is dense: a 32 KiB page of generated-run messages
+ * measured 18.7k tokens), so a page fits beside a compacted prompt at budgets from ~16k up.
+ */
+export const kDefaultRecallPageBytes = 16 * 1024;
 /** The smallest page size: room for any UTF-8 sequence many times over. */
 const kMinPageBytes = 256;
 
 export interface RecallOptions {
   /** Where the page starts: a byte offset for content, a message index for messages. @default 0 */
   offset?: number;
-  /** A page's size: bytes of content, or of the messages' rendered JSON (at least one message). @default 32768 */
+  /** A page's size: bytes of content, or of the messages' rendered JSON (at least one message). @default 16384 */
   maxBytes?: number;
   /** The provider format history and message refs are rendered in. @default "openai-chat" */
   format?: Format;
@@ -86,7 +91,7 @@ export type RecallResult = RecallText | RecallMessages;
  * messages the adapter's errors when they cannot be rendered in `format`.
  */
 export function recall(store: OffloadStore, ref: string, options: RecallOptions = {}): RecallResult {
-  const { offset, maxBytes, format } = checkOptions(options);
+  const { offset, maxBytes, format } = checkRecallOptions(options);
   const { full, kind } = checkRef(store, ref);
   if (kind === "history" || kind === "message") {
     const refs = kind === "history" ? indexedRefs(store, full) : [full];
@@ -95,7 +100,8 @@ export function recall(store: OffloadStore, ref: string, options: RecallOptions 
   return textPage(full, kind, store.get(full), offset, maxBytes);
 }
 
-function checkOptions(options: RecallOptions): { offset: number; maxBytes: number; format: Format } {
+/** RecallOptions checked, defaults filled; E_BAD_INPUT naming the option (a tool checks its own at construction). */
+export function checkRecallOptions(options: RecallOptions): { offset: number; maxBytes: number; format: Format } {
   if (typeof options !== "object" || options === null) throw badValueError("options", "an object { offset?, maxBytes?, format? }", options);
   const { offset = 0, maxBytes = kDefaultRecallPageBytes, format = "openai-chat" } = options;
   if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0) throw badValueError("offset", "a non-negative integer", offset);
@@ -167,15 +173,26 @@ function messagesPage(store: OffloadStore, ref: string, kind: string, refs: read
   const page: Message[] = [];
   let bytes = 0;
   let end = offset;
-  // Whole exchanges: a page that is full still takes the tool messages answering its last calls.
-  while (end < count) {
-    const m = getMessage(store, refs[end], `${ref}.refs[${end}]`);
-    if (page.length > 0 && bytes >= maxBytes && m.role !== "tool") break;
-    const size = renderedBytes(m, format);
-    if (page.length > 0 && bytes + size > maxBytes && m.role !== "tool") break;
-    page.push(m);
+  // Whole exchanges: a message and the tool messages after it (the results of its calls) go on a
+  // page together; one that would take the page past maxBytes starts the next (alone, if larger).
+  const read = (i: number) => getMessage(store, refs[i], `${ref}.refs[${i}]`);
+  let next = end < count ? read(end) : undefined;
+  while (next !== undefined) {
+    const unit = [next];
+    next = undefined;
+    for (let i = end + 1; i < count; i++) {
+      const m = read(i);
+      if (m.role !== "tool") {
+        next = m;
+        break;
+      }
+      unit.push(m);
+    }
+    const size = unit.reduce((n, m) => n + renderedBytes(m, format), 0);
+    if (page.length > 0 && bytes + size > maxBytes) break;
+    page.push(...unit);
     bytes += size;
-    end++;
+    end += unit.length;
   }
   const wire = kAdapters[format].render(page);
   const { messages, system } = Array.isArray(wire) ? { messages: wire as unknown[], system: undefined } : (wire as { messages: unknown[]; system?: unknown });

@@ -47,7 +47,7 @@ describe("recall: content refs", () => {
     expect(recall(store, empty)).not.toHaveProperty("next");
   });
 
-  it("pages a large ref at maxBytes (32 KiB by default), never inside a UTF-8 sequence; the pages are the original bytes", () => {
+  it("pages a large ref at maxBytes (16 KiB by default), never inside a UTF-8 sequence; the pages are the original bytes", () => {
     const store = createMemoryStore();
     // ASCII, 2-, 3- and 4-byte sequences, and lone surrogates (WTF-8), so page ends land inside sequences.
     const unit = "log line 42 é ☃ 😀 \uD800 end\n";
@@ -122,7 +122,7 @@ describe("recall: history refs, in the caller's provider format", () => {
     }
   });
 
-  it("pages by messages, never between an assistant's calls and the tool messages answering them", () => {
+  it("pages by whole exchanges (an assistant's calls with the tool messages answering them), one larger than a page alone", () => {
     const store = createMemoryStore();
     const messages = removed(5, 30);
     const { ref } = putMessages(store, messages);
@@ -130,6 +130,7 @@ describe("recall: history refs, in the caller's provider format", () => {
       const seen: unknown[] = [];
       let offset: number | undefined = 0;
       let count = 0;
+      let oversized = 0;
       while (offset !== undefined) {
         const page = recall(store, ref, { format, offset, maxBytes: 2000 }) as RecallMessages;
         expect(page.offset).toBe(offset);
@@ -138,11 +139,19 @@ describe("recall: history refs, in the caller's provider format", () => {
         const calls = new Set(back.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool-call" ? [p.id] : []))));
         for (const m of back) for (const p of m.parts) if (p.type === "tool-result") expect(calls.has(p.callId)).toBe(true);
         if (page.next !== undefined) expect(messages[page.next].role).not.toBe("tool");
+        // Within maxBytes, or one exchange (a message and its tool results) larger than it, alone.
+        const mine = messages.slice(page.offset, page.end);
+        const size = mine.reduce((n, m) => n + Buffer.byteLength(JSON.stringify(kAdapters[format].render([m]))), 0);
+        if (size > 2000) {
+          expect(mine.slice(1).every((m) => m.role === "tool")).toBe(true);
+          oversized++;
+        }
         seen.push(...messages.slice(page.offset, page.end));
         count++;
         offset = page.next;
       }
       expect(count).toBeGreaterThan(3);
+      expect(oversized).toBeGreaterThan(0);
       expect(seen).toEqual(messages);
     }
   });
