@@ -198,6 +198,9 @@ describe("verified reads", () => {
       protected exists(): boolean {
         return true;
       }
+      protected names(): string[] {
+        return [];
+      }
     }
     const ref = "workspace/outputs/output_44bc2cf5ad770999.txt"; // xxh64("abc")
     expect(thrown(() => new Lying().get(ref), "E_CORRUPT").message).toContain(ref);
