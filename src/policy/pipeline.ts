@@ -3,7 +3,7 @@ import { classify } from "./classify.js";
 import { remainingMs } from "./options.js";
 import { compactHistory } from "./stages/history.js";
 import { mergeOldest } from "./stages/merge.js";
-import { placeRecallHint } from "./recall-hint.js";
+import { placeRecallHint, recallHintRoom } from "./recall-hint.js";
 import { keepThinkingOpener } from "./stages/thinking-opener.js";
 import { compactToolArgs } from "./stages/tool-args.js";
 import { compactToolOutputs } from "./stages/tool-outputs.js";
@@ -40,9 +40,8 @@ export async function runPipeline(
   hint?: string,
 ): Promise<PipelineResult> {
   const s = kit.settings;
-  // The recall hint goes in last, so the stages work to the budget less its room (recall-hint.ts);
-  // the room is its exact tokens and a few for how it joins the text around it.
-  const budget = hint === undefined ? callBudget : Math.max(1, callBudget - kit.counter.exact(hint) - kHintSlack);
+  // The recall hint goes in last, so the stages work to the budget less its room (recall-hint.ts).
+  const budget = hint === undefined ? callBudget : Math.max(1, callBudget - recallHintRoom(hint, kit.counter));
   const msgs = [...messages];
   const w: Work = {
     msgs, classes: classify(msgs), total, target: Math.floor(s.targetRatio * budget), budget, input: messages,
@@ -99,9 +98,6 @@ export async function runPipeline(
   if (tokensAfter <= callBudget) return { work: w, tokensAfter, status: "ok" };
   return { work: w, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(kit.criticalSet(w.msgs, w.classes)) };
 }
-
-/** Tokens the recall hint's room allows beyond its own count (the newline, a merge at the join). */
-const kHintSlack = 3;
 
 /**
  * An upper bound of what stages 1 and 2 can save: every tool-trace message before the tail

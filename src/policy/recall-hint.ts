@@ -29,6 +29,14 @@ export function recallHintText(setting: string | boolean | undefined): string | 
   return typeof setting === "string" && setting !== "" ? setting : undefined;
 }
 
+/**
+ * Tokens to keep free for the hint: its exact count and a few for how it joins the text around
+ * it (the newline, a merge at the join). Compaction works to the budget less this.
+ */
+export function recallHintRoom(hint: string | undefined, counter: { exact(text: string): number }): number {
+  return hint === undefined ? 0 : counter.exact(hint) + 3;
+}
+
 /** `text` with `hint` on a line of its own after the line holding index `at`. */
 function after(text: string, at: number, hint: string): string {
   const end = text.indexOf("\n", at);

@@ -26,7 +26,7 @@
  *   or page size out of range. A bare name (`output_<hash>.txt`) is taken as a ref of the store.
  */
 import { kAdapters, kFormats, type Format } from "../adapters/index.js";
-import { badValueError, CtxfoldError } from "../errors.js";
+import { badValueError, CtxfoldError, shownValue } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { decodeText, encodeText, getMessage, indexedRefs, parseRef, type OffloadStore } from "../store/index.js";
 
@@ -111,14 +111,14 @@ export function checkRecallOptions(options: RecallOptions): { offset: number; ma
 }
 
 /** `ref` as a ref of `store` (a bare name gets the store's prefix), and its kind; E_BAD_REF otherwise. */
-export function checkRef(store: OffloadStore, ref: unknown): { full: string; kind: string } {
+function checkRef(store: OffloadStore, ref: unknown): { full: string; kind: string } {
   if (typeof ref !== "string") throw new CtxfoldError("E_BAD_REF", `expected a ref (a string), got ${ref === null ? "null" : typeof ref}`, { path: "ref" });
   const trimmed = ref.trim();
   const parts = parseRef(trimmed);
   const shape = `${store.prefix}/<kind>_<16 hex digits>.<ext>`;
-  if (!parts) throw new CtxfoldError("E_BAD_REF", `not a ref (expected ${shape}): ${JSON.stringify(ref)}`, { path: "ref" });
+  if (!parts) throw new CtxfoldError("E_BAD_REF", `not a ref (expected ${shape}): ${shownValue(ref)}`, { path: "ref" });
   if (parts.prefix !== undefined && parts.prefix !== store.prefix) {
-    throw new CtxfoldError("E_BAD_REF", `${JSON.stringify(ref)} is a ref of another store: this store's refs start with ${JSON.stringify(`${store.prefix}/`)}`, { path: "ref" });
+    throw new CtxfoldError("E_BAD_REF", `${shownValue(trimmed)} is a ref of another store: this store's refs start with ${JSON.stringify(`${store.prefix}/`)}`, { path: "ref" });
   }
   const full = `${store.prefix}/${parts.name}`;
   if (!store.has(full)) throw new CtxfoldError("E_REF_NOT_FOUND", `nothing is stored under ${JSON.stringify(full)}`, { path: "ref" });
