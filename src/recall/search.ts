@@ -8,8 +8,8 @@
  *   or a hash prefix matches) and of the entry's text. An entry that matches no term is left
  *   out; the rest rank by how many distinct terms they match, then by how often the terms occur
  *   in their text (each term counted up to kMaxCount times, so one huge log does not outrank an
- *   entry matching more terms), then in the store's order. An empty query lists every entry in
- *   the store's order.
+ *   entry matching more terms), then in the store's order. An empty query lists the first entries
+ *   in the store's order (reading only those).
  * - An entry's text is what recall would show of it: the decoded content; for a stored message
  *   its role and texts (message texts, not its JSON keys, which every message shares); for a
  *   history index nothing but its ref (it holds only refs), with "N messages" as its line.
@@ -63,7 +63,8 @@ export function searchStore(store: OffloadStore, query: string, options: SearchO
   const found: { entry: SearchEntry; count: number; order: number }[] = [];
   storeRefs(store).forEach((ref, order) => {
     const parts = parseRef(ref);
-    if (!parts) return;
+    // An empty query lists entries in store order: the first `limit` are the answer.
+    if (!parts || (terms.length === 0 && found.length >= limit)) return;
     const bytes = store.get(ref);
     const { text, firstLine } = entryText(store, ref, parts.kind, bytes);
     const lower = text.toLowerCase();

@@ -221,7 +221,7 @@ describe.skipIf(!hasCorpus)(`ctxfold mcp${hasCorpus ? "" : ` — ${kNoCorpusReas
       expect(a.isError).toBe(true);
       expect(a.content[0].text).toMatch(/^E_CORRUPT: /);
       expect(a.content[0].text).toContain(pack);
-      const s = await call(tampered.client, "search", { query: "" });
+      const s = await call(tampered.client, "search", { query: "output" }); // every output ref matches by its kind: each is read
       expect(s.isError).toBe(true);
       expect(s.content[0].text).toMatch(/^E_CORRUPT: /);
       // Other refs still resolve.
