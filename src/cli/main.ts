@@ -12,6 +12,7 @@ import { compact } from "./commands/compact.js";
 import { stats } from "./commands/stats.js";
 import { explain } from "./commands/explain.js";
 import { show } from "./commands/show.js";
+import { mcp } from "./commands/mcp.js";
 import { validate } from "./commands/validate.js";
 import { bench, locateBench } from "./commands/bench.js";
 import { evalCommand } from "./commands/eval.js";
@@ -19,7 +20,7 @@ import { worker } from "./commands/worker.js";
 import { commandUsage, kCommandUsage, nearest, usage } from "./usage.js";
 
 const kCommands: Record<string, Command> = {
-  compact, worker, stats, explain, show, validate, eval: evalCommand, bench, count, hash,
+  compact, worker, stats, explain, show, mcp, validate, eval: evalCommand, bench, count, hash,
 };
 
 /**

@@ -50,6 +50,11 @@
  *   raised before any compaction; deeper schema errors of the adapter are re-pathed the same way.
  *   Unknown part *types* (tool approvals, provider extensions) are not errors: the adapter
  *   carries them unchanged.
+ * - Recall: `ctxfoldRecallTool({ store })` (ai-sdk-recall.ts) gives the model what the refs of
+ *   its compacted prompt stand for; give the middleware the same `store`. The middleware turns
+ *   the recall hint (the compactor's recallHint) on for a call whose `tools` include a function
+ *   tool named `recall`, unless the options set `recallHint` themselves (false: never; true or a
+ *   line: every call). `prepareStep` sees no tools: set `recallHint` in its options.
  * - A budget even the messages that must stay cannot meet (status "budget_infeasible") is not an
  *   error here: the middleware forwards the compactor's best prompt and the provider answers as
  *   it would have (`onCompact` reports the status). Mastra's processor, whose framework has a
@@ -58,9 +63,11 @@
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import type { CompactResult } from "../policy/types.js";
+import { kRecallToolName } from "../recall/index.js";
 import { budgetOf, prefixKey, SessionPool, type IntegrationOptions, type UsageEvent } from "./common.js";
 
 export type { IntegrationOptions, SessionPool, UsageEvent } from "./common.js";
+export { ctxfoldRecallTool, type CtxfoldRecallTool, type RecallResult, type RecallToolOptions } from "./ai-sdk-recall.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types (what the AI SDK passes; no import of `ai`).
@@ -76,6 +83,8 @@ export interface AiSdkPromptMessage {
 export interface AiSdkCallParams {
   prompt: AiSdkPromptMessage[];
   providerOptions?: Record<string, Record<string, unknown> | undefined>;
+  /** The tools the call offers the model (function tools by name; the recall tool turns the recall hint on). */
+  tools?: ReadonlyArray<{ type?: string; name?: string }>;
 }
 
 /** What the integrations report of each compaction (`onCompact`). */
@@ -200,6 +209,8 @@ export interface PromptCall {
   tag?: unknown;
   /** A usage report for the conversation's previous call, counted when that call was noted with `tag`. */
   report?: { usage: unknown; tag: unknown };
+  /** The recall hint for this call, over the options' `recallHint` (CompactCallOptions.recallHint). */
+  recallHint?: boolean;
 }
 
 /**
@@ -265,7 +276,7 @@ export class PromptCompactor<Params> {
     }
     const session = this.pool.session(conversation, cache);
     const before = session.epoch;
-    const r = await session.compactCanonical(messages, { budget });
+    const r = await session.compactCanonical(messages, call.recallHint === undefined ? { budget } : { budget, recallHint: call.recallHint });
     this.pool.noteSent(conversation, call.modelId, r.tokensAfter, call.tag);
     // Until its first compaction a session's output is its input (appended or passed through):
     // the prompt goes on as it came, not re-rendered.
@@ -298,6 +309,11 @@ export function modelIdOf(model: unknown): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // The AI SDK entry points.
 
+/** Whether a call offers the model a function tool named like ctxfold's recall tool (kRecallToolName). */
+function offersRecall(params: AiSdkCallParams): boolean {
+  return Array.isArray(params.tools) && params.tools.some((t) => t?.name === kRecallToolName && (t.type === undefined || t.type === "function"));
+}
+
 /** `providerOptions.ctxfold.conversationId` of a call, when a string. */
 function providerOptionsId(params: AiSdkCallParams): string | undefined {
   const id = params.providerOptions?.ctxfold?.conversationId;
@@ -321,12 +337,15 @@ export function ctxfoldMiddleware(options: CtxfoldIntegrationOptions<AiSdkCallPa
     calls.delete(params);
     engine.recordUsage(call.conversation, usage, call.modelId);
   };
+  // The recall hint follows the call's tools unless the options set it either way.
+  const hintByTools = options.recallHint === undefined;
   return {
     specificationVersion: "v3",
     async transformParams<P extends AiSdkCallParams>({ params, model }: { params: P; model: { readonly modelId: string } }): Promise<P> {
       const id = engine.idOf(params) ?? providerOptionsId(params);
       const modelId = modelIdOf(model);
-      const r = await engine.compact({ wire: params.prompt, path: "prompt", provider: true, modelId, id });
+      const recallHint = hintByTools && offersRecall(params) ? true : undefined;
+      const r = await engine.compact({ wire: params.prompt, path: "prompt", provider: true, modelId, id, recallHint });
       const out = r.changed ? { ...params, prompt: r.messages } : params;
       calls.set(out, { conversation: r.info.conversation, modelId });
       return out;

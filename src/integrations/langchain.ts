@@ -28,6 +28,9 @@
  *   provider's count of the prompt the previous call compacted. It is read from there (an AI
  *   message without usage_metadata is a report of no usage, ignored with an `onUsage` event;
  *   anything else at that index is not a reply and is left alone).
+ * - Recall: `await ctxfoldRecallTool({ store })` (langchain-recall.ts) is a tool for the agent
+ *   that reads what the refs of its compacted prompt stand for; give the compaction step the
+ *   same `store`, and `recallHint: true` so the prompt says how to use it.
  */
 import { CtxfoldError } from "../errors.js";
 import { budgetOf, sessionPoolFor, SessionPool } from "./common.js";
@@ -36,6 +39,8 @@ import { compactLangChain, configuredId, messageList, type LangChainConfigLike, 
 export type { LangChainConfigLike, LangChainOptions, PromptValueLike } from "./langchain-messages.js";
 export { ctxfoldMiddleware, type CtxfoldAgentMiddleware, type LangChainModelRequest } from "./langchain-agent.js";
 export type { UsageEvent } from "./common.js";
+
+export { ctxfoldRecallTool, type CtxfoldLangChainTool, type RecallResult, type RecallToolOptions } from "./langchain-recall.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types.

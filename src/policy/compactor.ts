@@ -11,6 +11,7 @@ import { extractionPayload, type ExtractionOptions, type ExtractionPayload } fro
 import { messageFacts } from "./ledger-facts.js";
 import { checkCallOptions } from "./options.js";
 import { runPipeline } from "./pipeline.js";
+import { placeRecallHint, recallHintRoom, recallHintText } from "./recall-hint.js";
 import { RedactingStore } from "./redacting-store.js";
 import { CompactorSession, type EpochCarry, type EpochHost } from "./session.js";
 import { addEvent, newCompactionStats, type CompactionStats } from "./telemetry.js";
@@ -148,8 +149,13 @@ export class Compactor {
       emit({ type: "compaction_skipped", reason: "no_pressure", tier, tokens: tokensBefore, budget });
       return { ...base, messages: [...messages], canonical: [...messages], status: "ok", tokensAfter: tokensBefore, stages: [], refs: [] };
     }
+    const hint = recallHintText(options.recallHint ?? (carry?.settings ?? this.settings).recallHint);
     if (mode === "legacy") {
-      const r = compactMessages(messages, { compactAtPct: this.settings.targetRatio + 0.05, compactBudgetThresholdPct: 0.05 }, budget, { store: this.store, counter: this.counter });
+      // Legacy compaction works to the budget less the hint's room too (see runPipeline).
+      const room = recallHintRoom(hint, this.counter);
+      const r = compactMessages(messages, { compactAtPct: this.settings.targetRatio + 0.05, compactBudgetThresholdPct: 0.05 }, Math.max(1, budget - room), { store: this.store, counter: this.counter });
+      const hinted = hint === undefined ? undefined : placeRecallHint(r.messages, messages, this.store.prefix, hint);
+      if (hinted) r.messages[hinted.index] = { ...r.messages[hinted.index], parts: hinted.parts };
       const tokensAfter = measure.all(r.messages);
       const status = tokensAfter <= budget ? "ok" : "budget_infeasible";
       emit({ type: "compaction_result", tier, mode, status, tokensBefore, tokensAfter, budget, epoch, newEpoch: true, durationMs: this.#now() - started });
@@ -157,7 +163,7 @@ export class Compactor {
     }
     const kit = new StageKit(carry?.emit || carry?.settings ? { ...this.#services, emit, settings: carry.settings ?? this.settings } : this.#services, measure);
     if (carry) ({ ledger: kit.priorLedger, facts: kit.facts } = carry);
-    const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started);
+    const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started, hint);
     const result: CanonicalResult = {
       ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,
       ...(criticalTokens !== undefined ? { infeasible: { criticalTokens, budget } } : {}),

@@ -11,6 +11,8 @@ import type { PolicyEvent } from "./events.js";
 import { kPresets, type PresetName } from "../steps/config.js";
 
 const ratio = (d: number) => z.number().gt(0).lte(1).default(d);
+/** The recall hint's setting: on (the default line), off, or the line itself (one line, at most 300 characters). */
+export const RecallHintSetting = z.union([z.boolean(), z.string().min(1).max(300).regex(/^[^\r\n]*$/, "must be one line (no line break)")]);
 const count = (d: number) => z.number().int().nonnegative().default(d);
 
 export const TieredSettings = z.strictObject({
@@ -125,6 +127,17 @@ export const TieredSettings = z.strictObject({
    * @default false
    */
   stepTargets: z.boolean().default(false),
+  /**
+   * One short line after the first ref of a compacted prompt telling the model how to read what
+   * refs stand for, for an agent that has a recall tool (ctxfold/ai-sdk's and ctxfold/langchain's
+   * recall tools, or `ctxfold mcp`'s): true places the default line (kDefaultRecallHint, which
+   * names the tool `recall`), a string places that line instead. It goes after the line of the
+   * first ref in text compaction wrote, never into the caller's own parts, within the budget
+   * (policy/recall-hint.ts). A call's `recallHint` overrides it (the AI SDK middleware turns it on
+   * for calls whose tools include `recall`).
+   * @default false
+   */
+  recallHint: RecallHintSetting.default(false),
 });
 export type TieredSettings = z.infer<typeof TieredSettings>;
 

@@ -1,7 +1,8 @@
 // The public names of the tiered policy: one block per source file; add lines, never `export *`.
 export { Compactor, createCompactor } from "./compactor.js";
 export { CompactorSession } from "./session.js";
-export { TieredSettings, kDefaultTieredSettings, resolveTieredSettings } from "./config.js";
+export { TieredSettings, kDefaultTieredSettings, resolveTieredSettings, RecallHintSetting } from "./config.js";
+export { kDefaultRecallHint } from "./recall-hint.js";
 export type { CompactorConfig } from "./config.js";
 export { classify, isTodoReminder } from "./classify.js";
 export type { PolicyEvent } from "./events.js";

@@ -1,4 +1,5 @@
 import { badValueError, optionsObject } from "../errors.js";
+import { RecallHintSetting } from "./config.js";
 import type { CompactCallOptions } from "./types.js";
 
 /** A positive integer token budget, or a typed error naming `path`. */
@@ -16,9 +17,12 @@ export function checkDeadline(deadline: unknown, path = "options.deadline"): voi
 
 /** A compact call's options, checked before any of them is read. */
 export function checkCallOptions(options: unknown): CompactCallOptions {
-  const o = optionsObject(options, "{ budget, format?, deadline? }");
+  const o = optionsObject(options, "{ budget, format?, deadline?, recallHint? }");
   checkBudget(o.budget);
   checkDeadline(o.deadline);
+  if (o.recallHint !== undefined && !RecallHintSetting.safeParse(o.recallHint).success) {
+    throw badValueError("options.recallHint", "true, false or one line of at most 300 characters", o.recallHint);
+  }
   return o as unknown as CompactCallOptions;
 }
 

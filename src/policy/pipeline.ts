@@ -3,6 +3,7 @@ import { classify } from "./classify.js";
 import { remainingMs } from "./options.js";
 import { compactHistory } from "./stages/history.js";
 import { mergeOldest } from "./stages/merge.js";
+import { placeRecallHint, recallHintRoom } from "./recall-hint.js";
 import { keepThinkingOpener } from "./stages/thinking-opener.js";
 import { compactToolArgs } from "./stages/tool-args.js";
 import { compactToolOutputs } from "./stages/tool-outputs.js";
@@ -34,8 +35,13 @@ interface StageDef {
  * and where it is over, stage 4 runs again against the budget scaled by how far the estimate
  * was off.
  */
-export async function runPipeline(kit: StageKit, messages: readonly Message[], total: number, budget: number, tier: Tier, deadline: CompactCallOptions["deadline"], now: () => number, started: number): Promise<PipelineResult> {
+export async function runPipeline(
+  kit: StageKit, messages: readonly Message[], total: number, callBudget: number, tier: Tier, deadline: CompactCallOptions["deadline"], now: () => number, started: number,
+  hint?: string,
+): Promise<PipelineResult> {
   const s = kit.settings;
+  // The recall hint goes in last, so the stages work to the budget less its room (recall-hint.ts).
+  const budget = hint === undefined ? callBudget : Math.max(1, callBudget - recallHintRoom(hint, kit.counter));
   const msgs = [...messages];
   const w: Work = {
     msgs, classes: classify(msgs), total, target: Math.floor(s.targetRatio * budget), budget, input: messages,
@@ -82,7 +88,14 @@ export async function runPipeline(kit: StageKit, messages: readonly Message[], t
     await mergeOldest(kit, w, scaled);
     tokensAfter = kit.measure.exact(w.msgs);
   }
-  if (tokensAfter <= budget) return { work: w, tokensAfter, status: "ok" };
+  const hinted = hint === undefined ? undefined : placeRecallHint(w.msgs, messages, kit.store.prefix, hint);
+  if (hinted) {
+    const before = w.total;
+    kit.replace(w, hinted.index, hinted.parts, false);
+    tokensAfter = tokensAfter + w.total - before;
+    if (tokensAfter > 0.9 * callBudget) tokensAfter = kit.measure.exact(w.msgs);
+  }
+  if (tokensAfter <= callBudget) return { work: w, tokensAfter, status: "ok" };
   return { work: w, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(kit.criticalSet(w.msgs, w.classes)) };
 }
 

@@ -215,7 +215,7 @@ export class CompactorSession {
     const ahead = this.#ahead;
     this.#ahead = undefined;
     const c = this.#host;
-    if (ahead === undefined || ahead.epoch !== this.#epoch || ahead.options.budget !== options.budget || ahead.options.format !== options.format || options.deadline !== undefined) return undefined;
+    if (ahead === undefined || ahead.epoch !== this.#epoch || ahead.options.budget !== options.budget || ahead.options.format !== options.format || ahead.options.recallHint !== options.recallHint || options.deadline !== undefined) return undefined;
     const since = messages.slice(ahead.messages.length);
     if (c.measure(since, options.format) - c.measure([], options.format) > ahead.room) return undefined;
     const r = await this.#startAhead(ahead);

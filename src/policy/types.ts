@@ -18,6 +18,12 @@ export interface CompactCallOptions {
   format?: Format;
   /** When the caller must have the answer: an epoch-ms deadline, or the milliseconds left. */
   deadline?: number | { remainingMs: number };
+  /**
+   * The recall hint for this call, over the compactor's `recallHint` setting (true: the default
+   * line; a string: that line; false: none). Within a session it takes effect at the next
+   * compaction: calls that only append keep the epoch's prompt as it is.
+   */
+  recallHint?: boolean | string;
 }
 
 /** One stage of a compaction, as the telemetry reports it (the tiered policy's compaction_stage). */

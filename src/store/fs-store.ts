@@ -74,6 +74,11 @@ export class FsOffloadStore extends ContentAddressedStore {
     return this.#fs.existsSync(path.join(this.dir, name));
   }
 
+  /** The directory's entries (none while it does not exist); temp files never match a store name. */
+  protected names(): Iterable<string> {
+    return this.#fs.existsSync(this.dir) ? this.#fs.readdirSync(this.dir) : [];
+  }
+
   /** Nothing to write: every put is its own file, renamed into place before put returns. */
   flush(): void {}
 }

@@ -3,10 +3,11 @@
  * outputs it replaces with one line, in memory or as files.
  */
 export {
-  ContentAddressedStore, MemoryOffloadStore, StoreView, createMemoryStore, decodeText, encodeText, kDefaultOffloadPrefix, sanitizeExt, sanitizeKind,
+  ContentAddressedStore, MemoryOffloadStore, StoreView, createMemoryStore, decodeText, encodeText, kDefaultOffloadPrefix, parseRef, refPattern, sanitizeExt, sanitizeKind, storeRefs,
+  type RefParts,
   type OffloadHint, type OffloadStore, type OffloadStoreOptions,
 } from "./offload.js";
 export { FsOffloadStore, createFsStore, type FsOps, type FsStoreOptions } from "./fs-store.js";
-export { putMessages, getMessages, indexedRefs, prepareMessages } from "./messages.js";
+export { putMessages, getMessage, getMessages, indexedRefs, prepareMessages } from "./messages.js";
 export { reachableRefs } from "./reach.js";
 export { PackOffloadStore, createPackStore, type PackStoreOptions } from "./pack-store.js";

@@ -100,11 +100,26 @@ function putIndex(store: OffloadStore, items: readonly (Message | string)[], ref
 
 /** The messages an index made by putMessages names, in order, validated. */
 export function getMessages(store: OffloadStore, ref: string): Message[] {
-  return indexedRefs(store, ref).map((r, i) => {
-    const parsed = Message.safeParse(JSON.parse(store.getText(r)));
-    if (!parsed.success) throw new CtxfoldError("E_SCHEMA", `stored message ${i} (${r}) is not a valid message`, { path: `${ref}.refs[${i}]` });
-    return parsed.data;
-  });
+  return indexedRefs(store, ref).map((r, i) => getMessage(store, r, `${ref}.refs[${i}]`));
+}
+
+/**
+ * One message putMessages stored (a ref an index names), validated: E_SCHEMA at `path` (the
+ * ref itself by default) when its bytes are not a message's JSON.
+ */
+export function getMessage(store: OffloadStore, ref: string, path = ref): Message {
+  const parsed = Message.safeParse(parseJson(store.getText(ref)));
+  if (!parsed.success) throw new CtxfoldError("E_SCHEMA", `${ref} is not a stored message`, { path });
+  return parsed.data;
+}
+
+/** JSON text's value, or undefined where it is not JSON (the caller says what it expected). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The refs of the stored messages an index made by putMessages names, in order (its chunks read through). */
@@ -113,7 +128,7 @@ export function indexedRefs(store: OffloadStore, ref: string): string[] {
 }
 
 function readIndex(store: OffloadStore, ref: string, top: boolean): string[] {
-  const index = JSON.parse(store.getText(ref)) as { ctxfold?: unknown; refs?: unknown; chunks?: unknown; count?: unknown } | null;
+  const index = parseJson(store.getText(ref)) as { ctxfold?: unknown; refs?: unknown; chunks?: unknown; count?: unknown } | null | undefined;
   const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((r) => typeof r === "string");
   if (top && index?.ctxfold === "messages" && strings(index.chunks)) {
     const out = index.chunks.flatMap((chunk) => readIndex(store, chunk, false));

@@ -1,5 +1,8 @@
 import { hashBytes, hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
+import { kNamePattern, sanitizeExt, sanitizeKind } from "./names.js";
+
+export { parseRef, refPattern, sanitizeExt, sanitizeKind, type RefParts } from "./names.js";
 
 /**
  * Where reduction puts the full output of a step it replaces with one line (step reduction's
@@ -34,8 +37,23 @@ export interface OffloadStore {
    * buffered is lost: a later flush retries it).
    */
   flush(): void;
+  /**
+   * Every ref the store holds (what recall's search lists). Optional: a store that cannot list
+   * what it holds (one over a remote key-value service) leaves it out, and only search then
+   * fails (storeRefs). The stores here list from what they already keep (the memory map, the
+   * directory, the packs' indexes), so puts cost nothing more for it.
+   */
+  refs?(): string[];
   /** What every ref starts with (before the `/`), e.g. `workspace/outputs`. */
   readonly prefix: string;
+}
+
+/** `store.refs()`, or E_BAD_INPUT naming a store that cannot list what it holds. */
+export function storeRefs(store: OffloadStore): string[] {
+  if (typeof store.refs !== "function") {
+    throw new CtxfoldError("E_BAD_INPUT", "this offload store cannot list what it holds (it has no refs() method): refs it made still resolve, but it cannot be searched", { path: "store" });
+  }
+  return store.refs();
 }
 
 /** What the stored output is, for the ref's file name only (the bytes do not depend on it). */
@@ -55,35 +73,6 @@ export interface OffloadStoreOptions {
 
 /** Step reduction's output directory, relative to the agent's working directory. */
 export const kDefaultOffloadPrefix = "workspace/outputs";
-const kDefaultKind = "output";
-const kDefaultExt = "txt";
-const kMaxKindChars = 16;
-const kMaxExtChars = 10;
-
-/**
- * Every name a store generates, and nothing else: no dots but the one, no slashes, no dot files.
- * Group 1 is the content hash, the same for every name of a collision chain (`-1`, `-2`…).
- */
-const kNameSource = String.raw`[a-z0-9_-]{1,16}_([0-9a-f]{16})(?:-[0-9]+)?\.[a-z0-9_-]{1,10}`;
-const kNamePattern = new RegExp(`^${kNameSource}$`);
-
-/** Every ref under `prefix` that a store could have made, anywhere in a text (global; group 1 is the hash). */
-export function refPattern(prefix: string): RegExp {
-  return new RegExp(`${prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/${kNameSource}`, "g");
-}
-
-/** Lower-case, only [a-z0-9_-], at most `max` chars; empty (or not a string) → the default. */
-function sanitize(value: unknown, max: number, fallback: string): string {
-  if (typeof value !== "string") return fallback;
-  const clean = value.toLowerCase().replace(/[^a-z0-9_-]+/g, "").slice(0, max);
-  return clean || fallback;
-}
-
-/** The `kind` a hint names, as it goes into a file name. */
-export const sanitizeKind = (kind: unknown): string => sanitize(kind, kMaxKindChars, kDefaultKind);
-/** The `ext` a hint names, as it goes into a file name. */
-export const sanitizeExt = (ext: unknown): string => sanitize(ext, kMaxExtChars, kDefaultExt);
-
 const encoder = new TextEncoder();
 // ignoreBOM: a leading U+FEFF is content, not a marker to strip, or "\uFEFF…" would not round-trip.
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -197,6 +186,9 @@ export abstract class ContentAddressedStore implements OffloadStore {
     return this.load(name);
   }
 
+  /** Every name held, in any order (repeats and names that are not store names are ignored). */
+  protected abstract names(): Iterable<string>;
+
   /** Stores `bytes` (the caller's array: copy it if kept) under a name known to be free. */
   protected abstract save(name: string, bytes: Uint8Array): void;
   protected abstract exists(name: string): boolean;
@@ -259,6 +251,13 @@ export abstract class ContentAddressedStore implements OffloadStore {
   has(ref: string): boolean {
     const name = this.nameOf(ref);
     return name !== undefined && this.exists(name);
+  }
+
+  /** Every ref held (see OffloadStore.refs), each once. Reads nothing but names: a ref's bytes are verified when read. */
+  refs(): string[] {
+    const out = new Set<string>();
+    for (const name of this.names()) if (kNamePattern.test(name)) out.add(`${this.prefix}/${name}`);
+    return [...out];
   }
 
   /** The bare file name of a ref this store could have made, or undefined. */
@@ -331,6 +330,11 @@ export abstract class StoreView implements OffloadStore {
     return this.inner.has(ref);
   }
 
+  /** The wrapped store's refs (E_BAD_INPUT when it cannot list them: storeRefs). */
+  refs(): string[] {
+    return storeRefs(this.inner);
+  }
+
   flush(): void {
     this.inner.flush();
   }
@@ -350,8 +354,12 @@ export class MemoryOffloadStore extends ContentAddressedStore {
   }
 
   /** Every stored ref, in the order first stored. */
-  refs(): string[] {
-    return [...this.#files.keys()].map((name) => `${this.prefix}/${name}`);
+  override refs(): string[] {
+    return super.refs();
+  }
+
+  protected names(): Iterable<string> {
+    return this.#files.keys();
   }
 
   protected load(name: string): Uint8Array | undefined {

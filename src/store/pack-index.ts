@@ -22,7 +22,7 @@ const kEmpty = -1;
 const kInitialCapacity = 1024;
 
 export class PackIndex {
-  /** Packs and name shapes (the name without its hash), each interned once. */
+  /** Packs and name shapes (the name around its hash, `kind_/-n.ext`: `/` marks where the hash goes), each interned once. */
   readonly #packs: string[] = [];
   readonly #packIds = new Map<string, number>();
   readonly #shapes: string[] = [];
@@ -48,6 +48,14 @@ export class PackIndex {
   get(name: string): PackEntry | undefined {
     const i = this.#find(name);
     return i < 0 ? undefined : { pack: this.#packs[this.#pack[i]], offset: this.#offset[i], length: this.#length[i] };
+  }
+
+  /** Every name indexed, in the order first set. */
+  *names(): Generator<string> {
+    for (let i = 0; i < this.#size; i++) {
+      const hash = this.#hashHi[i].toString(16).padStart(8, "0") + this.#hashLo[i].toString(16).padStart(8, "0");
+      yield this.#shapes[this.#shape[i]].replace("/", hash);
+    }
   }
 
   /** Adds `name` at `entry` unless it is indexed already (the first wins); false for a name that is not a store name. */
@@ -115,7 +123,7 @@ export class PackIndex {
 function parse(name: string): { lo: number; hi: number; shape: string } | undefined {
   const m = kName.exec(name);
   if (!m) return undefined;
-  return { hi: Number.parseInt(m[2].slice(0, 8), 16), lo: Number.parseInt(m[2].slice(8), 16), shape: `${m[1]}${m[3]}` };
+  return { hi: Number.parseInt(m[2].slice(0, 8), 16), lo: Number.parseInt(m[2].slice(8), 16), shape: `${m[1]}/${m[3]}` };
 }
 
 function intern(list: string[], ids: Map<string, number>, value: string): number {

@@ -99,17 +99,27 @@ export class PackOffloadStore extends ContentAddressedStore {
     return (this.#onDisk = map);
   }
 
-  /** The entries an index file in DIR names, in order (none when it is absent). */
+  /**
+   * The entries an index file in DIR names, in order (none when it is absent). A line that is
+   * JSON but not `[name, offset, length]` was never written by a store: E_CORRUPT naming the
+   * index and the line, as for bytes that fail their hash.
+   */
   *#indexLines(idx: string): Generator<[string, number, number]> {
-    const bytes = readRegularFile(this.#fs, path.join(this.dir, idx));
+    const file = path.join(this.dir, idx);
+    const bytes = readRegularFile(this.#fs, file);
     if (bytes === undefined) return;
-    for (const line of Buffer.from(bytes).toString("utf8").split("\n")) {
-      if (!line) continue;
+    const lines = Buffer.from(bytes).toString("utf8").split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      if (!lines[i]) continue;
+      let entry: unknown;
       try {
-        yield JSON.parse(line) as [string, number, number];
+        entry = JSON.parse(lines[i]);
       } catch {
         // a line cut short by a crash: its bytes were never referenced by written output
+        continue;
       }
+      if (!isIndexEntry(entry)) throw new CtxfoldError("E_CORRUPT", `${file}:${i + 1}: not an index entry [name, offset, length] (changed after it was written)`);
+      yield entry;
     }
   }
 
@@ -198,8 +208,21 @@ export class PackOffloadStore extends ContentAddressedStore {
     this.#pending.set(name, bytes.slice());
   }
 
+  /**
+   * What this instance has put (flushed or not), DIR's indexes and plain files as they were at
+   * its first lookup, and the packs it let go of (their index files, read again).
+   */
+  protected *names(): Iterable<string> {
+    yield* this.#pending.keys();
+    yield* this.#mine.names();
+    yield* this.#disk().names();
+    for (const pack of this.#retired) for (const [name] of this.#indexLines(pack.replace(/\.bin$/, ".idx"))) yield name;
+    yield* this.#plain;
+  }
+
   protected exists(name: string): boolean {
-    return this.#pending.has(name) || this.#plain.has(name) || this.#entry(name) !== undefined;
+    // #entry first: it reads DIR's listing, which is what fills #plain.
+    return this.#pending.has(name) || this.#entry(name) !== undefined || this.#plain.has(name);
   }
 
   /**
@@ -266,6 +289,9 @@ export class PackOffloadStore extends ContentAddressedStore {
     this.#indexSize = 0;
   }
 }
+
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+const isIndexEntry = (v: unknown): v is [string, number, number] => Array.isArray(v) && v.length === 3 && typeof v[0] === "string" && isCount(v[1]) && isCount(v[2]);
 
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("base64");
 

@@ -1,4 +1,5 @@
-import { refPattern, type OffloadStore } from "./offload.js";
+import { refPattern } from "./names.js";
+import type { OffloadStore } from "./offload.js";
 
 /**
  * Every ref of `store` that `texts` (e.g. an output's messages as JSON) name, directly or

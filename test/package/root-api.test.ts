@@ -63,7 +63,7 @@ describe("the package root", () => {
   it("every subpath in package.json resolves to a built module with exports", async () => {
     const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as { exports: Record<string, unknown> };
     const subpaths = Object.keys(pkg.exports).filter((k) => k !== "." && !/\.(wasm|json)$/.test(k));
-    expect(subpaths).toEqual(expect.arrayContaining(["./steps", "./session", "./policy", "./adapters", "./validate", "./store", "./model", "./tokens", "./core"]));
+    expect(subpaths).toEqual(expect.arrayContaining(["./steps", "./session", "./policy", "./adapters", "./validate", "./store", "./recall", "./model", "./tokens", "./core"]));
     for (const sub of subpaths) {
       const mod = (await import(/* @vite-ignore */ `ctxfold/${sub.slice(2)}`)) as Record<string, unknown>;
       expect(Object.keys(mod).length, sub).toBeGreaterThan(0);

@@ -375,7 +375,7 @@ describe("bad input", () => {
     await expect(compactor.session().compactCanonical([], undefined as never)).rejects.toMatchObject(budgetMissing);
     await expect(compactor.extractionPayload([], undefined as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.targetTokens" });
     // The budget passed where its options go: said so, not read as a missing budget.
-    await expect(compactor.compact(input, 8000 as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options", message: "options: expected an object { budget, format?, deadline? }, got 8000" });
+    await expect(compactor.compact(input, 8000 as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options", message: "options: expected an object { budget, format?, deadline?, recallHint? }, got 8000" });
     await expect(compactor.session().compact(input, null as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options", message: expect.stringMatching(/got null$/) });
     await expect(compactor.compact(input, { budget: 100, deadline: "soon" as never })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.deadline", message: expect.stringMatching(/got "soon"$/) });
     await expect(compactor.compact(input, { budget: 100, deadline: { remainingMs: Number.NaN } })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.deadline.remainingMs", message: expect.stringMatching(/got NaN$/) });

@@ -112,6 +112,23 @@ describe("verified reads", () => {
     expect(err.message).toContain(pack);
   });
 
+  it("an index line that is JSON but no entry (a name and two counts): E_CORRUPT naming the index and the line; a line cut short is skipped", () => {
+    const dir = freshDir();
+    const { refs } = packed(dir);
+    const { idx } = packOf(dir);
+    const text = fs.readFileSync(idx, "utf8");
+    for (const [bad, line] of [["42", 2], ['["x", -1, 3]', 2], ['{"name": "x"}', 2], ['["x", 1.5, 3]', 2]] as const) {
+      const lines = text.split("\n");
+      lines.splice(1, 0, bad);
+      fs.writeFileSync(idx, lines.join("\n"));
+      const err = thrown(() => createPackStore({ dir }).get(refs[0]), "E_CORRUPT");
+      expect(err.message).toContain(`${idx}:${line}`);
+      thrown(() => createPackStore({ dir }).refs(), "E_CORRUPT");
+    }
+    fs.writeFileSync(idx, `${text}["cut short", 12`);
+    expect(createPackStore({ dir }).getText(refs[1])).toBe("the second output, damaged in the tests\n");
+  });
+
   it("an edited per-file output: E_CORRUPT naming the file, in the fs store and in a pack store reading that layout", () => {
     const dir = freshDir();
     const store = createFsStore({ dir });
@@ -180,6 +197,9 @@ describe("verified reads", () => {
       protected save(): void {}
       protected exists(): boolean {
         return true;
+      }
+      protected names(): string[] {
+        return [];
       }
     }
     const ref = "workspace/outputs/output_44bc2cf5ad770999.txt"; // xxh64("abc")

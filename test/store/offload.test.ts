@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashBytes, hashToHex } from "../../src/core/hash.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import {
-  createFsStore, createMemoryStore, createPackStore, encodeText, StoreView, type FsOps, type OffloadHint, type OffloadStore, type OffloadStoreOptions,
+  createFsStore, createMemoryStore, createPackStore, encodeText, StoreView, storeRefs, type FsOps, type OffloadHint, type OffloadStore, type OffloadStoreOptions,
 } from "../../src/store/index.js";
 import { createRng, randomTricky, thrown } from "../helpers.js";
 
@@ -427,5 +427,60 @@ describe("FsOffloadStore", () => {
     thrown(() => denied.put("secret"), "E_STORE_READ");
     const vanished = createFsStore({ dir, fs: { readFileSync: () => { throw osError("ENOENT", "open"); } } });
     thrown(() => vanished.get(ref), "E_REF_NOT_FOUND");
+  });
+});
+
+describe("refs(): every store lists what it holds", () => {
+  it("memory, per-file and pack stores list each stored ref once, whoever stored it; temp files and other names are not refs", () => {
+    const texts = ["alpha", "beta\n", "gamma ☃"];
+    const memory = createMemoryStore();
+    const fsDir = freshDir();
+    const packDir = freshDir();
+    const perFile = createFsStore({ dir: fsDir });
+    const first = createPackStore({ dir: packDir });
+    const refs = texts.map((t) => [memory, perFile, first].map((s) => s.put(t, { kind: "read" })));
+    for (const [a, b, c] of refs) expect(new Set([a, b, c]).size).toBe(1);
+    const want = refs.map(([r]) => r).sort();
+    expect(memory.refs().sort()).toEqual(want);
+    // What a put leaves around a per-file store's outputs (a temp file of a killed writer) is not listed.
+    fs.writeFileSync(path.join(fsDir, `.${path.basename(perFile.pathOf(want[0]))}.tmp-1-abc`), "partial");
+    fs.writeFileSync(path.join(fsDir, "notes.txt"), "not a store name");
+    expect(perFile.refs().sort()).toEqual(want);
+    expect(createFsStore({ dir: path.join(fsDir, "absent") }).refs()).toEqual([]);
+    // A fresh pack store over that directory holds them too, before any other read (has() lists DIR first).
+    expect(createPackStore({ dir: fsDir }).has(want[0])).toBe(true);
+    // A pack store lists its buffered puts before a flush, and a later reader the flushed ones plus plain files.
+    expect(first.refs().sort()).toEqual(want);
+    first.flush();
+    const plain = createFsStore({ dir: packDir }).put("a plain file beside the packs");
+    const second = createPackStore({ dir: packDir });
+    const extra = second.put("buffered in the second");
+    expect(second.refs().sort()).toEqual([...want, plain, extra].sort());
+  });
+
+  it("a pack store lists entries of the packs it let go of", () => {
+    const dir = freshDir();
+    const store = createPackStore({ dir, packEntries: 2 });
+    const refs = Array.from({ length: 5 }, (_, i) => store.put(`output ${i}`));
+    store.flush();
+    for (let i = 5; i < 7; i++) {
+      refs.push(store.put(`output ${i}`));
+      store.flush();
+    }
+    expect(store.refs().sort()).toEqual([...refs].sort());
+  });
+
+  it("a view lists its store's refs; storeRefs names a store that cannot list (E_BAD_INPUT)", () => {
+    const inner = createMemoryStore();
+    const ref = inner.put("x");
+    class Counting extends StoreView {
+      put(data: Uint8Array | string, hint?: OffloadHint): string {
+        return this.inner.put(data, hint);
+      }
+    }
+    expect(new Counting(inner).refs()).toEqual([ref]);
+    const unlisted: OffloadStore = { prefix: "p", put: () => "p/x", get: () => new Uint8Array(), getText: () => "", has: () => false, flush: () => {} };
+    expect(thrown(() => storeRefs(unlisted), "E_BAD_INPUT").path).toBe("store");
+    thrown(() => new Counting(unlisted).refs(), "E_BAD_INPUT");
   });
 });

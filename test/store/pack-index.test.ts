@@ -36,11 +36,11 @@ describe("PackIndex", () => {
     expect(index.size).toBe(0);
   });
 
-  it("answers as a Map would over many names, shapes, packs and collision chains", () => {
+  it("answers as a Map would over many names, shapes, packs and collision chains, and lists its names as a Map does", () => {
     const r = createRng(7);
     const index = new PackIndex();
     const map = new Map<string, PackEntry>();
-    const kinds = ["read", "shell", "output", "search", "list", "page"];
+    const kinds = ["read", "shell", "output", "search", "list", "page", "my_kind-1"];
     const exts = ["txt", "py", "json", "log"];
     const hashes: string[] = [];
     for (let i = 0; i < 30_000; i++) {
@@ -55,6 +55,8 @@ describe("PackIndex", () => {
     }
     expect(index.size).toBe(map.size);
     for (const [name, entry] of map) expect(index.get(name)).toEqual(entry);
+    // names() gives every name back whole, in the order first set (kinds with _ and - included).
+    expect([...index.names()]).toEqual([...map.keys()]);
     for (let i = 0; i < 2_000; i++) {
       const name = `read_${hex16(r)}.txt`;
       expect(index.has(name)).toBe(map.has(name));

@@ -1,0 +1,57 @@
+/**
+ * What a store's names and refs look like: `<prefix>/<kind>_<16 hex digits of the content
+ * hash>[-<n>].<ext>`, the kind and ext sanitised from the put's hint. One grammar for making
+ * names, checking refs, finding refs in text and reading a ref's parts.
+ */
+
+const kDefaultKind = "output";
+const kDefaultExt = "txt";
+const kMaxKindChars = 16;
+const kMaxExtChars = 10;
+
+/**
+ * Every name a store generates, and nothing else: no dots but the one, no slashes, no dot files.
+ * Group 1 is the content hash, the same for every name of a collision chain (`-1`, `-2`…).
+ */
+const kNameSource = String.raw`[a-z0-9_-]{1,16}_([0-9a-f]{16})(?:-[0-9]+)?\.[a-z0-9_-]{1,10}`;
+export const kNamePattern = new RegExp(`^${kNameSource}$`);
+
+/** What a ref names: the prefix before its last `/` (undefined for a bare name), the name, and the kind and ext the name carries. */
+export interface RefParts {
+  prefix: string | undefined;
+  name: string;
+  kind: string;
+  ext: string;
+}
+
+/** The same names, with the kind in group 1 and the ext in group 2. */
+const kNameParts = /^([a-z0-9_-]{1,16})_[0-9a-f]{16}(?:-[0-9]+)?\.([a-z0-9_-]{1,10})$/;
+
+/**
+ * The parts of `ref` when its name (after the last `/`, or all of it) is one a store could have
+ * made, whatever the prefix; else undefined. Says nothing of whether any store holds it.
+ */
+export function parseRef(ref: string): RefParts | undefined {
+  const slash = ref.lastIndexOf("/");
+  const name = ref.slice(slash + 1);
+  const m = kNameParts.exec(name);
+  if (!m) return undefined;
+  return { prefix: slash < 0 ? undefined : ref.slice(0, slash), name, kind: m[1], ext: m[2] };
+}
+
+/** Every ref under `prefix` that a store could have made, anywhere in a text (global; group 1 is the hash). */
+export function refPattern(prefix: string): RegExp {
+  return new RegExp(`${prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/${kNameSource}`, "g");
+}
+
+/** Lower-case, only [a-z0-9_-], at most `max` chars; empty (or not a string) → the default. */
+function sanitize(value: unknown, max: number, fallback: string): string {
+  if (typeof value !== "string") return fallback;
+  const clean = value.toLowerCase().replace(/[^a-z0-9_-]+/g, "").slice(0, max);
+  return clean || fallback;
+}
+
+/** The `kind` a hint names, as it goes into a file name. */
+export const sanitizeKind = (kind: unknown): string => sanitize(kind, kMaxKindChars, kDefaultKind);
+/** The `ext` a hint names, as it goes into a file name. */
+export const sanitizeExt = (ext: unknown): string => sanitize(ext, kMaxExtChars, kDefaultExt);
