@@ -120,3 +120,20 @@ export function anthropicOnDemandBody(steps: number): Record<string, unknown> & 
   for (let k = 0; k < steps; k++) messages.push({ role: "assistant", content: [thinking(200 + k), toolUse(200 + k)] }, toolResult(200 + k));
   return { model: "claude-opus-4-6", max_tokens: 4096, system: "You are a coding agent.", thinking: { type: "enabled", budget_tokens: 2048 }, messages };
 }
+
+/**
+ * A long chat without tools continued after threshold compaction: `turns` user / assistant
+ * pairs of long text before the compaction, the response that opens with the block, then
+ * `turns` more pairs and a last question.
+ */
+export function anthropicThresholdChat(turns: number): { system: string; messages: AnthropicMsg[] } {
+  const para = (k: number) => Array.from({ length: 40 }, (_, j) => `Point ${k}.${j}: the service at node-${(k * 7 + j) % 13} reported latency ${100 + ((k * j) % 50)} ms.`).join(" ");
+  const messages: AnthropicMsg[] = [{ role: "user", content: `Task: analyse the latency logs below.\n${para(0)}` }];
+  for (let k = 1; k <= 2 * turns; k++) {
+    const answer: Block[] = [{ type: "text", text: para(1000 + k) }];
+    messages.push({ role: "assistant", content: k === turns ? [thresholdBlock, ...answer] : answer }, { role: "user", content: para(k) });
+  }
+  messages.push({ role: "assistant", content: "Noted." }, { role: "user", content: "Now: which node is slowest? Answer in one line." });
+  return { system: "You are a careful analyst.", messages };
+}
+
