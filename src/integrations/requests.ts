@@ -1,6 +1,6 @@
 /**
- * Request-body helpers: compact the messages of an OpenAI Chat Completions or Anthropic
- * Messages request body right before it is sent, whatever client sends it.
+ * Request-body helpers: compact the messages of an OpenAI Chat Completions, OpenAI Responses or
+ * Anthropic Messages request body right before it is sent, whatever client sends it.
  *
  *   const body = await compactOpenAIRequest({ model: "gpt-4o", messages, tools }, { budget: 100_000 });
  *   const answer = await openai.chat.completions.create(body);
@@ -12,10 +12,18 @@
  *   is a copy.
  * - Budget: `budget` when given (the messages' budget, as everywhere in ctxfold); else the
  *   model's context window (`contextWindow`, or the table in common.ts for `body.model`) minus
- *   the answer's room — the body's `max_completion_tokens` / `max_tokens` when present, else
- *   `reserveTokens` — minus the tool definitions (their JSON, exact o200k): they take context
- *   too, and only a derived budget knows nothing about them. Unknown window and no budget:
- *   budgetOf's E_BAD_INPUT naming the model.
+ *   the answer's room — the body's `max_completion_tokens` / `max_tokens` / `max_output_tokens`
+ *   when present, else `reserveTokens` — minus the tool definitions (their JSON, exact o200k)
+ *   and a Responses body's `instructions`: they take context too, and only a derived budget
+ *   knows nothing about them. Unknown window and no budget: budgetOf's E_BAD_INPUT naming the
+ *   model.
+ * - Server-side context: the request fields that configure it (Anthropic `context_management`
+ *   and `compaction`, Responses `context_management`, `store`, `include`,
+ *   `previous_response_id`) come back as they were; the compaction items and blocks in the
+ *   messages are kept as the providers require (adapters/server-context.ts). A Responses body
+ *   with `previous_response_id` carries only the new items: the server's stored context is not
+ *   in the budget. A Responses `input` that is a string (one user message) or absent comes back
+ *   as it is.
  * - Sessions: one per conversation, found by `conversationId` when given, else by the stable
  *   prefix (conversationKey), and per format (the same conversation sent to both providers, a
  *   fallback, keeps one session each: their canonical messages differ in format meta, so one
@@ -84,6 +92,15 @@ export interface OpenAIRequestBody {
   max_completion_tokens?: number | null;
 }
 
+/** What compactOpenAIResponsesRequest reads of a Responses request body (the SDK's params type fits). */
+export interface OpenAIResponsesRequestBody {
+  model?: string;
+  input?: string | readonly unknown[] | null;
+  instructions?: string | null;
+  tools?: readonly unknown[] | null;
+  max_output_tokens?: number | null;
+}
+
 /** What compactAnthropicRequest reads of a Messages request body (the SDK's params type fits). */
 export interface AnthropicRequestBody {
   model?: string;
@@ -113,19 +130,24 @@ function maxOutput(body: Record<string, unknown>, keys: readonly string[]): numb
   return undefined;
 }
 
-/** The messages' budget of one request (see the module comment). */
-function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Record<string, unknown>, outputKeys: readonly string[]): number {
+/** The messages' budget of one request (see the module comment); `beside` names a body field of text that takes context beside the tools. */
+function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Record<string, unknown>, outputKeys: readonly string[], beside?: string): number {
   const model = typeof body.model === "string" ? body.model : undefined;
   if (options.budget !== undefined) return budgetOf(options, model);
   const reserve = maxOutput(body, outputKeys) ?? options.reserveTokens;
-  const budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model);
+  let budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model);
+  const take = (text: string, path: string, what: string) => {
+    const tokens = pool.compactor.counter.count(text, "exact");
+    if (budget - tokens <= 0) {
+      throw new CtxfoldError("E_BAD_INPUT", `${what} (${tokens} tokens) leave no room for messages in the context window after the answer's ${reserve ?? "default"} reserve`, { path });
+    }
+    budget -= tokens;
+  };
   const tools = body.tools;
-  if (!Array.isArray(tools) || tools.length === 0) return budget;
-  const toolTokens = pool.compactor.counter.count(JSON.stringify(tools), "exact");
-  if (budget - toolTokens <= 0) {
-    throw new CtxfoldError("E_BAD_INPUT", `the tool definitions (${toolTokens} tokens) leave no room for messages in the context window after the answer's ${reserve ?? "default"} reserve`, { path: "body.tools" });
-  }
-  return budget - toolTokens;
+  if (Array.isArray(tools) && tools.length > 0) take(JSON.stringify(tools), "body.tools", "the tool definitions");
+  const text = beside === undefined ? undefined : body[beside];
+  if (typeof text === "string" && text !== "") take(text, `body.${beside}`, `the ${beside}`);
+  return budget;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,6 +164,26 @@ export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B,
   const { session, cache, messages } = openConversation(pool, "openai-chat", body.messages, options.conversationId);
   const r = await session.compactCanonical(messages, { budget, format: "openai-chat" });
   return { ...body, messages: cache.render(r.canonical) } as B;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI Responses.
+
+/**
+ * Compacts the `input` items of an OpenAI Responses request body; every other field comes back
+ * untouched (`instructions`, `context_management`, `store`, `include`, `previous_response_id`
+ * among them; see the module comment for the budget and the sessions).
+ */
+export async function compactOpenAIResponsesRequest<B extends OpenAIResponsesRequestBody>(body: B, options: RequestOptions = {}): Promise<B> {
+  if (!isObject(body)) throw new CtxfoldError("E_SCHEMA", `expected a Responses request body object, got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}`, { path: "body" });
+  const input = (body as Record<string, unknown>).input;
+  if (input === undefined || input === null || typeof input === "string") return body;
+  if (!Array.isArray(input)) throw new CtxfoldError("E_SCHEMA", `expected a string or an array of input items, got ${typeof input}`, { path: "body.input" });
+  const pool = sessionPoolFor(options);
+  const budget = requestBudget(options, pool, body, ["max_output_tokens"], "instructions");
+  const { session, cache, messages } = openConversation(pool, "openai-responses", input, options.conversationId);
+  const r = await session.compactCanonical(messages, { budget, format: "openai-responses" });
+  return { ...body, input: cache.render(r.canonical) } as B;
 }
 
 // ---------------------------------------------------------------------------------------------
