@@ -4,7 +4,7 @@
  * byte-identical, whether the message is handed back as parsed or rebuilt from its parts.
  */
 import { describe, expect, it } from "vitest";
-import { anthropicAdapter, openaiResponsesAdapter } from "../../src/adapters/index.js";
+import { anthropicAdapter, detectFormat, openaiResponsesAdapter } from "../../src/adapters/index.js";
 import { isCompactionPart } from "../../src/adapters/server-context.js";
 import { anthropicOnDemandBody, anthropicThresholdBody, onDemandBlock, responsesAgentInput, responsesCompactedWindow, thresholdBlock } from "../helpers-server-context.js";
 import { clone, errorOf } from "./helpers.js";
@@ -82,5 +82,13 @@ describe("Anthropic: compaction blocks, thinking and context_management", () => 
   it("a text block is not mistaken for a compaction", () => {
     const parts = anthropicAdapter.parse({ messages: [{ role: "user", content: [{ type: "text", text: "compaction" }] }] }).flatMap((m) => m.parts);
     expect(parts.some(isCompactionPart)).toBe(false);
+  });
+});
+
+describe("detectFormat", () => {
+  it("tells a conversation by its compaction alone", () => {
+    expect(detectFormat([{ role: "user", content: "Go on." }, { type: "compaction", encrypted_content: "gAAAAB" }])).toBe("openai-responses");
+    expect(detectFormat([{ role: "user", content: "Go on." }, { type: "compaction_trigger" }])).toBe("openai-responses");
+    expect(detectFormat([{ role: "assistant", content: [onDemandBlock] }, { role: "user", content: "Go on." }])).toBe("anthropic");
   });
 });
