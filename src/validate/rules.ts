@@ -62,7 +62,8 @@ export interface Issue {
   index: number;
   /**
    * Identity that survives compaction shifting indices: the call id for call/result issues,
-   * the message id for message issues (the code completes it: issues match on code + key).
+   * the message id for message issues, a Responses item's own id where the issue is about the
+   * item (the code completes it: issues match on code + key).
    */
   key: string;
 }

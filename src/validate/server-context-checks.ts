@@ -59,9 +59,12 @@ export function reasoningWithoutFollower(ctx: RuleContext): Finding[] {
     while (last >= 0 && m.parts[last].type === "reasoning") last--;
     for (let k = last + 1; k < m.parts.length; k++) {
       const p = m.parts[k];
-      if (!responsesMeta.get(p)) continue; // another format's reasoning is not rendered
-      const id = typeof responsesMeta.get(p)?.fields?.id === "string" ? ` (${responsesMeta.get(p)!.fields!.id as string})` : "";
-      out.push({ index: i, path: partPath(i, k), key: m.id, message: `reasoning item${id} in message ${quote(m.id)} is not followed by the message or call it came with` });
+      const pm = responsesMeta.get(p);
+      if (!pm) continue; // another format's reasoning is not rendered
+      // The item's own id where it has one: message ids follow wire indices, which compaction shifts.
+      const id = typeof pm.fields?.id === "string" ? pm.fields.id : undefined;
+      const message = `reasoning item${id ? ` ${quote(id)}` : ""} in message ${quote(m.id)} is not followed by the message or call it came with`;
+      out.push({ index: i, path: partPath(i, k), key: id ?? m.id, message });
     }
   }
   return out;

@@ -133,3 +133,26 @@ describe("mode: legacy", () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe("a session over a growing conversation", () => {
+  it.each([
+    ["openai-responses", responsesAgentInput(40, 15)],
+    ["anthropic", anthropicThresholdBody(40, 15).messages],
+  ] as const)("%s: every call within budget and valid, the compaction kept once it is there", async (format, full) => {
+    const budget = 9000;
+    const session = createCompactor().session();
+    const latest = format === "anthropic" ? thresholdBlock : responsesCompaction("a");
+    let withCompaction = 0;
+    for (let n = 6; n <= full.length; n += 3) {
+      const input = full.slice(0, n);
+      const r = await session.compact(input, { budget, format });
+      expect(r.tokensAfter, `call at ${n}`).toBeLessThanOrEqual(budget);
+      const out = parse(r.messages, format);
+      expect(newViolations(validate(parse(input, format), format), validate(out, format)).filter((i) => i.severity === "error"), `call at ${n}`).toEqual([]);
+      if (!JSON.stringify(input).includes('"type":"compaction"')) continue;
+      withCompaction++;
+      expect(wireObjects(r.messages, format).map((o) => JSON.stringify(o)), `call at ${n}`).toContain(JSON.stringify(latest));
+    }
+    expect(withCompaction).toBeGreaterThan(10);
+  });
+});

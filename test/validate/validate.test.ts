@@ -252,8 +252,10 @@ describe("validate: one test per issue code", () => {
     const ask = { role: "user", content: "Read it." };
     expect(validate(responses([ask, rsItem("rs_1"), fcItem(1), fcOut(1)]), "openai-responses")).toEqual({ ok: true, issues: [] });
     const r = validate(responses([ask, rsItem("rs_1"), ask]), "openai-responses");
-    expect(r.issues.map(pick)).toEqual([{ code: "REASONING_WITHOUT_FOLLOWER", severity: "error", path: "messages[1].parts[0]", index: 1, key: "m1" }]);
-    expect(r.issues[0].message).toContain("rs_1");
+    // Keyed by the item's id, which compaction does not shift (message ids follow wire indices).
+    expect(r.issues.map(pick)).toEqual([{ code: "REASONING_WITHOUT_FOLLOWER", severity: "error", path: "messages[1].parts[0]", index: 1, key: "rs_1" }]);
+    expect(r.issues[0].message).toContain('"rs_1"');
+    expect(only(responses([ask, { type: "reasoning", summary: [] }, ask]), "openai-responses", "REASONING_WITHOUT_FOLLOWER").map((i) => i.key)).toEqual(["m1"]);
     // Canonical reasoning of another format is not rendered as an item, so it is not checked.
     expect(validate([user("u1"), asst("a1", think())], "openai-responses").issues).toEqual([]);
   });
