@@ -156,3 +156,14 @@ describe("a session over a growing conversation", () => {
     expect(withCompaction).toBeGreaterThan(10);
   });
 });
+
+describe("the measure", () => {
+  it("counts an Anthropic compaction's summary, which the model reads; an OpenAI compaction item's ciphertext is not text", () => {
+    const c = createCompactor();
+    const with_ = (block: Item) => parse([{ role: "assistant", content: [block] }, { role: "user", content: "Go on." }], "anthropic");
+    const summary = c.counter.count(onDemandBlock.content as string, "estimate");
+    expect(c.measure(with_(onDemandBlock), "anthropic") - c.measure(with_({ ...onDemandBlock, content: "" }), "anthropic")).toBeGreaterThanOrEqual(summary - 1);
+    const item = parse([responsesCompaction("m"), { role: "user", content: "Go on." }], "openai-responses");
+    expect(c.measure(item, "openai-responses")).toBe(c.measure(parse([{ ...responsesCompaction("m"), encrypted_content: "" }, { role: "user", content: "Go on." }], "openai-responses"), "openai-responses"));
+  });
+});
