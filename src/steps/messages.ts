@@ -164,7 +164,7 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
     if (changed) {
       removed.push(m);
       if (insertAt < 0) insertAt = out.length;
-      if (i > boundary) after = true;
+      if (boundary >= 0 && i > boundary) after = true;
     }
     if (i === boundary) boundaryAt = out.length;
     if (dropWhole) {
