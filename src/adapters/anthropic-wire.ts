@@ -31,9 +31,23 @@ export interface AnthropicToolResultBlock {
 }
 export interface AnthropicThinkingBlock { type: "thinking"; thinking: string; signature?: string; [key: string]: unknown }
 export interface AnthropicRedactedThinkingBlock { type: "redacted_thinking"; data: string; [key: string]: unknown }
+/**
+ * A compaction block: the summary standing for the conversation before it. Threshold compaction
+ * (`compact_20260112`) returns `content` and `encrypted_content` at the start of an assistant
+ * response; on-demand compaction (`compact-2026-09-04`) returns `content` and a `signature`.
+ * Either is sent back exactly as it came (carried whole as an OpaquePart).
+ */
+export interface AnthropicCompactionBlock {
+  type: "compaction";
+  content?: string | null;
+  encrypted_content?: string | null;
+  signature?: string;
+  cache_control?: unknown;
+  [key: string]: unknown;
+}
 export type AnthropicBlock =
   | AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicToolUseBlock | AnthropicToolResultBlock
-  | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | AnthropicOtherBlock;
+  | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | AnthropicCompactionBlock | AnthropicOtherBlock;
 
 export interface AnthropicMessage { role: "user" | "assistant"; content: string | AnthropicBlock[]; [key: string]: unknown }
 export type AnthropicSystem = string | (AnthropicTextBlock | AnthropicOtherBlock)[];
@@ -61,6 +75,12 @@ export const AnthropicToolResultBlockSchema = z.looseObject({
 });
 export const AnthropicThinkingBlockSchema = z.looseObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().optional() });
 export const AnthropicRedactedThinkingBlockSchema = z.looseObject({ type: z.literal("redacted_thinking"), data: z.string() });
+export const AnthropicCompactionBlockSchema = z.looseObject({
+  type: z.literal("compaction"),
+  content: z.string().nullable().optional(),
+  encrypted_content: z.string().nullable().optional(),
+  signature: z.string().optional(),
+});
 export const AnthropicBlockSchema = taggedUnion(new Map<string, z.ZodType>([
   ["text", AnthropicTextBlockSchema],
   ["image", AnthropicImageBlockSchema],
@@ -69,6 +89,7 @@ export const AnthropicBlockSchema = taggedUnion(new Map<string, z.ZodType>([
   ["tool_result", AnthropicToolResultBlockSchema],
   ["thinking", AnthropicThinkingBlockSchema],
   ["redacted_thinking", AnthropicRedactedThinkingBlockSchema],
+  ["compaction", AnthropicCompactionBlockSchema],
 ]));
 export const AnthropicMessageSchema = z.looseObject({
   role: z.enum(["user", "assistant"]),

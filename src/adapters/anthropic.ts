@@ -3,8 +3,9 @@
  * to canonical messages and back.
  *
  * Input is `{ system?, messages }` or a bare `messages` array; other request fields (model,
- * max_tokens, tools...) are not read, and render always returns `{ system?, messages }` (the
- * caller spreads it into its request). `system` is written only when there is a system message.
+ * max_tokens, tools, thinking, context_management...) are not read, and render always returns
+ * `{ system?, messages }` (the caller spreads it into its request, whose other fields stay as
+ * they were). `system` is written only when there is a system message.
  *
  * Mapping:
  * - `system` (a string or text blocks) → one canonical system message with id `system`, first.
@@ -19,7 +20,9 @@
  *   `input` under kRawArgs, else its JSON); tool_result → ToolResultPart (content: a string is
  *   one text part, absent is none; is_error → isError; name taken from the matching tool_use
  *   earlier in the conversation); thinking → ReasoningPart {text, signature};
- *   redacted_thinking → ReasoningPart {redacted}; any other type (server_tool_use,
+ *   redacted_thinking → ReasoningPart {redacted}; compaction (checked: content and
+ *   encrypted_content strings or null, signature a string) → OpaquePart carrying the block
+ *   whole (server-context.ts says what compaction keeps of it); any other type (server_tool_use,
  *   web_search_tool_result, search_result, ...) → OpaquePart carrying the block, sent back as it
  *   is. tool_use `input` may be any JSON value (the API wants an object; anything else is kept so
  *   arguments that are JSON but not an object survive a round trip).
@@ -53,12 +56,12 @@ import { type AnthropicWire, F } from "./anthropic-wire.js";
 import type { Adapter } from "./common.js";
 
 export type {
-  AnthropicBlock, AnthropicDocumentBlock, AnthropicImageBlock, AnthropicMessage, AnthropicMessageMeta, AnthropicOtherBlock, AnthropicPartMeta,
+  AnthropicBlock, AnthropicCompactionBlock, AnthropicDocumentBlock, AnthropicImageBlock, AnthropicMessage, AnthropicMessageMeta, AnthropicOtherBlock, AnthropicPartMeta,
   AnthropicRedactedThinkingBlock, AnthropicSource, AnthropicSystem, AnthropicTextBlock, AnthropicThinkingBlock, AnthropicToolResultBlock,
   AnthropicToolResultContent, AnthropicToolUseBlock, AnthropicWire,
 } from "./anthropic-wire.js";
 export {
-  AnthropicBlockSchema, AnthropicDocumentBlockSchema, AnthropicImageBlockSchema, AnthropicMessageSchema, AnthropicRedactedThinkingBlockSchema,
+  AnthropicBlockSchema, AnthropicCompactionBlockSchema, AnthropicDocumentBlockSchema, AnthropicImageBlockSchema, AnthropicMessageSchema, AnthropicRedactedThinkingBlockSchema,
   AnthropicSourceSchema, AnthropicSystemSchema, AnthropicTextBlockSchema, AnthropicThinkingBlockSchema, AnthropicToolResultBlockSchema,
   AnthropicToolResultContentSchema, AnthropicToolUseBlockSchema, AnthropicWireSchema,
 } from "./anthropic-wire.js";

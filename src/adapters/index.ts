@@ -13,6 +13,7 @@ import { openaiResponsesAdapter } from "./openai-responses.js";
 
 export { kFormats, kRawArgs, type Adapter, type Format, type ParseOptions, type RenderOptions } from "./common.js";
 export { detectFormat } from "./detect.js";
+export { compactionBoundary, isCompactionPart, serverContextKind, type ServerContextKind } from "./server-context.js";
 // The providers' message shapes, as the adapters read and write them: each format's whole, and
 // the types of a request's messages by name.
 export type * as AiSdkShapes from "./ai-sdk-wire.js";

@@ -119,8 +119,9 @@ function readReasoning(item: OpenAIResponsesReasoning): ReasoningPart {
   return part;
 }
 
-/** Where an item of a type ctxfold does not model goes. */
-function sideOf(type: string): "client" | "model" | "alone" {
+/** Where an item carried whole goes (a compaction_trigger is the caller's request). */
+function sideOf(type: string): "client" | "model" | "request" | "alone" {
+  if (type === "compaction_trigger") return "request";
   if (type.endsWith("_output") || type.endsWith("_response")) return "client";
   if (type.endsWith("_call") || type.startsWith("mcp_")) return "model";
   return "alone";
@@ -192,6 +193,10 @@ class Parser {
       case "reasoning":
         this.runAt(i, true).parts.push(readReasoning(item as OpenAIResponsesReasoning));
         return;
+      // Model output carried whole: it opens the response that continues after server-side compaction.
+      case "compaction":
+        this.runAt(i, true).parts.push({ type: "opaque", value: item, meta: kItemMeta });
+        return;
       case "function_call_output":
       case "custom_tool_call_output":
         return this.alone(i, "tool", [readOutput(item as OpenAIResponsesFunctionCallOutput)]);
@@ -199,7 +204,7 @@ class Parser {
     const opaque: OpaquePart = { type: "opaque", value: item, meta: kItemMeta };
     const side = sideOf(item.type as string);
     if (side === "model") this.runAt(i, false).parts.push(opaque);
-    else this.alone(i, side === "client" ? "tool" : "assistant", [opaque]);
+    else this.alone(i, side === "client" ? "tool" : side === "request" ? "user" : "assistant", [opaque]);
   }
 
   message(item: OpenAIResponsesMessageItem, i: number): void {

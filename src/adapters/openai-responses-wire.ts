@@ -67,11 +67,22 @@ export interface OpenAIResponsesReasoning {
   status?: string;
   [key: string]: unknown;
 }
-/** An item of a type ctxfold does not model (web_search_call, item_reference, ...). */
+/**
+ * A compaction item (server-side compaction, or `/responses/compact`): opaque state standing for
+ * the history before it, sent back exactly as it came (carried whole as an OpaquePart).
+ */
+export interface OpenAIResponsesCompaction {
+  type: "compaction";
+  encrypted_content: string;
+  id?: string | null;
+  created_by?: string;
+  [key: string]: unknown;
+}
+/** An item of a type ctxfold does not model (web_search_call, item_reference, compaction_trigger, ...). */
 export interface OpenAIResponsesOtherItem { type: string; [key: string]: unknown }
 export type OpenAIResponsesItem =
   | OpenAIResponsesMessageItem | OpenAIResponsesFunctionCall | OpenAIResponsesFunctionCallOutput | OpenAIResponsesCustomToolCall
-  | OpenAIResponsesCustomToolCallOutput | OpenAIResponsesReasoning | OpenAIResponsesOtherItem;
+  | OpenAIResponsesCustomToolCallOutput | OpenAIResponsesReasoning | OpenAIResponsesCompaction | OpenAIResponsesOtherItem;
 export type OpenAIResponsesWire = OpenAIResponsesItem[];
 
 // ---------------------------------------------------------------------------------------------
@@ -130,6 +141,11 @@ export const OpenAIResponsesReasoningSchema = z.looseObject({
   content: z.array(z.looseObject({ type: z.string(), text: z.string() })).optional(),
   status: z.string().optional(),
 });
+export const OpenAIResponsesCompactionSchema = z.looseObject({
+  type: z.literal("compaction"),
+  encrypted_content: z.string(),
+  id: z.string().nullable().optional(),
+});
 export const OpenAIResponsesOtherItemSchema = z.looseObject({ type: z.string() });
 
 export const kItemSchemas = new Map<string, z.ZodType>([
@@ -139,6 +155,7 @@ export const kItemSchemas = new Map<string, z.ZodType>([
   ["custom_tool_call", OpenAIResponsesCustomToolCallSchema],
   ["custom_tool_call_output", OpenAIResponsesCustomToolCallOutputSchema],
   ["reasoning", OpenAIResponsesReasoningSchema],
+  ["compaction", OpenAIResponsesCompactionSchema],
 ]);
 /** Any input item: known types checked against their schema, other types passed as they are. */
 export const OpenAIResponsesItemSchema = z.union([OpenAIResponsesMessageItemSchema, taggedUnion(kItemSchemas)]);

@@ -31,6 +31,12 @@
  *   other (item_reference, which may point at either side's item, and future types) as a
  *   canonical assistant message of its own, never merged with its neighbours. An assistant
  *   message item with empty array content is carried the same way, whole, in its run.
+ * - Server-side context (server-context.ts): a `compaction` item (checked: `encrypted_content`
+ *   a string) is carried whole and opens a run of model-side items like reasoning does (after
+ *   server-side compaction the response goes on with reasoning and calls); a
+ *   `compaction_trigger` item is a canonical user message of its own (the caller's request).
+ *   Reasoning items keep `encrypted_content` as the part's `redacted` and their id in meta, so a
+ *   rebuilt item is the one the API returned.
  * - Ids are `m<i>`, i the wire index of the message's first item: Responses ids belong to
  *   items, not to canonical messages, and stay in meta. The origin of a run of several items is
  *   the array of those items; render spreads it.
@@ -50,13 +56,13 @@ import { renderOpenAIResponses } from "./openai-responses-render.js";
 import { type OpenAIResponsesWire, R } from "./openai-responses-wire.js";
 
 export type {
-  OpenAIResponsesContentPart, OpenAIResponsesCustomToolCall, OpenAIResponsesCustomToolCallOutput, OpenAIResponsesFunctionCall,
+  OpenAIResponsesCompaction, OpenAIResponsesContentPart, OpenAIResponsesCustomToolCall, OpenAIResponsesCustomToolCallOutput, OpenAIResponsesFunctionCall,
   OpenAIResponsesFunctionCallOutput, OpenAIResponsesInputAudio, OpenAIResponsesInputFile, OpenAIResponsesInputImage, OpenAIResponsesInputText,
   OpenAIResponsesItem, OpenAIResponsesMessageItem, OpenAIResponsesMessageMeta, OpenAIResponsesOtherItem, OpenAIResponsesOtherPart,
   OpenAIResponsesOutputText, OpenAIResponsesPartMeta, OpenAIResponsesReasoning, OpenAIResponsesRefusal, OpenAIResponsesWire,
 } from "./openai-responses-wire.js";
 export {
-  OpenAIResponsesContentPartSchema, OpenAIResponsesCustomToolCallOutputSchema, OpenAIResponsesCustomToolCallSchema,
+  OpenAIResponsesCompactionSchema, OpenAIResponsesContentPartSchema, OpenAIResponsesCustomToolCallOutputSchema, OpenAIResponsesCustomToolCallSchema,
   OpenAIResponsesFunctionCallOutputSchema, OpenAIResponsesFunctionCallSchema, OpenAIResponsesItemSchema, OpenAIResponsesMessageItemSchema,
   OpenAIResponsesOtherItemSchema, OpenAIResponsesReasoningSchema,
 } from "./openai-responses-wire.js";

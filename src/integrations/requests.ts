@@ -1,6 +1,6 @@
 /**
- * Request-body helpers: compact the messages of an OpenAI Chat Completions or Anthropic
- * Messages request body right before it is sent, whatever client sends it.
+ * Request-body helpers: compact the messages of an OpenAI Chat Completions, OpenAI Responses or
+ * Anthropic Messages request body right before it is sent, whatever client sends it.
  *
  *   const body = await compactOpenAIRequest({ model: "gpt-4o", messages, tools }, { budget: 100_000 });
  *   const answer = await openai.chat.completions.create(body);
@@ -12,20 +12,28 @@
  *   is a copy.
  * - Budget: `budget` when given (the messages' budget, as everywhere in ctxfold); else the
  *   model's context window (`contextWindow`, or the model profile of `body.model`) minus
- *   the answer's room — the body's `max_completion_tokens` / `max_tokens` when present, else
- *   `reserveTokens` — in ctxfold's measure (budget.ts), minus the tool definitions (their JSON,
- *   exact o200k): they take context too, and only a derived budget knows nothing about them.
- *   Unknown window and no budget: budgetOf's E_BAD_INPUT naming the model.
+ *   the answer's room — the body's `max_completion_tokens` / `max_tokens` / `max_output_tokens`
+ *   when present, else `reserveTokens` — in ctxfold's measure (budget.ts), minus the tool
+ *   definitions (their JSON, exact o200k) and a Responses body's `instructions`: they take
+ *   context too, and only a derived budget knows nothing about them. Unknown window and no
+ *   budget: budgetOf's E_BAD_INPUT naming the model.
  * - Usage feedback: the third argument, `{ usage }`, is the provider's usage report of the
  *   conversation's previous request, as the response carried it (OpenAI Chat Completions'
  *   `usage` with `prompt_tokens`, Responses' `input_tokens`, Anthropic's `input_tokens` plus its
  *   cache fields; a bare number too). It is folded into the conversation's ratio of reported to
- *   estimated tokens (against ctxfold's estimate of that request: its messages and its tools)
- *   before this request's budget is taken, so from the second request on a derived budget is the
- *   window by the provider's own count. A third argument rather than an option: options that
- *   configure the compactor are one object reused across calls (see below), a report is new at
- *   every call. A report that holds no count, or an absurd one, is ignored or clamped with an
- *   `onUsage` event, never thrown.
+ *   estimated tokens (against ctxfold's estimate of that request: its messages, its tools and
+ *   instructions) before this request's budget is taken, so from the second request on a derived
+ *   budget is the window by the provider's own count. A third argument rather than an option:
+ *   options that configure the compactor are one object reused across calls (see below), a
+ *   report is new at every call. A report that holds no count, or an absurd one, is ignored or
+ *   clamped with an `onUsage` event, never thrown.
+ * - Server-side context: the request fields that configure it (Anthropic `context_management`
+ *   and `compaction`, Responses `context_management`, `store`, `include`,
+ *   `previous_response_id`) come back as they were; the compaction items and blocks in the
+ *   messages are kept as the providers require (adapters/server-context.ts). A Responses body
+ *   with `previous_response_id` carries only the new items: the server's stored context is not
+ *   in the budget (nor in the estimate a usage report is compared with). A Responses `input`
+ *   that is a string (one user message) or absent comes back as it is.
  * - Sessions: one per conversation, found by `conversationId` when given, else by the stable
  *   prefix (conversationKey), and per format (the same conversation sent to both providers, a
  *   fallback, keeps one session each: their canonical messages differ in format meta, so one
@@ -105,6 +113,15 @@ export interface OpenAIRequestBody {
   max_completion_tokens?: number | null;
 }
 
+/** What compactOpenAIResponsesRequest reads of a Responses request body (the SDK's params type fits). */
+export interface OpenAIResponsesRequestBody {
+  model?: string;
+  input?: string | readonly unknown[] | null;
+  instructions?: string | null;
+  tools?: readonly unknown[] | null;
+  max_output_tokens?: number | null;
+}
+
 /** What compactAnthropicRequest reads of a Messages request body (the SDK's params type fits). */
 export interface AnthropicRequestBody {
   model?: string;
@@ -134,19 +151,31 @@ function maxOutput(body: Record<string, unknown>, keys: readonly string[]): numb
   return undefined;
 }
 
-/** The messages' budget of one request and its tool definitions' tokens (see the module comment); `ratio` is the conversation's usage ratio. */
-function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Record<string, unknown>, outputKeys: readonly string[], ratio?: number): { budget: number; toolTokens: number } {
+/**
+ * The messages' budget of one request, and the tokens of what takes context beside them: the
+ * tool definitions and the body's `beside` text field (a Responses body's `instructions`). See
+ * the module comment; `ratio` is the conversation's usage ratio.
+ */
+function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Record<string, unknown>, outputKeys: readonly string[], beside: string | undefined, ratio?: number): { budget: number; besideTokens: number } {
   const model = typeof body.model === "string" ? body.model : undefined;
+  const count = (text: unknown) => (typeof text === "string" && text !== "" ? pool.compactor.counter.count(text, "exact") : 0);
   const tools = body.tools;
-  const toolTokens = Array.isArray(tools) && tools.length > 0 ? pool.compactor.counter.count(JSON.stringify(tools), "exact") : 0;
-  if (options.budget !== undefined) return { budget: budgetOf(options, model), toolTokens };
+  const toolTokens = Array.isArray(tools) && tools.length > 0 ? count(JSON.stringify(tools)) : 0;
+  const textTokens = beside === undefined ? 0 : count(body[beside]);
+  const besideTokens = toolTokens + textTokens;
+  if (options.budget !== undefined) return { budget: budgetOf(options, model), besideTokens };
   const reserve = maxOutput(body, outputKeys) ?? options.reserveTokens;
-  const budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model, ratio);
-  if (toolTokens === 0) return { budget, toolTokens };
-  if (budget - toolTokens <= 0) {
-    throw new CtxfoldError("E_BAD_INPUT", `the tool definitions (${toolTokens} tokens) leave no room for messages in the context window after the answer's ${reserve ?? "default"} reserve`, { path: "body.tools" });
-  }
-  return { budget: budget - toolTokens, toolTokens };
+  let budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model, ratio);
+  const take = (tokens: number, path: string, what: string) => {
+    if (tokens === 0) return;
+    if (budget - tokens <= 0) {
+      throw new CtxfoldError("E_BAD_INPUT", `${what} (${tokens} tokens) leave no room for messages in the context window after the answer's ${reserve ?? "default"} reserve`, { path });
+    }
+    budget -= tokens;
+  };
+  take(toolTokens, "body.tools", "the tool definitions");
+  if (beside !== undefined) take(textTokens, `body.${beside}`, `the ${beside}`);
+  return { budget, besideTokens };
 }
 
 /**
@@ -154,16 +183,16 @@ function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Rec
  * before anything is parsed (a bad budget is reported first), then taken again with the
  * conversation's ratio once the report is in.
  */
-function openRequest(options: RequestOptions, body: Record<string, unknown>, input: unknown, format: "openai-chat" | "anthropic", outputKeys: readonly string[], call: RequestCall | undefined) {
+function openRequest(options: RequestOptions, body: Record<string, unknown>, input: unknown, format: "openai-chat" | "openai-responses" | "anthropic", outputKeys: readonly string[], call: RequestCall | undefined, beside?: string) {
   const pool = sessionPoolFor(options);
-  let { budget, toolTokens } = requestBudget(options, pool, body, outputKeys);
+  let { budget, besideTokens } = requestBudget(options, pool, body, outputKeys, beside);
   const conversation = openConversation(pool, format, input, options.conversationId);
   if (call !== undefined && (typeof call !== "object" || call === null)) throw new CtxfoldError("E_BAD_INPUT", "expected { usage } (the previous response's usage report)", { path: "call" });
   if (call !== undefined && "usage" in call) pool.recordUsage(conversation.key, call.usage, options);
   const model = typeof body.model === "string" ? body.model : undefined;
   const ratio = pool.usageRatio(conversation.key, model);
-  if (ratio !== undefined) ({ budget, toolTokens } = requestBudget(options, pool, body, outputKeys, ratio));
-  return { pool, budget, toolTokens, model, ...conversation };
+  if (ratio !== undefined) ({ budget, besideTokens } = requestBudget(options, pool, body, outputKeys, beside, ratio));
+  return { pool, budget, besideTokens, model, ...conversation };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -176,10 +205,30 @@ function openRequest(options: RequestOptions, body: Record<string, unknown>, inp
  */
 export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B, options: RequestOptions = {}, call?: RequestCall): Promise<B> {
   checkBody(body, "Chat Completions");
-  const { pool, budget, toolTokens, model, key, session, cache, messages } = openRequest(options, body, body.messages, "openai-chat", ["max_completion_tokens", "max_tokens"], call);
+  const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, body.messages, "openai-chat", ["max_completion_tokens", "max_tokens"], call);
   const r = await session.compactCanonical(messages, { budget, format: "openai-chat" });
-  pool.noteSent(key, model, r.tokensAfter + toolTokens);
+  pool.noteSent(key, model, r.tokensAfter + besideTokens);
   return { ...body, messages: cache.render(r.canonical) } as B;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI Responses.
+
+/**
+ * Compacts the `input` items of an OpenAI Responses request body; every other field comes back
+ * untouched (`instructions`, `context_management`, `store`, `include`, `previous_response_id`
+ * among them; see the module comment for the budget, the usage report `call.usage` of the
+ * previous request, and the sessions).
+ */
+export async function compactOpenAIResponsesRequest<B extends OpenAIResponsesRequestBody>(body: B, options: RequestOptions = {}, call?: RequestCall): Promise<B> {
+  if (!isObject(body)) throw new CtxfoldError("E_SCHEMA", `expected a Responses request body object, got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}`, { path: "body" });
+  const input = (body as Record<string, unknown>).input;
+  if (input === undefined || input === null || typeof input === "string") return body;
+  if (!Array.isArray(input)) throw new CtxfoldError("E_SCHEMA", `expected a string or an array of input items, got ${typeof input}`, { path: "body.input" });
+  const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, input, "openai-responses", ["max_output_tokens"], call, "instructions");
+  const r = await session.compactCanonical(messages, { budget, format: "openai-responses" });
+  pool.noteSent(key, model, r.tokensAfter + besideTokens);
+  return { ...body, input: cache.render(r.canonical) } as B;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -382,9 +431,9 @@ function fixBreakpoints(draft: Draft, known: ReadonlySet<string>, prefix: number
 export async function compactAnthropicRequest<B extends AnthropicRequestBody>(body: B, options: AnthropicRequestOptions = {}, call?: RequestCall): Promise<B> {
   checkBody(body, "Messages");
   // The adapter reads `system` and `messages` of the body (and nothing else of it).
-  const { pool, budget, toolTokens, model, key, session, cache, messages } = openRequest(options, body, body, "anthropic", ["max_tokens"], call);
+  const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, body, "anthropic", ["max_tokens"], call);
   const r = await session.compactCanonical(messages, { budget, format: "anthropic" });
-  pool.noteSent(key, model, r.tokensAfter + toolTokens);
+  pool.noteSent(key, model, r.tokensAfter + besideTokens);
   const wire = cache.render(r.canonical) as AnthropicWire;
   const prefix = options.cacheBreakpoint ? prefixLength(session, wire.messages) : undefined;
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : undefined;

@@ -4,6 +4,7 @@ import { remainingMs } from "./options.js";
 import { compactHistory } from "./stages/history.js";
 import { mergeOldest } from "./stages/merge.js";
 import { placeRecallHint, recallHintRoom } from "./recall-hint.js";
+import { dropSuperseded, supersededHistory } from "./stages/superseded.js";
 import { keepThinkingOpener } from "./stages/thinking-opener.js";
 import { compactToolArgs } from "./stages/tool-args.js";
 import { compactToolOutputs } from "./stages/tool-outputs.js";
@@ -28,9 +29,10 @@ interface StageDef {
 }
 
 /**
- * The tiered policy over messages above the soft threshold: classify, plan (where the preserved
- * tail starts, which stages can pay), run the stages in order until the total is at or below
- * the target (stage 4 only above the hard threshold), each re-measured after it runs;
+ * The tiered policy over messages above the soft threshold: classify; when the input carries a
+ * provider's compaction, move out the history it supersedes first (stage 0); plan (where the
+ * preserved tail starts, which stages can pay), run the stages in order until the total is at
+ * or below the target (stage 4 only above the hard threshold), each re-measured after it runs;
  * then put back a thinking turn's opener, and finish: near the budget the exact count decides,
  * and where it is over, stage 4 runs again against the budget scaled by how far the estimate
  * was off.
@@ -48,6 +50,27 @@ export async function runPipeline(
     refs: [], stages: [], compacted: 0, steps: kit.steps.reduce(msgs),
   };
   const remaining = () => remainingMs(deadline, now(), started);
+  /** Runs one stage with its report (timed, emitted), unless the deadline or `skip` says otherwise. */
+  const runStage = async ({ stage, name, run, essential }: StageDef, skip?: "no_gain"): Promise<void> => {
+    const before = w.total;
+    const t0 = now();
+    const report: StageReport = { stage, name, candidateCount: 0, compacted: 0, skipped: {}, tokensBefore: before, tokensAfter: before, durationMs: 0 };
+    w.stages.push(report);
+    if (!essential && remaining() < s.deadlineReserveMs) {
+      report.skipped.deadline = 1;
+    } else if (skip) {
+      report.skipped[skip] = 1;
+    } else {
+      kit.report = report;
+      await run();
+      kit.report = undefined;
+    }
+    report.tokensAfter = w.total;
+    report.durationMs = now() - t0;
+    kit.emit({ type: "compaction_stage", tier, ...report });
+  };
+  // Only an input that carries a provider's compaction has a stage 0 (and its report).
+  if (w.total > w.target && supersededHistory(w.msgs).length > 0) await runStage({ stage: 0, name: "superseded_history", run: () => dropSuperseded(kit, w), essential: true });
   const preserve = tier === "critical" ? Math.min(1, s.preserveRecentSteps) : s.preserveRecentSteps;
   // Stages 1–3 leave the preserved tail alone, found anew when each runs (a stage moves messages).
   const stages: StageDef[] = [
@@ -60,25 +83,10 @@ export async function runPipeline(
   // will run, their work would be superseded: stage 3 replaces every old step (arguments and
   // outputs included, stored whole) by the step summary. They are then skipped as no_gain.
   const superseded = remaining() >= s.deadlineReserveMs && bestCaseTraceSavings(kit, w, kit.tailStart(w, preserve)) < w.total - w.target;
-  for (const { stage, name, run, essential } of stages) {
+  for (const def of stages) {
     if (w.total <= w.target) break;
-    if (stage === 4 && w.total <= s.hardRatio * budget) break; // only above hard
-    const before = w.total;
-    const t0 = now();
-    const report: StageReport = { stage, name, candidateCount: 0, compacted: 0, skipped: {}, tokensBefore: before, tokensAfter: before, durationMs: 0 };
-    w.stages.push(report);
-    if (!essential && remaining() < s.deadlineReserveMs) {
-      report.skipped.deadline = 1;
-    } else if (superseded && stage <= 2) {
-      report.skipped.no_gain = 1;
-    } else {
-      kit.report = report;
-      await run();
-      kit.report = undefined;
-    }
-    report.tokensAfter = w.total;
-    report.durationMs = now() - t0;
-    kit.emit({ type: "compaction_stage", tier, ...report });
+    if (def.stage === 4 && w.total <= s.hardRatio * budget) break; // only above hard
+    await runStage(def, superseded && def.stage <= 2 ? "no_gain" : undefined);
   }
   keepThinkingOpener(kit, w, messages, budget);
   let tokensAfter = w.total;

@@ -29,7 +29,7 @@ export interface CompactCallOptions {
 /** One stage of a compaction, as the telemetry reports it (the tiered policy's compaction_stage). */
 export interface StageReport {
   stage: 0 | 1 | 2 | 3 | 4;
-  name: "fits" | "tool_args" | "tool_outputs" | "historical_text" | "merge_oldest";
+  name: "fits" | "superseded_history" | "tool_args" | "tool_outputs" | "historical_text" | "merge_oldest";
   candidateCount: number;
   compacted: number;
   skipped: Partial<Record<SkipReason, number>>;

@@ -27,6 +27,9 @@
  *   with the whole unit they sit in; the first keepFirstTurns turns; the last keepRecentTurns
  *   turns (level 3: at least 1 when keepRecentTurns ≥ 1). When that is still over the target,
  *   the result is the smallest one the levels reach (tokensAfter > target, `fits` false).
+ * - A provider's compaction (adapters/server-context.ts) is never removed either: the head runs
+ *   to the unit holding the latest one, so the summary stands after it, where the provider
+ *   reads (the tiered compactor moves what precedes it out; this strategy keeps it).
  * - Removed messages are stored whole (JSON of the original, uncut messages, kind "history")
  *   and the summary or marker names the ref; cut outputs are stored too (truncateToolOutput):
  *   nothing removed is lost.
@@ -49,6 +52,7 @@
  *   custom strategy gets them too.
  */
 import { kFormats } from "../adapters/common.js";
+import { compactionBoundary } from "../adapters/server-context.js";
 import { hashText, hashToHex } from "../core/hash.js";
 import { TurnMap } from "./turn-map.js";
 import { CtxfoldError } from "../errors.js";
@@ -284,7 +288,8 @@ export function compactMessages(
     return t;
   });
   let headEnd = 0;
-  while (headEnd < units.length && units[headEnd].firstTurn < cfg.keepFirstTurns) headEnd++;
+  const boundary = compactionBoundary(messages);
+  while (headEnd < units.length && (units[headEnd].firstTurn < cfg.keepFirstTurns || units[headEnd].start <= boundary)) headEnd++;
   /** Index of the first unit of the last k turns (never inside the head). */
   const recentStart = (k: number): number => {
     let s = units.length;

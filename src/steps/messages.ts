@@ -1,3 +1,4 @@
+import { compactionBoundary, serverContextKind } from "../adapters/server-context.js";
 import type { Message, Part } from "../model/schema.js";
 import { putMessages } from "../store/messages.js";
 import { hashText, hashToHex } from "../core/hash.js";
@@ -95,6 +96,12 @@ class PartSet<T = true> {
  * which the summary line replaces); messages that are not steps (user turns, assistant text)
  * stay in place. Where removal would put two user or two assistant messages side by side, the
  * later is merged into the earlier, so role alternation holds wherever it held before.
+ *
+ * A provider's compaction (adapters/server-context.ts) never leaves: a message holding one
+ * whose calls all left keeps that part alone (the step's reasoning and text go with the step),
+ * and the summary never stands before the latest one when it summarises steps after it (the
+ * provider reads from there on): it goes right after that message and the results answering
+ * it.
  */
 export function compactStepMessages(messages: readonly Message[], options: StepMessagesOptions = {}): StepMessagesResult {
   const reducer = options.reducer instanceof StepReducer ? options.reducer : new StepReducer(options.reducer);
@@ -127,6 +134,10 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   const gapBefore: boolean[] = [];
   let insertAt = -1;
   let gap = false;
+  const boundary = compactionBoundary(messages);
+  /** Where the latest compaction's message is in `out`, and whether a step after it is removed. */
+  let boundaryAt = -1;
+  let after = false;
   messages.forEach((m, i) => {
     let parts: Part[] = m.parts;
     let changed = false;
@@ -145,11 +156,17 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
       }
     }
     const keepsCalls = parts.some((p) => p.type === "tool-call");
-    const dropWhole = changed && (parts.length === 0 || (lostCalls && !keepsCalls) || !parts.some((p) => p.type !== "reasoning"));
+    let dropWhole = changed && (parts.length === 0 || (lostCalls && !keepsCalls) || !parts.some((p) => p.type !== "reasoning"));
+    if (dropWhole && parts.some((p) => serverContextKind(p) !== undefined)) {
+      parts = parts.filter((p) => serverContextKind(p) !== undefined);
+      dropWhole = false;
+    }
     if (changed) {
       removed.push(m);
       if (insertAt < 0) insertAt = out.length;
+      if (boundary >= 0 && i > boundary) after = true;
     }
+    if (i === boundary) boundaryAt = out.length;
     if (dropWhole) {
       gap = true;
       return;
@@ -171,6 +188,10 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
     parts: [marked({ type: "text", text }, { kind: kStepSummaryKind, ref: removedRef, failed })],
     meta: { ctxfold: { kind: kStepSummaryKind, steps: gone.map((s) => s.id), ref: removedRef } },
   };
+  if (after && insertAt <= boundaryAt) {
+    insertAt = boundaryAt + 1;
+    while (insertAt < out.length && out[insertAt].role === "tool") insertAt++;
+  }
   out.splice(insertAt, 0, summary);
   gapBefore.splice(insertAt, 0, true);
   if (insertAt + 1 < gapBefore.length) gapBefore[insertAt + 1] = true;

@@ -5,12 +5,12 @@
  *
  * Decisions:
  * - A message's tokens are the texts a model reads (messageTexts: text, tool-call name and raw
- *   arguments, tool-result text, reasoning text) plus the provider's overheads
- *   (kMessageOverhead): perMessage, 1 for the role (every role name, the wire's `developer` and
+ *   arguments, tool-result text, reasoning text, an Anthropic compaction's summary) plus the
+ *   provider's overheads (kMessageOverhead): perMessage, 1 for the role (every role name, the wire's `developer` and
  *   `function` too, is one token in every encoding ctxfold counts with), perToolCall per tool
  *   call and perToolResult per tool result. A request adds perRequest (the reply primer) once.
  *   Participant names (OpenAI's `name`, carried in meta) are not modelled and not counted; nor
- *   are media and opaque parts. For OpenAI chat messages this is what TokenCounter counts of
+ *   are media and other opaque parts. For OpenAI chat messages this is what TokenCounter counts of
  *   their wire form (the test holds the two equal).
  * - Estimate: a message's unrounded text estimates and its overheads, summed and rounded up per
  *   message, so a memoised message never changes and a request is a sum of whole numbers.

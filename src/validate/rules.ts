@@ -22,6 +22,10 @@
 import type { Format } from "../adapters/common.js";
 import { kFormats } from "../adapters/common.js";
 import type { Message, Part } from "../model/schema.js";
+import { isCompactionOnly, isCompactionPart } from "../adapters/server-context.js";
+import type { Pairing } from "./pairing.js";
+import { msgPath, partPath, quote } from "./paths.js";
+import { compactionMisplaced, compactionTriggerNotLast, reasoningWithoutFollower } from "./server-context-checks.js";
 
 export type Severity = "error" | "warning";
 
@@ -40,6 +44,9 @@ export const kIssueCodes = [
   "REASONING_SIGNATURE_MISSING",
   "EMPTY_MESSAGE",
   "EMPTY_TEXT",
+  "COMPACTION_MISPLACED",
+  "COMPACTION_TRIGGER_NOT_LAST",
+  "REASONING_WITHOUT_FOLLOWER",
 ] as const;
 export type IssueCode = (typeof kIssueCodes)[number];
 
@@ -55,7 +62,8 @@ export interface Issue {
   index: number;
   /**
    * Identity that survives compaction shifting indices: the call id for call/result issues,
-   * the message id for message issues (the code completes it: issues match on code + key).
+   * the message id for message issues, a Responses item's own id where the issue is about the
+   * item (the code completes it: issues match on code + key).
    */
   key: string;
 }
@@ -93,10 +101,6 @@ export function severityOf(rule: Rule, format: Format): Severity {
 // ---------------------------------------------------------------------------------------------
 // Helpers.
 
-const msgPath = (i: number): string => `messages[${i}]`;
-const partPath = (i: number, k: number): string => `messages[${i}].parts[${k}]`;
-const quote = (s: string): string => JSON.stringify(s);
-
 const isUserSide = (m: Message): boolean => m.role === "user" || m.role === "tool";
 const hasToolCall = (m: Message): boolean => m.parts.some((p) => p.type === "tool-call");
 const isBlank = (s: string): boolean => !/\S/.test(s);
@@ -106,120 +110,21 @@ export function isSignedReasoning(p: Part | undefined): boolean {
   return p !== undefined && p.type === "reasoning" && (!!p.signature || !!p.redacted);
 }
 
+/**
+ * Whether `m` opens with a reasoning part Anthropic accepts back, after any compaction block at
+ * its start (the API reads a conversation from its latest compaction block on).
+ */
+export function opensWithSignedReasoning(m: Message): boolean {
+  const k = m.parts.findIndex((p) => !isCompactionPart(p));
+  return k >= 0 && isSignedReasoning(m.parts[k]);
+}
+
 /** Whether any assistant message carries a reasoning part: extended thinking is in use. */
 export function usesThinking(messages: readonly Message[]): boolean {
   for (const m of messages) {
     if (m.role === "assistant" && m.parts.some((p) => p.type === "reasoning")) return true;
   }
   return false;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Pairing calls with results.
-
-/** The findings of the call/result pass, one list per tool rule. */
-export interface Pairing {
-  orphans: Finding[];
-  unanswered: Finding[];
-  pending: Finding[];
-  notFirst: Finding[];
-  duplicateResults: Finding[];
-  duplicateCalls: Finding[];
-}
-
-interface CallSlot {
-  id: string;
-  /** Index of the assistant message holding the call. */
-  owner: number;
-  part: number;
-  answered: boolean;
-}
-
-/**
- * Pairs every tool result with a call of the assistant message whose answer window it sits in
- * (see the module comment), in one pass. A result for a call already answered in that window is
- * a duplicate; a result matching no call of the window is an orphan (so a result repeated
- * outside the window is an orphan, not a duplicate). When a window closes, its calls still
- * unanswered are unanswered, or pending when the assistant message is the very last message.
- * One map lookup per call and per result: `slots` holds the latest call of each id, and a
- * result matches when that call belongs to the window's assistant message.
- */
-export function pairCalls(messages: readonly Message[], format: Format): Pairing {
-  const out: Pairing = { orphans: [], unanswered: [], pending: [], notFirst: [], duplicateResults: [], duplicateCalls: [] };
-  const mergesUserSide = format === "anthropic";
-  const slots = new Map<string, CallSlot>();
-  const open: CallSlot[] = [];
-  let owner = -1;
-  let sawUserText = false;
-
-  const close = (): void => {
-    if (owner < 0) return;
-    const last = owner === messages.length - 1;
-    for (const slot of open) {
-      if (slot.answered) continue;
-      const f: Finding = {
-        index: owner,
-        path: partPath(owner, slot.part),
-        key: slot.id,
-        message: last
-          ? `call ${quote(slot.id)} in the last message (${quote(messages[owner].id)}) has no result yet`
-          : `call ${quote(slot.id)} of assistant message ${quote(messages[owner].id)} has no result before the next non-tool message`,
-      };
-      (last ? out.pending : out.unanswered).push(f);
-    }
-    owner = -1;
-    open.length = 0;
-  };
-
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i];
-    if (m.role === "assistant") {
-      close();
-      owner = i;
-      sawUserText = false;
-      for (let k = 0; k < m.parts.length; k++) {
-        const p = m.parts[k];
-        if (p.type !== "tool-call") continue;
-        const prev = slots.get(p.id);
-        if (prev) {
-          out.duplicateCalls.push({
-            index: i,
-            path: partPath(i, k),
-            key: p.id,
-            message: `call id ${quote(p.id)} in message ${quote(m.id)} was already used at ${partPath(prev.owner, prev.part)}`,
-          });
-          if (prev.owner === i) continue;
-        }
-        const slot: CallSlot = { id: p.id, owner: i, part: k, answered: false };
-        slots.set(p.id, slot);
-        open.push(slot);
-      }
-    } else if (m.role === "tool") {
-      for (let k = 0; k < m.parts.length; k++) {
-        const p = m.parts[k];
-        if (p.type !== "tool-result") continue;
-        const slot = slots.get(p.callId);
-        const at = (message: string): Finding => ({ index: i, path: partPath(i, k), key: p.callId, message });
-        if (!slot || slot.owner !== owner) {
-          const before = owner >= 0 ? `assistant message ${quote(messages[owner].id)}` : "no assistant message";
-          out.orphans.push(at(`tool result for call ${quote(p.callId)} in message ${quote(m.id)} answers no call of the assistant message it follows (${before})`));
-        } else if (slot.answered) {
-          out.duplicateResults.push(at(`call ${quote(p.callId)} is answered again in message ${quote(m.id)}`));
-        } else {
-          slot.answered = true;
-          if (sawUserText) {
-            out.notFirst.push(at(`tool result for call ${quote(p.callId)} in message ${quote(m.id)} comes after user text in the turn answering ${quote(messages[owner].id)}`));
-          }
-        }
-      }
-    } else if (m.role === "user" && mergesUserSide && owner >= 0) {
-      sawUserText = true;
-    } else {
-      close();
-    }
-  }
-  close();
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,6 +156,8 @@ function firstNotUser(ctx: RuleContext): Finding[] {
   const i = ctx.messages.findIndex((m) => m.role !== "system");
   if (i < 0 || isUserSide(ctx.messages[i])) return [];
   const m = ctx.messages[i];
+  // A conversation continued from a compaction block starts with it (Anthropic's on-demand compaction).
+  if (m.parts.length > 0 && isCompactionPart(m.parts[0])) return [];
   return [{ index: i, path: msgPath(i), key: m.id, message: `the first non-system message ${quote(m.id)} is ${m.role}, not user` }];
 }
 
@@ -271,7 +178,8 @@ function roleAlternation(ctx: RuleContext): Finding[] {
   for (let i = 0; i < ctx.messages.length; i++) {
     const m = ctx.messages[i];
     if (m.role === "system") continue;
-    if (prev && prev.role === m.role && (m.role === "user" || m.role === "assistant")) {
+    // An assistant message of compaction blocks alone reads as the start of the turn after it.
+    if (prev && prev.role === m.role && (m.role === "user" || m.role === "assistant") && !isCompactionOnly(prev)) {
       out.push({ index: i, path: msgPath(i), key: m.id, message: `${m.role} message ${quote(m.id)} follows ${m.role} message ${quote(prev.id)}; the API merges them into one turn` });
     }
     prev = m;
@@ -280,19 +188,16 @@ function roleAlternation(ctx: RuleContext): Finding[] {
 }
 
 /**
- * Anthropic: "when thinking is enabled, a final assistant message must start with a thinking
- * block (preceding the lastmost set of tool_use and tool_result blocks)". The final assistant
- * turn begins at the first assistant message after the last user-side run holding no tool
- * result (a real user turn); it is a tool-use loop in progress when its last non-system
- * message is a tool message or an assistant message with calls.
- */
-/**
  * The index of the first assistant message of the final turn when that turn is a tool-use loop
- * in progress, else -1 (THINKING_DROPPED's definition: the final turn starts after the last user
- * message that is not part of a run holding tool results; it is in progress when its last
- * non-system message is a tool message or an assistant message with calls). With `evenIfDone`,
- * the final turn's first assistant message whatever its last message is (a compactor's output
- * ending in a steering message becomes a turn in progress at the agent's next call).
+ * in progress, else -1 (THINKING_DROPPED's definition, after Anthropic's "when thinking is
+ * enabled, a final assistant message must start with a thinking block (preceding the lastmost
+ * set of tool_use and tool_result blocks)": the final turn starts after the last user message
+ * that is not part of a run holding tool results; it is in progress when its last non-system
+ * message is a tool message or an assistant message with calls). An assistant message of
+ * compaction blocks alone opens nothing: the turn goes on in the message after it. With
+ * `evenIfDone`, the final turn's first assistant message whatever its last message is (a
+ * compactor's output ending in a steering message becomes a turn in progress at the agent's
+ * next call).
  */
 export function turnInProgressOpener(messages: readonly Message[], options: { evenIfDone?: boolean } = {}): number {
   let turnStart = 0;
@@ -314,7 +219,7 @@ export function turnInProgressOpener(messages: readonly Message[], options: { ev
   if (last < 0 || (runStart >= 0 && !runHasTool)) return -1;
   const end = messages[last];
   if (!options.evenIfDone && !(end.role === "tool" || (end.role === "assistant" && hasToolCall(end)))) return -1;
-  for (let i = turnStart; i <= last; i++) if (messages[i].role === "assistant") return i;
+  for (let i = turnStart; i <= last; i++) if (messages[i].role === "assistant" && !isCompactionOnly(messages[i])) return i;
   return -1;
 }
 
@@ -323,7 +228,7 @@ function thinkingDropped(ctx: RuleContext): Finding[] {
   const i = turnInProgressOpener(ctx.messages);
   if (i < 0) return [];
   const m = ctx.messages[i];
-  if (isSignedReasoning(m.parts[0])) return [];
+  if (opensWithSignedReasoning(m)) return [];
   return [{
     index: i,
     path: m.parts.length > 0 ? partPath(i, 0) : msgPath(i),
@@ -438,7 +343,7 @@ export const kRules: readonly Rule[] = [
     overrides: { anthropic: "error" },
     formats: ["anthropic", "ai-sdk", "langchain"],
     description:
-      "The first non-system message must be on the user side (user, or tool: a tool result there is an orphan). Anthropic rejects anything else; the AI SDK and LangChain pass it to their provider, which rejects it for Anthropic and Gemini and accepts it for OpenAI. OpenAI Chat and Responses accept any first message.",
+      "The first non-system message must be on the user side (user, or tool: a tool result there is an orphan). Anthropic rejects anything else, except a message that starts with a compaction block (a conversation continued after on-demand compaction starts with the block); the AI SDK and LangChain pass it to their provider, which rejects it for Anthropic and Gemini and accepts it for OpenAI. OpenAI Chat and Responses accept any first message.",
     check: firstNotUser,
   },
   {
@@ -455,7 +360,7 @@ export const kRules: readonly Rule[] = [
     severity: "warning",
     formats: ["anthropic"],
     description:
-      "Two consecutive user messages or two consecutive assistant messages (system messages skipped). The API merges consecutive same-role turns, so the request is accepted but the model sees one turn. Tool messages are user side but never flagged: results render in one user message with their neighbours, and user text before a result is TOOL_RESULT_NOT_FIRST.",
+      "Two consecutive user messages or two consecutive assistant messages (system messages skipped). The API merges consecutive same-role turns, so the request is accepted but the model sees one turn. Tool messages are user side but never flagged: results render in one user message with their neighbours, and user text before a result is TOOL_RESULT_NOT_FIRST. An assistant message of compaction blocks alone followed by another assistant message is not flagged either (Anthropic documents it as fine: the block still comes first).",
     check: roleAlternation,
   },
   {
@@ -463,7 +368,7 @@ export const kRules: readonly Rule[] = [
     severity: "error",
     formats: ["anthropic"],
     description:
-      "With extended thinking in use (some assistant message has a reasoning part, or the caller says so), the final assistant turn, when it is a tool-use loop in progress, must start with its thinking: its first assistant message must begin with a signed or redacted reasoning part. The final turn starts after the last user message that is not part of a run holding tool results; it is in progress when its last non-system message is a tool message or an assistant message with calls. Earlier turns may drop their thinking.",
+      "With extended thinking in use (some assistant message has a reasoning part, or the caller says so), the final assistant turn, when it is a tool-use loop in progress, must start with its thinking: its first assistant message must begin with a signed or redacted reasoning part. The final turn starts after the last user message that is not part of a run holding tool results; it is in progress when its last non-system message is a tool message or an assistant message with calls. Earlier turns may drop their thinking. Compaction blocks are read through: an assistant message of compaction blocks alone opens no turn, and the reasoning part may follow compaction blocks at the start of the message.",
     check: thinkingDropped,
   },
   {
@@ -490,5 +395,28 @@ export const kRules: readonly Rule[] = [
     description:
       "A text part of a message whose text is empty or whitespace only: Anthropic rejects text blocks that are empty or hold no non-whitespace text. Text inside tool results is not checked (a tool_result may carry an empty string).",
     check: emptyTexts,
+  },
+  {
+    code: "COMPACTION_MISPLACED",
+    severity: "error",
+    formats: ["anthropic"],
+    description:
+      "A signed compaction block (on-demand compaction, `compact-2026-09-04`) that is not the first block of the first non-system message, or a second one: the block takes the place of the messages it summarises, so it goes first in `messages` (as an assistant message of its own or the first block of the first message), exactly once, and the API rejects what stands before it (`compaction_block_misplaced`). Threshold compaction's blocks (`compact_20260112`, unsigned) may stand anywhere: the API drops what precedes the latest one.",
+    check: compactionMisplaced,
+  },
+  {
+    code: "COMPACTION_TRIGGER_NOT_LAST",
+    severity: "error",
+    formats: ["openai-responses"],
+    description: "A `compaction_trigger` item that is not the final input item: the Responses API compacts the context at that item and requires it last.",
+    check: compactionTriggerNotLast,
+  },
+  {
+    code: "REASONING_WITHOUT_FOLLOWER",
+    severity: "error",
+    formats: ["openai-responses"],
+    description:
+      "A Responses reasoning item (this format's own) with no item after it in its assistant message: the API wants each reasoning item sent with the message or call that followed it in the response (\"Item 'rs_…' of type 'reasoning' was provided without its required following item\"). Reasoning from another format is not checked: it is not rendered.",
+    check: reasoningWithoutFollower,
   },
 ];

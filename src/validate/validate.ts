@@ -5,7 +5,8 @@
  */
 import type { Format } from "../adapters/common.js";
 import type { Message } from "../model/schema.js";
-import { kRules, pairCalls, severityOf, usesThinking, type Issue, type Pairing, type RuleContext } from "./rules.js";
+import { pairCalls, type Pairing } from "./pairing.js";
+import { kRules, severityOf, usesThinking, type Issue, type RuleContext } from "./rules.js";
 
 export interface ValidationResult {
   /** No error-severity issue: the provider should accept the transcript. */

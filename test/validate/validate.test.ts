@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { kFormats, type Format } from "../../src/adapters/common.js";
+import { anthropicAdapter, openaiResponsesAdapter } from "../../src/adapters/index.js";
 import type { Message, Part, ReasoningPart, TextPart, ToolCallPart } from "../../src/model/schema.js";
 import { kIssueCodes, kRules, newViolations, severityOf, validate, type Issue, type IssueCode, type ValidateOptions } from "../../src/validate/index.js";
 
@@ -18,6 +19,18 @@ const asst = (id: string, ...parts: Part[]): Message => msg(id, "assistant", par
 /** A tool message answering `callIds`, one result part each. */
 const tool = (id: string, ...callIds: string[]): Message =>
   msg(id, "tool", callIds.map((callId) => ({ type: "tool-result", callId, content: [text(`output of ${callId}`)] })));
+
+/** Canonical messages of a Responses input / an Anthropic message list (server-side context parts come from the wire). */
+const responses = (items: unknown[]) => openaiResponsesAdapter.parse(items);
+const claude = (messages: unknown[]) => anthropicAdapter.parse(messages);
+const rsItem = (id: string) => ({ type: "reasoning", id, summary: [], encrypted_content: "gAAAAB-enc" });
+const fcItem = (n: number) => ({ type: "function_call", id: `fc_${n}`, call_id: `call_${n}`, name: "read_file", arguments: "{}" });
+const fcOut = (n: number) => ({ type: "function_call_output", call_id: `call_${n}`, output: "ok" });
+const signedBlock = { type: "compaction", content: "Summary so far.", signature: "EuYBCkQY" };
+const thresholdBlock = { type: "compaction", content: "Summary so far.", encrypted_content: "opaque" };
+const thinkingBlock = { type: "thinking", thinking: "Next, read the file.", signature: "sig" };
+const toolUse = (n: number) => ({ type: "tool_use", id: `toolu_${n}`, name: "read_file", input: {} });
+const toolResult = (n: number) => ({ role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${n}`, content: "ok" }] });
 
 const codes = (issues: readonly Issue[]) => issues.map((i) => i.code);
 const only = (messages: Message[], format: Format, code: IssueCode) => validate(messages, format).issues.filter((i) => i.code === code);
@@ -214,6 +227,51 @@ describe("validate: one test per issue code", () => {
     expect(validate([user("u1"), asst("a1", call("c1")), empty, asst("a2", text("Nothing there."))], "anthropic").ok).toBe(true);
   });
 
+  it("COMPACTION_MISPLACED (anthropic): a signed compaction block not first, or a second one", () => {
+    // Continued after on-demand compaction: the block first, as its own assistant message or the first block of the first message.
+    expect(validate(claude([{ role: "assistant", content: [signedBlock] }, { role: "user", content: "Go on." }]), "anthropic")).toEqual({ ok: true, issues: [] });
+    expect(validate(claude([{ role: "user", content: [signedBlock, { type: "text", text: "Go on." }] }]), "anthropic")).toEqual({ ok: true, issues: [] });
+    const behind = claude([{ role: "user", content: "Hi." }, { role: "assistant", content: [signedBlock] }, { role: "user", content: "Go on." }]);
+    expect(validate(behind, "anthropic").issues.map(pick)).toEqual([{ code: "COMPACTION_MISPLACED", severity: "error", path: "messages[1].parts[0]", index: 1, key: "m1" }]);
+    expect(only(behind, "anthropic", "COMPACTION_MISPLACED")[0].message).toContain("not the first block of the first message");
+    const twice = claude([{ role: "assistant", content: [signedBlock] }, { role: "assistant", content: [signedBlock] }, { role: "user", content: "Go on." }]);
+    expect(only(twice, "anthropic", "COMPACTION_MISPLACED").map((i) => [i.path, i.message])).toEqual([["messages[1].parts[0]", expect.stringContaining("a second signed compaction block")]]);
+    // Threshold compaction's block follows what it summarises: anywhere is fine.
+    expect(validate(claude([{ role: "user", content: "Hi." }, { role: "assistant", content: [thresholdBlock, { type: "text", text: "Ok." }] }, { role: "user", content: "Go on." }]), "anthropic").ok).toBe(true);
+  });
+
+  it("COMPACTION_TRIGGER_NOT_LAST (openai-responses): a compaction_trigger item before other items", () => {
+    const ask = { role: "user", content: "Go on." };
+    expect(validate(responses([ask, { type: "compaction_trigger" }]), "openai-responses")).toEqual({ ok: true, issues: [] });
+    const r = validate(responses([{ type: "compaction_trigger" }, ask]), "openai-responses");
+    expect(r.issues.map(pick)).toEqual([{ code: "COMPACTION_TRIGGER_NOT_LAST", severity: "error", path: "messages[0].parts[0]", index: 0, key: "m0" }]);
+    expect(r.issues[0].message).toContain("not the last input item");
+  });
+
+  it("REASONING_WITHOUT_FOLLOWER (openai-responses): a reasoning item with nothing after it in its turn", () => {
+    const ask = { role: "user", content: "Read it." };
+    expect(validate(responses([ask, rsItem("rs_1"), fcItem(1), fcOut(1)]), "openai-responses")).toEqual({ ok: true, issues: [] });
+    const r = validate(responses([ask, rsItem("rs_1"), ask]), "openai-responses");
+    // Keyed by the item's id, which compaction does not shift (message ids follow wire indices).
+    expect(r.issues.map(pick)).toEqual([{ code: "REASONING_WITHOUT_FOLLOWER", severity: "error", path: "messages[1].parts[0]", index: 1, key: "rs_1" }]);
+    expect(r.issues[0].message).toContain('"rs_1"');
+    expect(only(responses([ask, { type: "reasoning", summary: [] }, ask]), "openai-responses", "REASONING_WITHOUT_FOLLOWER").map((i) => i.key)).toEqual(["m1"]);
+    // Canonical reasoning of another format is not rendered as an item, so it is not checked.
+    expect(validate([user("u1"), asst("a1", think())], "openai-responses").issues).toEqual([]);
+  });
+
+  it("compaction blocks are read through: a conversation may start with one, and the thinking of the turn may follow one", () => {
+    const onDemand = claude([{ role: "assistant", content: [signedBlock] }, { role: "assistant", content: [thinkingBlock, toolUse(1)] }, toolResult(1)]);
+    expect(validate(onDemand, "anthropic")).toEqual({ ok: true, issues: [] });
+    const threshold = claude([{ role: "user", content: "Fix it." }, { role: "assistant", content: [thresholdBlock, thinkingBlock, toolUse(1)] }, toolResult(1)]);
+    expect(validate(threshold, "anthropic")).toEqual({ ok: true, issues: [] });
+    // The turn's thinking is still required after the block.
+    const dropped = claude([{ role: "user", content: "Fix it." }, { role: "assistant", content: [thresholdBlock, toolUse(1)] }, toolResult(1)]);
+    expect(validate(dropped, "anthropic", { thinking: true }).issues.map(pick)).toEqual([
+      { code: "THINKING_DROPPED", severity: "error", path: "messages[1].parts[0]", index: 1, key: "m1" },
+    ]);
+  });
+
   it("every issue code is produced by some test input above", () => {
     // Guards against a code no rule can emit: one small transcript per code.
     const seen = new Set<IssueCode>();
@@ -228,6 +286,8 @@ describe("validate: one test per issue code", () => {
       [[asst("a", text("x")), user("u", "")], "anthropic"],
       [[user("u"), sys("s"), msg("e", "user", [])], "anthropic"],
       [[user("u"), asst("a", { type: "reasoning", text: "t" }, call("c")), tool("t", "c")], "anthropic"],
+      [claude([{ role: "user", content: "u" }, { role: "assistant", content: [signedBlock] }]), "anthropic"],
+      [responses([{ type: "compaction_trigger" }, { role: "user", content: "u" }, rsItem("rs_1")]), "openai-responses"],
     ];
     for (const [m, f, o] of inputs) for (const i of validate(m, f, o).issues) seen.add(i.code);
     expect([...seen].sort()).toEqual([...kIssueCodes].sort());

@@ -1,3 +1,4 @@
+import { compactionBoundary, holdsServerContext } from "../../adapters/server-context.js";
 import { hashText, hashToHex } from "../../core/hash.js";
 import { markOf, marked } from "../../model/marks.js";
 import type { Message, Part } from "../../model/schema.js";
@@ -16,14 +17,16 @@ import { compactToolArgs } from "./tool-args.js";
  * Stage 4 (above hard only): the oldest context between the critical head (system prompt and
  * task) and the latest exchange is merged into one summary message, originals stored whole;
  * critical messages in between stay. If that is still not enough, the latest tool outputs
- * are summarised (with refs) — never dropped.
+ * are summarised (with refs) — never dropped. With a provider's compaction in the messages, the
+ * merge starts after the latest one (what precedes it is stage 0's) and a message holding one
+ * stays, like a critical one.
  */
 export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promise<void> {
   const s = kit.settings;
-  const head = w.msgs.findIndex((m) => m.role === "user") + 1;
+  const head = Math.max(w.msgs.findIndex((m) => m.role === "user") + 1, compactionBoundary(w.msgs) + 1);
   const tail = kit.tailStart(w, 1);
   const middle: number[] = [];
-  for (let i = Math.max(head, 0); i < tail; i++) if (w.classes[i] !== "critical") middle.push(i);
+  for (let i = Math.max(head, 0); i < tail; i++) if (w.classes[i] !== "critical" && !holdsServerContext(w.msgs[i])) middle.push(i);
   kit.candidate(middle.length);
   if (middle.length > 0) {
     // A step summary that stage 3 merged into a critical message before the tail (ours, not

@@ -1,6 +1,7 @@
 import type { Message, ResultContentPart } from "../../model/schema.js";
 import { resultPayload, resultText } from "../../steps/reducer.js";
-import { isSignedReasoning, turnInProgressOpener, usesThinking } from "../../validate/rules.js";
+import { compactionBoundary } from "../../adapters/server-context.js";
+import { opensWithSignedReasoning, turnInProgressOpener, usesThinking } from "../../validate/rules.js";
 import { classify } from "../classify.js";
 import type { StageKit, Work } from "../work.js";
 
@@ -10,16 +11,17 @@ import type { StageKit, Work } from "../work.js";
  * signed thinking) and the output's turn now opens without thinking (THINKING_DROPPED), the
  * opener goes back where the output's turn starts, whole (its thinking must be sent unmodified),
  * with its results as their observations and refs. Left as it was when the opener's calls or
- * results are still elsewhere in the output, or when putting it back would take the output
- * above the soft threshold.
+ * results are still elsewhere in the output, when putting it back would take the output above
+ * the soft threshold, or when the opener stood at or before the input's latest provider
+ * compaction (history it supersedes, or the message holding it, which stays in the output).
  */
 export function keepThinkingOpener(kit: StageKit, w: Work, input: readonly Message[], budget: number): void {
   if (!usesThinking(input)) return;
   // Whether or not the turn is in progress yet: the agent's next call will make it so.
   const at = turnInProgressOpener(input, { evenIfDone: true });
-  if (at < 0 || !isSignedReasoning(input[at].parts[0]) || w.msgs.includes(input[at])) return;
+  if (at < 0 || at <= compactionBoundary(input) || !opensWithSignedReasoning(input[at]) || w.msgs.includes(input[at])) return;
   const into = turnInProgressOpener(w.msgs, { evenIfDone: true });
-  if (into < 0 || isSignedReasoning(w.msgs[into].parts[0])) return;
+  if (into < 0 || opensWithSignedReasoning(w.msgs[into])) return;
   const opener = input[at];
   const ids = new Set(opener.parts.flatMap((p) => (p.type === "tool-call" ? [p.id] : [])));
   if (w.msgs.some((m) => m.parts.some((p) => (p.type === "tool-call" || p.type === "tool-result") && ids.has(p.type === "tool-call" ? p.id : p.callId)))) return;
