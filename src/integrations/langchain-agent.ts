@@ -33,9 +33,14 @@
  *   Tool definitions are sent too and are not counted: leave them room in `reserveTokens`.
  * - A message ctxfold cannot read is a CtxfoldError naming its index in the agent's state,
  *   `messages[i]` (`systemMessage` for the system message).
+ * - Recall hint: on for a call whose tools include one named `recall` (ctxfoldRecallTool), as
+ *   the AI SDK middleware does, unless the options set `recallHint` either way.
+ * - Usage feedback: the model's AIMessage reports the input tokens of the prompt just sent
+ *   (`usage_metadata.input_tokens`); the conversation's next budget follows it (budget.ts).
  */
 import { badValueError, CtxfoldError, optionsObject } from "../errors.js";
 import { budgetOf, SessionPool } from "./common.js";
+import { kRecallToolName } from "../recall/index.js";
 import { compactLangChain, configuredId, instanceKind, messageList, type LangChainCompaction, type LangChainConfigLike, type LangChainOptions } from "./langchain-messages.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -51,6 +56,8 @@ export interface LangChainModelRequest {
   systemMessage?: { readonly text: string };
   /** The run's config as the middleware sees it (`configurable.thread_id`). */
   runtime?: LangChainConfigLike;
+  /** The tools the model is offered: one named `recall` turns the recall hint on (see ctxfoldMiddleware). */
+  tools?: readonly unknown[];
 }
 
 /**
@@ -101,6 +108,11 @@ function repathed(e: unknown): unknown {
   return new CtxfoldError(e.code, message, { path, cause: e });
 }
 
+/** Whether the call offers the recall tool (ctxfoldRecallTool's name) to the model. */
+function offersRecall(tools: readonly unknown[] | undefined): boolean {
+  return Array.isArray(tools) && tools.some((t) => typeof t === "object" && t !== null && (t as { name?: unknown }).name === kRecallToolName);
+}
+
 /** Compacts one call's system message and messages (see the module comment). */
 async function compactCall<R extends LangChainModelRequest>(pool: SessionPool, options: LangChainOptions, request: R): Promise<CompactedCall<R>> {
   const modelId = options.model ?? chatModelId(request.model);
@@ -110,7 +122,8 @@ async function compactCall<R extends LangChainModelRequest>(pool: SessionPool, o
   const list = lead ? [system, ...history] : history;
   let compaction: LangChainCompaction<object>;
   try {
-    compaction = await compactLangChain<object>(pool, list, options, modelId, configuredId(request.runtime) ?? options.conversationId);
+    const recallHint = options.recallHint === undefined && offersRecall(request.tools) ? true : undefined;
+    compaction = await compactLangChain<object>(pool, list, options, { modelId, conversationId: configuredId(request.runtime) ?? options.conversationId, recallHint });
   } catch (e) {
     throw lead ? repathed(e) : e;
   }

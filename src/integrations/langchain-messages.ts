@@ -176,14 +176,27 @@ export interface LangChainCompaction<M extends object> {
   result: CanonicalResult;
 }
 
+/** What one LangChain compaction is for, beside its messages (compactLangChain). */
+export interface LangChainCall {
+  /** The model the call goes to: its budget (budgetOf) and its usage feedback. */
+  modelId: string | undefined;
+  /** The caller's id of the conversation; undefined: its stable prefix keys it. */
+  conversationId: string | undefined;
+  /** Read the previous call's usage from its reply in the list (the Runnable's feedback: see langchain.ts). */
+  replyUsage?: boolean;
+  /** The recall hint for this call, over the options' `recallHint` (the agent middleware's, when the call offers the recall tool). */
+  recallHint?: boolean;
+}
+
 /**
  * One compaction: `list` (LangChain messages) compacted in its conversation's session to the
- * budget of `options` and `modelId` (budgetOf, with the conversation's usage ratio), in the
- * caller's classes (see the module comment). With `replyUsage`, the reply to the previous call
- * found in `list` reports that call's usage first (the Runnable's feedback: see langchain.ts);
- * a caller that sees the reply itself (the agent middleware) records it with the returned `key`.
+ * budget of `options` and the call's model (budgetOf, with the conversation's usage ratio), in
+ * the caller's classes (see the module comment). With `replyUsage`, the reply to the previous
+ * call found in `list` reports that call's usage first; a caller that sees the reply itself
+ * (the agent middleware) records it with the returned `key`.
  */
-export async function compactLangChain<M extends object>(pool: SessionPool, list: readonly unknown[], options: LangChainOptions, modelId: string | undefined, conversationId: string | undefined, replyUsage = false): Promise<LangChainCompaction<M>> {
+export async function compactLangChain<M extends object>(pool: SessionPool, list: readonly unknown[], options: LangChainOptions, call: LangChainCall): Promise<LangChainCompaction<M>> {
+  const { modelId, conversationId, replyUsage, recallHint } = call;
   const classes = new Map<Role, MessageClass>();
   const dicts = new Array<LangchainMessage>(list.length);
   let instances = false;
@@ -201,7 +214,7 @@ export async function compactLangChain<M extends object>(pool: SessionPool, list
     }
   }
   const budget = budgetOf(options, modelId, pool.usageRatio(key, modelId));
-  const r = await session.compactCanonical(messages, { budget, format: "langchain" });
+  const r = await session.compactCanonical(messages, recallHint === undefined ? { budget, format: "langchain" } : { budget, format: "langchain", recallHint });
   pool.noteSent(key, modelId, r.tokensAfter, dicts.length);
   const result: object[] = [];
   for (const m of r.canonical) {

@@ -15,6 +15,7 @@ import { CtxfoldError } from "../../src/errors.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { UsageEvent } from "../../src/integrations/common.js";
 import { ctxfoldMiddleware } from "../../src/integrations/langchain.js";
+import { kDefaultRecallHint } from "../../src/policy/recall-hint.js";
 import type { Message } from "../../src/model/schema.js";
 import { newViolations, validate } from "../../src/validate/index.js";
 import { corpusLines, type CorpusRun } from "../helpers-corpus.js";
@@ -126,10 +127,10 @@ function recorder(into: BaseMessage[][]) {
 }
 
 /** Runs the script through createAgent with ctxfold's middleware; returns what each call would have sent and what the model got, and the final state. */
-async function runAgent(script: Script, middleware: ReturnType<typeof ctxfoldMiddleware>, config: { thread_id?: string } = {}, scale = 1) {
+async function runAgent(script: Script, middleware: ReturnType<typeof ctxfoldMiddleware>, config: { thread_id?: string } = {}, scale = 1, extraTools: ReturnType<typeof tool>[] = []) {
   const model = new ScriptedModel(script, "scripted", scale);
   const inputs: BaseMessage[][] = [];
-  const agent = createAgent({ model, tools: toolsOf(script), systemPrompt: script.system, middleware: [recorder(inputs), middleware] });
+  const agent = createAgent({ model, tools: [...toolsOf(script), ...extraTools], systemPrompt: script.system, middleware: [recorder(inputs), middleware] });
   const state = await agent.invoke({ messages: [new HumanMessage(script.task)] }, { configurable: config, recursionLimit: 10_000 });
   return { inputs, prompts: model.prompts, state };
 }
@@ -230,6 +231,15 @@ describe("ctxfoldMiddleware in a createAgent loop", () => {
     expect(Math.max(...counts.slice(1))).toBeLessThanOrEqual(window);
     expect(events.length).toBe(counts.length);
     expect(events.every((e) => e.model === "scripted")).toBe(true);
+  });
+
+  it("adds the recall hint to calls that offer a tool named recall, unless the options turn it off", async () => {
+    const script = generatedScript(30, 5);
+    const recallTool = tool(() => "", { name: "recall", description: "Reads a ref.", schema: z.object({ ref: z.string() }) });
+    const hinted = (run: Awaited<ReturnType<typeof runAgent>>) => run.prompts.some((p) => p.some((m) => textOf(m.content).includes(kDefaultRecallHint)));
+    expect(hinted(await runAgent(script, ctxfoldMiddleware({ budget: 6_000 }), {}, 1, [recallTool]))).toBe(true);
+    expect(hinted(await runAgent(script, ctxfoldMiddleware({ budget: 6_000 })))).toBe(false);
+    expect(hinted(await runAgent(script, ctxfoldMiddleware({ budget: 6_000, recallHint: false }), {}, 1, [recallTool]))).toBe(false);
   });
 
   it("counts the system prompt in the budget: a long one (project notes) leaves the history less room", async () => {
