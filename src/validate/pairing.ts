@@ -5,7 +5,7 @@
 import type { Format } from "../adapters/common.js";
 import type { Message } from "../model/schema.js";
 import { partPath, quote } from "./paths.js";
-import type { Finding } from "./rules.js";
+import type { Finding } from "./issues.js";
 
 /** The findings of the call/result pass, one list per tool rule. */
 export interface Pairing {

@@ -11,10 +11,14 @@
 import { isSignedCompaction, serverContextKind } from "../adapters/server-context.js";
 import { responsesMeta } from "../adapters/openai-responses-wire.js";
 import { partPath, quote } from "./paths.js";
-import type { Finding, RuleContext } from "./rules.js";
+import type { Message } from "../model/schema.js";
+import type { Finding } from "./issues.js";
+
+/** What these checks read of a rule's context (rules.ts's RuleContext). */
+type Transcript = { readonly messages: readonly Message[] };
 
 /** COMPACTION_MISPLACED: every signed compaction block but one standing first in the first non-system message. */
-export function compactionMisplaced(ctx: RuleContext): Finding[] {
+export function compactionMisplaced(ctx: Transcript): Finding[] {
   const { messages } = ctx;
   const first = messages.findIndex((m) => m.role !== "system");
   const out: Finding[] = [];
@@ -33,7 +37,7 @@ export function compactionMisplaced(ctx: RuleContext): Finding[] {
 }
 
 /** COMPACTION_TRIGGER_NOT_LAST: a compaction_trigger item anywhere but at the very end. */
-export function compactionTriggerNotLast(ctx: RuleContext): Finding[] {
+export function compactionTriggerNotLast(ctx: Transcript): Finding[] {
   const { messages } = ctx;
   const out: Finding[] = [];
   for (let i = 0; i < messages.length; i++) {
@@ -48,7 +52,7 @@ export function compactionTriggerNotLast(ctx: RuleContext): Finding[] {
 }
 
 /** REASONING_WITHOUT_FOLLOWER: a Responses reasoning item with no item after it in its assistant message. */
-export function reasoningWithoutFollower(ctx: RuleContext): Finding[] {
+export function reasoningWithoutFollower(ctx: Transcript): Finding[] {
   const { messages } = ctx;
   const out: Finding[] = [];
   for (let i = 0; i < messages.length; i++) {

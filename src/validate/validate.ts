@@ -6,7 +6,8 @@
 import type { Format } from "../adapters/common.js";
 import type { Message } from "../model/schema.js";
 import { pairCalls, type Pairing } from "./pairing.js";
-import { kRules, severityOf, usesThinking, type Issue, type RuleContext } from "./rules.js";
+import type { Issue } from "./issues.js";
+import { kRules, severityOf, usesThinking, type RuleContext } from "./rules.js";
 
 export interface ValidationResult {
   /** No error-severity issue: the provider should accept the transcript. */
