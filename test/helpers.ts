@@ -1,6 +1,7 @@
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { CtxfoldError, type CtxfoldErrorCode } from "../src/errors.js";
-import { accessSync, constants, existsSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRng, type Rng } from "../src/gen/text.js";
@@ -13,6 +14,21 @@ export const hasCorpus = existsSync(kCorpusPath);
 export const kNoCorpusReason = "skipped: ../shared/corpus/dev.jsonl.gz is absent (a fresh clone without ../shared)";
 
 export { createRng, type Rng };
+
+/**
+ * A temporary directory for one test file: made before its tests, removed after them; `root()`
+ * is its path, `fresh()` the path of a new subdirectory name in it (`store-0`, `store-1`, …, not
+ * made: the stores under test make their own).
+ */
+export function tempDirs(prefix: string): { root: () => string; fresh: () => string } {
+  let root: string | undefined;
+  let dirs = 0;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(() => rmSync(root!, { recursive: true, force: true }));
+  return { root: () => root!, fresh: () => join(root!, `store-${dirs++}`) };
+}
 
 const kRunFormats: Format[] = ["openai-chat", "anthropic", "openai-responses", "ai-sdk", "langchain"];
 

@@ -1,21 +1,15 @@
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { kAdapters, kFormats, renderMessages } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { kDefaultRecallPageBytes, recall, type RecallMessages, type RecallText } from "../../src/recall/index.js";
 import { createFsStore, createMemoryStore, createPackStore, encodeText, putMessages, type OffloadStore } from "../../src/store/index.js";
-import { thrown } from "../helpers.js";
+import { tempDirs, thrown } from "../helpers.js";
 
-let root: string;
-let dirs = 0;
-beforeAll(() => {
-  root = fs.mkdtempSync(path.join(os.tmpdir(), "ctxfold-recall-"));
-});
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-const freshDir = () => path.join(root, `store-${dirs++}`);
+const tmp = tempDirs("ctxfold-recall-");
+const freshDir = tmp.fresh;
 
 /** Every page of a content ref, following `next` from offset 0. */
 function pages(store: OffloadStore, ref: string, maxBytes: number): RecallText[] {

@@ -1,20 +1,14 @@
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import { generateRun } from "../../src/gen/run.js";
 import { Session, type CompactionBlock, type Loop, type Message } from "../../src/model/schema.js";
 import { FsSessionStore, MemorySessionStore, sessionDirName, type SessionFsOps, type SessionStore } from "../../src/session/store.js";
-import { thrown } from "../helpers.js";
+import { tempDirs, thrown } from "../helpers.js";
 
-let root: string;
-let dirs = 0;
-beforeAll(() => {
-  root = fs.mkdtempSync(path.join(os.tmpdir(), "ctxfold-sessions-"));
-});
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-const freshDir = () => path.join(root, `store-${dirs++}`);
+const tmp = tempDirs("ctxfold-sessions-");
+const freshDir = tmp.fresh;
 
 function block(loop: Loop, at = "2025-01-02T03:04:05.000Z"): CompactionBlock {
   const summary: Message = { id: `sum-${String(loop.id)}`, role: "user", parts: [{ type: "text", text: `summary of loop ${String(loop.id)}` }], meta: {} };

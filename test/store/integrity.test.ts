@@ -7,23 +7,17 @@
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hashBytes, hashToHex } from "../../src/core/hash.js";
 import { ContentAddressedStore, createFsStore, createMemoryStore, createPackStore, type FsOps } from "../../src/store/index.js";
-import { createRng, thrown } from "../helpers.js";
+import { createRng, tempDirs, thrown } from "../helpers.js";
 
 const kCli = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
 
-let root: string;
-let dirs = 0;
-beforeAll(() => {
-  root = fs.mkdtempSync(path.join(os.tmpdir(), "ctxfold-integrity-"));
-});
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-const freshDir = () => path.join(root, `store-${dirs++}`);
+const tmp = tempDirs("ctxfold-integrity-");
+const freshDir = tmp.fresh;
 
 /** The one pack (and its index) in `dir`. */
 function packOf(dir: string): { pack: string; idx: string } {
@@ -66,7 +60,7 @@ function randomBytes(seed: number, n: number): Uint8Array {
 const posixOnly = process.platform === "win32" ? it.skip : it;
 
 function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [kCli, ...args], { cwd: root });
+  const r = spawnSync(process.execPath, [kCli, ...args], { cwd: tmp.root() });
   return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 

@@ -1,24 +1,18 @@
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hashBytes, hashToHex } from "../../src/core/hash.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import {
   createFsStore, createMemoryStore, createPackStore, encodeText, StoreView, storeRefs, type FsOps, type OffloadHint, type OffloadStore, type OffloadStoreOptions,
 } from "../../src/store/index.js";
-import { createRng, randomTricky, thrown } from "../helpers.js";
+import { createRng, randomTricky, tempDirs, thrown } from "../helpers.js";
 
 const kRefPattern = /^workspace\/outputs\/[a-z0-9_-]{1,16}_[0-9a-f]{16}(-[0-9]+)?\.[a-z0-9_-]{1,10}$/;
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
-let root: string;
-let dirs = 0;
-beforeAll(() => {
-  root = fs.mkdtempSync(path.join(os.tmpdir(), "ctxfold-store-"));
-});
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-const freshDir = () => path.join(root, `store-${dirs++}`);
+const tmp = tempDirs("ctxfold-store-");
+const freshDir = tmp.fresh;
 
 function osError(code: string, syscall: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: simulated, ${syscall}`), { code, syscall });
