@@ -9,11 +9,17 @@ const kDefaultExt = "txt";
 const kMaxKindChars = 16;
 const kMaxExtChars = 10;
 
+/** The pieces of a name: `<kind>_<hash><chain>.<ext>` (the chain `-1`, `-2`… of hash collisions). */
+const kKind = `[a-z0-9_-]{1,${kMaxKindChars}}`;
+const kHash = "[0-9a-f]{16}";
+const kChain = "(?:-[0-9]+)?";
+const kExt = `[a-z0-9_-]{1,${kMaxExtChars}}`;
+
 /**
  * Every name a store generates, and nothing else: no dots but the one, no slashes, no dot files.
  * Group 1 is the content hash, the same for every name of a collision chain (`-1`, `-2`…).
  */
-const kNameSource = String.raw`[a-z0-9_-]{1,16}_([0-9a-f]{16})(?:-[0-9]+)?\.[a-z0-9_-]{1,10}`;
+const kNameSource = `${kKind}_(${kHash})${kChain}\\.${kExt}`;
 export const kNamePattern = new RegExp(`^${kNameSource}$`);
 
 /** What a ref names: the prefix before its last `/` (undefined for a bare name), the name, and the kind and ext the name carries. */
@@ -25,7 +31,10 @@ export interface RefParts {
 }
 
 /** The same names, with the kind in group 1 and the ext in group 2. */
-const kNameParts = /^([a-z0-9_-]{1,16})_[0-9a-f]{16}(?:-[0-9]+)?\.([a-z0-9_-]{1,10})$/;
+const kNameParts = new RegExp(`^(${kKind})_${kHash}${kChain}\\.(${kExt})$`);
+
+/** The same names, with the hash in group 2 and the rest of the name around it in groups 1 and 3 (the pack index's name shapes). */
+export const kNameAroundHash = new RegExp(`^(${kKind}_)(${kHash})(${kChain}\\.${kExt})$`);
 
 /**
  * The parts of `ref` when its name (after the last `/`, or all of it) is one a store could have

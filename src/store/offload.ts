@@ -353,11 +353,7 @@ export class MemoryOffloadStore extends ContentAddressedStore {
     return this.#size;
   }
 
-  /** Every stored ref, in the order first stored. */
-  override refs(): string[] {
-    return super.refs();
-  }
-
+  /** Its names in the order first stored, so refs() lists them in that order. */
   protected names(): Iterable<string> {
     return this.#files.keys();
   }

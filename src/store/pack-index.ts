@@ -9,6 +9,7 @@
  * Names are the store's own (`kind_hash[-n].ext`, checked before they reach here); the first
  * `set` of a name wins, as the first index line naming it does on disk.
  */
+import { kNameAroundHash } from "./names.js";
 
 export interface PackEntry {
   pack: string;
@@ -16,8 +17,6 @@ export interface PackEntry {
   length: number;
 }
 
-/** kind_hash[-n].ext: the hash in group 2, the rest of the name around it in groups 1 and 3. */
-const kName = /^([a-z0-9_-]{1,16}_)([0-9a-f]{16})((?:-[0-9]+)?\.[a-z0-9_-]{1,10})$/;
 const kEmpty = -1;
 const kInitialCapacity = 1024;
 
@@ -121,7 +120,7 @@ export class PackIndex {
 }
 
 function parse(name: string): { lo: number; hi: number; shape: string } | undefined {
-  const m = kName.exec(name);
+  const m = kNameAroundHash.exec(name);
   if (!m) return undefined;
   return { hi: Number.parseInt(m[2].slice(0, 8), 16), lo: Number.parseInt(m[2].slice(8), 16), shape: `${m[1]}/${m[3]}` };
 }
