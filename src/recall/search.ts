@@ -20,7 +20,8 @@
  */
 import { badValueError, CtxfoldError } from "../errors.js";
 import { messageTexts } from "../model/texts.js";
-import { decodeText, getMessage, indexedRefs, parseRef, storeRefs, type OffloadStore } from "../store/index.js";
+import { decodeText, indexedRefs, parseRef, storeRefs, type OffloadStore } from "../store/index.js";
+import { parseMessage } from "../store/messages.js";
 
 /** Entries a search returns when the caller gives no limit. */
 export const kDefaultSearchLimit = 20;
@@ -92,7 +93,7 @@ function entryText(store: OffloadStore, ref: string, kind: string, bytes: Uint8A
   try {
     if (kind === "history") return { text: "", firstLine: `${indexedRefs(store, ref).length} messages` };
     if (kind === "message") {
-      const m = getMessage(store, ref);
+      const m = parseMessage(decodeText(bytes), ref);
       const text = messageTexts([m]).join("\n");
       return { text: `${m.role}\n${text}`, firstLine: `${m.role}: ${firstLineOf(text)}` };
     }

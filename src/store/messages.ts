@@ -108,7 +108,12 @@ export function getMessages(store: OffloadStore, ref: string): Message[] {
  * ref itself by default) when its bytes are not a message's JSON.
  */
 export function getMessage(store: OffloadStore, ref: string, path = ref): Message {
-  const parsed = Message.safeParse(parseJson(store.getText(ref)));
+  return parseMessage(store.getText(ref), ref, path);
+}
+
+/** A stored message's text (as getMessage reads it from `ref`), validated: E_SCHEMA at `path` when it is not a message's JSON. */
+export function parseMessage(text: string, ref: string, path = ref): Message {
+  const parsed = Message.safeParse(parseJson(text));
   if (!parsed.success) throw new CtxfoldError("E_SCHEMA", `${ref} is not a stored message`, { path });
   return parsed.data;
 }
