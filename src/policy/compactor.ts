@@ -11,7 +11,7 @@ import { extractionPayload, type ExtractionOptions, type ExtractionPayload } fro
 import { messageFacts } from "./ledger-facts.js";
 import { checkCallOptions } from "./options.js";
 import { runPipeline } from "./pipeline.js";
-import { placeRecallHint, recallHintRoom, recallHintText } from "./recall-hint.js";
+import { hintedBudget, placeRecallHint, recallHintText } from "./recall-hint.js";
 import { RedactingStore } from "./redacting-store.js";
 import { CompactorSession, type EpochCarry, type EpochHost } from "./session.js";
 import { addEvent, newCompactionStats, type CompactionStats } from "./telemetry.js";
@@ -152,8 +152,7 @@ export class Compactor {
     const hint = recallHintText(options.recallHint ?? (carry?.settings ?? this.settings).recallHint);
     if (mode === "legacy") {
       // Legacy compaction works to the budget less the hint's room too (see runPipeline).
-      const room = recallHintRoom(hint, this.counter);
-      const r = compactMessages(messages, { compactAtPct: this.settings.targetRatio + 0.05, compactBudgetThresholdPct: 0.05 }, Math.max(1, budget - room), { store: this.store, counter: this.counter });
+      const r = compactMessages(messages, { compactAtPct: this.settings.targetRatio + 0.05, compactBudgetThresholdPct: 0.05 }, hintedBudget(budget, hint, this.counter), { store: this.store, counter: this.counter });
       const hinted = hint === undefined ? undefined : placeRecallHint(r.messages, messages, this.store.prefix, hint);
       if (hinted) r.messages[hinted.index] = { ...r.messages[hinted.index], parts: hinted.parts };
       const tokensAfter = measure.all(r.messages);

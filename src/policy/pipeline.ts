@@ -3,7 +3,7 @@ import { classify } from "./classify.js";
 import { remainingMs } from "./options.js";
 import { compactHistory } from "./stages/history.js";
 import { mergeOldest } from "./stages/merge.js";
-import { placeRecallHint, recallHintRoom } from "./recall-hint.js";
+import { hintedBudget, placeRecallHint } from "./recall-hint.js";
 import { dropSuperseded, supersededHistory } from "./stages/superseded.js";
 import { keepThinkingOpener } from "./stages/thinking-opener.js";
 import { compactToolArgs } from "./stages/tool-args.js";
@@ -43,7 +43,7 @@ export async function runPipeline(
 ): Promise<PipelineResult> {
   const s = kit.settings;
   // The recall hint goes in last, so the stages work to the budget less its room (recall-hint.ts).
-  const budget = hint === undefined ? callBudget : Math.max(1, callBudget - recallHintRoom(hint, kit.counter));
+  const budget = hintedBudget(callBudget, hint, kit.counter);
   const msgs = [...messages];
   const w: Work = {
     msgs, classes: classify(msgs), total, target: Math.floor(s.targetRatio * budget), budget, input: messages,

@@ -30,11 +30,12 @@ export function recallHintText(setting: string | boolean | undefined): string | 
 }
 
 /**
- * Tokens to keep free for the hint: its exact count and a few for how it joins the text around
- * it (the newline, a merge at the join). Compaction works to the budget less this.
+ * The budget compaction works to when the hint goes in last: `budget` less the hint's room (its
+ * exact count and a few tokens for how it joins the text around it: the newline, a merge at the
+ * join), at least 1; `budget` itself without a hint.
  */
-export function recallHintRoom(hint: string | undefined, counter: { exact(text: string): number }): number {
-  return hint === undefined ? 0 : counter.exact(hint) + 3;
+export function hintedBudget(budget: number, hint: string | undefined, counter: { exact(text: string): number }): number {
+  return hint === undefined ? budget : Math.max(1, budget - counter.exact(hint) - 3);
 }
 
 /** `text` with `hint` on a line of its own after the line holding index `at`. */
