@@ -30,7 +30,7 @@
  */
 import { badValueError, CtxfoldError } from "../errors.js";
 import type { CompactorConfig } from "../policy/index.js";
-import { checkModelProfile, kMeasuredFactors, kModelProfiles, modelProfileOf, type ModelProfile } from "../tokens/models.js";
+import { checkModelProfile, kMeasuredFactors, modelProfileOf, type ModelProfile } from "../tokens/models.js";
 import { inputTokensOf, kFeedbackMargin, kUsageFeedback, UsageCorrection, type CorrectionStep } from "../tokens/usage.js";
 import type { Encoding } from "../tokens/weights-table.js";
 
@@ -63,24 +63,10 @@ export type UsageEvent = CorrectionStep & {
   estimated: number | undefined;
 };
 
-/**
- * Context windows of models by id prefix, from the built-in model profiles (tokens/models.ts).
- * @deprecated Use `modelProfileOf` / `kModelProfiles` of `ctxfold/tokens`: profiles carry the
- * tokenizer and its factor too, and registered profiles count.
- */
-export const kContextWindows: Readonly<Record<string, number>> = Object.freeze(
-  Object.fromEntries(kModelProfiles.flatMap((p) => p.prefixes.map((k) => [k, p.contextWindow] as const))),
-);
-
 const kDefaultReserve = 4096;
 
-/** The context window of `modelId` from its model profile (modelProfileOf), or undefined. */
-export function contextWindowOf(modelId: string | undefined): number | undefined {
-  return modelProfileOf(modelId)?.contextWindow;
-}
-
 /** The profile a call uses: the model's, with `options.modelProfile` over it (checked). */
-export function profileFor(options: IntegrationOptions, modelId: string | undefined): Partial<ModelProfile> | undefined {
+function profileFor(options: IntegrationOptions, modelId: string | undefined): Partial<ModelProfile> | undefined {
   const base = modelProfileOf(modelId);
   const over = options.modelProfile;
   if (over === undefined) return base;
@@ -119,7 +105,7 @@ export function budgetOf(options: IntegrationOptions, modelId?: string, usageRat
 }
 
 /** A token count option (an integer ≥ `min`), or E_BAD_INPUT naming it and showing what it got. */
-export function checkTokens(value: unknown, name: string, min: 0 | 1): number {
+function checkTokens(value: unknown, name: string, min: 0 | 1): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min) throw badValueError(name, min === 1 ? "a positive integer" : "a non-negative integer", value);
   return value;
 }

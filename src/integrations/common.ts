@@ -26,7 +26,7 @@ import { WireCache, type WireCheck } from "../policy/wire-cache.js";
 import { sameWire } from "../policy/wire-equal.js";
 import { parsePrefix, wireHead, wireMessages } from "../policy/wire-formats.js";
 
-export { budgetOf, checkTokens, contextWindowOf, kContextWindows, profileFor, UsageFeedback } from "./budget.js";
+export { budgetOf } from "./budget.js";
 export type { IntegrationOptions, UsageEvent } from "./budget.js";
 
 /**

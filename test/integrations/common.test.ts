@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { kAdapters, kFormats, parseMessages, renderMessages } from "../../src/adapters/index.js";
 import { generateRuns } from "../../src/gen/run.js";
-import { budgetOf, contextWindowOf, conversationKey, prefixKey, SessionPool, type IntegrationOptions, type UsageEvent } from "../../src/integrations/common.js";
+import { budgetOf, conversationKey, prefixKey, SessionPool, type IntegrationOptions, type UsageEvent } from "../../src/integrations/common.js";
 import { modelProfileOf } from "../../src/tokens/models.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import type { Message } from "../../src/model/schema.js";
@@ -13,8 +13,8 @@ const text = (id: string, role: Message["role"], t: string): Message => ({ id, r
 describe("budgetOf", () => {
   it("takes the budget, else the known or given context window minus the reserve", () => {
     expect(budgetOf({ budget: 9000 }, "anything")).toBe(9000);
-    expect(contextWindowOf("openai/gpt-4o-mini-2024-07-18")).toBe(128_000);
-    expect(contextWindowOf("claude-sonnet-4-20250514")).toBe(200_000);
+    expect(modelProfileOf("openai/gpt-4o-mini-2024-07-18")?.contextWindow).toBe(128_000);
+    expect(modelProfileOf("claude-sonnet-4-20250514")?.contextWindow).toBe(200_000);
     expect(budgetOf({}, "gpt-4o")).toBe(128_000 - 4096);
     expect(budgetOf({ contextWindow: 32_000, reserveTokens: 2000 }, "my-local-model")).toBe(30_000);
   });
