@@ -151,19 +151,25 @@ function maxOutput(body: Record<string, unknown>, keys: readonly string[]): numb
   return undefined;
 }
 
-/**
- * The messages' budget of one request, and the tokens of what takes context beside them: the
- * tool definitions and the body's `beside` text field (a Responses body's `instructions`). See
- * the module comment; `ratio` is the conversation's usage ratio.
- */
-function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Record<string, unknown>, outputKeys: readonly string[], beside: string | undefined, ratio?: number): { budget: number; besideTokens: number } {
-  const model = typeof body.model === "string" ? body.model : undefined;
+/** The exact tokens of what a request sends beside its messages: its tool definitions, and the body's text field `field` (a Responses body's `instructions`). */
+interface Beside {
+  tools: number;
+  text: number;
+  field?: string;
+}
+
+function besideOf(pool: SessionPool, body: Record<string, unknown>, field: string | undefined): Beside {
   const count = (text: unknown) => (typeof text === "string" && text !== "" ? pool.compactor.counter.count(text, "exact") : 0);
   const tools = body.tools;
-  const toolTokens = Array.isArray(tools) && tools.length > 0 ? count(JSON.stringify(tools)) : 0;
-  const textTokens = beside === undefined ? 0 : count(body[beside]);
-  const besideTokens = toolTokens + textTokens;
-  if (options.budget !== undefined) return { budget: budgetOf(options, model), besideTokens };
+  return { tools: Array.isArray(tools) && tools.length > 0 ? count(JSON.stringify(tools)) : 0, text: field === undefined ? 0 : count(body[field]), field };
+}
+
+/**
+ * The messages' budget of one request (see the module comment): the budget of `model`'s window
+ * less what goes `beside` the messages; `ratio` is the conversation's usage ratio.
+ */
+function requestBudget(options: IntegrationOptions, body: Record<string, unknown>, outputKeys: readonly string[], model: string | undefined, beside: Beside, ratio?: number): number {
+  if (options.budget !== undefined) return budgetOf(options, model);
   const reserve = maxOutput(body, outputKeys) ?? options.reserveTokens;
   let budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model, ratio);
   const take = (tokens: number, path: string, what: string) => {
@@ -173,26 +179,27 @@ function requestBudget(options: IntegrationOptions, pool: SessionPool, body: Rec
     }
     budget -= tokens;
   };
-  take(toolTokens, "body.tools", "the tool definitions");
-  if (beside !== undefined) take(textTokens, `body.${beside}`, `the ${beside}`);
-  return { budget, besideTokens };
+  take(beside.tools, "body.tools", "the tool definitions");
+  if (beside.field !== undefined) take(beside.text, `body.${beside.field}`, `the ${beside.field}`);
+  return budget;
 }
 
 /**
  * The conversation of a request, its usage report folded in, and the messages' budget: checked
  * before anything is parsed (a bad budget is reported first), then taken again with the
- * conversation's ratio once the report is in.
+ * conversation's ratio once the report is in (a caller's `budget` stands as it is).
  */
-function openRequest(options: RequestOptions, body: Record<string, unknown>, input: unknown, format: "openai-chat" | "openai-responses" | "anthropic", outputKeys: readonly string[], call: RequestCall | undefined, beside?: string) {
+function openRequest(options: RequestOptions, body: Record<string, unknown>, input: unknown, format: "openai-chat" | "openai-responses" | "anthropic", outputKeys: readonly string[], call: RequestCall | undefined, field?: string) {
   const pool = sessionPoolFor(options);
-  let { budget, besideTokens } = requestBudget(options, pool, body, outputKeys, beside);
+  const model = typeof body.model === "string" ? body.model : undefined;
+  const beside = besideOf(pool, body, field);
+  let budget = requestBudget(options, body, outputKeys, model, beside);
   const conversation = openConversation(pool, format, input, options.conversationId);
   if (call !== undefined && (typeof call !== "object" || call === null)) throw new CtxfoldError("E_BAD_INPUT", "expected { usage } (the previous response's usage report)", { path: "call" });
   if (call !== undefined && "usage" in call) pool.recordUsage(conversation.key, call.usage, options);
-  const model = typeof body.model === "string" ? body.model : undefined;
   const ratio = pool.usageRatio(conversation.key, model);
-  if (ratio !== undefined) ({ budget, besideTokens } = requestBudget(options, pool, body, outputKeys, beside, ratio));
-  return { pool, budget, besideTokens, model, ...conversation };
+  if (ratio !== undefined && options.budget === undefined) budget = requestBudget(options, body, outputKeys, model, beside, ratio);
+  return { pool, budget, besideTokens: beside.tools + beside.text, model, ...conversation };
 }
 
 // ---------------------------------------------------------------------------------------------
