@@ -30,6 +30,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { rewriteDocSection } from "../bench/lib.js";
+import { percentile } from "../src/eval/metrics.js";
 import { bpeCounter } from "../src/tokens/bpe.js";
 import { contentClass, kClasses } from "./content-class.js";
 import { modelTableMarkdown } from "./model-table.js";
@@ -121,11 +122,6 @@ function corpusTexts(limit: number): Text[] {
   return out;
 }
 
-/** The q-quantile of sorted values (nearest rank). */
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 interface FamilyReport {
@@ -192,7 +188,7 @@ async function main(): Promise<void> {
     for (const s of new Set(runs.map(source))) sources[s] = r3(ratioBy(c, (t) => source(t.run) === s));
     return {
       name: spec.name, stands: spec.stands, ...(spec.pkg ? { pkg: spec.pkg } : {}), tokens: c.reduce((a, b) => a + b, 0), factor: r3(ratioBy(c, () => true)),
-      runs: { mean: r3(ratios.reduce((a, b) => a + b, 0) / ratios.length), p50: r3(quantile(ratios, 0.5)), p95: r3(quantile(ratios, 0.95)), max: r3(ratios.at(-1)!) },
+      runs: { mean: r3(ratios.reduce((a, b) => a + b, 0) / ratios.length), p50: r3(percentile(ratios, 50)), p95: r3(percentile(ratios, 95)), max: r3(ratios.at(-1)!) },
       kinds, sources,
     };
   });
