@@ -1,4 +1,4 @@
-import { compactionBoundary, serverContextKind } from "../adapters/server-context.js";
+import { compactionBoundary, holdsServerContext, serverContextKind } from "../adapters/server-context.js";
 import type { Message, Part } from "../model/schema.js";
 import { putMessages } from "../store/messages.js";
 import { hashText, hashToHex } from "../core/hash.js";
@@ -157,7 +157,7 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
     }
     const keepsCalls = parts.some((p) => p.type === "tool-call");
     let dropWhole = changed && (parts.length === 0 || (lostCalls && !keepsCalls) || !parts.some((p) => p.type !== "reasoning"));
-    if (dropWhole && parts.some((p) => serverContextKind(p) !== undefined)) {
+    if (dropWhole && holdsServerContext(m)) {
       parts = parts.filter((p) => serverContextKind(p) !== undefined);
       dropWhole = false;
     }

@@ -13,8 +13,7 @@ const isNote = (m: Message): boolean => (m.meta.ctxfold as { kind?: unknown } | 
  * The messages before the latest provider compaction that compaction may move out: all but
  * system messages and a note of an earlier pass. Empty when the input carries no compaction.
  */
-export function supersededHistory(messages: readonly Message[]): number[] {
-  const at = compactionBoundary(messages);
+export function supersededHistory(messages: readonly Message[], at = compactionBoundary(messages)): number[] {
   const out: number[] = [];
   for (let i = 0; i < at; i++) if (messages[i].role !== "system" && !isNote(messages[i])) out.push(i);
   return out;
@@ -31,10 +30,10 @@ export function supersededHistory(messages: readonly Message[]): number[] {
  * provider's compaction is its summary.
  */
 export function dropSuperseded(kit: StageKit, w: Work): void {
-  const gone = supersededHistory(w.msgs);
+  const at = compactionBoundary(w.msgs);
+  const gone = supersededHistory(w.msgs, at);
   kit.candidate(gone.length);
   if (gone.length === 0) return;
-  const at = compactionBoundary(w.msgs);
   const items = gone.map((i) => w.msgs[i]);
   const { ref, refs } = putMessages(kit.store, items);
   w.refs.push(ref, ...refs);
