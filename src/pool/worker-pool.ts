@@ -66,7 +66,7 @@ export class PoolRunner implements ChunkRunner {
     this.capacity = 2 * options.workers;
     this.#heapMb = options.heapMb;
     const filename = workerFile();
-    const workerData: WorkerData = { coreModule: getCoreModule(), ...(options.crash ? { crash: options.crash } : {}) };
+    const workerData: WorkerData = { coreModule: getCoreModule(), heapMb: options.heapMb, ...(options.crash ? { crash: options.crash } : {}) };
     this.#pool = new Piscina({
       filename, minThreads: options.workers, maxThreads: options.workers, idleTimeout: 60_000, workerData,
       ...(options.heapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: options.heapMb, maxYoungGenerationSizeMb: kWorkerYoungHeapMb } } : {}),
@@ -84,7 +84,7 @@ export class PoolRunner implements ChunkRunner {
     let lastError: unknown;
     for (let attempt = 0; attempt < 2; attempt++) {
       const copy = bytes.slice();
-      const task: WorkerTask = { bytes: copy, firstLine, options: this.#job, chunk, attempt, heapMb: this.#heapMb };
+      const task: WorkerTask = { bytes: copy, firstLine, options: this.#job, chunk, attempt };
       let reply: WorkerReply;
       try {
         reply = (await this.#pool.run(task, { transferList: [copy.buffer as ArrayBuffer] })) as WorkerReply;

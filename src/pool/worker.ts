@@ -16,8 +16,6 @@ export interface WorkerTask {
   /** Which chunk and which try (the crash test hook uses them). */
   chunk: number;
   attempt: number;
-  /** The worker's heap cap, MB (0: V8's own limits); see compactChunk. */
-  heapMb: number;
 }
 
 /**
@@ -35,6 +33,8 @@ export interface CrashHook {
 export interface WorkerData {
   /** The core the main thread compiled once. */
   coreModule: WebAssembly.Module;
+  /** The worker's heap cap, MB (0: V8's own limits); see compactChunk. */
+  heapMb: number;
   crash?: CrashHook;
 }
 
@@ -61,7 +61,7 @@ export type WorkerReply = Uint8Array | ReturnType<CtxfoldError["toWire"]>;
 export default async function run(task: WorkerTask): Promise<unknown> {
   crashHook(task);
   try {
-    const r = await compactChunk(task.bytes, task.firstLine, task.options, task.heapMb);
+    const r = await compactChunk(task.bytes, task.firstLine, task.options, data?.heapMb ?? 0);
     return Piscina.move(pack(r.out, { errors: r.errors, stats: r.stats, lines: r.lines }));
   } catch (err) {
     return asCtxfoldError(err).toWire() satisfies WorkerReply;
