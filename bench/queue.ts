@@ -60,9 +60,9 @@ async function ctxfold(args: string[], during?: () => void): Promise<Timed> {
   return { seconds: (performance.now() - t) / 1000, summary: JSON.parse(out) as Summary };
 }
 
-/** `run` with `n` worker processes up; they are stopped (SIGTERM) after it. */
-async function withWorkers<T>(redis: LocalRedis, n: number, run: (workers: WorkerProcess[]) => Promise<T>): Promise<T> {
-  const workers = await Promise.all(Array.from({ length: n }, () => startWorkerProcess(kCli, redis.url, ["--stall-ms", kStallMs, "--quiet"])));
+/** `run` with `n` worker processes up, confined to `dir`; they are stopped (SIGTERM) after it. */
+async function withWorkers<T>(redis: LocalRedis, dir: string, n: number, run: (workers: WorkerProcess[]) => Promise<T>): Promise<T> {
+  const workers = await Promise.all(Array.from({ length: n }, () => startWorkerProcess(kCli, redis.url, ["--work-dir", dir, "--stall-ms", kStallMs, "--quiet"])));
   try {
     return await run(workers);
   } finally {
@@ -72,7 +72,7 @@ async function withWorkers<T>(redis: LocalRedis, n: number, run: (workers: Worke
 
 /** Mean ms per shard of the queue's own cost: one shard in flight, one idle worker, the producer here. */
 async function handoffMs(dir: string, input: string, redis: LocalRedis, budget: number, shardMb: number): Promise<{ ms: number; shards: number }> {
-  return withWorkers(redis, 1, async () => {
+  return withWorkers(redis, dir, 1, async () => {
     let runner: QueueRunner | undefined;
     const output = path.join(dir, "handoff.jsonl");
     await runBatch({
@@ -109,10 +109,10 @@ async function main(): Promise<void> {
       rmSync(`${out}.offload`, { recursive: true, force: true });
       return r;
     };
-    const one = await withWorkers(redis, 1, () => queued("one"));
-    const two = await withWorkers(redis, 2, () => queued("two"));
+    const one = await withWorkers(redis, dir, 1, () => queued("one"));
+    const two = await withWorkers(redis, dir, 2, () => queued("two"));
     let killedAt = 0;
-    const killed = await withWorkers(redis, 2, ([victim]) => queued("killed", (out) => {
+    const killed = await withWorkers(redis, dir, 2, ([victim]) => queued("killed", (out) => {
       let size = 0;
       try {
         size = statSync(out).size;

@@ -42,6 +42,8 @@ export type CtxfoldErrorCode =
   | "E_QUEUE"
   /** A distributed batch's shared work dir cannot be written or read (the message names the file and the OS code). */
   | "E_WORK_DIR"
+  /** A queue worker refused a job: a shard id not of its grammar, or a path outside the roots it was started with (the message names the job and field). */
+  | "E_JOB_REFUSED"
   /** A failure that is no CtxfoldError (a bug, or a limit such as the stack's); the reason keeps its name and message. */
   | "E_INTERNAL";
 

@@ -17,11 +17,12 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
               with --queue, shards of M MB (default 4) are compacted by ctxfold worker
               processes on any machine; shards and results pass through DIR (default
               OUT.work/), which every machine mounts at the same path`,
-  worker: `worker --queue redis://HOST:PORT [--concurrency N] [--offload-dir DIR] [--stall-ms N]
-        [--max-worker-heap-mb N|0] [--quiet]
+  worker: `worker --queue redis://HOST:PORT --work-dir DIR [--concurrency N] [--offload-dir DIR]
+        [--stall-ms N] [--max-worker-heap-mb N|0] [--quiet]
               takes shards of compact --queue batches until SIGINT/SIGTERM (the first
               finishes the shards in hand); a worker silent for --stall-ms (default 30000)
-              loses its shard to another`,
+              loses its shard to another; a job whose work dir (or, without --offload-dir,
+              offload dir) is not inside --work-dir is refused`,
   stats: `stats IN [--budget N,...] [--exact] [--encoding o200k_base|cl100k_base] [--json]
               token distribution per run, role and tool category; runs over each budget`,
   explain: `explain IN --run ID|LINE --budget N [--format F] [--mode tiered|legacy] [--preset NAME]

@@ -11,7 +11,14 @@
  * shard whose job failed twice (two worker deaths: BullMQ's stalled-job check hands a dead
  * worker's job to another once, then fails it) is written through with an E_WORKER_CRASH record
  * per run, as the local engine does with a chunk whose worker died twice; an error a worker
- * returns (E_STORE_WRITE) stops the batch, as it does locally.
+ * returns (E_STORE_WRITE) stops the batch, as it does locally, and so does a worker's refusal of
+ * a job (E_JOB_REFUSED: the work dir is outside its --work-dir).
+ *
+ * A result is used only once it is opened (result.ts): of this shard, its bytes whole, sealed with
+ * the batch's result key. The key lives in Redis beside the queue, one per work dir, so a resumed
+ * producer and a producer started afresh over jobs still queued open what their workers sealed;
+ * when it is new (Redis lost it), the results already in the work dir cannot be checked and are
+ * removed, to be compacted again.
  */
 import { randomUUID } from "node:crypto";
 import { Queue, QueueEvents } from "bullmq";
@@ -21,7 +28,8 @@ import type { ChunkResult, JobOptions } from "../pool/job.js";
 import { passThrough, type ChunkRunner } from "../pool/worker-pool.js";
 import { kQueueName, type QueueAddress } from "./address.js";
 import { reachQueue, watchConnections } from "./connection.js";
-import { shardId, unpackResult, type ShardJob } from "./shard.js";
+import { newResultKey, openResult } from "./result.js";
+import { shardId, type ShardJob } from "./shard.js";
 import type { ShardStorage } from "./storage.js";
 
 export interface QueueRunnerOptions {
@@ -35,13 +43,16 @@ export interface QueueRunnerOptions {
   graceMs: number;
 }
 
+/** The Redis hash of result keys, by work dir URL. */
+const kResultKeys = "ctxfold:result-keys";
+
 export async function queueRunner(job: JobOptions, options: QueueRunnerOptions): Promise<QueueRunner> {
   options.storage.probe();
   await reachQueue(options.address);
   if (options.fresh) options.storage.clear();
   const runner = new QueueRunner(job, options);
   try {
-    await runner.ready();
+    if (await runner.ready()) options.storage.clear();
   } catch (err) {
     await runner.close();
     throw err;
@@ -68,6 +79,7 @@ export class QueueRunner implements ChunkRunner {
   readonly #options: QueueRunnerOptions;
   readonly #seen = new Set<string>();
   readonly #batch = randomUUID();
+  #key = "";
   #lost: CtxfoldError | undefined;
   readonly #onLost = new Set<(err: CtxfoldError) => void>();
   #unwatch: () => void = () => undefined;
@@ -90,13 +102,17 @@ export class QueueRunner implements ChunkRunner {
     return this.#seen.size;
   }
 
-  async ready(): Promise<void> {
+  /** Connects, and takes the work dir's result key; whether the key is new. */
+  async ready(): Promise<boolean> {
     await Promise.all([this.#queue.waitUntilReady(), this.#events.waitUntilReady()]);
     const clients = (await Promise.all([this.#queue.client, this.#events.client])) as unknown as Redis[];
+    const created = await clients[0].hsetnx(kResultKeys, this.#storage.url, newResultKey());
+    this.#key = (await clients[0].hget(kResultKeys, this.#storage.url)) ?? "";
     this.#unwatch = watchConnections(this.#options.address, clients, this.#options.graceMs, (err) => {
       this.#lost = err;
       for (const f of this.#onLost) f(err);
     });
+    return created === 1;
   }
 
   async run(bytes: Uint8Array, firstLine: number): Promise<ChunkResult> {
@@ -118,7 +134,7 @@ export class QueueRunner implements ChunkRunner {
         ? `the queue's workers failed on this shard twice: ${failure}`
         : `its job completed but no result is in ${this.#storage.url} (do the workers mount the work dir at the same path?)`);
     }
-    const { out, meta } = unpackResult(packed);
+    const { out, meta } = openResult(this.#storage.resultName(id), id, this.#key, packed);
     if (meta.fatal) throw CtxfoldError.fromWire(meta.fatal);
     if (meta.attempt > 1) this.retried++;
     this.#seen.add(meta.worker);
@@ -140,18 +156,25 @@ export class QueueRunner implements ChunkRunner {
     await Promise.allSettled([this.#queue.close(), this.#events.close()]);
   }
 
-  /** Queues the shard (unless its job is queued or running already) and waits for it; the failure's reason, or "". */
+  /**
+   * Queues the shard (unless its job is queued or running already) and waits for it; the failure's
+   * reason, or "". A worker's refusal is thrown: no other worker would take the job.
+   */
   async #submit(id: string, firstLine: number): Promise<string> {
     const before = await this.#queue.getJob(id);
     if (before && (await before.isFailed())) await before.remove(); // an earlier batch's failure: try again
-    const data: ShardJob = { batch: this.#batch, storage: this.#storage.url, shard: id, firstLine, options: this.#job };
+    const data: ShardJob = { batch: this.#batch, storage: this.#storage.url, shard: id, firstLine, options: this.#job, key: this.#key };
     const job = await this.#queue.add("shard", data, { jobId: id, attempts: 2, removeOnComplete: true, removeOnFail: { count: 1000 } });
+    let reason: string;
     try {
       await job.waitUntilFinished(this.#events);
       return "";
     } catch (err) {
-      return err instanceof Error ? err.message : String(err);
+      reason = err instanceof Error ? err.message : String(err);
     }
+    const refused = /^E_JOB_REFUSED: (.*)$/s.exec(reason);
+    if (refused) throw new CtxfoldError("E_JOB_REFUSED", `a worker refused ${refused[1]} (workers take jobs whose work dir ${this.#storage.url} is inside their --work-dir)`);
+    return reason;
   }
 
   /** `p`, or the loss of the queue, whichever comes first. */

@@ -10,7 +10,7 @@ import { hostname } from "node:os";
 import type { CtxfoldError } from "../errors.js";
 import { inOrder } from "../pool/engine.js";
 import { chunksOf, kDefaultChunkBytes } from "../pool/chunks.js";
-import { addStats, emptyStats, pack, unpack, type ChunkResult, type JobOptions } from "../pool/job.js";
+import { addStats, emptyStats, pack, type ChunkResult, type JobOptions } from "../pool/job.js";
 import type { ChunkRunner } from "../pool/worker-pool.js";
 
 /** A job's data: everything a worker on any machine needs, the bytes excepted (in the storage). */
@@ -23,6 +23,8 @@ export interface ShardJob {
   /** The input line number of the shard's first line. */
   firstLine: number;
   options: JobOptions;
+  /** The batch's result key (result.ts): workers seal the shard's result with it. */
+  key: string;
 }
 
 /** What a result carries besides the output bytes. */
@@ -37,6 +39,9 @@ export interface ShardMeta extends Omit<ChunkResult, "out"> {
   fatal?: ReturnType<CtxfoldError["toWire"]>;
 }
 
+/** What a shard id is: 32 hex digits (the start of a SHA-256), nothing a path could be made of. */
+export const kShardIdPattern = /^[0-9a-f]{32}$/;
+
 export function shardId(options: JobOptions, firstLine: number, bytes: Uint8Array): string {
   return createHash("sha256").update(JSON.stringify(options)).update(`\n${firstLine}\n`).update(bytes).digest("hex").slice(0, 32);
 }
@@ -45,8 +50,6 @@ export const kWorkerName = `${hostname()}:${process.pid}`;
 
 export const packResult = (r: ChunkResult | undefined, meta: Omit<ShardMeta, keyof Omit<ChunkResult, "out">> & Partial<ShardMeta>): Uint8Array =>
   pack(r?.out ?? new Uint8Array(0), { errors: r?.errors ?? [], stats: r?.stats ?? emptyStats(), lines: r?.lines ?? 0, ...meta } satisfies ShardMeta);
-
-export const unpackResult = (bytes: Uint8Array): { out: Uint8Array; meta: ShardMeta } => unpack<ShardMeta>(bytes);
 
 /**
  * Compacts a shard as the local engine compacts its input: cut into chunks of the engine's size,

@@ -26,6 +26,8 @@ export interface ShardStorage {
   /** Stores a shard's result unless one is there already (the first writer's is kept). */
   putResult(id: string, bytes: Uint8Array): void;
   readResult(id: string): Uint8Array | undefined;
+  /** Where a shard's result lies, as messages name it. */
+  resultName(id: string): string;
   /** Removes a shard and its result (done with). */
   remove(id: string): void;
   /** Removes every shard and result (a fresh start). */
@@ -85,6 +87,10 @@ export class DirStorage implements ShardStorage {
 
   readResult(id: string): Uint8Array | undefined {
     return this.#io("read", this.#result(id), () => readRegularFile(kNodeFsOps, this.#result(id)));
+  }
+
+  resultName(id: string): string {
+    return this.#result(id);
   }
 
   remove(id: string): void {

@@ -2,30 +2,32 @@
  * `ctxfold worker`: a long-running process that takes shard jobs from the queue and compacts
  * them with the local engine's chunk function in a pool of `concurrency` threads (never on the
  * main thread, whose event loop must stay free to renew the jobs' locks, however long a run takes),
- * reading each shard from and writing its result to the shared storage the job names, and the
- * removed originals to the shared offload dir (each process appends its own packs: the pack
- * store's multi-writer design).
+ * reading each shard from and writing its sealed result to the shared storage the job names, and
+ * the removed originals to the shared offload dir (each process appends its own packs: the pack
+ * store's multi-writer design). A job is input: one not of the producer's grammar, naming a place
+ * outside the worker's roots, or whose shard is not the one its id names, is refused (confine.ts).
  *
  * Stopping: the first SIGINT/SIGTERM finishes the shards in hand and exits; a second abandons
  * them (their locks lapse, and BullMQ's stalled-job check hands them to another worker). A worker
  * that dies is the same as the second: its shard is retried elsewhere once. Losing Redis is
  * logged and waited out (ioredis reconnects): the producer decides how long the batch waits.
  */
-import { Worker, type Job } from "bullmq";
-import { asCtxfoldError } from "../errors.js";
+import { UnrecoverableError, Worker, type Job } from "bullmq";
+import { asCtxfoldError, CtxfoldError } from "../errors.js";
 import type { JobOptions } from "../pool/job.js";
 import { PoolRunner, type ChunkRunner } from "../pool/worker-pool.js";
 import { kQueueName, type QueueAddress } from "./address.js";
 import { reachQueue } from "./connection.js";
-import { compactShard, kWorkerName, packResult, type ShardJob } from "./shard.js";
-import { shardStorage } from "./storage.js";
+import { admitJob, type WorkerRoots } from "./confine.js";
+import { sealResult } from "./result.js";
+import { compactShard, kWorkerName, packResult, shardId, type ShardJob } from "./shard.js";
 
 export interface QueueWorkerOptions {
   address: QueueAddress;
   /** Shards compacted at once (the pool's threads). */
   concurrency: number;
-  /** The offload dir as this machine mounts it, instead of the producer's path. */
-  offloadDir?: string;
+  /** Where jobs may make this worker read and write (workerRoots: --work-dir, --offload-dir). */
+  roots: WorkerRoots;
   /** How long a silent worker keeps its shard before another takes it, ms (BullMQ's lock and stalled check). */
   stallMs: number;
   /** Each pool thread's V8 old-generation limit, MB (0: V8's default). */
@@ -52,6 +54,19 @@ interface Lane {
 export interface QueueWorkerSummary {
   shards: number;
   runs: number;
+}
+
+/**
+ * `f()`, its E_JOB_REFUSED thrown as BullMQ's UnrecoverableError carrying the code: the job fails
+ * at once (no other worker is asked), and the producer, reading the code, stops its batch.
+ */
+function refusing<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    const e = asCtxfoldError(err);
+    throw e.code === "E_JOB_REFUSED" ? new UnrecoverableError(`${e.code}: ${e.message}`) : e;
+  }
 }
 
 /** Runs until stopped; resolves with what it did. E_QUEUE when Redis cannot be reached at the start. */
@@ -86,16 +101,19 @@ export async function runQueueWorker(o: QueueWorkerOptions): Promise<QueueWorker
 
   const compactJob = async (job: Job<ShardJob>): Promise<void> => {
     const started = performance.now();
-    const { storage: url, shard, firstLine } = job.data;
-    const storage = shardStorage(url);
+    const { storage, shard, firstLine, options, asQueued, batch, key } = refusing(() => admitJob(String(job.id), job.data, o.roots));
     const bytes = storage.readShard(shard);
     // Its batch finished or was started afresh: a failure the producer (if any) has moved past.
-    if (!bytes) throw new Error(`shard ${shard} is not in ${url} (its batch finished or was started afresh)`);
+    if (!bytes) throw new Error(`shard ${shard} is not in ${storage.url} (its batch finished or was started afresh)`);
+    if (shardId(asQueued, firstLine, bytes) !== shard) {
+      refusing(() => {
+        throw new CtxfoldError("E_JOB_REFUSED", `job ${job.id}: shard: ${shard} is not the hash of its bytes, first line and options`);
+      });
+    }
     if (o.dieAtLine === firstLine) process.exit(70);
-    const options = o.offloadDir ? { ...job.data.options, offloadDir: o.offloadDir } : job.data.options;
     let result;
     let fatal;
-    const lane = laneFor(options, job.data.batch);
+    const lane = laneFor(options, batch);
     lane.active++;
     try {
       result = await compactShard(bytes, firstLine, lane.runner);
@@ -106,7 +124,7 @@ export async function runQueueWorker(o: QueueWorkerOptions): Promise<QueueWorker
       retire(lane);
     }
     const ms = performance.now() - started;
-    storage.putResult(shard, packResult(result, { worker: kWorkerName, attempt: job.attemptsStarted, ms, ...(fatal ? { fatal } : {}) }));
+    storage.putResult(shard, sealResult(shard, key, packResult(result, { worker: kWorkerName, attempt: job.attemptsStarted, ms, ...(fatal ? { fatal } : {}) })));
     summary.shards++;
     summary.runs += result?.stats.runs ?? 0;
     if (o.verbose) {
@@ -126,7 +144,8 @@ export async function runQueueWorker(o: QueueWorkerOptions): Promise<QueueWorker
     o.log(`queue at ${o.address.shown}: ${err.message} (retrying)`);
   });
   worker.on("failed", (job, err) => {
-    if (job) o.log(`shard ${job.data.shard.slice(0, 8)} failed (try ${job.attemptsStarted}): ${err.message}`);
+    if (err instanceof UnrecoverableError) o.log(`refused ${err.message.replace(/^E_JOB_REFUSED: /, "")}`);
+    else if (job) o.log(`job ${job.id} failed (try ${job.attemptsStarted}): ${err.message}`);
   });
 
   let stops = 0;

@@ -13,7 +13,7 @@ import { Redis } from "ioredis";
 import { fakeIo } from "../cli/fake-io.js";
 import { generatedRunLines } from "../helpers.js";
 import { startWorkerProcess, type WorkerProcess } from "../../bench/redis.js";
-import { freePort, kNoRedisReason, kRedisServer, startRedis, type TestRedis } from "./redis.js";
+import { cli, freePort, kNoRedisReason, kRedisServer, sleep, startRedis, until, type TestRedis } from "./redis.js";
 
 const kTestCli = fileURLToPath(new URL("../../dist/scripts/test-cli.js", import.meta.url));
 const kBudget = 3000;
@@ -42,26 +42,13 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The command in-process (the producer), with a test's hooks. */
-async function cli(argv: string[], hooks: CliTestHooks = {}) {
-  const f = fakeIo();
-  const code = await runCli(argv, f.io, hooks);
-  return { code, out: f.stdout(), err: f.stderr() };
-}
-
 /** A `ctxfold worker` process (the test entry, with `hooks`), once it takes shards. */
 async function startWorker(redis: TestRedis, hooks: CliTestHooks = {}, args: string[] = []): Promise<WorkerProcess> {
-  const w = await startWorkerProcess(kTestCli, redis.url, ["--stall-ms", "500", ...args], { ...process.env, CTXFOLD_TEST_HOOKS: JSON.stringify(hooks) });
+  const w = await startWorkerProcess(kTestCli, redis.url, ["--work-dir", dir, "--stall-ms", "500", ...args], { ...process.env, CTXFOLD_TEST_HOOKS: JSON.stringify(hooks) });
   children.push(w.child);
   return w;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Waits until `f()` holds (at most 20 s). */
-async function until(f: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !f(); i++) await sleep(50);
-  if (!f()) throw new Error("timed out waiting");
-}
 const stop = (w: WorkerProcess) => w.kill("SIGTERM");
 const compactArgs = (redis: TestRedis, out: string, ...more: string[]) => ["compact", input, "-o", out, "--budget", String(kBudget), "--queue", redis.url, "--shard-mb", kShardMb, ...more];
 
@@ -79,7 +66,7 @@ describe("a bad queue, work dir or flag (no Redis needed)", () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain(`cannot reach the queue at redis://127.0.0.1:${port}: ECONNREFUSED`);
     expect(existsSync(out)).toBe(false);
-    const w = await cli(["worker", "--queue", `redis://127.0.0.1:${port}`]);
+    const w = await cli(["worker", "--queue", `redis://127.0.0.1:${port}`, "--work-dir", dir]);
     expect(w.code).toBe(1);
     expect(w.err).toContain(`cannot reach the queue at redis://127.0.0.1:${port}`);
   });
@@ -96,11 +83,15 @@ describe("a bad queue, work dir or flag (no Redis needed)", () => {
       expect(r.err).toContain(message);
     }
     const port = await freePort();
-    const r = await cli(["worker", "--queue", `redis://user:s3cret@127.0.0.1:${port}`]);
+    const r = await cli(["worker", "--queue", `redis://user:s3cret@127.0.0.1:${port}`, "--work-dir", dir]);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`redis://user:***@127.0.0.1:${port}`);
     expect(r.err).not.toContain("s3cret");
     expect((await cli(["worker"])).err).toContain("--queue redis://HOST:PORT is required");
+    expect((await cli(["worker", "--queue", `redis://127.0.0.1:${port}`])).err).toContain("--work-dir DIR is required");
+    const missing = await cli(["worker", "--queue", `redis://127.0.0.1:${port}`, "--work-dir", path.join(dir, "absent")]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/--work-dir .*absent: ENOENT/);
   });
 
   it("a work dir that cannot be written: exit 1 naming it, nothing written", async () => {
