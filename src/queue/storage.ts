@@ -1,9 +1,9 @@
 /**
  * Where shards and their results travel between the producer and the workers: shared storage
  * every machine reaches, never Redis (which carries only job metadata). A job names its storage
- * by URL (`file:///mnt/shared/out.jsonl.work`), so a backend for another scheme (an
- * S3-compatible bucket: `s3://bucket/prefix`) is a second ShardStorage behind `shardStorage`,
- * with nothing else changed.
+ * by URL (`file:///mnt/shared/out.jsonl.work`), which a worker admits only inside its --work-dir
+ * (confine.ts), so a backend for another scheme (an S3-compatible bucket: `s3://bucket/prefix`)
+ * is a second ShardStorage that confine.ts admits under a root of its own kind.
  *
  * Names are content-derived (shardId): a shard written twice holds the same bytes, and a result
  * is kept from its first writer, so a shard retried after a worker stalled is never written twice.
@@ -11,12 +11,12 @@
 import { randomBytes } from "node:crypto";
 import { linkSync, mkdirSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage, kNodeFsOps, kStoreDirMode, kStoreFileMode, readRegularFile, writeFileAtomic } from "../store/fs-ops.js";
 
 export interface ShardStorage {
-  /** The URL a job carries, from which `shardStorage` opens the same storage on any machine. */
+  /** The URL a job carries, from which a worker opens the same storage on any machine (confine.ts). */
   readonly url: string;
   /** Fails with E_WORK_DIR, naming the place and the reason, when it cannot be written. */
   probe(): void;
@@ -32,12 +32,6 @@ export interface ShardStorage {
   remove(id: string): void;
   /** Removes every shard and result (a fresh start). */
   clear(): void;
-}
-
-/** The storage a job's URL names. */
-export function shardStorage(url: string): ShardStorage {
-  if (url.startsWith("file:")) return new DirStorage(fileURLToPath(url));
-  throw new CtxfoldError("E_BAD_INPUT", `shard storage ${JSON.stringify(url)}: only file: URLs (a directory every machine mounts) are supported`);
 }
 
 /** A work directory: `shards/ID.jsonl` and `results/ID.result`, written atomically. */

@@ -176,6 +176,20 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
       return { ...r, out, ids };
     }
 
+    it("a producer whose work dir is outside the workers' --work-dir stops, exit 1, saying so", async () => {
+      const elsewhere = path.join(base, "elsewhere");
+      mkdirSync(elsewhere, { recursive: true });
+      await queue.drain(true);
+      const strict = await startWorkerProcess(kTestCli, redis.url, ["--stall-ms", "500", "--work-dir", elsewhere]);
+      const out = path.join(root, "misplaced.jsonl");
+      const r = await cli(["compact", input, "-o", out, "--budget", "3000", "--queue", redis.url, "--shard-mb", "0.2", "--quiet"]);
+      await strict.kill("SIGTERM");
+      expect(r.code, r.err).toBe(1);
+      expect(r.err).toMatch(/a worker refused job [0-9a-f]{32}: storage: .*misplaced\.jsonl\.work is not inside this worker's --work-dir .*elsewhere/);
+      expect(strict.log()).toMatch(/refused job [0-9a-f]{32}: storage:/);
+      expect(existsSync(path.join(`${out}.work`, "results"))).toBe(false);
+    });
+
     it("a forged result, well-formed and of the right shard, is refused naming the file: never written out", async () => {
       const forged = (id: string) => Buffer.from(packResult({ out: Buffer.from(`{"forged":"${id}"}\n`), errors: [], stats: emptyStats(), lines: 9 }, { worker: "x:1", attempt: 1, ms: 1 }));
       const r = await withPlantedResults("forged", forged);

@@ -4,9 +4,12 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { queueAddress } from "../../src/queue/address.js";
-import { shardId } from "../../src/queue/shard.js";
-import { DirStorage, shardStorage } from "../../src/queue/storage.js";
+import { fileURLToPath } from "node:url";
+import { emptyStats } from "../../src/pool/job.js";
+import { queueAddress, shownQueueUrl } from "../../src/queue/address.js";
+import { newResultKey, openResult, sealResult } from "../../src/queue/result.js";
+import { packResult, shardId } from "../../src/queue/shard.js";
+import { DirStorage } from "../../src/queue/storage.js";
 import { thrown } from "../helpers.js";
 
 const dirs: string[] = [];
@@ -25,7 +28,7 @@ describe("DirStorage", () => {
     const s = new DirStorage(path.join(fresh(), "work"));
     s.probe();
     s.putShard("a1", bytes("line\n"));
-    const other = shardStorage(s.url);
+    const other = new DirStorage(fileURLToPath(s.url));
     expect(Buffer.from(other.readShard("a1")!).toString()).toBe("line\n");
     expect(other.readResult("a1")).toBeUndefined();
     other.putResult("a1", bytes("first"));
@@ -55,10 +58,6 @@ describe("DirStorage", () => {
     expect(thrown(() => s.probe(), "E_WORK_DIR").message).toMatch(/ENOTDIR/);
     expect(thrown(() => s.putShard("a", bytes("x")), "E_WORK_DIR").message).toMatch(/the work dir .*file\/work/);
   });
-
-  it("only file: URLs name a storage", () => {
-    expect(thrown(() => shardStorage("s3://bucket/prefix"), "E_BAD_INPUT").message).toMatch(/only file: URLs/);
-  });
 });
 
 describe("shard ids", () => {
@@ -71,12 +70,55 @@ describe("shard ids", () => {
   });
 });
 
+describe("sealed results", () => {
+  const id = "0123456789abcdef0123456789abcdef";
+  const key = newResultKey();
+  const body = packResult({ out: bytes("{}\n"), errors: [], stats: emptyStats(), lines: 1 }, { worker: "h:1", attempt: 1, ms: 2 });
+  const sealed = Buffer.from(sealResult(id, key, body));
+
+  it("open to their output and meta for their shard and key", () => {
+    const { out, meta } = openResult("r", id, key, sealed);
+    expect(Buffer.from(out).toString()).toBe("{}\n");
+    expect(meta).toMatchObject({ worker: "h:1", lines: 1 });
+  });
+
+  it("are refused, E_CORRUPT naming the file, when anything does not hold", () => {
+    const flipped = Buffer.from(sealed);
+    flipped[flipped.length - 3] ^= 1;
+    const cases: [Uint8Array, string, string, RegExp][] = [
+      [sealed, "fedcba9876543210fedcba9876543210", key, /the result of shard 0123.*, not of fedc/],
+      [sealed, id, newResultKey(), /not sealed with this batch's result key/],
+      [flipped, id, key, /do not match their SHA-256/],
+      [sealed.subarray(0, sealed.length - 5), id, key, /do not match their SHA-256/],
+      [body, id, key, /not a shard result/],
+      [bytes(""), id, key, /not a shard result/],
+      [bytes("\u0001"), id, key, /not a shard result/],
+      [sealResult(id, key, bytes("\u0000\u0000")), id, key, /cut short/],
+      [sealResult(id, key, Buffer.from([0x7b, 1, 0, 0, 0])), id, key, /meta is not JSON/],
+      [sealResult(id, key, Buffer.from([0xff, 0xff, 0xff, 0x7f])), id, key, /cut short/],
+    ];
+    for (const [b, shard, k, message] of cases) {
+      const err = thrown(() => openResult("/w/results/x.result", shard, k, b), "E_CORRUPT");
+      expect(err.message).toMatch(/^\/w\/results\/x\.result: /);
+      expect(err.message).toMatch(message);
+    }
+  });
+});
+
 describe("queue addresses", () => {
   it("take redis:// and rediss:// with user, password and database; the password is masked", () => {
     const a = queueAddress("redis://me:p%40ss@cache.internal:6380/2");
     expect(a.options).toMatchObject({ host: "cache.internal", port: 6380, username: "me", password: "p@ss", db: 2 });
     expect(a.shown).toBe("redis://me:***@cache.internal:6380/2");
     expect(queueAddress("rediss://[::1]").options).toMatchObject({ host: "::1", port: 6379, tls: {} });
+  });
+
+  it("are shown with their credentials masked, parsed or not", () => {
+    for (const [url, shown] of [
+      ["redis://h:1", "redis://h:1"], ["redis://me:pw@h:1/2", "redis://me:***@h:1/2"], ["redis://:pw@h:99999", "redis://***@h:99999"],
+      ["redis://pw@h", "redis://***@h"], ["me:pw@h:1", "me:***@h:1"], ["redis://me:p@w@h", "redis://me:***@h"], ["rediss://me:pw@", "rediss://me:***@"],
+    ]) expect(shownQueueUrl(url), url).toBe(shown);
+    expect(queueAddress("redis://pw@h:1").shown).toBe("redis://***@h:1");
   });
 
   it("refuse what is not a Redis URL, saying what is expected", () => {
