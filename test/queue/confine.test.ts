@@ -138,6 +138,10 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
       expect(reason, what).toMatch(/^E_JOB_REFUSED: job planted-\d+: /);
       expect(reason, what).toMatch(message);
     }
+    // A shard planted as a link to the victim's file, under the id of the victim's bytes: not followed.
+    const secretId = shardId(options(), 1, readFileSync(path.join(victim, "secret.jsonl")));
+    symlinkSync(path.join(victim, "secret.jsonl"), path.join(work, "shards", `${secretId}.jsonl`));
+    expect(await plant({ ...jobFor(work, legit), shard: secretId })).toMatch(/is a symbolic link/);
     expect(worker.child.exitCode, worker.log()).toBe(null); // still serving
     expect(worker.log()).toMatch(/refused job planted-1: shard: expected a shard id/);
     // A job inside its roots is compacted: the worker was able to, and chose not to.
