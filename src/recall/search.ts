@@ -64,19 +64,22 @@ export function searchStore(store: OffloadStore, query: string, options: SearchO
 }
 
 /**
- * searchStore's answer, read in slices: after each slice of about `sliceMs` milliseconds of
- * reading entries, the search yields to the event loop (setImmediate), so a server answers other
- * requests (recalls) while a search of a large store goes on. The store is the one given, read
- * as it is between slices. Throws as searchStore does (a rejected promise).
+ * searchStore's answer, read in slices: the search yields to the event loop (setImmediate)
+ * before it starts and after each slice of about `sliceMs` milliseconds of reading entries, so
+ * a server answers the requests that came with it (recalls) first, and others while a search of
+ * a large store goes on. The store is the one given, read as it is between slices. Throws as
+ * searchStore does (a rejected promise).
  */
 export async function searchStoreInSlices(store: OffloadStore, query: string, options: SearchOptions = {}, sliceMs = kSliceMs): Promise<SearchEntry[]> {
   const steps = searching(store, query, options);
+  const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+  await pause();
   let started = performance.now();
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
     if (performance.now() - started >= sliceMs) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await pause();
       started = performance.now();
     }
   }
