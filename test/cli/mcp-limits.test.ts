@@ -56,11 +56,20 @@ describe("ctxfold mcp: request lines", () => {
       check();
     });
     const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
-    const until = (ids: (number | string | null)[]) => new Promise<void>((resolve) => {
-      waiting = { ids, resolve };
-      check();
+    // Every response to `ids`, or the server's exit code if it ends first.
+    const until = (ids: (number | string | null)[]) => Promise.race([
+      new Promise<void>((resolve) => {
+        waiting = { ids, resolve };
+        check();
+      }),
+      exited.then((code) => Promise.reject(new Error(`the server exited (code ${String(code)}) before answering ${JSON.stringify(ids)}`))),
+    ]);
+    server.stdin.on("error", () => undefined); // a server that died: `until` says so
+    const send = (line: string) => new Promise<void>((resolve) => {
+      if (server.stdin.write(`${line}\n`)) return resolve();
+      server.stdin.once("drain", resolve);
+      server.stdin.once("close", resolve);
     });
-    const send = (line: string) => new Promise<void>((resolve) => (server.stdin.write(`${line}\n`) ? resolve() : server.stdin.once("drain", resolve)));
     const [ref, text] = [...texts][0];
     const recallLine = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "recall", arguments: { ref } } });
 
