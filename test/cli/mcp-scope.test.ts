@@ -142,6 +142,21 @@ describe("ctxfold mcp confined to one run", () => {
     }
   });
 
+  it("a run compacted after the server started is found: records are read again when the directory changes", async () => {
+    const later = await connect(["--run", "run-c"]);
+    try {
+      expect((await call(later.client, "search", { query: "", limit: 100 })).structuredContent!.entries).toEqual([]);
+      writeFileSync(path.join(dir, "c.jsonl"), `${JSON.stringify(agentRun("run-c", "gamma", "late output"))}\n`);
+      await promisify(execFile)(process.execPath, [kCli, "compact", "c.jsonl", "-o", "c.out.jsonl", "--budget", "2000", "--offload-dir", offload, "--workers", "1", "--quiet"], { cwd: dir });
+      const refs = reachableRefs(createPackStore({ dir: offload }), [readFileSync(path.join(dir, "c.out.jsonl"), "utf8")]);
+      expect(refs.size).toBeGreaterThan(3);
+      for (const ref of refs) expect((await call(later.client, "recall", { ref })).isError).toBeFalsy();
+      for (const ref of [...reach.a].filter((r) => !refs.has(r))) expect((await call(later.client, "recall", { ref })).isError).toBe(true);
+    } finally {
+      await later.close();
+    }
+  });
+
   it("a run no record names reaches nothing", async () => {
     const none = await connect(["--run", "run-zzz"]);
     try {
