@@ -30,12 +30,13 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
               per stage: what was compacted, why, tokens before and after, refs`,
   show: `show REF --offload-dir DIR
               the stored bytes of a ref`,
-  mcp: `mcp --offload-dir DIR [--format openai|anthropic|responses|ai-sdk|langchain]
-        [--prefix P] [--max-bytes N]
+  mcp: `mcp --offload-dir DIR [--run ID | --run-line FILE:LINE]
+        [--format openai|anthropic|responses|ai-sdk|langchain] [--prefix P] [--max-bytes N]
               an MCP server on stdio whose tools read DIR's refs: recall(ref, offset?)
               gives a ref's original text in pages of N bytes (default 16384), a
               history's removed messages in --format (default openai); search(query)
-              finds refs by the words of their content`,
+              finds refs by the words of their content. Every run's refs by default;
+              --run / --run-line: only the refs compact recorded for that one run`,
   validate: `validate IN [--format F] [--errors-only] [--json]
               provider-rule issues of every run, by line and path; exit 0 none,
               1 unparseable lines, 4 errors (a provider would refuse the run), 5 warnings only`,

@@ -17,7 +17,7 @@
  */
 import { checkRecallToolOptions, kRecallToolDescription, pageText, recall, RecallToolInput, type RecallResult, type RecallToolOptions } from "../recall/index.js";
 
-export type { RecallResult, RecallToolOptions } from "../recall/index.js";
+export type { RecallResult, RecallScope, RecallToolOptions } from "../recall/index.js";
 
 /** The recall tool as the AI SDK takes it (structurally a `Tool<{ ref, offset? }, RecallResult>`). */
 export interface CtxfoldRecallTool {
@@ -28,15 +28,16 @@ export interface CtxfoldRecallTool {
 }
 
 /**
- * A recall tool over `options.store` (the store the compaction offloads to), history refs in
+ * A recall tool over `options.store` (the store the compaction offloads to), confined to
+ * `options.scope` when given (RecallScope: one conversation's refs or one run's), history refs in
  * `options.format` (default "ai-sdk"). Options are checked here (E_BAD_INPUT naming the field).
  */
 export function ctxfoldRecallTool(options: RecallToolOptions): CtxfoldRecallTool {
-  const { store, format, maxBytes } = checkRecallToolOptions(options, "ai-sdk");
+  const { reach, format, maxBytes } = checkRecallToolOptions(options, "ai-sdk");
   return {
     description: kRecallToolDescription,
     inputSchema: RecallToolInput,
-    execute: async (input) => recall(store, input.ref, { offset: input.offset, maxBytes, format }),
+    execute: async (input) => recall(reach(), input.ref, { offset: input.offset, maxBytes, format }),
     toModelOutput: ({ output }) => ({ type: "text", value: pageText(output) }),
   };
 }

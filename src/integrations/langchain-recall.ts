@@ -17,7 +17,7 @@
 import { CtxfoldError } from "../errors.js";
 import { checkRecallToolOptions, kRecallToolDescription, kRecallToolName, pageText, recall, RecallToolInput, type RecallResult, type RecallToolOptions } from "../recall/index.js";
 
-export type { RecallResult, RecallToolOptions } from "../recall/index.js";
+export type { RecallResult, RecallScope, RecallToolOptions } from "../recall/index.js";
 
 /**
  * The tool ctxfoldRecallTool makes, structurally (it is @langchain/core's DynamicStructuredTool):
@@ -42,12 +42,13 @@ type ToolFactory = (
 let tools: Promise<{ tool: ToolFactory }> | undefined;
 
 /**
- * A recall tool over `options.store` (the store the compaction offloads to), history refs in
+ * A recall tool over `options.store` (the store the compaction offloads to), confined to
+ * `options.scope` when given (RecallScope: one conversation's refs or one run's), history refs in
  * `options.format` (default "langchain"). Options are checked before @langchain/core is
  * imported (E_BAD_INPUT naming the field); without @langchain/core, E_BAD_INPUT saying so.
  */
 export async function ctxfoldRecallTool(options: RecallToolOptions): Promise<CtxfoldLangChainTool> {
-  const { store, format, maxBytes } = checkRecallToolOptions(options, "langchain");
+  const { reach, format, maxBytes } = checkRecallToolOptions(options, "langchain");
   let mod: { tool: ToolFactory };
   try {
     mod = await (tools ??= import("@langchain/core/tools") as unknown as Promise<{ tool: ToolFactory }>);
@@ -57,7 +58,7 @@ export async function ctxfoldRecallTool(options: RecallToolOptions): Promise<Ctx
   }
   return mod.tool(
     async (input) => {
-      const page = recall(store, input.ref, { offset: input.offset, maxBytes, format });
+      const page = recall(reach(), input.ref, { offset: input.offset, maxBytes, format });
       return [pageText(page), page];
     },
     { name: kRecallToolName, description: kRecallToolDescription, schema: RecallToolInput, responseFormat: "content_and_artifact" },

@@ -3,10 +3,11 @@
  * chunk of whole JSONL lines in, the compacted lines (in order, in each run's own format) plus
  * error records and stats out. Pure apart from the offload store it writes to.
  */
+import * as path from "node:path";
 import type { Format } from "../adapters/index.js";
 import { asCtxfoldError, CtxfoldError } from "../errors.js";
 import { Compactor, createCompactor } from "../policy/index.js";
-import { createMemoryStore, createPackStore, type ContentAddressedStore } from "../store/index.js";
+import { createMemoryStore, createPackStore, runScopeRefs, writeScopeRecord, type ContentAddressedStore, type RunScope } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
 import { encodingIndex } from "../tokens/weights-table.js";
 import { byteRunTokens } from "./byte-fit.js";
@@ -142,9 +143,14 @@ const kNewline = new Uint8Array([0x0a]);
  * before it is parsed: its parse alone could need more than the cap in one allocation, which
  * Node cannot recover from in a worker (it aborts the whole process, not the worker).
  *
- * Throws only E_STORE_WRITE (a put or the closing flush of the offload store failed: a full or
- * unwritable offload dir fails every run alike, and output whose refs do not resolve must not
- * be written) and what fails outside any run.
+ * With an offload dir, each compacted run's scope (the refs its output reaches: its id, or its
+ * file and line when it has none) goes into a scope record in the dir once the store is flushed
+ * (store/scope-record.ts), before the output naming the refs is written: a reader confined to
+ * the run then finds them.
+ *
+ * Throws only E_STORE_WRITE (a put, the closing flush of the offload store or the scope record
+ * failed: a full or unwritable offload dir fails every run alike, and output whose refs do not
+ * resolve must not be written) and what fails outside any run.
  */
 export async function compactChunk(bytes: Uint8Array, firstLine: number, options: JobOptions, workerHeapMb = 0): Promise<ChunkResult> {
   const maxRunBytes = workerHeapMb > 0 ? (workerHeapMb * 2 ** 20) / kRunsPerWorkerHeap : Infinity;
@@ -153,6 +159,7 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
   const stats = emptyStats();
   const errors: ErrorRecord[] = [];
   const pieces: Uint8Array[] = [];
+  const scopes: RunScope[] = [];
   let lines = 0;
   for (const { raw, index } of linesOf(bytes)) {
     lines++;
@@ -186,7 +193,8 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
       const run = runOfLine(value, lineNo);
       const r = await compactor.compact(wireOf(run), { budget: options.budget, ...(options.format === "auto" ? {} : { format: options.format }) });
       // Rendered before any count, so a run that fails here counts as an error only.
-      const encoded = r.tier === "normal" ? undefined : kEncoder.encode(JSON.stringify(lineOf(r.messages, run.envelope)));
+      const json = r.tier === "normal" ? undefined : JSON.stringify(lineOf(r.messages, run.envelope));
+      const encoded = json === undefined ? undefined : kEncoder.encode(json);
       stats.tokensIn += r.tokensBefore;
       stats.tokensOut += r.tokensAfter;
       stats.tiers[r.tier]++;
@@ -197,6 +205,7 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
         continue;
       }
       stats.compacted++;
+      if (options.offloadDir) scopes.push({ ...runSelector(id, options.file, lineNo), refs: runScopeRefs(store, json!, JSON.stringify(value)) });
       pieces.push(encoded, kNewline);
       stats.bytesOut += encoded.length + 1;
     } catch (thrown) {
@@ -209,8 +218,14 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
   }
   // Every ref in this chunk's output resolves on disk before the output is written.
   store.flush();
+  if (options.offloadDir) writeScopeRecord(options.offloadDir, store.prefix, scopes);
   stats.offloadedBytes = store.savedBytes - offloadedBefore;
   return { out: Buffer.concat(pieces), errors, stats, lines };
+}
+
+/** How a run's scope names it: its id, or its input file (absolute; `-` for stdin) and line. */
+function runSelector(id: string | undefined, file: string, line: number): { run: string } | { file: string; line: number } {
+  return id !== undefined ? { run: id } : { file: file === "stdin" ? "-" : path.resolve(file), line };
 }
 
 /** out ‖ JSON(meta) ‖ uint32 length of the JSON, in one fresh buffer (transferable). */

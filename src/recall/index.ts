@@ -4,8 +4,8 @@
  * renders a history's messages in a provider format, `searchStore` finds refs by a few words.
  */
 export { recall, checkRecallOptions, kDefaultRecallPageBytes, type RecallOptions, type RecallResult, type RecallText, type RecallMessages } from "./recall.js";
-export { searchStore, kDefaultSearchLimit, type SearchEntry, type SearchOptions } from "./search.js";
+export { searchStore, searchStoreInSlices, kDefaultSearchLimit, type SearchEntry, type SearchOptions } from "./search.js";
 export {
   kRecallToolName, kSearchToolName, kRecallToolDescription, kSearchToolDescription, kRecallInputShape, kSearchInputShape, RecallToolInput, pageNote, pageBody, pageText, searchText,
-  checkRecallToolOptions, type RecallToolOptions,
+  checkRecallToolOptions, type RecallScope, type RecallToolOptions,
 } from "./tool.js";

@@ -56,16 +56,52 @@ export interface SearchEntry {
  * E_CORRUPT when an entry fails its verified read.
  */
 export function searchStore(store: OffloadStore, query: string, options: SearchOptions = {}): SearchEntry[] {
+  const steps = searching(store, query, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * searchStore's answer, read in slices: the search yields to the event loop (setImmediate)
+ * before it starts and after each slice of about `sliceMs` milliseconds of reading entries, so
+ * a server answers the requests that came with it (recalls) first, and others while a search of
+ * a large store goes on. The store is the one given, read as it is between slices. Throws as
+ * searchStore does (a rejected promise).
+ */
+export async function searchStoreInSlices(store: OffloadStore, query: string, options: SearchOptions = {}, sliceMs = kSliceMs): Promise<SearchEntry[]> {
+  const steps = searching(store, query, options);
+  const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+  await pause();
+  let started = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() - started >= sliceMs) {
+      await pause();
+      started = performance.now();
+    }
+  }
+}
+
+/** A slice of a search in the background (searchStoreInSlices): short beside a recall's answer, long beside a slice's overhead. */
+const kSliceMs = 5;
+
+/** The search, yielding after each entry it reads (see searchStore for the answer). */
+function* searching(store: OffloadStore, query: string, options: SearchOptions): Generator<void, SearchEntry[]> {
   if (typeof query !== "string") throw badValueError("query", "a string", query);
   if (typeof options !== "object" || options === null) throw badValueError("options", "an object { limit? }", options);
   const limit = options.limit ?? kDefaultSearchLimit;
   if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) throw badValueError("limit", "a positive integer", limit);
   const terms = [...new Set(query.toLowerCase().split(/\s+/).filter(Boolean))];
   const found: { entry: SearchEntry; count: number; order: number }[] = [];
-  storeRefs(store).forEach((ref, order) => {
+  const refs = storeRefs(store);
+  for (let order = 0; order < refs.length; order++) {
+    const ref = refs[order];
     const parts = parseRef(ref);
     // An empty query lists entries in store order: the first `limit` are the answer.
-    if (!parts || (terms.length === 0 && found.length >= limit)) return;
+    if (!parts || (terms.length === 0 && found.length >= limit)) continue;
     const bytes = store.get(ref);
     const { text, firstLine } = entryText(store, ref, parts.kind, bytes);
     const lower = text.toLowerCase();
@@ -79,11 +115,12 @@ export function searchStore(store: OffloadStore, query: string, options: SearchO
       if (n > 0 || name.includes(term)) matched++;
       count += n;
     }
-    if (terms.length > 0 && matched === 0) return;
+    yield;
+    if (terms.length > 0 && matched === 0) continue;
     const entry: SearchEntry = { ref, kind: parts.kind, size: bytes.length, firstLine: cut(firstLine), terms: matched };
     if (first >= 0) entry.match = cut(lineAt(text, lower, first));
     found.push({ entry, count, order });
-  });
+  }
   found.sort((a, b) => b.entry.terms - a.entry.terms || b.count - a.count || a.order - b.order);
   return found.slice(0, limit).map((f) => f.entry);
 }

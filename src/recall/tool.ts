@@ -14,7 +14,7 @@
 import { z } from "zod";
 import type { Format } from "../adapters/index.js";
 import { badValueError } from "../errors.js";
-import type { OffloadStore } from "../store/index.js";
+import { ScopeRecords, scopedStore, type OffloadStore, type RunSelector } from "../store/index.js";
 import { checkRecallOptions, type RecallResult } from "./recall.js";
 import type { SearchEntry } from "./search.js";
 
@@ -73,23 +73,63 @@ export function searchText(entries: readonly SearchEntry[]): string {
   return entries.map((e) => `${e.ref} (${e.kind}, ${e.size} bytes): ${e.firstLine}${e.match && e.match !== e.firstLine ? `\n    … ${e.match}` : ""}`).join("\n");
 }
 
+/**
+ * What a recall tool may reach of its store (RecallToolOptions.scope):
+ * - `{ refs }`: these refs (full, or bare names), and through a history ref the messages it
+ *   lists. Read again at each call, so a Set the program adds each compaction's `refs` to (the
+ *   compaction result's `refs` of one conversation) keeps the tool current.
+ * - `{ run: id }` or `{ file, line }`: the refs `ctxfold compact --offload-dir` recorded for that
+ *   run in the store's directory (a pack or file store over it: the store must have a `dir`),
+ *   records written since read at each call.
+ * Outside it, a ref is answered as one not stored (E_REF_NOT_FOUND, the same message): the tool
+ * neither reads nor confirms it.
+ */
+export type RecallScope = { refs: Iterable<string> } | RunSelector;
+
 /** What a recall tool is made with. */
 export interface RecallToolOptions {
   /** The store compaction offloads to: the one the compactor or integration was given (`store`). */
   store: OffloadStore;
+  /**
+   * What of the store the tool reaches (RecallScope): one conversation's refs, or one run's.
+   * @default every ref the store holds, of every run and conversation stored in it
+   */
+  scope?: RecallScope;
   /** The provider format a history ref's messages come back in. @default the framework's own ("ai-sdk", "langchain") */
   format?: Format;
   /** A page's size in bytes (see recall; keep a page well within the budget, or the next call compacts it away). @default 16384 */
   maxBytes?: number;
 }
 
-/** A recall tool's options checked (E_BAD_INPUT naming the field), with `format` defaulting to `fallback`. */
-export function checkRecallToolOptions(options: RecallToolOptions, fallback: Format): { store: OffloadStore; format: Format; maxBytes: number } {
+/**
+ * A recall tool's options checked (E_BAD_INPUT naming the field), with `format` defaulting to
+ * `fallback`; `reach()` is the store a call reads, through the scope when there is one.
+ */
+export function checkRecallToolOptions(options: RecallToolOptions, fallback: Format): { store: OffloadStore; reach: () => OffloadStore; format: Format; maxBytes: number } {
   if (typeof options !== "object" || options === null) throw badValueError("options", "an object { store, format?, maxBytes? }", options);
   const store = options.store as Partial<OffloadStore> | undefined;
   if (typeof store !== "object" || store === null || typeof store.get !== "function" || typeof store.has !== "function" || typeof store.prefix !== "string") {
     throw badValueError("store", "an offload store (createMemoryStore, createFsStore, createPackStore, or the compactor's store)", store);
   }
   const { maxBytes, format } = checkRecallOptions({ maxBytes: options.maxBytes, format: options.format ?? fallback });
-  return { store: options.store, format, maxBytes };
+  return { store: options.store, reach: scopeReach(options.store, options.scope), format, maxBytes };
+}
+
+/** The store each call reads under `scope` (RecallScope), checked now (E_BAD_INPUT, path "scope"). */
+function scopeReach(store: OffloadStore, scope: RecallScope | undefined): () => OffloadStore {
+  if (scope === undefined) return () => store;
+  const s = scope as Partial<{ refs: unknown; run: unknown; file: unknown; line: unknown }> | null;
+  const expected = "{ refs: [refs] }, { run: id } or { file, line }";
+  if (typeof s !== "object" || s === null) throw badValueError("scope", expected, scope);
+  if ("refs" in s) {
+    const refs = s.refs as Iterable<unknown> | undefined;
+    if (typeof refs !== "object" || refs === null || typeof (refs as Iterable<unknown>)[Symbol.iterator] !== "function") throw badValueError("scope.refs", "an iterable of refs (an array or a Set)", refs);
+    return () => scopedStore(store, [...refs].filter((r): r is string => typeof r === "string"));
+  }
+  const selector = typeof s.run === "string" ? { run: s.run } : typeof s.file === "string" && Number.isSafeInteger(s.line) ? { file: s.file, line: s.line as number } : undefined;
+  if (!selector) throw badValueError("scope", expected, scope);
+  const dir = (store as { dir?: unknown }).dir;
+  if (typeof dir !== "string") throw badValueError("scope", "{ refs } for a store with no directory (a run's scope is read from the records `ctxfold compact` writes in its directory)", scope);
+  const records = new ScopeRecords(dir);
+  return () => scopedStore(store, records.refsOf(selector, store.prefix));
 }

@@ -11,3 +11,5 @@ export { FsOffloadStore, createFsStore, type FsOps, type FsStoreOptions } from "
 export { putMessages, getMessage, getMessages, indexedRefs, prepareMessages } from "./messages.js";
 export { reachableRefs } from "./reach.js";
 export { PackOffloadStore, createPackStore, type PackStoreOptions } from "./pack-store.js";
+export { ScopedStore, scopedStore } from "./scope.js";
+export { ScopeRecords, runScopeRefs, writeScopeRecord, type RunScope, type RunSelector } from "./scope-record.js";

@@ -14,7 +14,14 @@ import { createMemoryStore, getMessages, putMessages, refPattern } from "../../s
 import { agentRun, callPoints, historyIn } from "./harness.js";
 import { generateRun } from "../../src/gen/run.js";
 import { renderMessages } from "../../src/adapters/index.js";
-import { thrown } from "../helpers.js";
+import { rejection, thrown } from "../helpers.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { createCompactor } from "../../src/policy/index.js";
+import { compactChunk } from "../../src/pool/job.js";
+import { createPackStore, reachableRefs } from "../../src/store/index.js";
+import { agentRun as scopeRun } from "../store/scope-runs.js";
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -107,7 +114,43 @@ describe("ctxfoldRecallTool (AI SDK)", () => {
     expect(r.text).toBe("done");
   });
 
+  it("scope { refs }: one conversation's refs; another's answer as absent ones; a Set given stays current", async () => {
+    const store = createMemoryStore();
+    const compactor = createCompactor({ store });
+    const mine = new Set((await compactor.compact(scopeRun("c1", "alpha", "one").messages, { budget: 2000 })).refs);
+    const theirs = (await compactor.compact(scopeRun("c2", "password123", "two").messages, { budget: 2000 })).refs.filter((r) => !mine.has(r));
+    expect(theirs.length).toBeGreaterThan(0);
+    const tool = ctxfoldRecallTool({ store, scope: { refs: mine } });
+    const whole = ctxfoldRecallTool({ store });
+    for (const ref of mine) expect(await tool.execute({ ref })).toEqual(await whole.execute({ ref }));
+    const shape = (e: { code: string; message: string }, ref: string) => ({ code: e.code, message: e.message.split(ref).join("<ref>") });
+    for (const ref of theirs) {
+      const absent = ref.replace(/_[0-9a-f]+/, (m) => `_${"0".repeat(m.length - 1)}`);
+      expect(shape(await rejection(tool.execute({ ref })), ref)).toEqual(shape(await rejection(tool.execute({ ref: absent })), absent));
+    }
+    for (const ref of theirs) mine.add(ref);
+    expect(await tool.execute({ ref: theirs[0] })).toEqual(await whole.execute({ ref: theirs[0] }));
+  });
+
+  it("scope { run }: the refs ctxfold compact recorded for that run in the store's directory", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "ctxfold-recall-scope-"));
+    try {
+      const lines = [scopeRun("run-a", "alpha", "shared"), scopeRun("run-b", "password123", "shared")].map((r) => JSON.stringify(r)).join("\n");
+      const out = Buffer.from((await compactChunk(Buffer.from(`${lines}\n`), 1, { budget: 2000, format: "auto", mode: "tiered", offloadDir: dir, file: "in.jsonl" })).out).toString("utf8").trim().split("\n");
+      const store = createPackStore({ dir });
+      const [a, b] = out.map((line) => reachableRefs(store, [line]));
+      const tool = ctxfoldRecallTool({ store, scope: { run: "run-a" } });
+      for (const ref of a) expect((await tool.execute({ ref })).ref).toBe(ref);
+      for (const ref of [...b].filter((r) => !a.has(r))) expect(await rejection(tool.execute({ ref }))).toMatchObject({ code: "E_REF_NOT_FOUND" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("bad options are E_BAD_INPUT naming the field, at construction", () => {
+    expect(thrown(() => ctxfoldRecallTool({ store: createMemoryStore(), scope: { run: "a" } }), "E_BAD_INPUT").path).toBe("scope");
+    expect(thrown(() => ctxfoldRecallTool({ store: createMemoryStore(), scope: { refs: 3 } as never }), "E_BAD_INPUT").path).toBe("scope.refs");
+    expect(thrown(() => ctxfoldRecallTool({ store: createMemoryStore(), scope: "run-a" as never }), "E_BAD_INPUT").path).toBe("scope");
     expect(thrown(() => ctxfoldRecallTool({} as never), "E_BAD_INPUT").path).toBe("store");
     expect(thrown(() => ctxfoldRecallTool({ store: createMemoryStore(), format: "xml" as never }), "E_BAD_INPUT").path).toBe("format");
     expect(thrown(() => ctxfoldRecallTool({ store: createMemoryStore(), maxBytes: 3 }), "E_BAD_INPUT").path).toBe("maxBytes");

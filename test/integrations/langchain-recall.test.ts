@@ -15,6 +15,8 @@ import { ctxfoldRecallTool, type RecallResult } from "../../src/integrations/lan
 import { pageText } from "../../src/recall/index.js";
 import { createMemoryStore, createPackStore, putMessages } from "../../src/store/index.js";
 import { rejection } from "../helpers.js";
+import { createCompactor } from "../../src/policy/index.js";
+import { agentRun as scopeRun } from "../store/scope-runs.js";
 
 describe("ctxfoldRecallTool (LangChain)", () => {
   it("is a StructuredTool named recall; invoked with arguments it gives the original text", async () => {
@@ -53,6 +55,21 @@ describe("ctxfoldRecallTool (LangChain)", () => {
     expect(page.type === "messages" && page.messages).toEqual(renderMessages(removed, "langchain"));
     const anthropic = ((await (await ctxfoldRecallTool({ store: reader, format: "anthropic", maxBytes: 1 << 20 })).invoke(call)) as ToolMessage).artifact as RecallResult;
     expect(anthropic.type === "messages" && anthropic.messages).toEqual((renderMessages(removed, "anthropic") as { messages: unknown[] }).messages);
+  });
+
+  it("scope { refs }: another conversation's refs reject as absent ones; { run } needs a store over a directory", async () => {
+    const store = createMemoryStore();
+    const compactor = createCompactor({ store });
+    const mine = (await compactor.compact(scopeRun("c1", "alpha", "one").messages, { budget: 2000 })).refs;
+    const theirs = (await compactor.compact(scopeRun("c2", "password123", "two").messages, { budget: 2000 })).refs.filter((r) => !mine.includes(r));
+    const tool = await ctxfoldRecallTool({ store, scope: { refs: mine } });
+    for (const ref of mine) expect(await tool.invoke({ ref })).toBe(await (await ctxfoldRecallTool({ store })).invoke({ ref }));
+    for (const ref of theirs) {
+      const absent = ref.replace(/_[0-9a-f]+/, (m) => `_${"0".repeat(m.length - 1)}`);
+      const [e, none] = [await rejection(tool.invoke({ ref })), await rejection(tool.invoke({ ref: absent }))];
+      expect({ code: e.code, message: e.message.split(ref).join("<ref>") }).toEqual({ code: none.code, message: none.message.split(absent).join("<ref>") });
+    }
+    expect(await rejection(ctxfoldRecallTool({ store, scope: { run: "x" } }))).toMatchObject({ code: "E_BAD_INPUT", path: "scope" });
   });
 
   it("bad refs reject with the typed error; arguments the schema refuses are LangChain's own error; bad options are E_BAD_INPUT", async () => {
