@@ -18,6 +18,7 @@ import { CtxfoldError } from "../errors.js";
 import type { Message, Part, ResultContentPart } from "../model/schema.js";
 import type { OffloadStore } from "../store/index.js";
 import { StepReducer } from "../steps/reducer.js";
+import { redactSecrets } from "../steps/redact.js";
 import { oneLine } from "../steps/rules.js";
 
 export { mergeAdjacent } from "../model/adjacent.js";
@@ -162,15 +163,17 @@ function roleText(messages: readonly Message[], role: Message["role"]): string {
  * characters (newlines shown as ⏎, see oneLine). Reasoning, media and opaque parts contribute
  * nothing; a turn with nothing to say gives `${label}: (nothing to summarise)`.
  *
- * The default reducer describes steps without storing anything (`offload: false`) and redacts
- * secrets in observations, as step reduction's reducer does.
+ * The text heads are redacted (redactSecrets); the default reducer describes steps without
+ * storing anything (`offload: false`) and redacts secrets in observations, as step reduction's
+ * reducer does.
  */
 export function summarizeTurn(messages: readonly Message[], label: string, reducer: StepReducer = new StepReducer({ offload: false })): string {
   const bits: string[] = [];
   const user = roleText(messages, "user");
-  if (user) bits.push(`user: "${oneLine(user, kTextHeadChars)}"`);
+  // Redacted whole before the cut: a cut key would no longer read as one.
+  if (user) bits.push(`user: "${oneLine(redactSecrets(user), kTextHeadChars)}"`);
   const assistant = roleText(messages, "assistant");
-  if (assistant) bits.push(`assistant: "${oneLine(assistant, kTextHeadChars)}"`);
+  if (assistant) bits.push(`assistant: "${oneLine(redactSecrets(assistant), kTextHeadChars)}"`);
   for (const step of reducer.reduceMessages(messages)) bits.push(step.observation);
   if (bits.length === 0) bits.push("(nothing to summarise)");
   return oneLine(`${label}: ${bits.join("; ")}`, kMaxTurnSummaryChars);
