@@ -105,6 +105,15 @@ describe("text ctxfold writes never echoes a secret", () => {
     expect(written(canonical, r.canonical)).toContain("Called deploy(prod, [REDACTED:credential])");
   });
 
+  it("a caller's summariser answer is redacted before it goes into the prompt", async () => {
+    const key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6";
+    const summarizer = (text: string) => `Summary (${text.length} chars). The deploy used OPENAI_API_KEY=${key}.`;
+    const r = await createCompactor({ store: createMemoryStore(), summarizer }).compactCanonical(runs[1], { budget: 1500 });
+    const out = JSON.stringify(r.canonical);
+    expect(out).toContain("OPENAI_API_KEY=[REDACTED:");
+    expect(out).not.toContain(key);
+  });
+
   it.each(kFormats)("the step compactor, %s", (format) => {
     for (const run of runs) {
       const { canonical } = throughFormat(run, format);
