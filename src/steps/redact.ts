@@ -59,12 +59,20 @@ function keyWords(name: string): string[] {
  * `auth_type`, `secret_name`.
  */
 export function isSecretKey(name: string): boolean {
-  const words = keyWords(name);
-  const last = words.at(-1);
-  if (last === undefined) return false;
-  if (kSecretWords.has(last)) return true;
-  return last === "key" && words.length > 1 && kKeyQualifiers.has(words[words.length - 2]);
+  let hit = kSecretKeyMemo.get(name);
+  if (hit === undefined) {
+    const words = keyWords(name);
+    const last = words.at(-1);
+    hit = last !== undefined && (kSecretWords.has(last) || (last === "key" && words.length > 1 && kKeyQualifiers.has(words[words.length - 2])));
+    if (kSecretKeyMemo.size >= kSecretKeyMemoSize) kSecretKeyMemo.clear();
+    kSecretKeyMemo.set(name, hit);
+  }
+  return hit;
 }
+
+/** Argument keys repeat across calls (a few hundred distinct in a corpus of thousands of calls): isSecretKey's answers, bounded. */
+const kSecretKeyMemo = new Map<string, boolean>();
+const kSecretKeyMemoSize = 4096;
 
 export const kSecretPatterns: readonly SecretPattern[] = [
   { kind: "private-key", needs: /PRIVATE KEY/, re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g },
