@@ -15,6 +15,8 @@
  *   the kind of its shape when the whole value has one, else `[REDACTED:credential]`. Numbers,
  *   booleans and null under such a key stay (`token_count: 5000` is a count, not a key).
  */
+import type { Message } from "../model/schema.js";
+
 export interface SecretPattern {
   kind: string;
   /** Global regex; with a capture group named `value`, only that group is replaced. */
@@ -215,7 +217,8 @@ const kMinEchoChars = 6;
 
 /**
  * `value` (a text, or a JSON-like value's strings) with every occurrence of one of `secrets`
- * (redactNamedFields's, longest first) as `[REDACTED:credential]`.
+ * (redactNamedFields's or argumentSecrets's, longest first) as `[REDACTED:credential]`; the same
+ * object where nothing was found.
  */
 export function redactEchoes<T>(value: T, secrets: readonly string[]): T {
   if (secrets.length === 0) return value;
@@ -224,7 +227,45 @@ export function redactEchoes<T>(value: T, secrets: readonly string[]): T {
     for (const s of secrets) if (s.length >= kMinEchoChars && out.includes(s)) out = out.split(s).join("[REDACTED:credential]");
     return out as T;
   }
-  if (Array.isArray(value)) return value.map((v) => redactEchoes(v, secrets)) as T;
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactEchoes(v, secrets)])) as T;
-  return value;
+  if (value === null || typeof value !== "object") return value;
+  let out: Record<string, unknown> | unknown[] | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const r = redactEchoes(v, secrets);
+    if (r !== v) (out ??= Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) })[k as never] = r as never;
+  }
+  return (out ?? value) as T;
+}
+
+/** Words one of which every secret-named key holds: arguments without any are not parsed for secrets. */
+const kSecretKeyHint = /pass|pwd|secret|token|key|auth|credential|cookie|session/i;
+/** The secrets of each tool-call part seen (parts are immutable; a session sees the same ones at every call). */
+const kCallSecrets = new WeakMap<object, readonly string[]>();
+
+/**
+ * The values of the secret-named fields (isSecretKey) of every tool call's JSON arguments in
+ * `messages`, distinct, longest first: what text ctxfold writes about the conversation must not
+ * echo, wherever it read them from (a tool's output or the agent's text repeating them).
+ */
+export function argumentSecrets(messages: readonly Message[]): string[] {
+  const all = new Set<string>();
+  for (const m of messages) {
+    for (const p of m.parts) {
+      if (p.type !== "tool-call") continue;
+      let found = kCallSecrets.get(p);
+      if (found === undefined) kCallSecrets.set(p, (found = callSecrets(p.args)));
+      for (const x of found) all.add(x);
+    }
+  }
+  return [...all].sort((a, b) => b.length - a.length);
+}
+
+/** The secret-named fields' values of one call's argument string. */
+function callSecrets(args: string): readonly string[] {
+  const t = args.trimStart();
+  if (!(t.startsWith("{") || t.startsWith("[")) || !kSecretKeyHint.test(args)) return [];
+  try {
+    return redactNamedFields(JSON.parse(args) as unknown).secrets;
+  } catch {
+    return [];
+  }
 }

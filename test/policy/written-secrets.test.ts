@@ -1,8 +1,9 @@
 /**
  * Text ctxfold writes never echoes a secret: secret-named tool-call argument values (without any
  * known prefix) and known secret shapes, in every wire format, through the tiered compactor, the
- * step compactor and block compaction, with or without redactOffload. A secret may stay only in a
- * part the output keeps verbatim from the input (that part is the caller's own).
+ * step compactor and block compaction, with or without redactOffload, where tool outputs and the
+ * agent's text echo them too. A secret may stay only in a part the output keeps verbatim from the
+ * input (that part is the caller's own).
  */
 import { describe, expect, it } from "vitest";
 import { kFormats, parseMessages, renderMessages, type Format } from "../../src/adapters/index.js";
@@ -44,7 +45,13 @@ function plantedRun(seed: number): Message[] {
     const id = `call_secret_${planted}`;
     m.parts.push({ type: "tool-call", id, name, args: JSON.stringify(args) });
     const result = messages.slice(i + 1).find((x) => x.role === "tool")!;
-    result.parts.push({ type: "tool-result", callId: id, name, content: [{ type: "text", text: `${name}: done` }] });
+    // Some outputs and the agent's text echo a value: what ctxfold writes from them must not.
+    // …their own call's value, or (the last call) the first call's.
+    const last = planted === kCalls.length - 1;
+    const echo = planted % 2 === 0 ? ` (${Object.values(args).filter((v) => typeof v === "string").at(-1)} accepted)` : "";
+    const text = last ? `Error: push rejected for user deploy:${kSecrets[0]}` : `${name}: done${echo}`;
+    result.parts.push({ type: "tool-result", callId: id, name, content: [{ type: "text", text }], ...(last ? { isError: true } : {}) });
+    if (planted === 4) m.parts.unshift({ type: "text", text: "I'll connect to db.internal with P4ssw0rdNebula77 and then check the replication lag on the primary." });
     planted++;
   }
   expect(planted).toBe(kCalls.length);
