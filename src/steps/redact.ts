@@ -15,7 +15,7 @@
  *   the kind of its shape when the whole value has one, else `[REDACTED:credential]`. Numbers,
  *   booleans and null under such a key stay (`token_count: 5000` is a count, not a key).
  */
-import type { Message } from "../model/schema.js";
+import type { Message, ToolCallPart } from "../model/schema.js";
 
 export interface SecretPattern {
   kind: string;
@@ -236,8 +236,8 @@ export function redactEchoes<T>(value: T, secrets: readonly string[]): T {
   return (out ?? value) as T;
 }
 
-/** Words one of which every secret-named key holds: arguments without any are not parsed for secrets. */
-const kSecretKeyHint = /pass|pwd|secret|token|key|auth|credential|cookie|session/i;
+/** A JSON key holding a word every secret-named key holds: arguments without one are not parsed for secrets. */
+const kSecretKeyHint = /"[^"\\]*(?:pass|pwd|secret|token|key|auth|credential|cookie|session)[^"\\]*"\s*:/i;
 /** The secrets of each tool-call part seen (parts are immutable; a session sees the same ones at every call). */
 const kCallSecrets = new WeakMap<object, readonly string[]>();
 
@@ -257,6 +257,11 @@ export function argumentSecrets(messages: readonly Message[]): string[] {
     }
   }
   return [...all].sort((a, b) => b.length - a.length);
+}
+
+/** Records what a call's arguments hold (the step reducer read them already), so argumentSecrets need not read them again. */
+export function noteCallSecrets(part: ToolCallPart, secrets: readonly string[]): void {
+  if (!kCallSecrets.has(part)) kCallSecrets.set(part, secrets);
 }
 
 /** The secret-named fields' values of one call's argument string. */

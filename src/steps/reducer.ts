@@ -1,7 +1,7 @@
 import { badValueError } from "../errors.js";
-import type { Message, ResultContentPart, Step, ToolResultPart } from "../model/schema.js";
+import type { Message, ResultContentPart, Step, ToolCallPart, ToolResultPart } from "../model/schema.js";
 import { createFsStore, type OffloadStore } from "../store/index.js";
-import { redactEchoes, redactNamedFields, redactSecrets, redactValue, type SecretPattern, kSecretPatterns } from "./redact.js";
+import { noteCallSecrets, redactEchoes, redactNamedFields, redactSecrets, redactValue, type SecretPattern, kSecretPatterns } from "./redact.js";
 import {
   defaultRule, kBuiltinRules, kDefaultThresholds, oneLine, ruleMatches,
   type ReductionRule, type ReductionThresholds, type RuleInput, type RuleOutput,
@@ -166,7 +166,7 @@ export class StepReducer {
    * Reduces one call: `args` as the raw argument string or an object, `result` as a string,
    * bytes, or the content parts of a canonical tool result (undefined when unanswered).
    */
-  reduce(tool: string, args: unknown, result?: string | Uint8Array | readonly ResultContentPart[], options: { isError?: boolean; callId?: string } = {}): ReducedStep {
+  reduce(tool: string, args: unknown, result?: string | Uint8Array | readonly ResultContentPart[], options: { isError?: boolean; callId?: string; part?: ToolCallPart } = {}): ReducedStep {
     const rawArgs = typeof args === "string" ? args : JSON.stringify(args ?? {}) ?? "";
     const parsed = typeof args === "string" ? parseArgs(args) : args && typeof args === "object" && !Array.isArray(args)
       ? { args: args as Record<string, unknown>, valid: true } : { args: {}, valid: false };
@@ -193,6 +193,8 @@ export class StepReducer {
     // The rules never see a secret-named argument's value: what they render from the arguments
     // (summaries, minimal arguments, targets) shows its redaction.
     const named = redact && parsed.valid ? redactNamedFields(parsed.args, this.#patterns) : { value: parsed.args, secrets: [] };
+    // What the arguments held is read once: argumentSecrets takes it from here for this call.
+    if (options.part && redact && parsed.valid) noteCallSecrets(options.part, named.secrets);
     const input: RuleInput = {
       tool, args: named.value, rawArgs: named.secrets.length > 0 ? JSON.stringify(named.value) : rawArgs, argsValid: parsed.valid, output, outputBytes, binary,
       isError: options.isError ?? false, missingResult: result === undefined,
@@ -233,7 +235,7 @@ export class StepReducer {
 
   /** Reduces a canonical Step (a tool-call part and its result part). */
   reduceStep(step: Step): ReducedStep {
-    const s = this.reduce(step.call.name, step.call.args, step.result?.content, { isError: step.result?.isError, callId: step.call.id });
+    const s = this.reduce(step.call.name, step.call.args, step.result?.content, { isError: step.result?.isError, callId: step.call.id, part: step.call });
     s.callMessage = step.callMessage;
     if (step.resultMessage !== undefined) s.resultMessage = step.resultMessage;
     return s;
