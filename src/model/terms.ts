@@ -207,24 +207,25 @@ export function occursAt(text: string, term: string, at: number): boolean {
   return (at === 0 || !isWordUnit(text.charCodeAt(at - 1)) || !isWordUnit(term.charCodeAt(0))) && (end >= text.length || !isWordUnit(text.charCodeAt(end)) || !isWordUnit(term.charCodeAt(term.length - 1)));
 }
 
-/** The string leaves of a JSON value (numbers as JSON writes them), depth first. */
-function jsonLeaves(v: unknown, out: string[]): void {
+/** The string leaves of a JSON value (numbers as JSON writes them), depth first; those under a key `omit` names are left out. */
+function jsonLeaves(v: unknown, out: string[], omit?: (key: string) => boolean): void {
   if (typeof v === "string") out.push(v);
   else if (typeof v === "number") out.push(JSON.stringify(v));
-  else if (Array.isArray(v)) for (const x of v) jsonLeaves(x, out);
-  else if (v !== null && typeof v === "object") for (const x of Object.values(v)) jsonLeaves(x, out);
+  else if (Array.isArray(v)) for (const x of v) jsonLeaves(x, out, omit);
+  else if (v !== null && typeof v === "object") for (const [k, x] of Object.entries(v)) if (!omit?.(k)) jsonLeaves(x, out, omit);
 }
 
 /**
  * The texts of a tool call's argument string that terms are read from, appended to `out`: an
  * argument that is JSON gives its string leaves (and numbers, as JSON.stringify writes them), so
  * an escaped newline never glues two names together; any other argument is taken as it is.
+ * `omit`: keys whose values are left out, whole (what ctxfold writes passes the secret-named ones).
  */
-export function argumentTexts(args: string, out: string[] = []): string[] {
+export function argumentTexts(args: string, out: string[] = [], omit?: (key: string) => boolean): string[] {
   const t = args.trimStart();
   if (t.startsWith("{") || t.startsWith("[") || t.startsWith('"')) {
     try {
-      jsonLeaves(JSON.parse(args), out);
+      jsonLeaves(JSON.parse(args), out, omit);
       return out;
     } catch {
       // not JSON: the argument as it is

@@ -8,7 +8,8 @@
  *   tool-call arguments, of the calls of the steps kept whole at the end (the preserved tail),
  *   of the latest user message and of the task (the first user message), in that order,
  *   distinct, at most kMaxFocusTerms (the latest first: a long task gives way). Arguments are
- *   read as `argumentTexts` reads them (a JSON argument's string leaves).
+ *   read as `argumentTexts` reads them (a JSON argument's string leaves), secret-named fields
+ *   left out (a secret is not a focus: lines naming it would echo it).
  * - **Focus lines** (`focusLines`): the lines of an output holding a focus term as a whole
  *   (containsTerm's rule, found in one pass by the term-lines kernel), ranked by how many
  *   distinct terms they hold, then error lines (steps/detect.ts isErrorLine) first, then nearer
@@ -22,7 +23,7 @@ import { TermSet, termLines } from "./term-lines.js";
 import type { Message } from "../model/schema.js";
 import { argumentTexts, indexOfTerm, specificTerms } from "../model/terms.js";
 import { isBinaryText, isErrorLine } from "../steps/detect.js";
-import { redactSecrets } from "../steps/redact.js";
+import { isSecretKey, redactSecrets } from "../steps/redact.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import { anchorIndices } from "./classify.js";
 
@@ -49,7 +50,7 @@ export function focusTerms(msgs: readonly Message[], tail: number): string[] {
     if (i < 0) return;
     for (const p of msgs[i].parts) {
       if (p.type === "text" && text) texts.push(p.text);
-      else if (p.type === "tool-call") argumentTexts(p.args, texts);
+      else if (p.type === "tool-call") argumentTexts(p.args, texts, isSecretKey);
     }
   };
   read(latestAssistantText, true);

@@ -10,7 +10,7 @@
 import type { Message } from "../model/schema.js";
 import { argumentTexts, specificTerms } from "../model/terms.js";
 import { isBinaryText } from "../steps/detect.js";
-import { redactSecrets } from "../steps/redact.js";
+import { isSecretKey, redactSecrets } from "../steps/redact.js";
 import { resultText } from "../steps/reducer.js";
 
 /** Where a term was seen: bit flags, so one term can carry several. */
@@ -105,10 +105,11 @@ export function messageFacts(m: Message): MessageFacts {
 /**
  * A call's arguments as text for terms: the string leaves of JSON arguments (numbers as JSON
  * writes them), one a line, so an escaped newline never glues two names together (as the eval's
- * evidence reads them); other arguments as they are.
+ * evidence reads them), but none of a secret-named field (isSecretKey: a secret is no fact to
+ * keep); other arguments as they are.
  */
 function argText(args: string): string {
   const t = args.trimStart();
   if (args.length > kHeadChars + kTailChars || !(t.startsWith("{") || t.startsWith("["))) return args;
-  return argumentTexts(args).join("\n");
+  return argumentTexts(args, [], isSecretKey).join("\n");
 }

@@ -1,4 +1,5 @@
-import type { Message } from "../model/schema.js";
+import type { Message, Part } from "../model/schema.js";
+import { argumentSecrets, redactEchoes } from "../steps/redact.js";
 import { classify } from "./classify.js";
 import { remainingMs } from "./options.js";
 import { compactHistory } from "./stages/history.js";
@@ -96,6 +97,9 @@ export async function runPipeline(
     await mergeOldest(kit, w, scaled);
     tokensAfter = kit.measure.exact(w.msgs);
   }
+  const before = w.total;
+  redactWrittenEchoes(kit, w, messages);
+  tokensAfter += w.total - before;
   const hinted = hint === undefined ? undefined : placeRecallHint(w.msgs, messages, kit.store.prefix, hint);
   if (hinted) {
     const before = w.total;
@@ -105,6 +109,22 @@ export async function runPipeline(
   }
   if (tokensAfter <= callBudget) return { work: w, tokensAfter, status: "ok" };
   return { work: w, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(kit.criticalSet(w.msgs, w.classes)) };
+}
+
+/**
+ * Every part the stages wrote (any part that is not one of the input's own) with the values of
+ * the input's secret-named call arguments redacted where it echoes them: a summary, a focus
+ * line, a ledger fact or an observation read from a tool's output or the agent's text that
+ * repeated one. The parts kept from the input are the caller's own and stay as they are.
+ */
+function redactWrittenEchoes(kit: StageKit, w: Work, input: readonly Message[]): void {
+  const secrets = argumentSecrets(input);
+  if (secrets.length === 0) return;
+  const own = new Set<Part>(input.flatMap((m) => m.parts));
+  w.msgs.forEach((m, i) => {
+    const parts = m.parts.map((p) => (own.has(p) ? p : redactEchoes(p, secrets)));
+    if (parts.some((p, k) => p !== m.parts[k])) kit.replace(w, i, parts, false);
+  });
 }
 
 /**

@@ -1,11 +1,12 @@
 import { StoreView, type OffloadHint, type OffloadStore } from "../store/index.js";
 import type { TextRedactor } from "../store/messages.js";
-import { kSecretPatterns, redactSecrets, type SecretPattern } from "../steps/redact.js";
+import { kSecretPatterns, redactArgumentText, redactSecrets, type SecretPattern } from "../steps/redact.js";
 
 /**
  * The compactor's store under `redactOffload`: every text it keeps has its secrets replaced
- * (`[REDACTED:<kind>]`, the same patterns as observations and summaries), so the originals
- * a ref gives back are the redacted texts. Messages stored whole (putMessages) are redacted
+ * (`[REDACTED:<kind>]`, the same patterns as observations and summaries, and the values of
+ * secret-named fields of a JSON text such as a call's arguments), so the originals a ref gives
+ * back are the redacted texts. Messages stored whole (putMessages) are redacted
  * string by string, so their JSON stays valid; bytes put as bytes (binary outputs, media) are
  * kept as they are.
  */
@@ -15,7 +16,7 @@ export class RedactingStore extends StoreView implements TextRedactor {
   }
 
   redact(text: string): string {
-    return redactSecrets(text, this.patterns);
+    return redactSecrets(redactArgumentText(text, this.patterns), this.patterns);
   }
 
   put(data: Uint8Array | string, hint?: OffloadHint): string {

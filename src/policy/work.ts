@@ -4,6 +4,7 @@ import { FactWindow } from "./fact-window.js";
 import type { Message, Part, ToolResultPart } from "../model/schema.js";
 import { StepCompactor } from "../steps/compactor.js";
 import { presetConfig } from "../steps/config.js";
+import { redactSecrets } from "../steps/redact.js";
 import { StepReducer, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import type { OffloadStore } from "../store/index.js";
@@ -223,7 +224,9 @@ export class StageKit {
     const custom = this.summarizerDown ? undefined : this.services.summarizer;
     if (custom) {
       try {
-        const answer = await withTimeout(Promise.resolve().then(() => custom(text, room, label)), this.settings.summarizerTimeoutMs);
+        const raw = await withTimeout(Promise.resolve().then(() => custom(text, room, label)), this.settings.summarizerTimeoutMs);
+        // The answer goes into the prompt as ctxfold's text: it never echoes a secret of the text it read.
+        const answer = typeof raw === "string" ? redactSecrets(raw) : raw;
         if (typeof answer === "string" && answer.trim() && this.measure.text(answer) <= room) summary = answer.trim();
         else this.emit({ type: "summarizer_fallback", label, reason: typeof answer === "string" && answer.trim() ? "over target" : "empty answer" });
       } catch (err) {

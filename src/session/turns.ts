@@ -18,6 +18,7 @@ import { CtxfoldError } from "../errors.js";
 import type { Message, Part, ResultContentPart } from "../model/schema.js";
 import type { OffloadStore } from "../store/index.js";
 import { StepReducer } from "../steps/reducer.js";
+import { argumentSecrets, redactEchoes, redactSecrets } from "../steps/redact.js";
 import { oneLine } from "../steps/rules.js";
 
 export { mergeAdjacent } from "../model/adjacent.js";
@@ -162,18 +163,24 @@ function roleText(messages: readonly Message[], role: Message["role"]): string {
  * characters (newlines shown as ⏎, see oneLine). Reasoning, media and opaque parts contribute
  * nothing; a turn with nothing to say gives `${label}: (nothing to summarise)`.
  *
- * The default reducer describes steps without storing anything (`offload: false`) and redacts
- * secrets in observations, as step reduction's reducer does.
+ * The text heads are redacted (redactSecrets); the default reducer describes steps without
+ * storing anything (`offload: false`) and redacts secrets in observations, as step reduction's
+ * reducer does; and the line never echoes a value of `secrets` (by default, the secret-named
+ * call arguments of `messages`, see argumentSecrets).
  */
-export function summarizeTurn(messages: readonly Message[], label: string, reducer: StepReducer = new StepReducer({ offload: false })): string {
+export function summarizeTurn(
+  messages: readonly Message[], label: string, reducer: StepReducer = new StepReducer({ offload: false }), secrets: readonly string[] = argumentSecrets(messages),
+): string {
   const bits: string[] = [];
   const user = roleText(messages, "user");
-  if (user) bits.push(`user: "${oneLine(user, kTextHeadChars)}"`);
+  // Redacted whole before the cut: a cut key would no longer read as one.
+  const head = (text: string) => oneLine(redactEchoes(redactSecrets(text), secrets), kTextHeadChars);
+  if (user) bits.push(`user: "${head(user)}"`);
   const assistant = roleText(messages, "assistant");
-  if (assistant) bits.push(`assistant: "${oneLine(assistant, kTextHeadChars)}"`);
+  if (assistant) bits.push(`assistant: "${head(assistant)}"`);
   for (const step of reducer.reduceMessages(messages)) bits.push(step.observation);
   if (bits.length === 0) bits.push("(nothing to summarise)");
-  return oneLine(`${label}: ${bits.join("; ")}`, kMaxTurnSummaryChars);
+  return oneLine(redactEchoes(`${label}: ${bits.join("; ")}`, secrets), kMaxTurnSummaryChars);
 }
 
 /** The last line of summarizeTurns when turns were left out. */
@@ -201,6 +208,8 @@ export function summarizeTurns(
   estimate: (text: string) => number,
 ): { lines: string[]; kept: number; dropped: number } {
   const reducer = new StepReducer({ offload: false });
+  // A turn's text may repeat a secret argument of another turn.
+  const secrets = argumentSecrets(turns.flatMap((t) => t.messages));
   const lines: string[] = [];
   const fitsWithDropped = (used: number, kept: number): boolean => {
     const dropped = turns.length - kept;
@@ -209,7 +218,7 @@ export function summarizeTurns(
   let used = 0;
   let best = fitsWithDropped(0, 0) ? 0 : -1;
   for (let i = 0; i < turns.length; i++) {
-    const line = summarizeTurn(turns[i].messages, turns[i].label, reducer);
+    const line = summarizeTurn(turns[i].messages, turns[i].label, reducer, secrets);
     used += estimate(line);
     if (used > maxTokens) break;
     lines.push(line);

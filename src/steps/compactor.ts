@@ -8,6 +8,7 @@ import { resolveStepCompactionConfig, type StepCompactionConfig } from "./config
 import { formatKB } from "./format-size.js";
 import { specificTerms } from "../model/terms.js";
 import { commandHead, oneLine } from "./rules.js";
+import { redactSecrets } from "./redact.js";
 import type { Summarizer } from "./summarizer.js";
 
 export type { Summarizer };
@@ -265,7 +266,8 @@ async function semanticLine(group: Group, summarizer: Summarizer, targetTokens: 
   } catch {
     return templateLine(group);
   }
-  const line = typeof answer === "string" ? answer.trim().split(/\r\n|\r|\n/, 1)[0].trim() : "";
+  // The answer goes into the summary as ctxfold's text: redacted like every line it writes.
+  const line = typeof answer === "string" ? redactSecrets(answer.trim().split(/\r\n|\r|\n/, 1)[0].trim()) : "";
   return line ? groupLine(group, line) : templateLine(group);
 }
 

@@ -7,6 +7,7 @@ import { markOf, marked } from "../model/marks.js";
 import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
 import type { StepCompactionConfig } from "./config.js";
 import { StepReducer, type StepReducerOptions } from "./reducer.js";
+import { argumentSecrets, redactEchoes } from "./redact.js";
 import type { ReducedStep } from "./types.js";
 
 export interface StepMessagesOptions {
@@ -181,7 +182,8 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   const section = formatForPrompt({ ...history, recentSteps: [] }).trimEnd();
   // Failed steps name their tool call ids too, so a failure stays traceable to its call.
   const failed = gone.filter((s) => !s.success && s.callId !== undefined).map((s) => s.callId!);
-  const text = `${section}\n${failed.length > 0 ? `  (failed calls: ${failed.join(", ")})\n` : ""}  (removed messages: ${removedRef})`;
+  // Each step's lines are redacted by the reducer; a step's output may also repeat another call's secret argument.
+  const text = redactEchoes(`${section}\n${failed.length > 0 ? `  (failed calls: ${failed.join(", ")})\n` : ""}  (removed messages: ${removedRef})`, argumentSecrets(messages));
   const summary: Message = {
     id: `ctxfold-steps-${hashToHex(hashText(text))}`,
     role: "user",

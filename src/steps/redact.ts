@@ -1,15 +1,22 @@
 /**
  * Secret redaction for what compaction writes into a prompt: observations, summaries, error
- * heads and minimal arguments never echo a credential. Each pattern names the kind of secret,
- * and a match becomes `[REDACTED:<kind>]`, so the model still sees that a key was there and
- * which kind (often what it needs to resume: "the request sent an OpenAI key"). Offloaded
- * originals are stored as they are unless the reducer's `redactOffload` is set: the store is
- * the recovery path and sits with the user's own files.
+ * heads, minimal arguments, ledger facts, merge and turn summaries never echo a credential.
+ * Each pattern names the kind of secret, and a match becomes `[REDACTED:<kind>]`, so the model
+ * still sees that a key was there and which kind (often what it needs to resume: "the request
+ * sent an OpenAI key"). Offloaded originals are stored as they are unless the reducer's
+ * `redactOffload` is set: the store is the recovery path and sits with the user's own files.
  *
- * Patterns are anchored on the providers' documented prefixes, so ordinary text, hashes and
- * ids do not match; key-value forms (`"api_key": "…"`, `PASSWORD=…`, `Authorization: Bearer …`)
- * keep the key and replace only the value.
+ * Two ways a secret is known:
+ * - By its shape, in any text: patterns anchored on the providers' documented prefixes, so
+ *   ordinary text, hashes and ids do not match; key-value forms (`"api_key": "…"`,
+ *   `PASSWORD=…`, `Authorization: Bearer …`, `--token …`) keep the key and replace only the value.
+ * - By its name, in structured values (a tool call's JSON arguments): every string under a
+ *   secret-named key (isSecretKey) is a secret whatever it looks like, `[REDACTED:<kind>]` with
+ *   the kind of its shape when the whole value has one, else `[REDACTED:credential]`. Numbers,
+ *   booleans and null under such a key stay (`token_count: 5000` is a count, not a key).
  */
+import type { Message, ToolCallPart } from "../model/schema.js";
+
 export interface SecretPattern {
   kind: string;
   /** Global regex; with a capture group named `value`, only that group is replaced. */
@@ -25,6 +32,49 @@ const kKeyNames = String.raw`(?:api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|se
 
 /** A part of every name in kKeyNames. */
 const kKeyNameParts = /key|secret|token|passw|pwd/i;
+
+/**
+ * The last words of a secret-named key (isSecretKey): the key names its value as one of these.
+ * A superset of kKeyNames (the names the text forms look for, kept to words a cheap check can
+ * find), with the names a structured value's keys add: `auth`, `authorization`, `credentials`,
+ * `cookie`, `pass`, `sessionid`.
+ */
+const kSecretWords: ReadonlySet<string> = new Set([
+  "password", "passwords", "passwd", "passphrase", "pwd", "pass",
+  "secret", "secrets", "token", "apikey", "privatekey",
+  "auth", "authorization", "credential", "credentials", "cookie", "cookies", "sessionid", "jsessionid",
+]);
+/** The words that make a key ending in `key` a secret one (`api_key`, `private_key`; `sort_key` is not). */
+const kKeyQualifiers: ReadonlySet<string> = new Set(["api", "access", "private", "secret", "client", "signing", "encryption", "master", "session", "account", "auth", "ssh", "app", "license"]);
+
+/** The words of a key name: split at `_`, `-`, `.`, spaces and camelCase humps, lower-cased (`githubToken` → github, token). */
+function keyWords(name: string): string[] {
+  return name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+}
+
+/**
+ * Whether a key names a secret: its last word is one of kSecretWords (`password`, `db_password`,
+ * `githubToken`, `X-Auth-Token`, `Authorization`, `credentials`, `Cookie`), or is `key` after a
+ * qualifier of kKeyQualifiers (`api_key`, `apiKey`, `x-api-key`, `secret_access_key`,
+ * `private_key`). Case does not matter. A key whose secret word is not its last names something
+ * about a secret, not the secret: `max_tokens`, `tokens_used`, `token_count`, `password_file`,
+ * `auth_type`, `secret_name`.
+ */
+export function isSecretKey(name: string): boolean {
+  let hit = kSecretKeyMemo.get(name);
+  if (hit === undefined) {
+    const words = keyWords(name);
+    const last = words.at(-1);
+    hit = last !== undefined && (kSecretWords.has(last) || (last === "key" && words.length > 1 && kKeyQualifiers.has(words[words.length - 2])));
+    if (kSecretKeyMemo.size >= kSecretKeyMemoSize) kSecretKeyMemo.clear();
+    kSecretKeyMemo.set(name, hit);
+  }
+  return hit;
+}
+
+/** Argument keys repeat across calls (a few hundred distinct in a corpus of thousands of calls): isSecretKey's answers, bounded. */
+const kSecretKeyMemo = new Map<string, boolean>();
+const kSecretKeyMemoSize = 4096;
 
 export const kSecretPatterns: readonly SecretPattern[] = [
   { kind: "private-key", needs: /PRIVATE KEY/, re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g },
@@ -48,6 +98,12 @@ export const kSecretPatterns: readonly SecretPattern[] = [
     kind: "credential",
     needs: kKeyNameParts,
     re: new RegExp(String.raw`\b[A-Za-z0-9_]*${kKeyNames}[A-Za-z0-9_]*\s*[=:]\s*(?<value>(?!\[REDACTED)[^\s"',;&|]{6,})`, "gi"),
+  },
+  // --password …, --api-key … in commands: a flag named for a secret, its value after a space
+  {
+    kind: "credential",
+    needs: kKeyNameParts,
+    re: new RegExp(String.raw`--(?:[A-Za-z0-9]+-)*${kKeyNames}[ \t]+(?<value>(?!-|\[REDACTED)(?:"[^"\n]{4,}"|'[^'\n]{4,}'|[^\s"',;&|]{4,}))`, "gi"),
   },
   { kind: "url-password", needs: /:\/\//, re: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:(?<value>[^\s@/]{3,})@/g },
 ];
@@ -78,14 +134,143 @@ export function containsSecret(text: string, patterns: readonly SecretPattern[] 
   return redactSecrets(text, patterns) !== text;
 }
 
-/** A JSON-like value with every string in it redacted (for minimal arguments). */
-export function redactValue<T>(value: T, patterns: readonly SecretPattern[] = kSecretPatterns): T {
-  if (typeof value === "string") return redactSecrets(value, patterns) as T;
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, patterns)) as T;
+/** A whole value that is one redaction. */
+const kRedactedWhole = /^\[REDACTED:[\w-]+\]$/;
+
+/** A string under a secret-named key, redacted whole: the kind of its shape when it is one known secret, else credential. */
+function redactNamed(value: string, patterns: readonly SecretPattern[]): string {
+  if (value === "" || kRedactedWhole.test(value)) return value;
+  const shaped = redactSecrets(value, patterns);
+  return kRedactedWhole.test(shaped) ? shaped : "[REDACTED:credential]";
+}
+
+/**
+ * `value` with its secret-named fields redacted (see the module comment), and the strings they
+ * held (the same object when it has none). `all`: every other string goes through the shape
+ * patterns too. Keys are walked, other strings are not read unless `all`: cheap on large
+ * arguments (written file content).
+ */
+function redactWalk<T>(value: T, patterns: readonly SecretPattern[], all: boolean, found: string[], named = false): T {
+  if (typeof value === "string") {
+    if (named) {
+      const out = redactNamed(value, patterns);
+      if (out !== value) found.push(value);
+      return out as T;
+    }
+    return (all ? redactSecrets(value, patterns) : value) as T;
+  }
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => {
+      const r = redactWalk(v, patterns, all, found, named);
+      if (r !== v) (out ??= [...value])[i] = r;
+    });
+    return (out ?? value) as T;
+  }
   if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactValue(v, patterns);
-    return out as T;
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const r = redactWalk(v, patterns, all, found, named || isSecretKey(k));
+      if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
+    }
+    return (out ?? value) as T;
   }
   return value;
+}
+
+/** A JSON-like value with every string in it redacted: by shape, and whole under a secret-named key (for minimal arguments). */
+export function redactValue<T>(value: T, patterns: readonly SecretPattern[] = kSecretPatterns): T {
+  return redactWalk(value, patterns, true, []);
+}
+
+/**
+ * A tool call's parsed arguments with only their secret-named fields redacted (other strings
+ * untouched), and the values those fields held, longest first (to redact where the call's own
+ * output or command echoes them, see redactEchoes).
+ */
+export function redactNamedFields<T>(value: T, patterns: readonly SecretPattern[] = kSecretPatterns): { value: T; secrets: string[] } {
+  const found: string[] = [];
+  const out = redactWalk(value, patterns, false, found);
+  return { value: out, secrets: [...new Set(found)].sort((a, b) => b.length - a.length) };
+}
+
+/**
+ * A tool call's argument string as a reader of its values may see it: JSON arguments with their
+ * secret-named fields redacted (redactNamedFields), anything else as it is (the shape patterns
+ * see it where it is written).
+ */
+export function redactArgumentText(args: string, patterns: readonly SecretPattern[] = kSecretPatterns): string {
+  const t = args.trimStart();
+  if (!(t.startsWith("{") || t.startsWith("["))) return args;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return args;
+  }
+  const { value, secrets } = redactNamedFields(parsed, patterns);
+  return secrets.length === 0 ? args : JSON.stringify(value);
+}
+
+/** Secret values shorter than this are not looked for in other text (a short one would hit ordinary words). */
+const kMinEchoChars = 6;
+
+/**
+ * `value` (a text, or a JSON-like value's strings) with every occurrence of one of `secrets`
+ * (redactNamedFields's or argumentSecrets's, longest first) as `[REDACTED:credential]`; the same
+ * object where nothing was found.
+ */
+export function redactEchoes<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  if (typeof value === "string") {
+    let out: string = value;
+    for (const s of secrets) if (s.length >= kMinEchoChars && out.includes(s)) out = out.split(s).join("[REDACTED:credential]");
+    return out as T;
+  }
+  if (value === null || typeof value !== "object") return value;
+  let out: Record<string, unknown> | unknown[] | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const r = redactEchoes(v, secrets);
+    if (r !== v) (out ??= Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) })[k as never] = r as never;
+  }
+  return (out ?? value) as T;
+}
+
+/** A JSON key holding a word every secret-named key holds: arguments without one are not parsed for secrets. */
+const kSecretKeyHint = /"[^"\\]*(?:pass|pwd|secret|token|key|auth|credential|cookie|session)[^"\\]*"\s*:/i;
+/** The secrets of each tool-call part seen (parts are immutable; a session sees the same ones at every call). */
+const kCallSecrets = new WeakMap<object, readonly string[]>();
+
+/**
+ * The values of the secret-named fields (isSecretKey) of every tool call's JSON arguments in
+ * `messages`, distinct, longest first: what text ctxfold writes about the conversation must not
+ * echo, wherever it read them from (a tool's output or the agent's text repeating them).
+ */
+export function argumentSecrets(messages: readonly Message[]): string[] {
+  const all = new Set<string>();
+  for (const m of messages) {
+    for (const p of m.parts) {
+      if (p.type !== "tool-call") continue;
+      let found = kCallSecrets.get(p);
+      if (found === undefined) kCallSecrets.set(p, (found = callSecrets(p.args)));
+      for (const x of found) all.add(x);
+    }
+  }
+  return [...all].sort((a, b) => b.length - a.length);
+}
+
+/** Records what a call's arguments hold (the step reducer read them already), so argumentSecrets need not read them again. */
+export function noteCallSecrets(part: ToolCallPart, secrets: readonly string[]): void {
+  if (!kCallSecrets.has(part)) kCallSecrets.set(part, secrets);
+}
+
+/** The secret-named fields' values of one call's argument string. */
+function callSecrets(args: string): readonly string[] {
+  const t = args.trimStart();
+  if (!(t.startsWith("{") || t.startsWith("[")) || !kSecretKeyHint.test(args)) return [];
+  try {
+    return redactNamedFields(JSON.parse(args) as unknown).secrets;
+  } catch {
+    return [];
+  }
 }

@@ -1,7 +1,7 @@
 import { badValueError } from "../errors.js";
-import type { Message, ResultContentPart, Step, ToolResultPart } from "../model/schema.js";
+import type { Message, ResultContentPart, Step, ToolCallPart, ToolResultPart } from "../model/schema.js";
 import { createFsStore, type OffloadStore } from "../store/index.js";
-import { redactSecrets, redactValue, type SecretPattern, kSecretPatterns } from "./redact.js";
+import { noteCallSecrets, redactEchoes, redactNamedFields, redactSecrets, redactValue, type SecretPattern, kSecretPatterns } from "./redact.js";
 import {
   defaultRule, kBuiltinRules, kDefaultThresholds, oneLine, ruleMatches,
   type ReductionRule, type ReductionThresholds, type RuleInput, type RuleOutput,
@@ -18,7 +18,11 @@ export interface StepReducerOptions {
   thresholds?: Partial<ReductionThresholds>;
   /** Rules tried before the built-in ones, in order (match by tool name, pattern or predicate). */
   rules?: readonly ReductionRule[];
-  /** Redact secrets in observations, summaries, errors and minimal arguments. @default true */
+  /**
+   * Redact secrets in observations, summaries, errors and minimal arguments: known shapes, and
+   * the values of secret-named arguments (isSecretKey) wherever the step's texts show them, its
+   * output's echoes included. Every reducer ctxfold makes itself keeps the default. @default true
+   */
   redact?: boolean;
   /** Also redact the offloaded originals (then a ref gives the redacted bytes). @default false */
   redactOffload?: boolean;
@@ -162,7 +166,7 @@ export class StepReducer {
    * Reduces one call: `args` as the raw argument string or an object, `result` as a string,
    * bytes, or the content parts of a canonical tool result (undefined when unanswered).
    */
-  reduce(tool: string, args: unknown, result?: string | Uint8Array | readonly ResultContentPart[], options: { isError?: boolean; callId?: string } = {}): ReducedStep {
+  reduce(tool: string, args: unknown, result?: string | Uint8Array | readonly ResultContentPart[], options: { isError?: boolean; callId?: string; part?: ToolCallPart } = {}): ReducedStep {
     const rawArgs = typeof args === "string" ? args : JSON.stringify(args ?? {}) ?? "";
     const parsed = typeof args === "string" ? parseArgs(args) : args && typeof args === "object" && !Array.isArray(args)
       ? { args: args as Record<string, unknown>, valid: true } : { args: {}, valid: false };
@@ -185,11 +189,17 @@ export class StepReducer {
       outputBytes = result.reduce((n, c) => n + mediaBytes(c), 0);
       payload = resultPayload(result);
     }
+    const redact = this.#options.redact ?? true;
+    // The rules never see a secret-named argument's value: what they render from the arguments
+    // (summaries, minimal arguments, targets) shows its redaction.
+    const named = redact && parsed.valid ? redactNamedFields(parsed.args, this.#patterns) : { value: parsed.args, secrets: [] };
+    // What the arguments held is read once: argumentSecrets takes it from here for this call.
+    if (options.part && redact && parsed.valid) noteCallSecrets(options.part, named.secrets);
     const input: RuleInput = {
-      tool, args: parsed.args, rawArgs, argsValid: parsed.valid, output, outputBytes, binary,
+      tool, args: named.value, rawArgs: named.secrets.length > 0 ? JSON.stringify(named.value) : rawArgs, argsValid: parsed.valid, output, outputBytes, binary,
       isError: options.isError ?? false, missingResult: result === undefined,
     };
-    const rule = this.ruleFor(tool, parsed.args);
+    const rule = this.ruleFor(tool, named.value);
     let out: RuleOutput;
     try {
       out = rule.reduce(input, this.thresholds);
@@ -201,11 +211,11 @@ export class StepReducer {
     let outcomeRef: string | null = null;
     if (out.offload && payload && (this.#options.offload ?? true)) {
       const redactOffload = this.#options.redactOffload ?? false;
-      const data = redactOffload && typeof payload.data === "string" ? redactSecrets(payload.data, this.#patterns) : payload.data;
+      const data = redactOffload && typeof payload.data === "string" ? redactEchoes(redactSecrets(payload.data, this.#patterns), named.secrets) : payload.data;
       outcomeRef = this.store.put(data, { kind: out.offload.kind, ext: payload.json ? "json" : out.offload.ext });
     }
-    const redact = this.#options.redact ?? true;
-    const r = <T>(v: T): T => (redact ? redactValue(v, this.#patterns) : v);
+    // Shapes anywhere, and the secret arguments' values where the output echoes them.
+    const r = <T>(v: T): T => (redact ? redactEchoes(redactValue(v, this.#patterns), named.secrets) : v);
     const step: ReducedStep = {
       id: this.#nextId(), tool, category: rule.category, action: rule.action,
       minimalArgs: r(out.minimalArgs), observation: r(out.observation), summary: r(out.summary), outcomeRef, success: out.success,
@@ -225,7 +235,7 @@ export class StepReducer {
 
   /** Reduces a canonical Step (a tool-call part and its result part). */
   reduceStep(step: Step): ReducedStep {
-    const s = this.reduce(step.call.name, step.call.args, step.result?.content, { isError: step.result?.isError, callId: step.call.id });
+    const s = this.reduce(step.call.name, step.call.args, step.result?.content, { isError: step.result?.isError, callId: step.call.id, part: step.call });
     s.callMessage = step.callMessage;
     if (step.resultMessage !== undefined) s.resultMessage = step.resultMessage;
     return s;

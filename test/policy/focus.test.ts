@@ -40,6 +40,13 @@ describe("focusTerms", () => {
     expect(focusTerms(msgs, tail)).toEqual(["load_settings", "parse_config", "src/app/settings.py", "1234", "src/app/retry.py", "MAX_RETRIES", "src/app/config.py"]);
   });
 
+  it("leaves a secret-named argument's value out: lines naming it would echo it", () => {
+    const msgs: Message[] = [sys, user("task", "Deploy it."), call("c1", "", { service: "billing_api", password: "Hunter2Hunter2Zebra" }, "deploy"), result("c1", "ok")];
+    const terms = focusTerms(msgs, 2);
+    expect(terms).toContain("billing_api");
+    expect(terms).not.toContain("Hunter2Hunter2Zebra");
+  });
+
   it("keeps at most kMaxFocusTerms, the latest first", () => {
     const many = Array.from({ length: kMaxFocusTerms + 50 }, (_, i) => `name_${i}`).join(" ");
     const msgs: Message[] = [sys, user("task", many), call("c1", "Edit latest_name now.", { path: "x/y.py" }), result("c1", "ok")];

@@ -120,6 +120,14 @@ describe("extraction", () => {
     expect(text).toContain("run_job");
     expect(text).not.toContain("sk-proj-abcdefghijklmnopqrstuvwx1234");
   });
+
+  it("never shows a secret-named argument's value, whatever it looks like", () => {
+    const msgs = [call("1", "Deploy the billing service.", "deploy", { service: "billing_service", password: "Hunter2Hunter2Zebra", auth: { githubToken: "Gt5Yh8Kp2Wq6Ze3R" } }), result("1", "deployed")];
+    const text = allTerms(extendLedger(kit(), [], removedOf(msgs), "", 300, true));
+    expect(text).toContain("billing_service");
+    expect(text).not.toContain("Hunter2Hunter2Zebra");
+    expect(text).not.toContain("Gt5Yh8Kp2Wq6Ze3R");
+  });
 });
 
 describe("ranking, bound and dedupe", () => {

@@ -445,6 +445,13 @@ describe("compactAsync (semantic compaction)", () => {
     expect(lines(history)).toEqual(["[step_001..002] group:file in 12", "[step_003] ✗ shell:run failed: exit 1", "[step_004..005] group:search in 12"]);
   });
 
+  it("a summariser's line is redacted like every line the compactor writes", async () => {
+    const key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6";
+    const history = await compactor.compactAsync(steps, { summarizer: () => `2 reads with OPENAI_API_KEY=${key}` });
+    expect(lines(history).join("\n")).not.toContain(key);
+    expect(lines(history)[0]).toContain("[REDACTED:");
+  });
+
   it("throwing, rejecting or blank summarisers fall back to the templates", async () => {
     const expected = lines(compactor.compact(steps));
     const bad: Summarizer[] = [

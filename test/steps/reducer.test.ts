@@ -222,7 +222,8 @@ describe("secret redaction", () => {
   it("each pattern's cheap test only skips what its regex would not match: the same output as running every regex", () => {
     const always = kSecretPatterns.map(({ kind, re }) => ({ kind, re }));
     const pieces = [...secrets, "api_key", '"password": "hunter2hunter"', "PASSWORD=abcdefgh", "Bearer abcdefghijklmnop1234", "token abcdefghijklmnopqrst", "https://u:pw123@h/x", "eyJabcdefghij.eyJabcdefghij.abcdefghij",
-      "AIza" + "x".repeat(35), "rk_live_" + "a".repeat(16), "github_pat_" + "a".repeat(22), "sk-ant-", "PRIVATE KEY", "[REDACTED:credential]", "Secret_Key: 'abcdefgh'", " ", "\n", "=", ":", "'", '"', "x", "KEY", "pwd"];
+      "AIza" + "x".repeat(35), "rk_live_" + "a".repeat(16), "github_pat_" + "a".repeat(22), "sk-ant-", "PRIVATE KEY", "[REDACTED:credential]", "Secret_Key: 'abcdefgh'", " ", "\n", "=", ":", "'", '"', "x", "KEY", "pwd",
+      "--token ", "--db-password ", "--max-tokens ", "-", "abcd1234"];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 12 }), (parts) => {
         const text = parts.join("");

@@ -6,6 +6,7 @@ import { messageTexts } from "../../model/texts.js";
 import { mergeAdjacent } from "../../model/adjacent.js";
 import { isStepSummaryPart, stepSummaryShrinks } from "../../steps/messages.js";
 import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../../steps/detect.js";
+import { redactArgumentText } from "../../steps/redact.js";
 import { resultPayload, resultText } from "../../steps/reducer.js";
 import { indexedRefs, putMessages } from "../../store/messages.js";
 import { summarizeExtractive } from "../extractive.js";
@@ -47,7 +48,9 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
         items.push(m);
         // A ledger is not summarised again: it moves, whole, ahead of the merged summary.
         carried.push(...m.parts.filter(isLedgerPart));
-        texts.push(...messageTexts([{ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }]));
+        // A call's secret-named argument values never reach the summary (shapes are the summariser's to redact).
+        const parts = m.parts.filter((p) => !isLedgerPart(p)).map((p) => (p.type === "tool-call" ? { ...p, args: redactArgumentText(p.args) } : p));
+        texts.push(...messageTexts([{ ...m, parts }]));
         for (const p of m.parts) {
           const mark = markOf(p);
           if (mark?.kind === "step-summary") failures.push(...mark.failed);
