@@ -1,0 +1,163 @@
+/**
+ * Who stored what under a name in a pack store's directory, shared by every writer of it (runs,
+ * pool workers, queue workers): `DIR/claims.log`, one line per name a writer took, appended
+ * before its put returns the ref. A pack store buffers its puts until flush, so its index cannot
+ * tell another writer which names it has handed out; without this, two writers that meet one
+ * name with different bytes (a hash collision) would both hand it out, and readers would serve
+ * one writer's bytes under the other's ref.
+ *
+ * A line is `\n<name> <digest> <writer>\n`: the SHA-256 of the bytes (base64) and the writer's
+ * random id. Lines are appended with O_APPEND in one write() each, so the file orders them the
+ * same for every reader, and the first line naming a name is its owner: a writer whose claim
+ * comes later with another digest takes the next name of the chain, one with the same digest
+ * stores its own copy (the owner may never flush), and equal bytes stay one name. The leading
+ * newline keeps a line cut short by a full disk from running into the next writer's line;
+ * malformed lines are skipped. O_APPEND is atomic on local filesystems, not on NFS.
+ *
+ * Memory: every claim read is kept in a PackIndex (~48 bytes a name; the line's offset stands in
+ * for the digest, read back only when another writer's claim is met), the whole log read once at
+ * the first claim and then its new lines at each claim.
+ */
+import { constants } from "node:fs";
+import * as path from "node:path";
+import { createHash, randomBytes } from "node:crypto";
+import { CtxfoldError } from "../errors.js";
+import { errorCode, errorMessage, kStoreDirMode, kStoreFileMode, openRegularFile, type FsOps } from "./fs-ops.js";
+import { kNamePattern } from "./names.js";
+import { PackIndex } from "./pack-index.js";
+
+/** The claim log's file name in a pack store's directory. */
+export const kClaimLogName = "claims.log";
+
+const kDigestChars = 44;
+const kWriterChars = 16;
+
+/** SHA-256 of `bytes`, base64: what a claim and the pack store's repeat shortcut compare. */
+export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("base64");
+
+export class ClaimLog {
+  readonly #file: string;
+  readonly #fs: FsOps;
+  readonly #writer = randomBytes(kWriterChars / 2).toString("hex");
+  /** First claim of each name read so far: the writer (as the entry's pack), the line's offset and length. */
+  readonly #claims = new PackIndex();
+  /** How far the log is read: up to the end of its last complete line. */
+  #read = 0;
+  /** Whether DIR is known to exist (made before the first append, again after a failed one). */
+  #dirReady = false;
+
+  constructor(fs: FsOps, dir: string) {
+    this.#fs = fs;
+    this.#file = path.join(dir, kClaimLogName);
+  }
+
+  /**
+   * Whether a writer may store bytes of `digest` under `name`, from the claims read so far (no
+   * read of the log): "mine" when this writer claimed it, "same" when another did for equal
+   * bytes, "other" for other bytes, "unclaimed" when no claim is known.
+   */
+  known(name: string, digest: string): "mine" | "same" | "other" | "unclaimed" {
+    const c = this.#claims.get(name);
+    if (c === undefined) return "unclaimed";
+    if (c.pack === this.#writer) return "mine";
+    return this.#digestAt(c.offset, c.length) === digest ? "same" : "other";
+  }
+
+  /**
+   * Claims `name` for bytes of `digest` (appending this writer's line unless it holds the claim
+   * already) and reads the log up to that line: true when the name is this writer's to store
+   * under (its claim is the first, or the first is another's for equal bytes), false when
+   * another writer claimed it first for other bytes. E_STORE_WRITE when the line cannot be
+   * appended, E_STORE_READ when the log cannot be read.
+   */
+  claim(name: string, digest: string): boolean {
+    // Every line before this writer's is read after the append, so the log need not be read first.
+    let seen = this.known(name, digest);
+    if (seen === "unclaimed") {
+      this.#append(`\n${name} ${digest} ${this.#writer}\n`);
+      this.#readNew();
+      seen = this.known(name, digest);
+      if (seen === "unclaimed") throw new CtxfoldError("E_STORE_WRITE", `cannot write ${this.#file}: the claim of ${name} is not in it after it was appended`);
+    }
+    return seen !== "other";
+  }
+
+  #append(line: string): void {
+    const bytes = Buffer.from(line, "utf8");
+    try {
+      if (!this.#dirReady) this.#fs.mkdirSync(path.dirname(this.#file), { recursive: true, mode: kStoreDirMode });
+      this.#dirReady = true;
+      const fd = openRegularFile(this.#fs, this.#file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, kStoreFileMode);
+      try {
+        // One write(): O_APPEND places it whole at the end. A short one (a full disk) is a failure.
+        const n = this.#fs.writeSync(fd, bytes, 0, bytes.length, null);
+        if (n !== bytes.length) throw Object.assign(new Error(`wrote ${n} of ${bytes.length} bytes`), { code: "ENOSPC" });
+      } finally {
+        this.#fs.closeSync(fd);
+      }
+    } catch (cause) {
+      this.#dirReady = false;
+      if (CtxfoldError.isInstance(cause)) throw cause;
+      throw new CtxfoldError("E_STORE_WRITE", `cannot write ${this.#file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+    }
+  }
+
+  /** Reads the lines appended since the last read, keeping the first claim of each name. */
+  #readNew(): void {
+    const bytes = this.#readFrom(this.#read);
+    if (bytes === undefined) return;
+    const end = bytes.lastIndexOf(0x0a) + 1;
+    let at = 0;
+    while (at < end) {
+      const nl = bytes.indexOf(0x0a, at);
+      this.#take(bytes.subarray(at, nl), this.#read + at);
+      at = nl + 1;
+    }
+    this.#read += end;
+  }
+
+  /** Keeps one line's claim when it is well-formed and the first for its name. */
+  #take(line: Uint8Array, offset: number): void {
+    if (line.length === 0) return;
+    const [name, digest, writer, ...rest] = Buffer.from(line).toString("utf8").split(" ");
+    if (rest.length > 0 || digest?.length !== kDigestChars || writer?.length !== kWriterChars || !kNamePattern.test(name)) return;
+    this.#claims.set(name, { pack: writer, offset, length: line.length });
+  }
+
+  /** The digest of the claim line at `offset`. */
+  #digestAt(offset: number, length: number): string {
+    const line = this.#readFrom(offset, length);
+    return line === undefined ? "" : Buffer.from(line).toString("utf8").split(" ")[1] ?? "";
+  }
+
+  /** The log's bytes from `offset` (to its end, or `length` of them); undefined when there is no log yet. */
+  #readFrom(offset: number, length?: number): Uint8Array | undefined {
+    let fd: number;
+    try {
+      fd = openRegularFile(this.#fs, this.#file, constants.O_RDONLY);
+    } catch (cause) {
+      if (errorCode(cause) === "ENOENT" || errorCode(cause) === "ENOTDIR") return undefined;
+      throw readError(this.#file, cause);
+    }
+    try {
+      const want = length ?? Math.max(0, this.#fs.fstatSync(fd).size - offset);
+      const out = new Uint8Array(want);
+      let done = 0;
+      while (done < want) {
+        const n = this.#fs.readSync(fd, out, done, want - done, offset + done);
+        if (n === 0) break;
+        done += n;
+      }
+      return out.subarray(0, done);
+    } catch (cause) {
+      throw readError(this.#file, cause);
+    } finally {
+      this.#fs.closeSync(fd);
+    }
+  }
+}
+
+function readError(file: string, cause: unknown): CtxfoldError {
+  if (CtxfoldError.isInstance(cause)) return cause;
+  return new CtxfoldError("E_STORE_READ", `cannot read ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+}
