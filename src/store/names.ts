@@ -11,6 +11,9 @@ const kDefaultExt = "txt";
 const kMaxKindChars = 16;
 const kMaxExtChars = 10;
 
+/** How a name looks, for messages that say what a ref should be. */
+export const kNameShape = "<kind>_<32 hex digits>.<ext>";
+
 /** The pieces of a name: `<kind>_<hash><chain>.<ext>` (the chain `-1`, `-2`… of hash collisions). */
 const kKind = `[a-z0-9_-]{1,${kMaxKindChars}}`;
 /** 32 hex digits, or the 16 of names written before: tried longest first, so a 32-digit address is never read as 16. */

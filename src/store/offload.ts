@@ -1,9 +1,9 @@
 import { contentAddress, kLegacyAddressDigits, legacyContentAddress } from "../core/content-address.js";
 import { hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
-import { kNamePattern, sanitizeExt, sanitizeKind } from "./names.js";
+import { kNamePattern, kNameShape, sanitizeExt, sanitizeKind } from "./names.js";
 
-export { parseRef, refPattern, sanitizeExt, sanitizeKind, type RefParts } from "./names.js";
+export { kNameShape, parseRef, refPattern, sanitizeExt, sanitizeKind, type RefParts } from "./names.js";
 
 /**
  * Where reduction puts the full output of a step it replaces with one line (step reduction's
@@ -298,7 +298,7 @@ export abstract class ContentAddressedStore implements OffloadStore {
     const name = this.nameOf(ref);
     if (name === undefined) {
       const shown = typeof ref === "string" ? JSON.stringify(ref) : typeOf(ref);
-      throw new CtxfoldError("E_BAD_REF", `not a ref of this store (${this.prefix}/kind_hash.ext): ${shown}`);
+      throw new CtxfoldError("E_BAD_REF", `not a ref of this store (${this.prefix}/${kNameShape}): ${shown}`);
     }
     return name;
   }
