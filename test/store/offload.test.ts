@@ -256,6 +256,38 @@ describe("PackOffloadStore", () => {
     expect([third.getText(a), third.getText(b), third.getText("workspace/outputs/output_0000000000000009-2.txt")]).toEqual(["alpha", "beta", "gamma"]);
   });
 
+  it("two writers of one directory, both buffered: the later to claim a name for other bytes takes the next one; equal bytes share it", () => {
+    const dir = freshDir();
+    const hash = () => 3n;
+    const [a, b] = [createPackStore({ dir, hash }), createPackStore({ dir, hash })];
+    const alpha = a.put("alpha");
+    const beta = b.put("beta"); // a has flushed nothing: its claim is what b meets
+    expect([alpha, beta]).toEqual(["workspace/outputs/output_0000000000000003.txt", "workspace/outputs/output_0000000000000003-1.txt"]);
+    expect(a.put("gamma")).toBe("workspace/outputs/output_0000000000000003-2.txt");
+    // Equal bytes under a name another writer claimed: the same ref, and b keeps its own copy (a may never flush).
+    expect(b.put("alpha")).toBe(alpha);
+    b.flush();
+    expect(createPackStore({ dir, hash }).getText(alpha)).toBe("alpha");
+    a.flush();
+    const reader = createPackStore({ dir, hash });
+    expect([alpha, beta, "workspace/outputs/output_0000000000000003-2.txt"].map((r) => reader.getText(r))).toEqual(["alpha", "beta", "gamma"]);
+  });
+
+  it("the claim log: malformed and cut-short lines are skipped; a claim that cannot be appended is E_STORE_WRITE and stores nothing", () => {
+    const dir = freshDir();
+    fs.mkdirSync(dir, { recursive: true });
+    const name = `output_${contentAddress(utf8("x"))}.txt`;
+    fs.writeFileSync(path.join(dir, "claims.log"), `\n${name} short\nnot a claim at all\n${name} ${"A".repeat(44)} 0123456789abcdef extra\n${name} ${"B".repeat(44)}`);
+    const store = createPackStore({ dir });
+    expect(store.put("x")).toBe(`workspace/outputs/${name}`);
+    store.flush();
+    expect(createPackStore({ dir }).getText(`workspace/outputs/${name}`)).toBe("x");
+    const full = createPackStore({ dir: freshDir(), fs: { writeSync: (_fd, _b, _o, length) => length - 1 } });
+    const err = thrown(() => full.put("y"), "E_STORE_WRITE");
+    expect(err.message).toContain("claims.log");
+    expect(full.has(createMemoryStore().put("y"))).toBe(false);
+  });
+
   it("past packEntries it starts a new pack and lets go of the old index: every ref still resolves, a repeat is stored again", () => {
     const dir = freshDir();
     const store = createPackStore({ dir, packEntries: 3 });
