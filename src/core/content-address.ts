@@ -9,7 +9,7 @@
  * Stores written with XXH64 names (16 hex digits) are still read, verified by XXH64 as they were
  * written (legacyContentAddress); nothing new is named that way.
  */
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import { hashBytes, hashToHex } from "./hash.js";
 
 /** Hex digits of a content address: 128 bits. */
@@ -17,9 +17,17 @@ export const kContentAddressDigits = 32;
 /** Hex digits of the XXH64 names stores wrote before (still read, never written). */
 export const kLegacyAddressDigits = 16;
 
+// crypto.hash (Node 20.12+) hashes in one call, without a Hash object: ~2x faster on short inputs.
+const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "hex") => string }).hash;
+
+/** SHA-256 of `bytes`, 64 lower-case hex digits. */
+export function sha256Hex(bytes: Uint8Array): string {
+  return oneShot ? oneShot("sha256", bytes, "hex") : crypto.createHash("sha256").update(bytes).digest("hex");
+}
+
 /** The content address of `bytes`: SHA-256 cut to 128 bits, as 32 lower-case hex digits. */
 export function contentAddress(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex").slice(0, kContentAddressDigits);
+  return sha256Hex(bytes).slice(0, kContentAddressDigits);
 }
 
 /** The address stores wrote before: XXH64 (seed 0) as 16 lower-case hex digits. Only for reading those stores. */

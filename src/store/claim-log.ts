@@ -6,7 +6,7 @@
  * name with different bytes (a hash collision) would both hand it out, and readers would serve
  * one writer's bytes under the other's ref.
  *
- * A line is `\n<name> <digest> <writer>\n`: the SHA-256 of the bytes (base64) and the writer's
+ * A line is `\n<name> <digest> <writer>\n`: the SHA-256 of the bytes (hex) and the writer's
  * random id. Lines are appended with O_APPEND in one write() each, so the file orders them the
  * same for every reader, and the first line naming a name is its owner: a writer whose claim
  * comes later with another digest takes the next name of the chain, one with the same digest
@@ -14,13 +14,16 @@
  * newline keeps a line cut short by a full disk from running into the next writer's line;
  * malformed lines are skipped. O_APPEND is atomic on local filesystems, not on NFS.
  *
- * Memory: every claim read is kept in a PackIndex (~48 bytes a name; the line's offset stands in
- * for the digest, read back only when another writer's claim is met), the whole log read once at
- * the first claim and then its new lines at each claim.
+ * Cost: a claim is one write() and one read() (of the lines appended since the last claim) on the
+ * log, kept open from the first claim for the store's life (closed when the store is collected:
+ * stores have no close()). Memory: every claim read is kept in a PackIndex (~48 bytes a name; the
+ * line's offset stands in for the digest, read back only when another writer's claim is met),
+ * the whole log read once at the first claim.
  */
 import { constants } from "node:fs";
 import * as path from "node:path";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { sha256Hex } from "../core/content-address.js";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage, kStoreDirMode, kStoreFileMode, openRegularFile, type FsOps } from "./fs-ops.js";
 import { kNamePattern } from "./names.js";
@@ -29,11 +32,11 @@ import { PackIndex } from "./pack-index.js";
 /** The claim log's file name in a pack store's directory. */
 export const kClaimLogName = "claims.log";
 
-const kDigestChars = 44;
+const kDigestChars = 64;
 const kWriterChars = 16;
 
-/** SHA-256 of `bytes`, base64: what a claim and the pack store's repeat shortcut compare. */
-export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("base64");
+/** SHA-256 of `bytes`, hex: what a claim and the pack store's repeat shortcut compare. */
+export const sha256 = sha256Hex;
 
 export class ClaimLog {
   readonly #file: string;
@@ -43,8 +46,10 @@ export class ClaimLog {
   readonly #claims = new PackIndex();
   /** How far the log is read: up to the end of its last complete line. */
   #read = 0;
-  /** Whether DIR is known to exist (made before the first append, again after a failed one). */
+  /** Whether DIR is known to exist (made before the log is first opened, again after a failure). */
   #dirReady = false;
+  /** The log, open for reading and appending (see #open), or undefined until the first claim. */
+  #fd: number | undefined;
 
   constructor(fs: FsOps, dir: string) {
     this.#fs = fs;
@@ -82,21 +87,32 @@ export class ClaimLog {
     return seen !== "other";
   }
 
+  /** The log, opened once (read and append) and kept: a claim is then two calls, a write and a read. */
+  #open(): number {
+    if (this.#fd !== undefined) return this.#fd;
+    if (!this.#dirReady) this.#fs.mkdirSync(path.dirname(this.#file), { recursive: true, mode: kStoreDirMode });
+    this.#dirReady = true;
+    const fd = openRegularFile(this.#fs, this.#file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, kStoreFileMode);
+    kClosing.register(this, { fs: this.#fs, fd }, this);
+    return (this.#fd = fd);
+  }
+
+  /** Closes the log after a failure, so the next claim opens it again (DIR made again if need be). */
+  #drop(): void {
+    if (this.#fd !== undefined) closeQuietly(this.#fs, this.#fd);
+    kClosing.unregister(this);
+    this.#fd = undefined;
+    this.#dirReady = false;
+  }
+
   #append(line: string): void {
     const bytes = Buffer.from(line, "utf8");
     try {
-      if (!this.#dirReady) this.#fs.mkdirSync(path.dirname(this.#file), { recursive: true, mode: kStoreDirMode });
-      this.#dirReady = true;
-      const fd = openRegularFile(this.#fs, this.#file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, kStoreFileMode);
-      try {
-        // One write(): O_APPEND places it whole at the end. A short one (a full disk) is a failure.
-        const n = this.#fs.writeSync(fd, bytes, 0, bytes.length, null);
-        if (n !== bytes.length) throw Object.assign(new Error(`wrote ${n} of ${bytes.length} bytes`), { code: "ENOSPC" });
-      } finally {
-        this.#fs.closeSync(fd);
-      }
+      // One write(): O_APPEND places it whole at the end. A short one (a full disk) is a failure.
+      const n = this.#fs.writeSync(this.#open(), bytes, 0, bytes.length, null);
+      if (n !== bytes.length) throw Object.assign(new Error(`wrote ${n} of ${bytes.length} bytes`), { code: "ENOSPC" });
     } catch (cause) {
-      this.#dirReady = false;
+      this.#drop();
       if (CtxfoldError.isInstance(cause)) throw cause;
       throw new CtxfoldError("E_STORE_WRITE", `cannot write ${this.#file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
     }
@@ -105,7 +121,6 @@ export class ClaimLog {
   /** Reads the lines appended since the last read, keeping the first claim of each name. */
   #readNew(): void {
     const bytes = this.#readFrom(this.#read);
-    if (bytes === undefined) return;
     const end = bytes.lastIndexOf(0x0a) + 1;
     let at = 0;
     while (at < end) {
@@ -126,38 +141,48 @@ export class ClaimLog {
 
   /** The digest of the claim line at `offset`. */
   #digestAt(offset: number, length: number): string {
-    const line = this.#readFrom(offset, length);
-    return line === undefined ? "" : Buffer.from(line).toString("utf8").split(" ")[1] ?? "";
+    return Buffer.from(this.#readFrom(offset, length)).toString("utf8").split(" ")[1] ?? "";
   }
 
-  /** The log's bytes from `offset` (to its end, or `length` of them); undefined when there is no log yet. */
-  #readFrom(offset: number, length?: number): Uint8Array | undefined {
-    let fd: number;
+  /** The log's bytes from `offset`: `length` of them, or (undefined) all to its end, read in blocks. */
+  #readFrom(offset: number, length?: number): Uint8Array {
     try {
-      fd = openRegularFile(this.#fs, this.#file, constants.O_RDONLY);
-    } catch (cause) {
-      if (errorCode(cause) === "ENOENT" || errorCode(cause) === "ENOTDIR") return undefined;
-      throw readError(this.#file, cause);
-    }
-    try {
-      const want = length ?? Math.max(0, this.#fs.fstatSync(fd).size - offset);
-      const out = new Uint8Array(want);
-      let done = 0;
-      while (done < want) {
-        const n = this.#fs.readSync(fd, out, done, want - done, offset + done);
-        if (n === 0) break;
-        done += n;
+      const fd = this.#open();
+      const blocks: Uint8Array[] = [];
+      for (let at = offset; ; ) {
+        const want = length === undefined ? kReadBlock : offset + length - at;
+        const block = want <= kScratch.length ? kScratch : new Uint8Array(want);
+        let n = 0;
+        while (n < want) {
+          const got = this.#fs.readSync(fd, block, n, want - n, at + n);
+          if (got === 0) break;
+          n += got;
+        }
+        blocks.push(block.slice(0, n)); // a copy: the scratch is read into again
+        at += n;
+        if (n < want || length !== undefined) break;
       }
-      return out.subarray(0, done);
+      return blocks.length === 1 ? blocks[0] : Buffer.concat(blocks);
     } catch (cause) {
-      throw readError(this.#file, cause);
-    } finally {
-      this.#fs.closeSync(fd);
+      this.#drop();
+      if (CtxfoldError.isInstance(cause)) throw cause;
+      throw new CtxfoldError("E_STORE_READ", `cannot read ${this.#file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
     }
   }
 }
 
-function readError(file: string, cause: unknown): CtxfoldError {
-  if (CtxfoldError.isInstance(cause)) return cause;
-  return new CtxfoldError("E_STORE_READ", `cannot read ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+/** Bytes a read of the log's new lines asks for at a time (a claim's read is usually one line). */
+const kReadBlock = 64 * 1024;
+/** What reads go into before what they got is copied out: one per thread, reads are synchronous. */
+const kScratch = new Uint8Array(kReadBlock);
+
+function closeQuietly(fs: FsOps, fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // Closing is all that is left to do with it.
+  }
 }
+
+/** Closes the log of a store nobody holds any more (a store has no close(): its life is its holder's). */
+const kClosing = new FinalizationRegistry<{ fs: FsOps; fd: number }>(({ fs, fd }) => closeQuietly(fs, fd));

@@ -277,7 +277,7 @@ describe("PackOffloadStore", () => {
     const dir = freshDir();
     fs.mkdirSync(dir, { recursive: true });
     const name = `output_${contentAddress(utf8("x"))}.txt`;
-    fs.writeFileSync(path.join(dir, "claims.log"), `\n${name} short\nnot a claim at all\n${name} ${"A".repeat(44)} 0123456789abcdef extra\n${name} ${"B".repeat(44)}`);
+    fs.writeFileSync(path.join(dir, "claims.log"), `\n${name} short\nnot a claim at all\n${name} ${"a".repeat(64)} 0123456789abcdef extra\n${name} ${"b".repeat(64)}`);
     const store = createPackStore({ dir });
     expect(store.put("x")).toBe(`workspace/outputs/${name}`);
     store.flush();
