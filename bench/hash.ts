@@ -31,8 +31,8 @@ export async function hashCases(): Promise<Case[]> {
         { group, name: "ctxfold ts twin", bytes, items: kBatch, fn: () => { for (const t of texts) hashStringReference(t); } },
         { group, name: "xxhash-wasm h64", bytes, items: kBatch, fn: () => { for (const t of texts) h64(t); } },
         { group, name: "node:crypto sha1", bytes, items: kBatch, fn: () => { for (const t of texts) cryptoHash("sha1", t); } },
-        { group, name: "store name: content address", bytes, items: kBatch, fn: () => { for (const t of texts) contentAddress(encodeText(t)); } },
-        { group, name: "store name: xxh64 (before)", bytes, items: kBatch, fn: () => { for (const t of texts) legacyContentAddress(encodeText(t)); } },
+        { group, name: "ctxfold content address (store name)", bytes, items: kBatch, fn: () => { for (const t of texts) contentAddress(encodeText(t)); } },
+        { group, name: "xxh64 store name (before)", bytes, items: kBatch, fn: () => { for (const t of texts) legacyContentAddress(encodeText(t)); } },
       );
     } else {
       const text = mixedText(size.bytes, 29);
@@ -45,8 +45,8 @@ export async function hashCases(): Promise<Case[]> {
         { group, name: "ctxfold ts twin", bytes, fn: () => hashStringReference(text) },
         { group, name: "xxhash-wasm h64", bytes, fn: () => h64(text) },
         { group, name: "node:crypto sha1", bytes, fn: () => cryptoHash("sha1", text) },
-        { group, name: "store name: content address", bytes, fn: () => contentAddress(encodeText(text)) },
-        { group, name: "store name: xxh64 (before)", bytes, fn: () => legacyContentAddress(encodeText(text)) },
+        { group, name: "ctxfold content address (store name)", bytes, fn: () => contentAddress(encodeText(text)) },
+        { group, name: "xxh64 store name (before)", bytes, fn: () => legacyContentAddress(encodeText(text)) },
       );
     }
   }
