@@ -6,7 +6,8 @@
  * name with different bytes (a hash collision) would both hand it out, and readers would serve
  * one writer's bytes under the other's ref.
  *
- * A line is `\n<name> <digest> <writer>\n`: the SHA-256 of the bytes (hex) and the writer's
+ * A line is `\n<name> <digest> <writer>\n`: the content address of the bytes (SHA-256, 128 bits;
+ * the name's own hash unless a weak one is injected) and the writer's
  * random id. Lines are appended with O_APPEND in one write() each, so the file orders them the
  * same for every reader, and the first line naming a name is its owner: a writer whose claim
  * comes later with another digest takes the next name of the chain, one with the same digest
@@ -23,7 +24,7 @@
 import { constants } from "node:fs";
 import * as path from "node:path";
 import { randomBytes } from "node:crypto";
-import { sha256Hex } from "../core/content-address.js";
+import { kContentAddressDigits } from "../core/content-address.js";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage, kStoreDirMode, kStoreFileMode, openRegularFile, type FsOps } from "./fs-ops.js";
 import { kNamePattern } from "./names.js";
@@ -32,11 +33,9 @@ import { PackIndex } from "./pack-index.js";
 /** The claim log's file name in a pack store's directory. */
 export const kClaimLogName = "claims.log";
 
-const kDigestChars = 64;
+const kDigestChars = kContentAddressDigits;
 const kWriterChars = 16;
 
-/** SHA-256 of `bytes`, hex: what a claim and the pack store's repeat shortcut compare. */
-export const sha256 = sha256Hex;
 
 export class ClaimLog {
   readonly #file: string;
@@ -57,14 +56,14 @@ export class ClaimLog {
   }
 
   /**
-   * Whether a writer may store bytes of `digest` under `name`, from the claims read so far (no
-   * read of the log): "mine" when this writer claimed it, "same" when another did for equal
-   * bytes, "other" for other bytes, "unclaimed" when no claim is known.
+   * Whether bytes of `digest` may go under `name`, from the claims read so far (the log is not
+   * read for new lines; a known claim's line is read back for its digest): "same" when its first
+   * claim, this writer's or another's, is for equal bytes, "other" for other bytes (a collision,
+   * also with what this writer stored in a pack it let go of), "unclaimed" when none is known.
    */
-  known(name: string, digest: string): "mine" | "same" | "other" | "unclaimed" {
+  known(name: string, digest: string): "same" | "other" | "unclaimed" {
     const c = this.#claims.get(name);
     if (c === undefined) return "unclaimed";
-    if (c.pack === this.#writer) return "mine";
     return this.#digestAt(c.offset, c.length) === digest ? "same" : "other";
   }
 
@@ -77,14 +76,16 @@ export class ClaimLog {
    */
   claim(name: string, digest: string): boolean {
     // Every line before this writer's is read after the append, so the log need not be read first.
-    let seen = this.known(name, digest);
-    if (seen === "unclaimed") {
-      this.#append(`\n${name} ${digest} ${this.#writer}\n`);
-      this.#readNew();
-      seen = this.known(name, digest);
-      if (seen === "unclaimed") throw new CtxfoldError("E_STORE_WRITE", `cannot write ${this.#file}: the claim of ${name} is not in it after it was appended`);
-    }
-    return seen !== "other";
+    const seen = this.known(name, digest);
+    if (seen !== "unclaimed") return seen === "same";
+    const from = this.#read;
+    this.#append(`\n${name} ${digest} ${this.#writer}\n`);
+    this.#readNew();
+    const first = this.#claims.get(name);
+    if (first === undefined) throw new CtxfoldError("E_STORE_WRITE", `cannot write ${this.#file}: the claim of ${name} is not in it after it was appended`);
+    // The line just appended (this writer's, past what was read before) is first: no need to read it back.
+    if (first.pack === this.#writer && first.offset >= from) return true;
+    return this.#digestAt(first.offset, first.length) === digest;
   }
 
   /** The log, opened once (read and append) and kept: a claim is then two calls, a write and a read. */
@@ -155,8 +156,9 @@ export class ClaimLog {
         let n = 0;
         while (n < want) {
           const got = this.#fs.readSync(fd, block, n, want - n, at + n);
-          if (got === 0) break;
           n += got;
+          // A short read of a regular file is its end (for now): one read() is a claim's usual all.
+          if (got === 0 || length === undefined) break;
         }
         blocks.push(block.slice(0, n)); // a copy: the scratch is read into again
         at += n;

@@ -183,6 +183,8 @@ export abstract class ContentAddressedStore implements OffloadStore {
   /** What verifies a 16-digit name: XXH64, or the injected hash. */
   readonly #legacy: (bytes: Uint8Array) => string;
   #savedBytes = 0;
+  /** The bytes of the put under way and their content address, once computed (contentAddressOf). */
+  #current: { bytes: Uint8Array; address: string } | undefined;
 
   constructor(options: OffloadStoreOptions = {}) {
     const raw: unknown = options.prefix ?? kDefaultOffloadPrefix;
@@ -194,7 +196,16 @@ export abstract class ContentAddressedStore implements OffloadStore {
     this.prefix = prefix;
     const hash = options.hash;
     this.#legacy = hash ? (bytes) => hashToHex(BigInt.asUintN(64, hash(bytes))) : legacyContentAddress;
-    this.#address = hash ? this.#legacy : contentAddress;
+    this.#address = hash ? this.#legacy : (bytes) => this.contentAddressOf(bytes);
+  }
+
+  /**
+   * The content address of `bytes`, the bytes of the put under way: computed once a put, for
+   * its name and for what a store compares by digest (the pack store's claims and repeats).
+   */
+  protected contentAddressOf(bytes: Uint8Array): string {
+    if (this.#current?.bytes !== bytes) this.#current = { bytes, address: contentAddress(bytes) };
+    return this.#current.address;
   }
 
   /** The stored bytes of `name`, or undefined when absent. May return the store's own array. */
@@ -232,6 +243,7 @@ export abstract class ContentAddressedStore implements OffloadStore {
     if (typeof data === "string") bytes = encodeText(data);
     else if (data instanceof Uint8Array) bytes = data;
     else throw new CtxfoldError("E_NOT_BYTES", `expected a string or a Uint8Array, got ${typeOf(data)}`, { path: "data" });
+    this.#current = undefined; // the caller may have changed the array it put last
     const stem = `${sanitizeKind(hint?.kind)}_${this.#address(bytes)}`;
     const ext = sanitizeExt(hint?.ext);
     for (let n = 0; ; ) {

@@ -83,6 +83,7 @@ export class PackIndex {
 
   /** The entry index of `name`, or -1. */
   #find(name: string): number {
+    if (this.#size === 0) return -1; // a fresh directory's index: nothing to parse the name for
     const key = parse(name);
     const shape = key === undefined ? undefined : this.#shapeIds.get(key.shape);
     if (key === undefined || shape === undefined) return -1;
@@ -132,9 +133,10 @@ type Words = [number, number, number, number];
 function parse(name: string): { words: Words; shape: string } | undefined {
   const m = kNameAroundHash.exec(name);
   if (!m) return undefined;
-  const hex = m[2].padStart(32, "0");
-  const words = [0, 8, 16, 24].map((at) => Number.parseInt(hex.slice(at, at + 8), 16)) as Words;
-  return { words, shape: `${m[1]}/${m[2].length}/${m[3]}` };
+  const hex = m[2];
+  const n = hex.length;
+  const word = (end: number) => (end > 0 ? Number.parseInt(hex.slice(end - 8, end), 16) : 0);
+  return { words: [word(n - 24), word(n - 16), word(n - 8), word(n)], shape: `${m[1]}/${n}/${m[3]}` };
 }
 
 function intern(list: string[], ids: Map<string, number>, value: string): number {

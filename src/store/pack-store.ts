@@ -4,8 +4,8 @@ import { randomBytes } from "node:crypto";
 import { threadId } from "node:worker_threads";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage, kNodeFsOps, kStoreDirMode, kStoreFileMode, openRegularFile, readRegularFile, type FsOps } from "./fs-ops.js";
-import { ClaimLog, kClaimLogName, sha256 } from "./claim-log.js";
-import { ContentAddressedStore, equalBytes, type OffloadHint, type OffloadStoreOptions } from "./offload.js";
+import { ClaimLog, kClaimLogName } from "./claim-log.js";
+import { ContentAddressedStore, equalBytes, type OffloadStoreOptions } from "./offload.js";
 import { PackIndex, type PackEntry } from "./pack-index.js";
 
 export interface PackStoreOptions extends OffloadStoreOptions {
@@ -72,12 +72,10 @@ export class PackOffloadStore extends ContentAddressedStore {
   /** Packs this instance filled and let go of (see the class comment), oldest first. */
   readonly #retired: string[] = [];
   readonly #packEntries: number;
-  /** SHA-256 of entries on disk already compared in full once (see holds), the latest kDigests. */
+  /** Content addresses of entries on disk already compared in full once (see holds), the latest kDigests. */
   readonly #digests = new Map<string, string>();
   /** The directory's claims, read and appended as puts hand out names no one held. */
   readonly #claims: ClaimLog;
-  /** The last put's bytes and their digest: a put may ask for it once per name of a chain. */
-  #digestOf: { bytes: Uint8Array; digest: string } | undefined;
   #pack: string | undefined;
   /** The pack's and the index's good lengths: complete entries and lines, all flushed. */
   #size = 0;
@@ -193,9 +191,9 @@ export class PackOffloadStore extends ContentAddressedStore {
   }
 
   /**
-   * A put of bytes already stored must prove them equal (the name is only a 64-bit hash), which
-   * for an entry on disk means reading it back: the first time in full, and then against the
-   * SHA-256 of those bytes, kept. Batch inputs repeat content (system prompts, files read in many
+   * A put of bytes already stored must prove them equal (the name may be a 64-bit hash of before,
+   * or an injected one), which for an entry on disk means reading it back: the first time in
+   * full, and then against the content address of those bytes (SHA-256, 128 bits), kept. Batch inputs repeat content (system prompts, files read in many
    * runs), and a read per repeat cost more than the rest of the put. The digest is kept only
    * after super.holds found the entry equal to bytes that hash to its name, so it never vouches for damaged
    * bytes; reads (`get`) always go to the pack, so damage after that first read is still caught.
@@ -222,15 +220,9 @@ export class PackOffloadStore extends ContentAddressedStore {
     return true;
   }
 
-  override put(data: Uint8Array | string, hint?: OffloadHint): string {
-    this.#digestOf = undefined; // the caller may have changed the array it put last
-    return super.put(data, hint);
-  }
-
-  /** The SHA-256 of `bytes`, computed once for the names one put looks at. */
+  /** What claims and repeats compare: the content address of the put's bytes (the name's own hash, unless one is injected). */
   #digest(bytes: Uint8Array): string {
-    if (this.#digestOf?.bytes !== bytes) this.#digestOf = { bytes, digest: sha256(bytes) };
-    return this.#digestOf.digest;
+    return this.contentAddressOf(bytes);
   }
 
   /**

@@ -273,6 +273,20 @@ describe("PackOffloadStore", () => {
     expect([alpha, beta, "workspace/outputs/output_0000000000000003-2.txt"].map((r) => reader.getText(r))).toEqual(["alpha", "beta", "gamma"]);
   });
 
+  it("a collision with bytes in a pack it let go of takes the next name: its own claim remembers them", () => {
+    const dir = freshDir();
+    const hash = () => 11n;
+    const store = createPackStore({ dir, hash, packEntries: 1 });
+    const alpha = store.put("alpha");
+    store.flush(); // the pack is full: its index is let go of
+    const beta = store.put("beta");
+    expect(beta).toBe(alpha.replace(".txt", "-1.txt"));
+    expect(store.put("alpha")).toBe(alpha); // stored again under its own name
+    store.flush();
+    const reader = createPackStore({ dir, hash });
+    expect([reader.getText(alpha), reader.getText(beta)]).toEqual(["alpha", "beta"]);
+  });
+
   it("the claim log: malformed and cut-short lines are skipped; a claim that cannot be appended is E_STORE_WRITE and stores nothing", () => {
     const dir = freshDir();
     fs.mkdirSync(dir, { recursive: true });
