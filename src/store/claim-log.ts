@@ -7,13 +7,13 @@
  * one writer's bytes under the other's ref.
  *
  * A line is `\n<name> <digest> <writer>\n`: the content address of the bytes (SHA-256, 128 bits;
- * the name's own hash unless a weak one is injected) and the writer's
- * random id. Lines are appended with O_APPEND in one write() each, so the file orders them the
- * same for every reader, and the first line naming a name is its owner: a writer whose claim
- * comes later with another digest takes the next name of the chain, one with the same digest
- * stores its own copy (the owner may never flush), and equal bytes stay one name. The leading
- * newline keeps a line cut short by a full disk from running into the next writer's line;
- * malformed lines are skipped. O_APPEND is atomic on local filesystems, not on NFS.
+ * the name's own hash unless a weak one is injected) and the writer's random id. Lines are
+ * appended with O_APPEND in one write() each, so the file orders them the same for every reader,
+ * and the first line naming a name is its owner: a writer whose claim comes later with another
+ * digest takes the next name of the chain, one with the same digest stores its own copy (the
+ * owner may never flush), and equal bytes stay one name. The leading newline keeps a line cut
+ * short by a full disk from running into the next writer's line; malformed lines are skipped.
+ * O_APPEND is atomic on local filesystems, not on NFS.
  *
  * Cost: a claim is one write() and one read() (of the lines appended since the last claim) on the
  * log, kept open from the first claim for the store's life (closed when the store is collected:
@@ -35,7 +35,6 @@ export const kClaimLogName = "claims.log";
 
 const kDigestChars = kContentAddressDigits;
 const kWriterChars = 16;
-
 
 export class ClaimLog {
   readonly #file: string;
