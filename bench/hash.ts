@@ -1,6 +1,8 @@
 import { hash as cryptoHash } from "node:crypto";
 import xxhash from "xxhash-wasm";
+import { contentAddress, legacyContentAddress } from "../src/core/content-address.js";
 import { getCore } from "../src/core/core-instance.js";
+import { encodeText } from "../src/store/offload.js";
 import { hashStringReference } from "../src/core/reference/xxh64.js";
 import type { Case } from "./lib.js";
 import { batchOf, kSizes, mixedText, totalBytes } from "./inputs.js";
@@ -8,7 +10,12 @@ import { batchOf, kSizes, mixedText, totalBytes } from "./inputs.js";
 /** Strings per batch in the small-string case. */
 export const kBatch = 1000;
 
-/** Hashing from JS strings: ctxfold (WASM and its TS twin) against xxhash-wasm and node:crypto. */
+/**
+ * Hashing from JS strings: ctxfold (WASM and its TS twin) against xxhash-wasm and node:crypto;
+ * and naming stored content as a store's put does (the text's bytes, then their address): by its
+ * content address (SHA-256 cut to 128 bits, what stores name by now) against the XXH64 name
+ * stores gave before.
+ */
 export async function hashCases(): Promise<Case[]> {
   const { h64 } = await xxhash();
   const core = getCore();
@@ -24,6 +31,8 @@ export async function hashCases(): Promise<Case[]> {
         { group, name: "ctxfold ts twin", bytes, items: kBatch, fn: () => { for (const t of texts) hashStringReference(t); } },
         { group, name: "xxhash-wasm h64", bytes, items: kBatch, fn: () => { for (const t of texts) h64(t); } },
         { group, name: "node:crypto sha1", bytes, items: kBatch, fn: () => { for (const t of texts) cryptoHash("sha1", t); } },
+        { group, name: "ctxfold content address (store name)", bytes, items: kBatch, fn: () => { for (const t of texts) contentAddress(encodeText(t)); } },
+        { group, name: "xxh64 store name (before)", bytes, items: kBatch, fn: () => { for (const t of texts) legacyContentAddress(encodeText(t)); } },
       );
     } else {
       const text = mixedText(size.bytes, 29);
@@ -36,6 +45,8 @@ export async function hashCases(): Promise<Case[]> {
         { group, name: "ctxfold ts twin", bytes, fn: () => hashStringReference(text) },
         { group, name: "xxhash-wasm h64", bytes, fn: () => h64(text) },
         { group, name: "node:crypto sha1", bytes, fn: () => cryptoHash("sha1", text) },
+        { group, name: "ctxfold content address (store name)", bytes, fn: () => contentAddress(encodeText(text)) },
+        { group, name: "xxh64 store name (before)", bytes, fn: () => legacyContentAddress(encodeText(text)) },
       );
     }
   }

@@ -86,8 +86,9 @@ export interface Slowdown {
  * Parses CTXFOLD_BENCH_SLOWDOWN, `TARGET:N[;TARGET:N...]`, which exists to prove the bench gate
  * (bench/gate.ts) trips: each case TARGET names does its work N times per measured call while its
  * `bytes` stay the same, so its throughput, and every ratio with it as numerator, drops ~N×.
- * TARGET is a group prefix (`hash`, `hash 1 MB`, `estimate`, `turn map`...) naming that group's
- * ctxfold WASM cases (names starting "ctxfold wasm"), or `GROUP / NAME-PREFIX` for any one case
+ * TARGET is a group prefix (`hash`, `hash 1 MB`, `estimate`, `turn map`...) naming the cases of
+ * that group that are ctxfold's own gated path (kOwnCases: its WASM cases, and the content
+ * address stores name by), or `GROUP / NAME-PREFIX` for any one case
  * (`adapters, dev corpus / openai-chat parse + render`); `batch` is read by bench/batch.ts.
  * Unset or empty: no slowdown. A malformed value throws, naming the variable.
  */
@@ -105,11 +106,14 @@ export function parseSlowdown(spec: string | undefined): Slowdown[] {
   });
 }
 
+/** How the names of ctxfold's own gated cases start: the numerators a group slowdown slows. */
+const kOwnCases = ["ctxfold wasm", "ctxfold content address"];
+
 /** The factor the slowdowns give case `group` / `name` (1: none). */
 export function slowdownFactor(slowdowns: readonly Slowdown[], group: string, name: string): number {
   let factor = 1;
   for (const s of slowdowns) {
-    const hit = s.target.includes(" / ") ? `${group} / ${name}`.startsWith(s.target) : group.startsWith(s.target) && name.startsWith("ctxfold wasm");
+    const hit = s.target.includes(" / ") ? `${group} / ${name}`.startsWith(s.target) : group.startsWith(s.target) && kOwnCases.some((own) => name.startsWith(own));
     if (hit) factor *= s.factor;
   }
   return factor;

@@ -60,6 +60,11 @@ export const kRatioDefs: readonly RatioDef[] = [
   wasmOver("estimate", "estimate 200 B", "ctxfold wasm", "tokenx (heuristic)", "tokenx"),
   wasmOver("estimate", "estimate 4 KB", "ctxfold wasm", "gpt-tokenizer (exact)", "gpt-tokenizer"),
   wasmOver("estimate", "estimate 1 MB", "ctxfold wasm", "tokenx (heuristic)", "tokenx"),
+  // What naming stored content by SHA-256 (128 bits) costs beside the XXH64 names of before: below
+  // 1 by design (a cryptographic hash against a fast one); a fall means the content address got
+  // slower, not XXH64 faster (XXH64 is gated against its peers above).
+  { name: "hash 200 B: store name, content address / xxh64", scope: "hash", group: "hash 200 B", a: "ctxfold content address (store name)", b: "xxh64 store name (before)" },
+  { name: "hash 1 MB: store name, content address / xxh64", scope: "hash", group: "hash 1 MB", a: "ctxfold content address (store name)", b: "xxh64 store name (before)" },
   { name: "adapters: openai-chat parse + render / JSON.parse + stringify", scope: "adapters", group: "adapters, dev corpus", a: "openai-chat parse + render", b: "JSON.parse + JSON.stringify" },
   // The batch engine (bench/batch.ts --json): ctxfold compact's speed-up from a 2-worker pool.
   { name: "batch: 2 workers / 1 worker", scope: "batch" },

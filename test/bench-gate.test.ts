@@ -149,6 +149,8 @@ describe("CTXFOLD_BENCH_SLOWDOWN", () => {
     expect(slowdownFactor(s, "hash 1 MB", "ctxfold wasm")).toBe(3);
     expect(slowdownFactor(s, "hash 200 B", "ctxfold wasm (batched)")).toBe(3);
     expect(slowdownFactor(s, "hash 1 MB", "xxhash-wasm h64")).toBe(1);
+    expect(slowdownFactor(s, "hash 1 MB", "ctxfold content address (store name)")).toBe(3);
+    expect(slowdownFactor(s, "hash 1 MB", "xxh64 store name (before)")).toBe(1);
     expect(slowdownFactor(s, "estimate 1 MB", "ctxfold wasm")).toBe(1);
     expect(slowdownFactor(s, "adapters, dev corpus", "openai-chat parse + render")).toBe(2);
     expect(slowdownFactor(s, "adapters, dev corpus", "openai-chat parse + render, rebuilt")).toBe(2);

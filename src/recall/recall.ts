@@ -28,7 +28,7 @@
 import { kAdapters, kFormats, type Format } from "../adapters/index.js";
 import { badValueError, CtxfoldError, shownValue } from "../errors.js";
 import type { Message } from "../model/schema.js";
-import { decodeText, encodeText, getMessage, indexedRefs, parseRef, type OffloadStore } from "../store/index.js";
+import { decodeText, encodeText, getMessage, indexedRefs, kNameShape, parseRef, type OffloadStore } from "../store/index.js";
 
 /**
  * A page's size when the caller gives none: 16 KiB, about 4k o200k tokens of prose or code, and
@@ -115,7 +115,7 @@ function checkRef(store: OffloadStore, ref: unknown): { full: string; kind: stri
   if (typeof ref !== "string") throw new CtxfoldError("E_BAD_REF", `expected a ref (a string), got ${ref === null ? "null" : typeof ref}`, { path: "ref" });
   const trimmed = ref.trim();
   const parts = parseRef(trimmed);
-  const shape = `${store.prefix}/<kind>_<16 hex digits>.<ext>`;
+  const shape = `${store.prefix}/${kNameShape}`;
   if (!parts) throw new CtxfoldError("E_BAD_REF", `not a ref (expected ${shape}): ${shownValue(ref)}`, { path: "ref" });
   if (parts.prefix !== undefined && parts.prefix !== store.prefix) {
     throw new CtxfoldError("E_BAD_REF", `${shownValue(trimmed)} is a ref of another store: this store's refs start with ${JSON.stringify(`${store.prefix}/`)}`, { path: "ref" });

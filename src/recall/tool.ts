@@ -26,7 +26,7 @@ export const kSearchToolName = "search";
 /** What a model reads about the recall tool. */
 export const kRecallToolDescription =
   "Read content that was left out of this conversation to save room. Pass a ref exactly as it appears " +
-  "(like workspace/outputs/output_0123456789abcdef.txt). Long content comes in pages: when the result says " +
+  "(like workspace/outputs/output_0123456789abcdef0123456789abcdef.txt). Long content comes in pages: when the result says " +
   "there is more, call again with the offset it gives. A history ref (history_….json) gives the removed messages.";
 
 /** What a model reads about the search tool. */
@@ -36,7 +36,7 @@ export const kSearchToolDescription =
 
 /** The recall tool's input: a ref, and where to continue. */
 export const kRecallInputShape = {
-  ref: z.string().min(1).describe("A ref exactly as it appears in the conversation, e.g. workspace/outputs/output_0123456789abcdef.txt"),
+  ref: z.string().min(1).describe("A ref exactly as it appears in the conversation, e.g. workspace/outputs/output_0123456789abcdef0123456789abcdef.txt"),
   offset: z.number().int().min(0).optional().describe("Where to continue: the offset a previous page gave for the next one. Omit it for the start."),
 };
 export const RecallToolInput = z.object(kRecallInputShape);

@@ -1,7 +1,7 @@
 /**
  * The filesystem calls ctxfold's stores make, injectable so tests can simulate ENOSPC, EACCES or
- * a failing rename, and the routines they share: the atomic write, and the open that takes only
- * regular files.
+ * a failing rename, and the routines they share: the atomic write (replacing), the exclusive
+ * write (never replacing), and the open that takes only regular files.
  */
 import { randomBytes } from "node:crypto";
 import * as nodeFs from "node:fs";
@@ -12,6 +12,8 @@ import { CtxfoldError } from "../errors.js";
 export interface FsOps {
   writeFileSync(file: string, data: Uint8Array, options: { flag: "wx"; mode: number }): void;
   renameSync(from: string, to: string): void;
+  /** A second name for a file; EEXIST when `to` exists (what the exclusive write claims a name with). */
+  linkSync(existing: string, to: string): void;
   /** A path, or a descriptor from openSync (read from its start). */
   readFileSync(file: string | number): Uint8Array;
   existsSync(file: string): boolean;
@@ -21,7 +23,8 @@ export interface FsOps {
   // By descriptor: the pack store's appends and ranged reads.
   openSync(file: string, flags: number, mode?: number): number;
   readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
-  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
+  /** At `position`, or (null) at the file's offset: its end for a descriptor opened O_APPEND. */
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number | null): number;
   ftruncateSync(fd: number, length: number): void;
   fstatSync(fd: number): { isFile(): boolean; size: number };
   closeSync(fd: number): void;
@@ -30,6 +33,7 @@ export interface FsOps {
 export const kNodeFsOps: FsOps = {
   writeFileSync: nodeFs.writeFileSync,
   renameSync: nodeFs.renameSync,
+  linkSync: nodeFs.linkSync,
   readFileSync: nodeFs.readFileSync,
   existsSync: nodeFs.existsSync,
   mkdirSync: nodeFs.mkdirSync,
@@ -71,7 +75,7 @@ export const errorMessage = (err: unknown): string => (err instanceof Error ? er
  */
 export function writeFileAtomic(fs: FsOps, file: string, bytes: Uint8Array, mkdir = true): void {
   const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
+  const temp = tempBeside(file);
   try {
     if (mkdir) fs.mkdirSync(dir, { recursive: true, mode: kStoreDirMode });
     fs.writeFileSync(temp, bytes, { flag: "wx", mode: kStoreFileMode });
@@ -83,6 +87,47 @@ export function writeFileAtomic(fs: FsOps, file: string, bytes: Uint8Array, mkdi
       // The write error is the one to report; temp names start with a dot and are never read.
     }
     throw new CtxfoldError("E_STORE_WRITE", `cannot write ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+  }
+}
+
+/** A temp name beside `file`: a dot, the name, the pid and randomness (never a store name). */
+const tempBeside = (file: string): string => path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
+
+/** Codes of a link() the filesystem cannot do at all (FAT, some network and FUSE filesystems). */
+const kNoHardLinks = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
+
+/**
+ * Writes `bytes` to `file` unless `file` exists: true when it wrote them, false (writing nothing)
+ * when the name was taken, by this process or any other, whatever it holds. The bytes go to a
+ * temp file beside it first (as writeFileAtomic), then link() gives them the final name, which
+ * fails with EEXIST where the name exists: a reader sees the whole file or none, and two writers
+ * of one name never replace each other's bytes (rename would, silently). The temp name is
+ * removed either way. Where the filesystem has no hard links (kNoHardLinks), the temp file is
+ * renamed into place instead: atomic for readers, but a writer of the same name at the same
+ * instant may then replace it. E_STORE_WRITE as writeFileAtomic on any failure.
+ */
+export function writeFileExclusive(fs: FsOps, file: string, bytes: Uint8Array, mkdir = true): boolean {
+  const temp = tempBeside(file);
+  try {
+    if (mkdir) fs.mkdirSync(path.dirname(file), { recursive: true, mode: kStoreDirMode });
+    fs.writeFileSync(temp, bytes, { flag: "wx", mode: kStoreFileMode });
+    try {
+      fs.linkSync(temp, file);
+      return true;
+    } catch (err) {
+      if (errorCode(err) === "EEXIST") return false;
+      if (!kNoHardLinks.has(errorCode(err))) throw err;
+    }
+    fs.renameSync(temp, file);
+    return true;
+  } catch (cause) {
+    throw new CtxfoldError("E_STORE_WRITE", `cannot write ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+  } finally {
+    try {
+      if (fs.existsSync(temp)) fs.unlinkSync(temp);
+    } catch {
+      // Temp names start with a dot and are never read; the write's own outcome is what counts.
+    }
   }
 }
 

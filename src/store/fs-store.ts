@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { kNodeFsOps, readRegularFile, writeFileAtomic, type FsOps } from "./fs-ops.js";
+import { kNodeFsOps, readRegularFile, writeFileExclusive, type FsOps } from "./fs-ops.js";
 import { ContentAddressedStore, type OffloadStoreOptions } from "./offload.js";
 
 export interface FsStoreOptions extends OffloadStoreOptions {
@@ -19,20 +19,23 @@ export interface FsStoreOptions extends OffloadStoreOptions {
  * and a later process finds the files an earlier one wrote (put compares the bytes of an
  * existing file, so idempotence and collision handling hold across restarts).
  *
- * Writes are atomic: the bytes go to `.${name}.tmp-${pid}-${random}` in the same directory
- * (same filesystem, so the rename cannot degrade into a copy), created exclusively (`wx`), then
- * renameSync moves it onto the final name. A reader sees the whole file or none; on any failure
- * the temp file is removed and E_STORE_WRITE names the file and the OS error code, so a full disk
- * never leaves a truncated output under a valid ref. Temp names start with a dot and never match
- * the ref pattern, so even one left by a killed process is never served.
+ * Writes are atomic and never replace a name (writeFileExclusive): the bytes go to
+ * `.${name}.tmp-${pid}-${random}` in the same directory, created exclusively (`wx`), then link()
+ * gives them the final name. A reader sees the whole file or none; on any failure the temp file is
+ * removed and E_STORE_WRITE names the file and the OS error code, so a full disk never leaves a
+ * truncated output under a valid ref. Temp names start with a dot and never match the ref
+ * pattern, so even one left by a killed process is never served.
+ *
+ * Writers in other processes (runs, queue workers) sharing the directory: a name one of them
+ * linked first is never replaced, so the link of another fails (EEXIST) and its put compares
+ * the bytes there with its own, as for a file an earlier run left: equal, the same ref; different
+ * (a collision), the next name of the chain. No lock is needed, and none is taken.
  *
  * Only regular files are read (readRegularFile): a link or a FIFO under a ref's name is refused
- * with E_CORRUPT, never followed; files are created 0600 and directories 0700 (writeFileAtomic).
+ * with E_CORRUPT, never followed; files are created 0600 and directories 0700.
  *
  * Not done, on purpose: fsync (outputs are a cache of what the agent saw, not a ledger; a power
- * loss may lose recent files, which then read as E_REF_NOT_FOUND, never as wrong bytes), and
- * locking between processes (writers of equal bytes race harmlessly; two processes storing
- * colliding different bytes at the same instant is the one case rename does not arbitrate).
+ * loss may lose recent files, which then read as E_REF_NOT_FOUND, never as wrong bytes).
  */
 export class FsOffloadStore extends ContentAddressedStore {
   /** The absolute directory the files are in. */
@@ -60,10 +63,11 @@ export class FsOffloadStore extends ContentAddressedStore {
     return readRegularFile(this.#fs, path.join(this.dir, name));
   }
 
-  protected save(name: string, bytes: Uint8Array): void {
+  protected save(name: string, bytes: Uint8Array): boolean {
     try {
-      writeFileAtomic(this.#fs, path.join(this.dir, name), bytes, !this.#dirReady);
+      const written = writeFileExclusive(this.#fs, path.join(this.dir, name), bytes, !this.#dirReady);
       this.#dirReady = true;
+      return written;
     } catch (err) {
       this.#dirReady = false;
       throw err;

@@ -3,7 +3,7 @@
  * outputs it replaces with one line, in memory or as files.
  */
 export {
-  ContentAddressedStore, MemoryOffloadStore, StoreView, createMemoryStore, decodeText, encodeText, kDefaultOffloadPrefix, parseRef, refPattern, sanitizeExt, sanitizeKind, storeRefs,
+  ContentAddressedStore, MemoryOffloadStore, StoreView, createMemoryStore, decodeText, encodeText, kDefaultOffloadPrefix, kNameShape, parseRef, refPattern, sanitizeExt, sanitizeKind, storeRefs,
   type RefParts,
   type OffloadHint, type OffloadStore, type OffloadStoreOptions,
 } from "./offload.js";

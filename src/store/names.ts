@@ -1,7 +1,9 @@
 /**
- * What a store's names and refs look like: `<prefix>/<kind>_<16 hex digits of the content
- * hash>[-<n>].<ext>`, the kind and ext sanitised from the put's hint. One grammar for making
- * names, checking refs, finding refs in text and reading a ref's parts.
+ * What a store's names and refs look like: `<prefix>/<kind>_<content address>[-<n>].<ext>`, the
+ * kind and ext sanitised from the put's hint. The address is 32 hex digits (SHA-256 cut to 128
+ * bits, src/core/content-address.ts) in what stores write now, or 16 (XXH64) in stores written
+ * before, which are still read. One grammar for making names, checking refs, finding refs in text
+ * and reading a ref's parts.
  */
 
 const kDefaultKind = "output";
@@ -9,15 +11,20 @@ const kDefaultExt = "txt";
 const kMaxKindChars = 16;
 const kMaxExtChars = 10;
 
+/** How a name looks, for messages that say what a ref should be. */
+export const kNameShape = "<kind>_<32 hex digits>.<ext>";
+
 /** The pieces of a name: `<kind>_<hash><chain>.<ext>` (the chain `-1`, `-2`… of hash collisions). */
 const kKind = `[a-z0-9_-]{1,${kMaxKindChars}}`;
-const kHash = "[0-9a-f]{16}";
+/** 32 hex digits, or the 16 of names written before: tried longest first, so a 32-digit address is never read as 16. */
+const kHash = "(?:[0-9a-f]{32}|[0-9a-f]{16})";
 const kChain = "(?:-[0-9]+)?";
 const kExt = `[a-z0-9_-]{1,${kMaxExtChars}}`;
 
 /**
  * Every name a store generates, and nothing else: no dots but the one, no slashes, no dot files.
- * Group 1 is the content hash, the same for every name of a collision chain (`-1`, `-2`…).
+ * Group 1 is the content hash, the same for every name of a collision chain (`-1`, `-2`…); its
+ * width says which hash made it (see ContentAddressedStore's verified reads).
  */
 const kNameSource = `${kKind}_(${kHash})${kChain}\\.${kExt}`;
 export const kNamePattern = new RegExp(`^${kNameSource}$`);

@@ -1,8 +1,11 @@
-import { hashBytes, hashToHex } from "../core/hash.js";
+import { contentAddress, kLegacyAddressDigits, legacyContentAddress } from "../core/content-address.js";
+import { hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
-import { kNamePattern, sanitizeExt, sanitizeKind } from "./names.js";
+import { kNamePattern, kNameShape, sanitizeExt, sanitizeKind } from "./names.js";
+import { decodeText, encodeText } from "./text.js";
 
-export { parseRef, refPattern, sanitizeExt, sanitizeKind, type RefParts } from "./names.js";
+export { kNameShape, parseRef, refPattern, sanitizeExt, sanitizeKind, type RefParts } from "./names.js";
+export { decodeText, encodeText } from "./text.js";
 
 /**
  * Where reduction puts the full output of a step it replaces with one line (step reduction's
@@ -15,8 +18,9 @@ export { parseRef, refPattern, sanitizeExt, sanitizeKind, type RefParts } from "
  * nothing. A runner that wants remote storage (S3, a database) reduces into a memory store and
  * uploads `refs()` afterwards, rather than making compaction wait on the network.
  *
- * Content-addressed: the ref names the XXH64 of the stored bytes, so the same output stored
- * twice costs nothing and a ref always means the same bytes.
+ * Content-addressed: the ref names the content address of the stored bytes (SHA-256 cut to 128
+ * bits, src/core/content-address.ts), so the same output stored twice costs nothing and a ref
+ * always means the same bytes.
  */
 export interface OffloadStore {
   /** Stores `data` (a string as UTF-8, see encodeText) and returns its ref. Idempotent. */
@@ -67,72 +71,19 @@ export interface OffloadHint {
 export interface OffloadStoreOptions {
   /** What refs start with. @default "workspace/outputs" (step reduction's paths) */
   prefix?: string;
-  /** The content hash (64 bits). @default XXH64 with seed 0; tests inject one to force collisions. */
+  /**
+   * A 64-bit hash to name content by instead of the content address: names then carry its 16
+   * hex digits, the width of the XXH64 names stores wrote before, and 16-digit names are verified
+   * with it. For tests, which inject a weak one to force collisions, and to write a store in the
+   * layout of before; 32-digit names are always verified by their content address.
+   * @default undefined: names carry the content address (SHA-256, 128 bits), and 16-digit names
+   * of stores written before are verified by XXH64 (seed 0)
+   */
   hash?: (bytes: Uint8Array) => bigint;
 }
 
 /** Step reduction's output directory, relative to the agent's working directory. */
 export const kDefaultOffloadPrefix = "workspace/outputs";
-const encoder = new TextEncoder();
-// ignoreBOM: a leading U+FEFF is content, not a marker to strip, or "\uFEFF…" would not round-trip.
-const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-const kLoneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const isWellFormed: (s: string) => boolean =
-  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === "function"
-    ? (s) => (s as unknown as { isWellFormed(): boolean }).isWellFormed()
-    : (s) => !new RegExp(kLoneSurrogate.source).test(s);
-
-/**
- * A string's stored bytes: UTF-8, or WTF-8 where the string holds lone surrogates (each as its
- * 3-byte generalised UTF-8 sequence ED A0..BF 80..BF). Plain UTF-8 would turn every lone
- * surrogate into U+FFFD, so two different tool outputs could share a ref and `getText` could not
- * give the string back; WTF-8 is UTF-8 wherever the string is well-formed, so the common case
- * stays byte-identical to what any other tool writes.
- */
-export function encodeText(text: string): Uint8Array {
-  if (isWellFormed(text)) return encoder.encode(text);
-  // A lone surrogate takes 3 bytes in WTF-8, as does the U+FFFD that byteLength counts for it.
-  const out = new Uint8Array(Buffer.byteLength(text, "utf8"));
-  let at = 0;
-  let last = 0;
-  for (const m of text.matchAll(kLoneSurrogate)) {
-    at += encoder.encodeInto(text.slice(last, m.index), out.subarray(at)).written;
-    const unit = text.charCodeAt(m.index);
-    out[at++] = 0xed;
-    out[at++] = 0x80 | ((unit >> 6) & 0x3f);
-    out[at++] = 0x80 | (unit & 0x3f);
-    last = m.index + 1;
-  }
-  encoder.encodeInto(text.slice(last), out.subarray(at));
-  return out;
-}
-
-/** Where the next surrogate sequence (ED A0..BF 80..BF) starts at or after `from`, or -1. */
-function findSurrogate(bytes: Uint8Array, from: number): number {
-  for (let i = bytes.indexOf(0xed, from); i >= 0 && i + 2 < bytes.length; i = bytes.indexOf(0xed, i + 1)) {
-    if (bytes[i + 1] >= 0xa0 && bytes[i + 1] <= 0xbf && (bytes[i + 2] & 0xc0) === 0x80) return i;
-  }
-  return -1;
-}
-
-/**
- * Text from UTF-8 or WTF-8 bytes (the inverse of encodeText). Bytes without surrogate sequences
- * go through TextDecoder in one call; otherwise the runs between them do, and each sequence
- * becomes its lone code unit. Other invalid bytes (binary put as bytes) decode to U+FFFD.
- */
-export function decodeText(bytes: Uint8Array): string {
-  let i = findSurrogate(bytes, 0);
-  if (i < 0) return decoder.decode(bytes);
-  let out = "";
-  let last = 0;
-  while (i >= 0) {
-    out += decoder.decode(bytes.subarray(last, i));
-    out += String.fromCharCode(0xd000 | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f));
-    last = i + 3;
-    i = findSurrogate(bytes, last);
-  }
-  return out + decoder.decode(bytes.subarray(last));
-}
 
 export const equalBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0;
 
@@ -146,15 +97,19 @@ function typeOf(value: unknown): string {
  *
  * Collisions: when the hash name is taken by different bytes (compared in full, never trusted
  * from the hash), `-1`, `-2`, … follow; `put` takes the first free name or the first holding
- * equal bytes, so storing the same bytes again finds its earlier ref wherever it landed.
+ * equal bytes, so storing the same bytes again finds its earlier ref wherever it landed. A name
+ * free when `put` looked may be taken before `save` claims it, by another process or worker
+ * writing the same directory: `save` then says so (it never replaces what another writer stored)
+ * and `put` looks at that name again, comparing as above.
  *
  * Verified reads: every stored entry is read through one check (#verify), `get`, `getText` and
  * put's comparison alike (bytes equal to the ones put hash to the name by construction; unequal
  * ones are checked): the bytes must hash to the hash their name carries, or the read
  * throws E_CORRUPT naming where they are (whereIs: a file, or a pack with the entry's offset and
  * length), never the bytes. A file flipped by a disk, an index edited by hand or a pack cut short
- * then fails loudly instead of handing an agent another output under the ref. The hash is XXH64
- * in WASM at GB/s, so checking every read costs little beside the read itself.
+ * then fails loudly instead of handing an agent another output under the ref. The name's width
+ * says which hash: 32 hex digits, the content address (SHA-256, ~1-2 GB/s); 16, XXH64 (or the
+ * injected hash), as stores wrote before. Either costs little beside the read itself.
  *
  * A put whose name holds corrupt bytes throws the same E_CORRUPT, in every store. It does not
  * take the bytes for a collision and move on to `-1` (the ref would then depend on damage), and it
@@ -165,8 +120,13 @@ function typeOf(value: unknown): string {
  */
 export abstract class ContentAddressedStore implements OffloadStore {
   readonly prefix: string;
-  readonly #hash: (bytes: Uint8Array) => bigint;
+  /** The address new names carry: the content address, or the injected hash's 16 hex digits. */
+  readonly #address: (bytes: Uint8Array) => string;
+  /** What verifies a 16-digit name: XXH64, or the injected hash. */
+  readonly #legacy: (bytes: Uint8Array) => string;
   #savedBytes = 0;
+  /** The bytes of the put under way and their content address, once computed (contentAddressOf). */
+  #current: { bytes: Uint8Array; address: string } | undefined;
 
   constructor(options: OffloadStoreOptions = {}) {
     const raw: unknown = options.prefix ?? kDefaultOffloadPrefix;
@@ -176,7 +136,18 @@ export abstract class ContentAddressedStore implements OffloadStore {
       throw new CtxfoldError("E_BAD_INPUT", `prefix must be a non-empty path, got ${JSON.stringify(options.prefix)}`, { path: "prefix" });
     }
     this.prefix = prefix;
-    this.#hash = options.hash ?? ((bytes) => hashBytes(bytes));
+    const hash = options.hash;
+    this.#legacy = hash ? (bytes) => hashToHex(BigInt.asUintN(64, hash(bytes))) : legacyContentAddress;
+    this.#address = hash ? this.#legacy : (bytes) => this.contentAddressOf(bytes);
+  }
+
+  /**
+   * The content address of `bytes`, the bytes of the put under way: computed once a put, for
+   * its name and for what a store compares by digest (the pack store's claims and repeats).
+   */
+  protected contentAddressOf(bytes: Uint8Array): string {
+    if (this.#current?.bytes !== bytes) this.#current = { bytes, address: contentAddress(bytes) };
+    return this.#current.address;
   }
 
   /** The stored bytes of `name`, or undefined when absent. May return the store's own array. */
@@ -189,8 +160,12 @@ export abstract class ContentAddressedStore implements OffloadStore {
   /** Every name held, in any order (repeats and names that are not store names are ignored). */
   protected abstract names(): Iterable<string>;
 
-  /** Stores `bytes` (the caller's array: copy it if kept) under a name known to be free. */
-  protected abstract save(name: string, bytes: Uint8Array): void;
+  /**
+   * Stores `bytes` (the caller's array: copy it if kept) under a name that was free when `holds`
+   * looked; false, storing nothing, when another writer of the same backing has taken the name
+   * since (put then looks at it again). Never replaces what is stored under the name.
+   */
+  protected abstract save(name: string, bytes: Uint8Array): boolean;
   protected abstract exists(name: string): boolean;
   /** See OffloadStore.flush: each store says whether it buffers. */
   abstract flush(): void;
@@ -210,14 +185,19 @@ export abstract class ContentAddressedStore implements OffloadStore {
     if (typeof data === "string") bytes = encodeText(data);
     else if (data instanceof Uint8Array) bytes = data;
     else throw new CtxfoldError("E_NOT_BYTES", `expected a string or a Uint8Array, got ${typeOf(data)}`, { path: "data" });
-    const stem = `${sanitizeKind(hint?.kind)}_${this.#hexOf(bytes)}`;
+    this.#current = undefined; // the caller may have changed the array it put last
+    const stem = `${sanitizeKind(hint?.kind)}_${this.#address(bytes)}`;
     const ext = sanitizeExt(hint?.ext);
-    for (let n = 0; ; n++) {
+    for (let n = 0; ; ) {
       const name = n === 0 ? `${stem}.${ext}` : `${stem}-${n}.${ext}`;
       const held = this.holds(name, bytes);
-      if (held === "other") continue;
+      if (held === "other") {
+        n++;
+        continue;
+      }
       if (held === "free") {
-        this.save(name, bytes);
+        // Taken by another writer since holds looked: look at the same name again.
+        if (!this.save(name, bytes)) continue;
         this.#savedBytes += bytes.length;
       }
       return `${this.prefix}/${name}`;
@@ -272,7 +252,7 @@ export abstract class ContentAddressedStore implements OffloadStore {
     const name = this.nameOf(ref);
     if (name === undefined) {
       const shown = typeof ref === "string" ? JSON.stringify(ref) : typeOf(ref);
-      throw new CtxfoldError("E_BAD_REF", `not a ref of this store (${this.prefix}/kind_hash.ext): ${shown}`);
+      throw new CtxfoldError("E_BAD_REF", `not a ref of this store (${this.prefix}/${kNameShape}): ${shown}`);
     }
     return name;
   }
@@ -293,15 +273,10 @@ export abstract class ContentAddressedStore implements OffloadStore {
   /** E_CORRUPT unless `bytes`, stored under `name`, hash to the hash the name carries. */
   #verify(name: string, bytes: Uint8Array): void {
     const named = kNamePattern.exec(name)?.[1];
-    const actual = this.#hexOf(bytes);
+    const actual = named?.length === kLegacyAddressDigits ? this.#legacy(bytes) : contentAddress(bytes);
     if (actual !== named) {
       throw new CtxfoldError("E_CORRUPT", `${this.whereIs(name)}: the stored bytes hash to ${actual}, not to ${named} as the name says (changed after they were stored)`);
     }
-  }
-
-  /** The 16 hex digits of the content hash, as a name spells them. */
-  #hexOf(bytes: Uint8Array): string {
-    return hashToHex(BigInt.asUintN(64, this.#hash(bytes)));
   }
 }
 
@@ -362,10 +337,12 @@ export class MemoryOffloadStore extends ContentAddressedStore {
     return this.#files.get(name);
   }
 
-  protected save(name: string, bytes: Uint8Array): void {
+  /** Always true: the map has no other writer. */
+  protected save(name: string, bytes: Uint8Array): boolean {
     // A copy: the caller keeps its array and may reuse it, and a Buffer becomes a plain Uint8Array.
     this.#files.set(name, new Uint8Array(bytes));
     this.#size += bytes.length;
+    return true;
   }
 
   protected exists(name: string): boolean {

@@ -2,9 +2,9 @@
  * Where each entry of a pack store sits, kept in typed arrays: a batch worker stores hundreds of
  * thousands of outputs, and a Map of name strings to entry objects held ~290 bytes per entry,
  * growing the worker's heap with its input (see the batch figures in docs/batch.md). Here an entry is
- * its content hash (two u32), the id of the rest of its name (`kind`, collision number and
- * `ext`, interned: a batch has a handful), its pack's id, offset and length, ~40 bytes with the
- * hash table's slots.
+ * its content hash (four u32: 128 bits, or 64 in the two low words for a name of before), the id
+ * of the rest of its name (`kind`, the hash's width, collision number and `ext`, interned: a
+ * batch has a handful), its pack's id, offset and length, ~48 bytes with the hash table's slots.
  *
  * Names are the store's own (`kind_hash[-n].ext`, checked before they reach here); the first
  * `set` of a name wins, as the first index line naming it does on disk.
@@ -21,14 +21,20 @@ const kEmpty = -1;
 const kInitialCapacity = 1024;
 
 export class PackIndex {
-  /** Packs and name shapes (the name around its hash, `kind_/-n.ext`: `/` marks where the hash goes), each interned once. */
+  /**
+   * Packs and name shapes (the name around its hash and the hash's width, `kind_/32/-n.ext`:
+   * the slashes mark where the hash goes), each interned once.
+   */
   readonly #packs: string[] = [];
   readonly #packIds = new Map<string, number>();
   readonly #shapes: string[] = [];
   readonly #shapeIds = new Map<string, number>();
   #size = 0;
-  #hashLo = new Uint32Array(kInitialCapacity);
-  #hashHi = new Uint32Array(kInitialCapacity);
+  /** The hash's 32-bit words, most significant first (w0, w1 zero for a 16-digit hash). */
+  #w0 = new Uint32Array(kInitialCapacity);
+  #w1 = new Uint32Array(kInitialCapacity);
+  #w2 = new Uint32Array(kInitialCapacity);
+  #w3 = new Uint32Array(kInitialCapacity);
   #shape = new Uint32Array(kInitialCapacity);
   #pack = new Uint32Array(kInitialCapacity);
   #offset = new Float64Array(kInitialCapacity);
@@ -52,8 +58,9 @@ export class PackIndex {
   /** Every name indexed, in the order first set. */
   *names(): Generator<string> {
     for (let i = 0; i < this.#size; i++) {
-      const hash = this.#hashHi[i].toString(16).padStart(8, "0") + this.#hashLo[i].toString(16).padStart(8, "0");
-      yield this.#shapes[this.#shape[i]].replace("/", hash);
+      const [head, digits, tail] = this.#shapes[this.#shape[i]].split("/");
+      const words = [this.#w0[i], this.#w1[i], this.#w2[i], this.#w3[i]].map((w) => w.toString(16).padStart(8, "0")).join("");
+      yield head + words.slice(words.length - Number(digits)) + tail;
     }
   }
 
@@ -62,11 +69,10 @@ export class PackIndex {
     const key = parse(name);
     if (key === undefined) return false;
     const shape = intern(this.#shapes, this.#shapeIds, key.shape);
-    if (this.#slotOf(key.lo, key.hi, shape) >= 0) return true;
+    if (this.#slotOf(key.words, shape) >= 0) return true;
     if ((this.#size + 1) * 2 > this.#slots.length) this.#grow();
     const i = this.#size++;
-    this.#hashLo[i] = key.lo;
-    this.#hashHi[i] = key.hi;
+    [this.#w0[i], this.#w1[i], this.#w2[i], this.#w3[i]] = key.words;
     this.#shape[i] = shape;
     this.#pack[i] = intern(this.#packs, this.#packIds, entry.pack);
     this.#offset[i] = entry.offset;
@@ -77,39 +83,42 @@ export class PackIndex {
 
   /** The entry index of `name`, or -1. */
   #find(name: string): number {
+    if (this.#size === 0) return -1; // a fresh directory's index: nothing to parse the name for
     const key = parse(name);
     const shape = key === undefined ? undefined : this.#shapeIds.get(key.shape);
     if (key === undefined || shape === undefined) return -1;
-    const slot = this.#slotOf(key.lo, key.hi, shape);
+    const slot = this.#slotOf(key.words, shape);
     return slot < 0 ? -1 : this.#slots[slot];
   }
 
   /** The slot holding the entry with this hash and shape, or -1. */
-  #slotOf(lo: number, hi: number, shape: number): number {
+  #slotOf([w0, w1, w2, w3]: Words, shape: number): number {
     const mask = this.#slots.length - 1;
-    for (let s = mix(lo, hi, shape) & mask; ; s = (s + 1) & mask) {
+    for (let s = mix(w2, w3, shape) & mask; ; s = (s + 1) & mask) {
       const i = this.#slots[s];
       if (i === kEmpty) return -1;
-      if (this.#hashLo[i] === lo && this.#hashHi[i] === hi && this.#shape[i] === shape) return s;
+      if (this.#w3[i] === w3 && this.#w2[i] === w2 && this.#w1[i] === w1 && this.#w0[i] === w0 && this.#shape[i] === shape) return s;
     }
   }
 
   #place(i: number): void {
     const mask = this.#slots.length - 1;
-    let s = mix(this.#hashLo[i], this.#hashHi[i], this.#shape[i]) & mask;
+    let s = mix(this.#w2[i], this.#w3[i], this.#shape[i]) & mask;
     while (this.#slots[s] !== kEmpty) s = (s + 1) & mask;
     this.#slots[s] = i;
   }
 
   #grow(): void {
-    const capacity = this.#hashLo.length * 2;
+    const capacity = this.#w0.length * 2;
     const widen = <T extends Uint32Array | Float64Array>(a: T): T => {
       const b = new (a.constructor as new (n: number) => T)(capacity);
       b.set(a);
       return b;
     };
-    this.#hashLo = widen(this.#hashLo);
-    this.#hashHi = widen(this.#hashHi);
+    this.#w0 = widen(this.#w0);
+    this.#w1 = widen(this.#w1);
+    this.#w2 = widen(this.#w2);
+    this.#w3 = widen(this.#w3);
     this.#shape = widen(this.#shape);
     this.#pack = widen(this.#pack);
     this.#offset = widen(this.#offset);
@@ -119,10 +128,15 @@ export class PackIndex {
   }
 }
 
-function parse(name: string): { lo: number; hi: number; shape: string } | undefined {
+type Words = [number, number, number, number];
+
+function parse(name: string): { words: Words; shape: string } | undefined {
   const m = kNameAroundHash.exec(name);
   if (!m) return undefined;
-  return { hi: Number.parseInt(m[2].slice(0, 8), 16), lo: Number.parseInt(m[2].slice(8), 16), shape: `${m[1]}/${m[3]}` };
+  const hex = m[2];
+  const n = hex.length;
+  const word = (end: number) => (end > 0 ? Number.parseInt(hex.slice(end - 8, end), 16) : 0);
+  return { words: [word(n - 24), word(n - 16), word(n - 8), word(n)], shape: `${m[1]}/${n}/${m[3]}` };
 }
 
 function intern(list: string[], ids: Map<string, number>, value: string): number {
@@ -135,5 +149,5 @@ function intern(list: string[], ids: Map<string, number>, value: string): number
   return id;
 }
 
-/** The content hash is already uniform: its low word, stirred by the shape, picks the slot. */
-const mix = (lo: number, hi: number, shape: number): number => (lo ^ Math.imul(hi, 0x9e3779b1) ^ Math.imul(shape, 0x85ebca6b)) >>> 0;
+/** The content hash is already uniform: its low words, stirred by the shape, pick the slot. */
+const mix = (hi: number, lo: number, shape: number): number => (lo ^ Math.imul(hi, 0x9e3779b1) ^ Math.imul(shape, 0x85ebca6b)) >>> 0;

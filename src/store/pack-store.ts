@@ -1,9 +1,10 @@
 import { constants } from "node:fs";
 import * as path from "node:path";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { threadId } from "node:worker_threads";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage, kNodeFsOps, kStoreDirMode, kStoreFileMode, openRegularFile, readRegularFile, type FsOps } from "./fs-ops.js";
+import { ClaimLog, kClaimLogName } from "./claim-log.js";
 import { ContentAddressedStore, equalBytes, type OffloadStoreOptions } from "./offload.js";
 import { PackIndex, type PackEntry } from "./pack-index.js";
 
@@ -51,10 +52,13 @@ const kDefaultPackEntries = 1 << 16;
  * repeats that matter, such as a file read twice in one run, are near each other), and a read
  * of such an entry searches the let-go packs' index files on disk.
  *
- * Collision handling is per instance (as in every store, different bytes under one hash get
- * `-1`, `-2`…) and over its current pack; concurrent writers in one directory, and a pack let
- * go of, are not seen until a later open, which for 64-bit content hashes only matters past
- * ~10⁹ distinct outputs.
+ * Collisions (different bytes under one hash get `-1`, `-2`…, as in every store) are found over
+ * the instance's own puts, its current pack and DIR as it was at the first lookup, and, for
+ * writers storing into DIR at the same time (runs, pool or queue workers), through the claim log
+ * (claim-log.ts): before a put hands out a name nobody held when it looked, the store appends its
+ * claim and reads every claim before it, and takes the next name where another writer claimed
+ * this one first for other bytes. A writer's buffered names are thus taken for every other
+ * writer before its flush, and no two writers hand out one name for different bytes.
  */
 export class PackOffloadStore extends ContentAddressedStore {
   readonly dir: string;
@@ -68,8 +72,10 @@ export class PackOffloadStore extends ContentAddressedStore {
   /** Packs this instance filled and let go of (see the class comment), oldest first. */
   readonly #retired: string[] = [];
   readonly #packEntries: number;
-  /** SHA-256 of entries on disk already compared in full once (see holds), the latest kDigests. */
+  /** Content addresses of entries on disk already compared in full once (see holds), the latest kDigests. */
   readonly #digests = new Map<string, string>();
+  /** The directory's claims, read and appended as puts hand out names no one held. */
+  readonly #claims: ClaimLog;
   #pack: string | undefined;
   /** The pack's and the index's good lengths: complete entries and lines, all flushed. */
   #size = 0;
@@ -82,6 +88,7 @@ export class PackOffloadStore extends ContentAddressedStore {
     const entries = options.packEntries ?? kDefaultPackEntries;
     if (!Number.isInteger(entries) || entries < 1) throw new CtxfoldError("E_BAD_INPUT", `packEntries must be a positive integer, got ${String(entries)}`, { path: "packEntries" });
     this.#packEntries = entries;
+    this.#claims = new ClaimLog(this.#fs, this.dir);
   }
 
   /** The packs' indexes in DIR, read once. */
@@ -90,7 +97,7 @@ export class PackOffloadStore extends ContentAddressedStore {
     const map = new PackIndex();
     const fs = this.#fs;
     const all = fs.existsSync(this.dir) ? fs.readdirSync(this.dir) : [];
-    for (const f of all) if (!f.endsWith(".idx") && !kPackPattern.test(f) && !f.startsWith(".")) this.#plain.add(f);
+    for (const f of all) if (!f.endsWith(".idx") && !kPackPattern.test(f) && !f.startsWith(".") && f !== kClaimLogName) this.#plain.add(f);
     for (const idx of all.filter((f) => f.endsWith(".idx")).sort()) {
       const pack = idx.replace(/\.idx$/, ".bin");
       if (!kPackPattern.test(pack)) continue;
@@ -184,9 +191,9 @@ export class PackOffloadStore extends ContentAddressedStore {
   }
 
   /**
-   * A put of bytes already stored must prove them equal (the name is only a 64-bit hash), which
-   * for an entry on disk means reading it back: the first time in full, and then against the
-   * SHA-256 of those bytes, kept. Batch inputs repeat content (system prompts, files read in many
+   * A put of bytes already stored must prove them equal (the name may be a 64-bit hash of before,
+   * or an injected one), which for an entry on disk means reading it back: the first time in
+   * full, and then against the content address of those bytes (SHA-256, 128 bits), kept. Batch inputs repeat content (system prompts, files read in many
    * runs), and a read per repeat cost more than the rest of the put. The digest is kept only
    * after super.holds found the entry equal to bytes that hash to its name, so it never vouches for damaged
    * bytes; reads (`get`) always go to the pack, so damage after that first read is still caught.
@@ -195,17 +202,27 @@ export class PackOffloadStore extends ContentAddressedStore {
     const pending = this.#pending.get(name);
     if (pending) return equalBytes(pending, bytes) ? "same" : "other";
     const known = this.#digests.get(name);
-    if (known !== undefined) return sha256(bytes) === known ? "same" : "other";
+    if (known !== undefined) return this.#digest(bytes) === known ? "same" : "other";
     const held = super.holds(name, bytes);
     if (held === "same") {
       if (this.#digests.size >= kDigests) this.#digests.delete(this.#digests.keys().next().value!);
-      this.#digests.set(name, sha256(bytes));
+      this.#digests.set(name, this.#digest(bytes));
     }
+    // Free here, but maybe claimed by another writer of DIR (its buffered puts are on no index).
+    if (held === "free" && this.#claims.known(name, this.#digest(bytes)) === "other") return "other";
     return held;
   }
 
-  protected save(name: string, bytes: Uint8Array): void {
+  /** Buffers the bytes once the name is claimed in DIR's claim log; false when another writer claimed it first for other bytes. */
+  protected save(name: string, bytes: Uint8Array): boolean {
+    if (!this.#claims.claim(name, this.#digest(bytes))) return false;
     this.#pending.set(name, bytes.slice());
+    return true;
+  }
+
+  /** What claims and repeats compare: the content address of the put's bytes (the name's own hash, unless one is injected). */
+  #digest(bytes: Uint8Array): string {
+    return this.contentAddressOf(bytes);
   }
 
   /**
@@ -293,7 +310,6 @@ export class PackOffloadStore extends ContentAddressedStore {
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 const isIndexEntry = (v: unknown): v is [string, number, number] => Array.isArray(v) && v.length === 3 && typeof v[0] === "string" && isCount(v[1]) && isCount(v[2]);
 
-const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("base64");
 
 /** Writes all of `bytes` at `position` in `file` (created kStoreFileMode), a short write continuing where it stopped. */
 function writeAt(fs: FsOps, file: string, bytes: Uint8Array, position: number): void {

@@ -231,7 +231,7 @@ describe("explain", () => {
     expect(out).toMatch(/^stage\s+candidates\s+compacted\s+skipped\s+tokens before\s+after\s+ms$/m);
     expect(out).toMatch(/^\d tool_args|^\d historical_text|^\d tool_outputs/m);
     expect(out).toContain("held in memory only");
-    expect(out).toMatch(/^ {2}workspace\/outputs\/\w+_[0-9a-f]{16}\.\w+$/m);
+    expect(out).toMatch(/^ {2}workspace\/outputs\/\w+_[0-9a-f]{32}\.\w+$/m);
   });
 
   it("finds a run by a bare line number that is no run's id, and lists at most --refs N refs (10 by default)", async () => {

@@ -102,7 +102,7 @@ describe("ctxfold compact", () => {
     expect(outLines(path.join(dir, "out.jsonl"))).toEqual(want);
     // The summary messages' history refs resolve from the packs.
     const store = createPackStore({ dir: path.join(dir, "out.jsonl.offload") });
-    const refs = [...readFileSync(path.join(dir, "out.jsonl"), "utf8").matchAll(/workspace\/outputs\/history_[0-9a-f]{16}\.json/g)].map((m) => m[0]);
+    const refs = [...readFileSync(path.join(dir, "out.jsonl"), "utf8").matchAll(/workspace\/outputs\/history_[0-9a-f]{32}\.json/g)].map((m) => m[0]);
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs.slice(0, 5)) expect(getMessages(store, ref).length).toBeGreaterThan(0);
   });

@@ -3,6 +3,7 @@ import xxhash from "xxhash-wasm";
 import { getCore, CoreInstance } from "../../src/core/core-instance.js";
 import { hashStringReference, stringHashView, xxh64Reference } from "../../src/core/reference/xxh64.js";
 import { hashText, hashTexts, hashToHex } from "../../src/core/hash.js";
+import { contentAddress, kContentAddressDigits, kLegacyAddressDigits, legacyContentAddress } from "../../src/core/content-address.js";
 import { CtxfoldError } from "../../src/errors.js";
 import { createRng, randomTricky } from "../helpers.js";
 
@@ -138,5 +139,21 @@ describe("bad input", () => {
     expect(CtxfoldError.isInstance(err) && err.code).toBe("E_WASM_TRAP");
     expect(core.hashStrings(["x"])[0]).toBe(hashText("x"));
     expect(core.instantiations).toBe(2);
+  });
+});
+
+describe("content address", () => {
+  it("is SHA-256 cut to 128 bits, 32 lower-case hex digits (FIPS 180-2 vectors); the address of before is XXH64's 16", () => {
+    const vectors: [string, string][] = [
+      ["", "e3b0c44298fc1c149afbf4c8996fb924"],
+      ["abc", "ba7816bf8f01cfea414140de5dae2223"],
+      ["abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039"],
+    ];
+    for (const [input, expected] of vectors) {
+      expect(contentAddress(ascii(input))).toBe(expected);
+      expect(contentAddress(ascii(input))).toHaveLength(kContentAddressDigits);
+    }
+    expect(legacyContentAddress(ascii("abc"))).toBe("44bc2cf5ad770999");
+    expect(legacyContentAddress(ascii("abc"))).toHaveLength(kLegacyAddressDigits);
   });
 });

@@ -12,7 +12,7 @@ import * as path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { renderMessages, type Format } from "../../src/adapters/index.js";
-import { hashBytes, hashToHex } from "../../src/core/hash.js";
+import { contentAddress } from "../../src/core/content-address.js";
 import { generateRuns } from "../../src/gen/run.js";
 import { runBatch } from "../../src/pool/engine.js";
 import { linesOf } from "../../src/pool/input.js";
@@ -82,7 +82,7 @@ function fileBytes([specs, newlineAtEnd]: [LineSpec[], boolean]): Buffer {
 }
 
 const splitLines = (b: Uint8Array) => [...linesOf(b)].map((l) => Buffer.from(l.raw));
-const kRef = /workspace\/outputs\/[a-z0-9_-]{1,16}_([0-9a-f]{16})(?:-[0-9]+)?\.[a-z0-9_-]{1,10}/g;
+const kRef = /workspace\/outputs\/[a-z0-9_-]{1,16}_([0-9a-f]{32})(?:-[0-9]+)?\.[a-z0-9_-]{1,10}/g;
 
 async function compactFile(input: Buffer, pool: boolean) {
   const dir = mkdtempSync(path.join(tmpdir(), "ctxfold-faults-"));
@@ -127,7 +127,7 @@ async function checkFile(input: Buffer, pool: boolean): Promise<void> {
   // Every ref resolves to bytes whose hash its name carries; every stored original is reachable.
   const text = out.toString("utf8");
   const store = createPackStore({ dir: offloadDir });
-  for (const m of text.matchAll(kRef)) expect(hashToHex(hashBytes(store.get(m[0])))).toBe(m[1]);
+  for (const m of text.matchAll(kRef)) expect(contentAddress(store.get(m[0]))).toBe(m[1]);
   const reached = reachableRefs(store, [text]);
   let stored: string[] = [];
   try {

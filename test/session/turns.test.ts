@@ -41,7 +41,7 @@ describe("truncateToolOutput", () => {
     expect(out[40]).toBe(`[… 1 lines cut; full output: ${r.ref}]`);
     expect(out.slice(41)).toEqual(all.slice(41));
     expect(store.getText(r.ref!)).toBe(text);
-    expect(r.ref).toMatch(/\/output_[0-9a-f]{16}\.log$/);
+    expect(r.ref).toMatch(/\/output_[0-9a-f]{32}\.log$/);
   });
 
   it.each([1, 2, 3, 5, 7, 10, 13])("keeps ⌈0.8·%i⌉ head and ⌊0.2·m⌋ tail lines of a long output", (m) => {

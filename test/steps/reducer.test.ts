@@ -17,7 +17,7 @@ describe("seed 001 templates", () => {
     const s = r.reduce("fs:read_file", json({ path: "config.json" }), json({ content }));
     expect(s.observation).toBe(`Read config.json (${Buffer.byteLength(content)} bytes, JSON)`);
     expect(s.minimalArgs).toEqual({ path: "config.json" });
-    expect(s.outcomeRef).toMatch(/^workspace\/outputs\/read_[0-9a-f]{16}\.json$/);
+    expect(s.outcomeRef).toMatch(/^workspace\/outputs\/read_[0-9a-f]{32}\.json$/);
     expect(r.store.getText(s.outcomeRef!)).toBe(json({ content }));
     expect(s).toMatchObject({ id: "step_001", category: "file", action: "read", success: true });
     const small = r.reduce("read_file", json({ path: "notes.md" }), "# hi\n");
@@ -50,7 +50,7 @@ describe("seed 001 templates", () => {
     const entries = [...Array.from({ length: 15 }, (_, i) => `f${i}.py`), "a/", "b/", "c/", "d/", "e/"];
     const s = reducer().reduce("fs:list_dir", json({ path: "src/" }), json({ entries }));
     expect(s.observation).toBe("Listed src/: 20 items (15 files, 5 dirs)");
-    expect(s.outcomeRef).toMatch(/list_[0-9a-f]{16}\.json$/);
+    expect(s.outcomeRef).toMatch(/list_[0-9a-f]{32}\.json$/);
     expect(s.summary).toBe("Listed src/ (20 items)");
     const few = reducer().reduce("ls", json({ path: "." }), "a.txt\nb.txt\n");
     expect(few.observation).toBe("Listed .: 2 items (2 files, 0 dirs)");
@@ -74,7 +74,7 @@ describe("seed 001 templates", () => {
     const page = { status: 200, title: "Example", text: "z".repeat(50_000), links: [] };
     const s = reducer().reduce("browser:navigate", json({ url: "https://example.com/article?ref=1" }), json(page));
     expect(s.observation).toBe("Visited example.com/article (status=200, 50.0KB text)");
-    expect(s.outcomeRef).toMatch(/page_[0-9a-f]{16}\.json$/);
+    expect(s.outcomeRef).toMatch(/page_[0-9a-f]{32}\.json$/);
     expect(s.summary).toBe("Visited example.com/article (200, 50.0KB)");
     const notFound = reducer().reduce("fetch_url", json({ url: "https://x.org/missing" }), json({ status: 404, text: "nope" }));
     expect(notFound.success).toBe(false);
@@ -86,7 +86,7 @@ describe("seed 001 templates", () => {
     expect(s.observation).toBe("git log: exit 0, 20 lines output");
     expect(s.minimalArgs).toEqual({ command: "git log --oneline -20" });
     expect(s.summary).toBe("Ran `git log --oneline -20` (exit 0)");
-    expect(s.outcomeRef).toMatch(/shell_[0-9a-f]{16}\.log$/);
+    expect(s.outcomeRef).toMatch(/shell_[0-9a-f]{32}\.log$/);
     const short = reducer().reduce("bash", json({ command: "ls" }), "<returncode>0</returncode>\n<output>\na\nb\n</output>");
     expect(short.observation).toBe("ls: exit 0, 2 lines output");
     expect(short.outcomeRef).toBeNull();

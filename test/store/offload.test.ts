@@ -1,14 +1,16 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { hashBytes, hashToHex } from "../../src/core/hash.js";
+import { contentAddress } from "../../src/core/content-address.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import {
   createFsStore, createMemoryStore, createPackStore, encodeText, StoreView, storeRefs, type FsOps, type OffloadHint, type OffloadStore, type OffloadStoreOptions,
 } from "../../src/store/index.js";
 import { createRng, randomTricky, tempDirs, thrown } from "../helpers.js";
 
-const kRefPattern = /^workspace\/outputs\/[a-z0-9_-]{1,16}_[0-9a-f]{16}(-[0-9]+)?\.[a-z0-9_-]{1,10}$/;
+const kRefPattern = /^workspace\/outputs\/[a-z0-9_-]{1,16}_[0-9a-f]{32}(-[0-9]+)?\.[a-z0-9_-]{1,10}$/;
+/** SHA-256("abc") cut to 128 bits (the FIPS 180-2 vector ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad). */
+const kAbc = "ba7816bf8f01cfea414140de5dae2223";
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
 const tmp = tempDirs("ctxfold-store-");
@@ -49,16 +51,15 @@ function flushing(store: ReturnType<typeof createPackStore>): OffloadStore {
 }
 
 describe.each(kStores)("%s store", (_, make) => {
-  it("names refs prefix/kind_xxh64.ext, with the prefix option", () => {
+  it("names refs prefix/kind_<SHA-256 cut to 128 bits>.ext, with the prefix option", () => {
     const store = make();
     expect(store.prefix).toBe("workspace/outputs");
-    // xxh64("abc", 0) = 44bc2cf5ad770999 (the xxHash reference vector)
-    expect(store.put("abc")).toBe("workspace/outputs/output_44bc2cf5ad770999.txt");
+    expect(store.put("abc")).toBe(`workspace/outputs/output_${kAbc}.txt`);
     const text = "def main():\n    pass\n";
-    expect(store.put(text, { kind: "read", ext: "py" })).toBe(`workspace/outputs/read_${hashToHex(hashBytes(utf8(text)))}.py`);
+    expect(store.put(text, { kind: "read", ext: "py" })).toBe(`workspace/outputs/read_${contentAddress(utf8(text))}.py`);
     const other = make({ prefix: "runs/7/out/" });
     expect(other.prefix).toBe("runs/7/out");
-    expect(other.put("abc", { kind: "shell", ext: "log" })).toBe("runs/7/out/shell_44bc2cf5ad770999.log");
+    expect(other.put("abc", { kind: "shell", ext: "log" })).toBe(`runs/7/out/shell_${kAbc}.log`);
     expect(thrown(() => make({ prefix: "/" }), "E_BAD_INPUT").message).toMatch(/prefix/);
   });
 
@@ -78,7 +79,7 @@ describe.each(kStores)("%s store", (_, make) => {
     for (const [i, n] of [0, 1, 7, 31, 32, 255, 4096, 65537, 1 << 20].entries()) {
       const bytes = randomBytes(100 + i, n);
       const ref = store.put(bytes, { ext: "bin" });
-      expect(ref).toBe(`workspace/outputs/output_${hashToHex(hashBytes(bytes))}.bin`);
+      expect(ref).toBe(`workspace/outputs/output_${contentAddress(bytes)}.bin`);
       const back = store.get(ref);
       expect(back).toBeInstanceOf(Uint8Array);
       expect(Buffer.compare(back, bytes)).toBe(0);
@@ -146,7 +147,7 @@ describe.each(kStores)("%s store", (_, make) => {
 
   it("sanitises kind and ext: lower-case [a-z0-9_-] only, capped, default when empty", () => {
     const store = make();
-    const stem = (ref: string) => path.posix.basename(ref).replace(/_[0-9a-f]{16}(-\d+)?\./, " .");
+    const stem = (ref: string) => path.posix.basename(ref).replace(/_[0-9a-f]{32}(-\d+)?\./, " .");
     const cases: [unknown, unknown, string][] = [
       ["../../etc", "../../passwd", "etc .passwd"],
       ["a/b", "tar.gz", "ab .targz"],
@@ -183,6 +184,9 @@ describe.each(kStores)("%s store", (_, make) => {
       `workspace/outputs/${name}/`,
       `workspace/outputs/${name.toUpperCase()}`,
       "workspace/outputs/output_44bc2cf5ad77099.txt", // 15 hex digits
+      `workspace/outputs/output_${kAbc.slice(1)}.txt`, // 31
+      `workspace/outputs/output_${kAbc}0.txt`, // 33
+      "workspace/outputs/output_44bc2cf5ad770999ab.txt", // 18
       "workspace/outputs/output_44bc2cf5ad770999.tar.gz",
       "workspace/outputs/output_44bc2cf5ad770999",
       "workspace/outputs/_44bc2cf5ad770999.txt",
@@ -250,6 +254,52 @@ describe("PackOffloadStore", () => {
     second.flush();
     const third = createPackStore({ dir, hash });
     expect([third.getText(a), third.getText(b), third.getText("workspace/outputs/output_0000000000000009-2.txt")]).toEqual(["alpha", "beta", "gamma"]);
+  });
+
+  it("two writers of one directory, both buffered: the later to claim a name for other bytes takes the next one; equal bytes share it", () => {
+    const dir = freshDir();
+    const hash = () => 3n;
+    const [a, b] = [createPackStore({ dir, hash }), createPackStore({ dir, hash })];
+    const alpha = a.put("alpha");
+    const beta = b.put("beta"); // a has flushed nothing: its claim is what b meets
+    expect([alpha, beta]).toEqual(["workspace/outputs/output_0000000000000003.txt", "workspace/outputs/output_0000000000000003-1.txt"]);
+    expect(a.put("gamma")).toBe("workspace/outputs/output_0000000000000003-2.txt");
+    // Equal bytes under a name another writer claimed: the same ref, and b keeps its own copy (a may never flush).
+    expect(b.put("alpha")).toBe(alpha);
+    b.flush();
+    expect(createPackStore({ dir, hash }).getText(alpha)).toBe("alpha");
+    a.flush();
+    const reader = createPackStore({ dir, hash });
+    expect([alpha, beta, "workspace/outputs/output_0000000000000003-2.txt"].map((r) => reader.getText(r))).toEqual(["alpha", "beta", "gamma"]);
+  });
+
+  it("a collision with bytes in a pack it let go of takes the next name: its own claim remembers them", () => {
+    const dir = freshDir();
+    const hash = () => 11n;
+    const store = createPackStore({ dir, hash, packEntries: 1 });
+    const alpha = store.put("alpha");
+    store.flush(); // the pack is full: its index is let go of
+    const beta = store.put("beta");
+    expect(beta).toBe(alpha.replace(".txt", "-1.txt"));
+    expect(store.put("alpha")).toBe(alpha); // stored again under its own name
+    store.flush();
+    const reader = createPackStore({ dir, hash });
+    expect([reader.getText(alpha), reader.getText(beta)]).toEqual(["alpha", "beta"]);
+  });
+
+  it("the claim log: malformed and cut-short lines are skipped; a claim that cannot be appended is E_STORE_WRITE and stores nothing", () => {
+    const dir = freshDir();
+    fs.mkdirSync(dir, { recursive: true });
+    const name = `output_${contentAddress(utf8("x"))}.txt`;
+    fs.writeFileSync(path.join(dir, "claims.log"), `\n${name} short\nnot a claim at all\n${name} ${"a".repeat(64)} 0123456789abcdef extra\n${name} ${"b".repeat(64)}`);
+    const store = createPackStore({ dir });
+    expect(store.put("x")).toBe(`workspace/outputs/${name}`);
+    store.flush();
+    expect(createPackStore({ dir }).getText(`workspace/outputs/${name}`)).toBe("x");
+    const full = createPackStore({ dir: freshDir(), fs: { writeSync: (_fd, _b, _o, length) => length - 1 } });
+    const err = thrown(() => full.put("y"), "E_STORE_WRITE");
+    expect(err.message).toContain("claims.log");
+    expect(full.has(createMemoryStore().put("y"))).toBe(false);
   });
 
   it("past packEntries it starts a new pack and lets go of the old index: every ref still resolves, a repeat is stored again", () => {
@@ -362,6 +412,39 @@ describe("FsOffloadStore", () => {
     expect(first.getText(second.put("gamma"))).toBe("gamma");
   });
 
+  it("a name another writer takes between the look and the link is never replaced: put compares, then chains or shares it", () => {
+    const dir = freshDir();
+    const hash = () => 5n;
+    const other = createFsStore({ dir, hash });
+    let planted: string | undefined;
+    // Another writer (another process, in effect) stores its bytes under the name at the instant this one links.
+    const linkSync: FsOps["linkSync"] = (from, to) => {
+      if (planted !== undefined) other.put(planted);
+      planted = undefined;
+      fs.linkSync(from, to);
+    };
+    const store = createFsStore({ dir, hash, fs: { linkSync } });
+    planted = "the other writer's bytes";
+    const mine = store.put("this writer's bytes");
+    expect(mine).toBe("workspace/outputs/output_0000000000000005-1.txt");
+    expect(store.getText("workspace/outputs/output_0000000000000005.txt")).toBe("the other writer's bytes");
+    expect(store.getText(mine)).toBe("this writer's bytes");
+    // Equal bytes linked first by the other writer: the same ref, nothing stored twice.
+    planted = "equal bytes";
+    const saved = store.savedBytes;
+    expect(store.put("equal bytes")).toBe("workspace/outputs/output_0000000000000005-2.txt");
+    expect(store.savedBytes).toBe(saved);
+    expect(list(dir)).toEqual(["output_0000000000000005-1.txt", "output_0000000000000005-2.txt", "output_0000000000000005.txt"]);
+  });
+
+  it("on a filesystem without hard links (EPERM) the bytes are renamed into place", () => {
+    const dir = freshDir();
+    const store = createFsStore({ dir, fs: { linkSync: () => { throw osError("EPERM", "link"); } } });
+    const ref = store.put("stored without link()");
+    expect(store.getText(ref)).toBe("stored without link()");
+    expect(list(dir)).toEqual([path.posix.basename(ref)]);
+  });
+
   it("ENOSPC halfway through a write: E_STORE_WRITE naming the file and code, and no partial or temp file", () => {
     const dir = freshDir();
     let attempts = 0;
@@ -385,12 +468,12 @@ describe("FsOffloadStore", () => {
     expect(createFsStore({ dir }).put(data)).toBe(ref);
   });
 
-  it("a failed rename leaves nothing at the final name and no temp file", () => {
+  it("a failed link leaves nothing at the final name and no temp file", () => {
     const dir = freshDir();
-    const renameSync: FsOps["renameSync"] = () => {
-      throw osError("EACCES", "rename");
+    const linkSync: FsOps["linkSync"] = () => {
+      throw osError("EACCES", "link");
     };
-    const store = createFsStore({ dir, fs: { renameSync } });
+    const store = createFsStore({ dir, fs: { linkSync } });
     const ref = createMemoryStore().put("content");
     const err = thrown(() => store.put("content"), "E_STORE_WRITE");
     expect(err.message).toContain(store.pathOf(ref));

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { PackIndex, type PackEntry } from "../../src/store/pack-index.js";
 import { createRng } from "../helpers.js";
 
-const hex16 = (r: ReturnType<typeof createRng>) => Array.from({ length: 16 }, () => "0123456789abcdef"[r.int(16)]).join("");
+const hexOf = (r: ReturnType<typeof createRng>, n: number) => Array.from({ length: n }, () => "0123456789abcdef"[r.int(16)]).join("");
+const hex16 = (r: ReturnType<typeof createRng>) => hexOf(r, 16);
+/** A name of now (32 digits) or, one time in four, of before (16). */
+const hexEither = (r: ReturnType<typeof createRng>) => hexOf(r, r.int(4) === 0 ? 16 : 32);
 
 describe("PackIndex", () => {
   it("finds what it holds by name, and nothing else", () => {
@@ -17,6 +20,23 @@ describe("PackIndex", () => {
       expect(index.get(other)).toBeUndefined();
     }
     expect(index.size).toBe(1);
+  });
+
+  it("holds 32-digit names whole: names differing in any digit, or a 16-digit name equal to their low digits, are other entries", () => {
+    const index = new PackIndex();
+    const hash = "0123456789abcdeffedcba9876543210";
+    const e: PackEntry = { pack: "p.bin", offset: 0, length: 1 };
+    expect(index.set(`read_${hash}.txt`, e)).toBe(true);
+    expect(index.get(`read_${hash}.txt`)).toEqual(e);
+    for (let at = 0; at < 32; at++) {
+      const other = hash.slice(0, at) + (hash[at] === "0" ? "1" : "0") + hash.slice(at + 1);
+      expect(index.has(`read_${other}.txt`), other).toBe(false);
+    }
+    expect(index.has(`read_${hash.slice(16)}.txt`)).toBe(false);
+    expect(index.has(`read_${"0".repeat(16)}${hash.slice(16)}.txt`)).toBe(false);
+    index.set(`read_${hash.slice(16)}.txt`, { ...e, offset: 1 });
+    expect(index.get(`read_${hash.slice(16)}.txt`)).toEqual({ ...e, offset: 1 });
+    expect([...index.names()]).toEqual([`read_${hash}.txt`, `read_${hash.slice(16)}.txt`]);
   });
 
   it("keeps the first entry of a name, as a reader of the index lines does", () => {
@@ -45,7 +65,7 @@ describe("PackIndex", () => {
     const hashes: string[] = [];
     for (let i = 0; i < 30_000; i++) {
       // Reuse hashes often, so shapes sharing a hash (and its table cluster) are exercised.
-      const hash = hashes.length > 0 && r.int(3) === 0 ? hashes[r.int(hashes.length)] : hex16(r);
+      const hash = hashes.length > 0 && r.int(3) === 0 ? hashes[r.int(hashes.length)] : hexEither(r);
       hashes.push(hash);
       const n = r.int(5);
       const name = `${kinds[r.int(kinds.length)]}_${hash}${n > 2 ? `-${n - 2}` : ""}.${exts[r.int(exts.length)]}`;
@@ -58,7 +78,7 @@ describe("PackIndex", () => {
     // names() gives every name back whole, in the order first set (kinds with _ and - included).
     expect([...index.names()]).toEqual([...map.keys()]);
     for (let i = 0; i < 2_000; i++) {
-      const name = `read_${hex16(r)}.txt`;
+      const name = `read_${hexEither(r)}.txt`;
       expect(index.has(name)).toBe(map.has(name));
     }
   });

@@ -17,7 +17,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { CtxfoldError } from "../../errors.js";
-import { createPackStore, kDefaultOffloadPrefix } from "../../store/index.js";
+import { createPackStore, kDefaultOffloadPrefix, kNameShape } from "../../store/index.js";
 import { kExit, parseCli, UsageError, type CliIo } from "../common.js";
 import { fail, writeAll } from "../runs.js";
 
@@ -35,7 +35,7 @@ export async function show(argv: string[], io: CliIo): Promise<number> {
     bytes = store.get(slash > 0 ? ref : `${prefix}/${ref}`);
   } catch (err) {
     if (!CtxfoldError.isInstance(err)) throw err;
-    if (err.code === "E_BAD_REF") return fail(io, "show", `not a ref (expected …/<kind>_<16 hex digits>.<ext>): ${JSON.stringify(ref)}`);
+    if (err.code === "E_BAD_REF") return fail(io, "show", `not a ref (expected …/${kNameShape}): ${JSON.stringify(ref)}`);
     if (err.code === "E_REF_NOT_FOUND") {
       const why = !existsSync(store.dir) ? ` (${store.dir} does not exist)` : !statSync(store.dir).isDirectory() ? ` (${store.dir} is not a directory)` : "";
       return fail(io, "show", `${JSON.stringify(ref)} is not stored in ${store.dir}${why}`);
