@@ -14,6 +14,13 @@
  *   otherwise). After a report it is the observed ratio of the conversation and model
  *   (tokens/usage.ts, `kUsageFeedback`) with kFeedbackMargin on top: the provider's own count
  *   replaces the estimate, whatever the family.
+ * - What a report can raise the budget by is bounded: never past the model's room counted one
+ *   model token per token of ctxfold's measure (or the profile's own conversion, where that
+ *   says the model's tokens are fewer). A report far below ctxfold's estimate (a provider
+ *   reporting 1 token for a full prompt, a report for another request) is implausible: its
+ *   ratio is clamped to that floor (usageFloor), and its `onUsage` event says `status:
+ *   "clamped", limit: "floor"`. A report above the estimate lowers the budget freely: that
+ *   side only leaves room unused.
  * - `modelProfile` overrides fields of the model's profile for the calls made with the options
  *   (or stands for a profile when the id has none); registered profiles (registerModelProfile)
  *   change it for the whole process.
@@ -99,9 +106,19 @@ export function budgetOf(options: IntegrationOptions, modelId?: string, usageRat
   let room = window - reserve;
   if (room <= 0) throw new CtxfoldError("E_BAD_INPUT", `contextWindow ${window} leaves no room after reserveTokens ${reserve}`, { path: "reserveTokens" });
   if (profile?.maxInputTokens !== undefined) room = Math.min(room, profile.maxInputTokens);
-  const measure = options.counter?.encoding ?? "o200k_base";
-  const per = usageRatio !== undefined && options.usageFeedback !== false ? usageRatio * (1 + kFeedbackMargin) : conversion(profile, measure);
+  const profiled = conversion(profile, options.counter?.encoding ?? "o200k_base");
+  // A ratio below the window floor (usageFloor) never reaches here through recordUsage; the cap holds whatever the ratio.
+  const per = usageRatio !== undefined && options.usageFeedback !== false ? Math.max(usageRatio * (1 + kFeedbackMargin), Math.min(1, profiled)) : profiled;
   return Math.max(1, Math.floor(room / per));
+}
+
+/**
+ * The lowest usage ratio a report may set for `modelId` (see the module comment): the one whose
+ * budget is the model's room counted one model token per token of ctxfold's measure, or the
+ * profile's own conversion where that says the model's tokens are fewer.
+ */
+export function usageFloor(options: IntegrationOptions, modelId: string | undefined): number {
+  return Math.min(1, conversion(profileFor(options, modelId), options.counter?.encoding ?? "o200k_base")) / (1 + kFeedbackMargin);
 }
 
 /** A token count option (an integer ≥ `min`), or E_BAD_INPUT naming it and showing what it got. */
@@ -139,15 +156,22 @@ export class UsageFeedback {
 
   /**
    * Folds a usage report for the last call sent into its model's ratio (`modelId` when the
-   * caller knows the model better). Never throws: see UsageCorrection.observe.
+   * caller knows the model better), at least the model's window floor (usageFloor of
+   * `options`). Never throws: see UsageCorrection.observe.
    */
-  record(conversation: string, usage: unknown, modelId?: string): UsageEvent {
+  record(conversation: string, usage: unknown, modelId?: string, options: IntegrationOptions = {}): UsageEvent {
     const sent = this.#sent;
     const model = modelId ?? sent?.model;
     let c = this.#byModel.get(model ?? "");
     if (!c) this.#byModel.set(model ?? "", (c = new UsageCorrection(kUsageFeedback)));
     const reported = inputTokensOf(usage);
-    const step = c.observe(reported, sent?.estimate);
+    let floor: number | undefined;
+    try {
+      floor = usageFloor(options, model);
+    } catch {
+      // A bad modelProfile is reported by the budget it breaks, not by a usage report (which never throws).
+    }
+    const step = c.observe(reported, sent?.estimate, floor);
     // A report is for one call: a second one for it (a retry's, a stream read twice) is not counted again.
     if (step.status !== "ignored") this.#sent = undefined;
     return { ...step, conversation, model, reported, estimated: sent?.estimate };

@@ -173,7 +173,7 @@ export class SessionPool {
   recordUsage(key: string, usage: unknown, options: IntegrationOptions = {}, modelId?: string): UsageEvent | undefined {
     if (options.usageFeedback === false) return undefined;
     const c = this.#conversations.get(key);
-    const event = c ? (c.usage ??= new UsageFeedback()).record(key, usage, modelId) : new UsageFeedback().record(key, usage, modelId);
+    const event = (c ? (c.usage ??= new UsageFeedback()) : new UsageFeedback()).record(key, usage, modelId, options);
     options.onUsage?.(event);
     return event;
   }
