@@ -346,6 +346,21 @@ describe("request helpers: the provider's usage report of the previous request",
     expect(events[0]).toMatchObject({ status: "applied", reported: 2003 });
   });
 
+  it("a report of 1 token for a full prompt cannot lift the budget past the window: clamped to the floor, with an event", async () => {
+    const run = agentRun(120, 37);
+    const at = callPoints(run);
+    const events: UsageEvent[] = [];
+    const options = { contextWindow: window, conversationId: "usage-one", onUsage: (e: UsageEvent) => events.push(e) };
+    await compactOpenAIRequest({ model: "my-local-model", messages: historyIn(run, at[5]!, "openai-chat") as unknown[] }, options);
+    const body = { model: "my-local-model", messages: historyIn(run, run.length - 1, "openai-chat") as unknown[] };
+    expect(exactTokens(parseMessages(body.messages, { format: "openai-chat" }).messages)).toBeGreaterThan(2 * room);
+    const out = await compactOpenAIRequest(body, options, { usage: { prompt_tokens: 1 } });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ status: "clamped", limit: "floor", reported: 1, before: undefined });
+    expect(events[0]!.after).toBeCloseTo(1 / 1.03, 12);
+    expect(exactTokens(parseMessages(out.messages, { format: "openai-chat" }).messages)).toBeLessThanOrEqual(room);
+  });
+
   it("a provider that reports no usage, or absurd figures: an event, a budget from the profile or clamped ratio, never a throw", async () => {
     const run = agentRun(20, 35);
     const at = callPoints(run);
