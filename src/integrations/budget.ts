@@ -94,8 +94,11 @@ function conversion(profile: Partial<ModelProfile> | undefined, measure: Encodin
 /**
  * The budget a call compacts to (see the module comment), `usageRatio` being the observed
  * ratio of the conversation and model (SessionPool.usageRatio) when there is one.
+ * `reserveFrom` names where `options.reserveTokens` came from when the caller took it from a
+ * request (a body's `max_tokens`): an answer's room that leaves none for the messages is then
+ * reported there, against the model's window.
  */
-export function budgetOf(options: IntegrationOptions, modelId?: string, usageRatio?: number): number {
+export function budgetOf(options: IntegrationOptions, modelId?: string, usageRatio?: number, reserveFrom?: string): number {
   if (options.budget !== undefined) return checkTokens(options.budget, "budget", 1);
   const profile = profileFor(options, modelId);
   const window = options.contextWindow === undefined ? profile?.contextWindow : checkTokens(options.contextWindow, "contextWindow", 1);
@@ -104,6 +107,9 @@ export function budgetOf(options: IntegrationOptions, modelId?: string, usageRat
   }
   const reserve = options.reserveTokens === undefined ? kDefaultReserve : checkTokens(options.reserveTokens, "reserveTokens", 0);
   let room = window - reserve;
+  if (room <= 0 && reserveFrom !== undefined) {
+    throw new CtxfoldError("E_BAD_INPUT", `${reserve} exceeds the context window of model ${JSON.stringify(modelId ?? "(unnamed)")} (${window} tokens): no room is left for the messages`, { path: reserveFrom });
+  }
   if (room <= 0) throw new CtxfoldError("E_BAD_INPUT", `contextWindow ${window} leaves no room after reserveTokens ${reserve}`, { path: "reserveTokens" });
   if (profile?.maxInputTokens !== undefined) room = Math.min(room, profile.maxInputTokens);
   const profiled = conversion(profile, options.counter?.encoding ?? "o200k_base");

@@ -140,13 +140,13 @@ function checkBody(body: unknown, what: string): asserts body is Record<string, 
   if (!Array.isArray(body.messages)) throw new CtxfoldError("E_SCHEMA", `expected an array of messages, got ${body.messages === null ? "null" : typeof body.messages}`, { path: "body.messages" });
 }
 
-/** The answer's room a body asks for: its first present field of `keys` (null is absent). */
-function maxOutput(body: Record<string, unknown>, keys: readonly string[]): number | undefined {
+/** The answer's room a body asks for: its first present field of `keys` (null is absent), with that field's path. */
+function maxOutput(body: Record<string, unknown>, keys: readonly string[]): { tokens: number; path: string } | undefined {
   for (const k of keys) {
     const v = body[k];
     if (v === undefined || v === null) continue;
     if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) throw badValueError(`body.${k}`, "a positive integer", v);
-    return v;
+    return { tokens: v, path: `body.${k}` };
   }
   return undefined;
 }
@@ -170,8 +170,9 @@ function besideOf(pool: SessionPool, body: Record<string, unknown>, field: strin
  */
 function requestBudget(options: IntegrationOptions, body: Record<string, unknown>, outputKeys: readonly string[], model: string | undefined, beside: Beside, ratio?: number): number {
   if (options.budget !== undefined) return budgetOf(options, model);
-  const reserve = maxOutput(body, outputKeys) ?? options.reserveTokens;
-  let budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model, ratio);
+  const asked = maxOutput(body, outputKeys);
+  const reserve = asked?.tokens ?? options.reserveTokens;
+  let budget = asked === undefined ? budgetOf(options, model, ratio) : budgetOf({ ...options, reserveTokens: asked.tokens }, model, ratio, asked.path);
   const take = (tokens: number, path: string, what: string) => {
     if (tokens === 0) return;
     if (budget - tokens <= 0) {
