@@ -42,6 +42,8 @@ export type CtxfoldErrorCode =
   | "E_QUEUE"
   /** A distributed batch's shared work dir cannot be written or read (the message names the file and the OS code). */
   | "E_WORK_DIR"
+  /** An integration could not bring a prompt within its budget (what must stay is larger) and was not told to send it anyway (`onOverBudget`). */
+  | "E_OVER_BUDGET"
   /** A failure that is no CtxfoldError (a bug, or a limit such as the stack's); the reason keeps its name and message. */
   | "E_INTERNAL";
 

@@ -48,14 +48,49 @@ export interface IntegrationOptions extends CompactorConfig {
   contextWindow?: number;
   /** Room kept for the answer when the budget comes from the context window. @default 4096 */
   reserveTokens?: number;
-  /** Conversations whose sessions are kept (least recently used dropped). @default 1000 */
+  /** Conversations whose sessions are kept (least recently used dropped, with the originals the pool's own store holds for them). @default 1000 */
   maxSessions?: number;
+  /**
+   * Bytes of removed originals the pool keeps when `store` is not given (its own in-memory
+   * store, pool-store.ts): past it, whole conversations' originals go, least recently compacted
+   * first. Ignored with a `store` of the caller's (which is the caller's to bound and read).
+   * @default 67108864 (64 MiB)
+   */
+  maxStoreBytes?: number;
   /** Fields that override the model's profile for these calls, or a profile for a model none matches (see ctxfold/tokens' ModelProfile). */
   modelProfile?: Partial<ModelProfile>;
   /** Read the input tokens the provider reports and budget by them (see the module comment). @default true */
   usageFeedback?: boolean;
   /** Called with every usage report read: what it did to the conversation's ratio, or why it was ignored. */
   onUsage?: (event: UsageEvent) => void;
+  /**
+   * What a call does when even the messages that must stay exceed the budget (the compactor's
+   * status "budget_infeasible"): "throw" a CtxfoldError E_OVER_BUDGET saying by how much, or
+   * "return" the over-budget prompt as the compactor left it (the provider then answers as it
+   * would have; `onEvent` and, where there is one, `onCompact` report the status).
+   * @default "throw"
+   */
+  onOverBudget?: "throw" | "return";
+}
+
+/** What refuseOverBudget reads of a compaction. */
+export interface BudgetOutcome {
+  status: "ok" | "budget_infeasible";
+  budget: number;
+  tokensAfter: number;
+  /** The tokens of what must stay, when known. */
+  criticalTokens?: number;
+}
+
+/**
+ * E_OVER_BUDGET at `path` when a compaction did not reach its budget, unless the options say
+ * to send it anyway (`onOverBudget: "return"`): the one place every integration refuses.
+ */
+export function refuseOverBudget(options: IntegrationOptions, outcome: BudgetOutcome, path: string): void {
+  if (outcome.status !== "budget_infeasible" || options.onOverBudget === "return") return;
+  const { budget, tokensAfter, criticalTokens } = outcome;
+  const must = criticalTokens === undefined ? "" : `, of which ${criticalTokens} must stay (system messages, the latest user message, unanswered tool calls)`;
+  throw new CtxfoldError("E_OVER_BUDGET", `the prompt cannot be brought within its budget of ${budget} tokens: it takes ${tokensAfter} after compaction${must}; raise the budget (or the context window), shorten what must stay, or pass onOverBudget: "return" to send it anyway`, { path });
 }
 
 /** What one usage report did (`onUsage`): the correction's step plus where it applied. */
@@ -99,6 +134,8 @@ function conversion(profile: Partial<ModelProfile> | undefined, measure: Encodin
  * reported there, against the model's window.
  */
 export function budgetOf(options: IntegrationOptions, modelId?: string, usageRatio?: number, reserveFrom?: string): number {
+  const refusal = options.onOverBudget;
+  if (refusal !== undefined && refusal !== "throw" && refusal !== "return") throw badValueError("onOverBudget", '"throw" or "return"', refusal);
   if (options.budget !== undefined) return checkTokens(options.budget, "budget", 1);
   const profile = profileFor(options, modelId);
   const window = options.contextWindow === undefined ? profile?.contextWindow : checkTokens(options.contextWindow, "contextWindow", 1);

@@ -11,7 +11,11 @@
  * Sessions: one CompactorSession per conversation, found by the caller's id when given, else by
  * the conversation's stable prefix (its system messages and first user message: what stays the
  * same across the calls of one agent run). At most `maxSessions` are kept (least recently used
- * go first); a forgotten conversation only loses its epoch (its next call compacts afresh).
+ * go first); a forgotten conversation only loses its epoch (its next call compacts afresh) and,
+ * in the pool's own store, its originals.
+ *
+ * Store: the options' `store` when given (the caller's, to read originals from and to bound);
+ * else the pool's own, in memory and bounded by `maxStoreBytes` (pool-store.ts).
  * Each session keeps a wire cache (wire-cache.ts), so a call parses and renders only its new
  * messages, and the prefix key is computed from the conversation's first messages alone.
  */
@@ -21,13 +25,15 @@ import type { Message } from "../model/schema.js";
 import { createCompactor, type Compactor, type CompactorConfig } from "../policy/index.js";
 import { UsageFeedback, type IntegrationOptions, type UsageEvent } from "./budget.js";
 import type { CompactorSession } from "../policy/session.js";
+import type { CanonicalResult, CompactCallOptions } from "../policy/types.js";
+import { ConversationStore } from "./pool-store.js";
 import { kAdapters, type Format } from "../adapters/index.js";
 import { WireCache, type WireCheck } from "../policy/wire-cache.js";
 import { sameWire } from "../policy/wire-equal.js";
 import { parsePrefix, wireHead, wireMessages } from "../policy/wire-formats.js";
 
-export { budgetOf } from "./budget.js";
-export type { IntegrationOptions, UsageEvent } from "./budget.js";
+export { budgetOf, refuseOverBudget } from "./budget.js";
+export type { BudgetOutcome, IntegrationOptions, UsageEvent } from "./budget.js";
 
 /**
  * The key of a conversation by its stable prefix: its system messages and its first user
@@ -91,7 +97,7 @@ const recentKeys: { format: Format; head: unknown[]; prefix: unknown[]; key: str
  * size): never the compactor's, whose config rejects unknown keys.
  */
 const kIntegrationKeys: ReadonlySet<string> = new Set([
-  "budget", "contextWindow", "reserveTokens", "maxSessions", "model", "conversationId", "cacheBreakpoint", "onCompact", "modelProfile", "usageFeedback", "onUsage",
+  "budget", "contextWindow", "reserveTokens", "maxSessions", "maxStoreBytes", "model", "conversationId", "cacheBreakpoint", "onCompact", "modelProfile", "usageFeedback", "onUsage", "onOverBudget",
 ]);
 
 /** A conversation's session, the wire cache of its calls, and its usage feedback. */
@@ -106,11 +112,34 @@ export class SessionPool {
   readonly compactor: Compactor;
   readonly #conversations = new Map<string, Conversation>();
   readonly #max: number;
+  /** The pool's own store when the options name none (bounded: pool-store.ts). */
+  readonly #store: ConversationStore | undefined;
 
   /** `options` may hold any integration's own options too (kIntegrationKeys): only the rest configures the compactor. */
   constructor(options: IntegrationOptions = {}) {
-    this.compactor = createCompactor(Object.fromEntries(Object.entries(options).filter(([k]) => !kIntegrationKeys.has(k))) as CompactorConfig);
+    const config = Object.fromEntries(Object.entries(options).filter(([k]) => !kIntegrationKeys.has(k))) as CompactorConfig;
+    if (config.store === undefined) {
+      const max = options.maxStoreBytes;
+      if (max !== undefined && (typeof max !== "number" || !Number.isSafeInteger(max) || max < 0)) throw badValueError("maxStoreBytes", "a non-negative integer (bytes)", max);
+      config.store = this.#store = new ConversationStore(max);
+    }
+    this.compactor = createCompactor(config);
     this.#max = options.maxSessions ?? 1000;
+  }
+
+  /** Bytes of originals the pool's own store holds (at most `maxStoreBytes`); undefined with a caller's store. */
+  get storeBytes(): number | undefined {
+    return this.#store?.bytes;
+  }
+
+  /**
+   * Compacts conversation `key`'s messages in its `session`, the originals it removes kept as
+   * that conversation's (the pool's own store, see pool-store.ts). Every integration compacts
+   * through here.
+   */
+  compact(key: string, session: CompactorSession, messages: readonly Message[], options: CompactCallOptions): Promise<CanonicalResult> {
+    const run = () => session.compactCanonical(messages, options);
+    return this.#store ? this.#store.run(key, run) : run();
   }
 
   /**
@@ -131,7 +160,11 @@ export class SessionPool {
     else c = { session: this.compactor.session() };
     if (wire) c.wire = wire;
     this.#conversations.set(key, c);
-    while (this.#conversations.size > this.#max) this.#conversations.delete(this.#conversations.keys().next().value!);
+    while (this.#conversations.size > this.#max) {
+      const oldest = this.#conversations.keys().next().value!;
+      this.#conversations.delete(oldest);
+      this.#store?.drop(oldest);
+    }
     return c.session;
   }
 
@@ -189,7 +222,7 @@ const pools = new WeakMap<object, SessionPool>();
  * (which the caller must then reuse across calls).
  */
 export function sessionPoolFor(options: IntegrationOptions): SessionPool {
-  const own = Object.entries(options).some(([k, v]) => v !== undefined && (k === "maxSessions" || !kIntegrationKeys.has(k)));
+  const own = Object.entries(options).some(([k, v]) => v !== undefined && (k === "maxSessions" || k === "maxStoreBytes" || !kIntegrationKeys.has(k)));
   if (!own) return (sharedPool ??= new SessionPool());
   let pool = pools.get(options);
   if (!pool) pools.set(options, (pool = new SessionPool(options)));

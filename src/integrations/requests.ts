@@ -75,7 +75,8 @@ import { jsonEqual } from "../model/equal.js";
 import { badValueError, CtxfoldError } from "../errors.js";
 import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
 import type { CompactorSession } from "../policy/session.js";
-import { budgetOf, openConversation, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
+import type { CanonicalResult } from "../policy/types.js";
+import { budgetOf, openConversation, refuseOverBudget, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
 
 export type { UsageEvent } from "./common.js";
 
@@ -203,6 +204,11 @@ function openRequest(options: RequestOptions, body: Record<string, unknown>, inp
   return { pool, budget, besideTokens: beside.tools + beside.text, model, ...conversation };
 }
 
+/** E_OVER_BUDGET at `path` when the messages did not reach their budget (unless `onOverBudget: "return"`). */
+function refuse(options: RequestOptions, r: CanonicalResult, budget: number, path: string): void {
+  refuseOverBudget(options, { status: r.status, budget, tokensAfter: r.tokensAfter, criticalTokens: r.infeasible?.criticalTokens }, path);
+}
+
 // ---------------------------------------------------------------------------------------------
 // OpenAI Chat Completions.
 
@@ -214,8 +220,9 @@ function openRequest(options: RequestOptions, body: Record<string, unknown>, inp
 export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B, options: RequestOptions = {}, call?: RequestCall): Promise<B> {
   checkBody(body, "Chat Completions");
   const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, body.messages, "openai-chat", ["max_completion_tokens", "max_tokens"], call);
-  const r = await session.compactCanonical(messages, { budget, format: "openai-chat" });
+  const r = await pool.compact(key, session, messages, { budget, format: "openai-chat" });
   pool.noteSent(key, model, r.tokensAfter + besideTokens);
+  refuse(options, r, budget, "body.messages");
   return { ...body, messages: cache.render(r.canonical) } as B;
 }
 
@@ -234,8 +241,9 @@ export async function compactOpenAIResponsesRequest<B extends OpenAIResponsesReq
   if (input === undefined || input === null || typeof input === "string") return body;
   if (!Array.isArray(input)) throw new CtxfoldError("E_SCHEMA", `expected a string or an array of input items, got ${typeof input}`, { path: "body.input" });
   const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, input, "openai-responses", ["max_output_tokens"], call, "instructions");
-  const r = await session.compactCanonical(messages, { budget, format: "openai-responses" });
+  const r = await pool.compact(key, session, messages, { budget, format: "openai-responses" });
   pool.noteSent(key, model, r.tokensAfter + besideTokens);
+  refuse(options, r, budget, "body.input");
   return { ...body, input: cache.render(r.canonical) } as B;
 }
 
@@ -440,8 +448,9 @@ export async function compactAnthropicRequest<B extends AnthropicRequestBody>(bo
   checkBody(body, "Messages");
   // The adapter reads `system` and `messages` of the body (and nothing else of it).
   const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, body, "anthropic", ["max_tokens"], call);
-  const r = await session.compactCanonical(messages, { budget, format: "anthropic" });
+  const r = await pool.compact(key, session, messages, { budget, format: "anthropic" });
   pool.noteSent(key, model, r.tokensAfter + besideTokens);
+  refuse(options, r, budget, "body.messages");
   const wire = cache.render(r.canonical) as AnthropicWire;
   const prefix = options.cacheBreakpoint ? prefixLength(session, wire.messages) : undefined;
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : undefined;
