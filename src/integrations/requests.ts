@@ -16,7 +16,13 @@
  *   when present, else `reserveTokens` — in ctxfold's measure (budget.ts), minus the tool
  *   definitions (their JSON, exact o200k) and a Responses body's `instructions`: they take
  *   context too, and only a derived budget knows nothing about them. Unknown window and no
- *   budget: budgetOf's E_BAD_INPUT naming the model.
+ *   budget: budgetOf's E_BAD_INPUT naming the model; an answer's room at or past the window:
+ *   E_BAD_INPUT at the body's field (`body.max_tokens`), naming the window.
+ * - Over budget: messages that cannot be brought within their budget (what must stay is
+ *   larger) are E_OVER_BUDGET at `body.messages` (`body.input`), unless `onOverBudget:
+ *   "return"`: the return type is the body, which has no room to say so.
+ * - Originals: into the options' `store` when given, else into the pool's own, bounded by
+ *   `maxStoreBytes` (pool-store.ts).
  * - Usage feedback: the third argument, `{ usage }`, is the provider's usage report of the
  *   conversation's previous request, as the response carried it (OpenAI Chat Completions'
  *   `usage` with `prompt_tokens`, Responses' `input_tokens`, Anthropic's `input_tokens` plus its
