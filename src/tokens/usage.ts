@@ -71,11 +71,11 @@ export type CorrectionStep =
     /** "clamped": the observation was outside the bounds and counted as the nearest bound. */
     status: "applied" | "clamped";
     /**
-     * With "clamped", which bound held: the settings' `bounds`, or the caller's `floor` (the
+     * "floor" when the caller's `floor` held rather than the settings' `bounds` (the
      * integrations' window floor: a report far below ctxfold's estimate cannot lift the budget
-     * past the model's window, see budget.ts).
+     * past the model's window, see budget.ts); absent otherwise.
      */
-    limit?: "bounds" | "floor";
+    limit?: "floor";
     /** reported / estimated, before clamping. */
     observed: number;
     /** The ratio before (undefined: there was none) and after. */
@@ -132,7 +132,8 @@ export class UsageCorrection {
     else after = before + (ratio > before ? this.settings.rise : this.settings.fall) * (ratio - before);
     this.#ratio = after;
     if (ratio === observed) return { status: "applied", observed, before, after };
-    return { status: "clamped", limit: floored && ratio === lo && observed < lo ? "floor" : "bounds", observed, before, after };
+    if (floored && observed < lo) return { status: "clamped", limit: "floor", observed, before, after };
+    return { status: "clamped", observed, before, after };
   }
 }
 
