@@ -60,12 +60,22 @@ export class BpeCounter {
     return n;
   }
 
-  /** #merge, remembered: pieces that are not one token (identifiers, paths, hex) repeat within a run. */
+  /** @internal Pieces the merge memo holds. */
+  get rememberedPieces(): number {
+    return this.#mergeMemo.size;
+  }
+
+  /**
+   * #merge, remembered: pieces that are not one token (identifiers, paths, hex) repeat within a
+   * run. A long piece is merged afresh each time (in linear steps): remembering it would keep its
+   * whole text alive, and TokenCounter already remembers the count of each text it counts.
+   */
   #merged(bytes: string): number {
+    if (bytes.length > kLongPiece) return this.#mergeLong(bytes);
     let n = this.#mergeMemo.get(bytes);
     if (n === undefined) {
       if (this.#mergeMemo.size >= kMergeMemoEntries) this.#mergeMemo.clear();
-      this.#mergeMemo.set(bytes, (n = bytes.length > kLongPiece ? this.#mergeLong(bytes) : this.#merge(bytes)));
+      this.#mergeMemo.set(bytes, (n = this.#merge(bytes)));
     }
     return n;
   }
@@ -247,7 +257,7 @@ class RankBuckets {
   }
 }
 
-/** Merged pieces remembered before the memo starts over (~5 MB at most). */
+/** Merged pieces remembered before the memo starts over (each at most kLongPiece bytes: ~5 MB at most). */
 const kMergeMemoEntries = 1 << 16;
 function isAscii(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;

@@ -118,4 +118,16 @@ describe("the long-piece merge takes work linear in the piece's length", () => {
     expect(small).toBeGreaterThan(1 << 18);
     expect(large / small, `steps ${small} → ${large}`).toBeLessThanOrEqual(4.05);
   }, 120_000);
+
+  it("long pieces are not remembered (their text would stay alive), short ones are", () => {
+    const counter = bpeCounter("o200k_base");
+    const before = counter.rememberedPieces;
+    expect(typeof before).toBe("number");
+    counter.count("zzqxqvkjwq"); // a short piece of several tokens: remembered
+    expect(counter.rememberedPieces).toBe(before + 1);
+    for (let i = 0; i < 40; i++) counter.count("q".repeat(1000 + i)); // 40 distinct long pieces
+    expect(counter.rememberedPieces).toBe(before + 1);
+    // A repeated long piece still counts the same.
+    expect(counter.count("q".repeat(1000))).toBe(counter.count("q".repeat(1000)));
+  });
 });
