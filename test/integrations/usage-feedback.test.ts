@@ -203,6 +203,18 @@ describe("usage a provider does not report, or reports absurdly", () => {
     expect(events.every((e) => e.status === "clamped" && e.limit === "floor")).toBe(true);
   }, 120_000);
 
+  it("prepareStep with a provider reporting 1 token at every step sends no prompt past the window", async () => {
+    const outputs = Array.from({ length: 40 }, (_, k) => Array.from({ length: 200 }, (_, j) => `step ${k} row ${j}: status=${(k * 131 + j * 17) % 1009} path=src/mod${j % 13}/file${k}.ts`).join("\n"));
+    const prompts: number[] = [];
+    const m = stubModel((prompt) => (prompts.push(exactOf(prompt)), { total: 1 }));
+    const events: UsageEvent[] = [];
+    const r = await agentLoop(outputs, m.model, { prepareStep: { ...kProfile, onUsage: (e) => events.push(e) } }, 40);
+    expect(r.steps).toHaveLength(40);
+    expect(Math.max(...prompts), `largest prompt ${Math.max(...prompts)} > window ${kWindow}`).toBeLessThanOrEqual(kWindow - kReserve);
+    expect(events.length).toBeGreaterThan(30);
+    expect(events.every((e) => e.status === "clamped" && e.limit === "floor")).toBe(true);
+  }, 120_000);
+
   it("streamText: the finish part's usage is read as the stream passes through unchanged; a stream without one reports no usage", async () => {
     const events: UsageEvent[] = [];
     const parts = (finish: boolean) => [
