@@ -51,6 +51,13 @@ export interface IntegrationOptions extends CompactorConfig {
   /** Conversations whose sessions are kept (least recently used dropped, with the originals the pool's own store holds for them). @default 1000 */
   maxSessions?: number;
   /**
+   * Tokens (ctxfold's measure) of the conversations whose sessions are kept, each counted by its
+   * last call's input, which its session holds on to: past it, the least recently used go first
+   * (they only lose their epochs). Bounds the sessions' memory where `maxSessions` bounds their
+   * number. @default 32000000 (~128 MB of message text)
+   */
+  maxSessionTokens?: number;
+  /**
    * Bytes of removed originals the pool keeps when `store` is not given (its own in-memory
    * store, pool-store.ts): past it, whole conversations' originals go, least recently compacted
    * first. Ignored with a `store` of the caller's (which is the caller's to bound and read).

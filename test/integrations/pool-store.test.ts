@@ -5,7 +5,7 @@
  * for the caller to read.
  */
 import { describe, expect, it } from "vitest";
-import { sessionPoolFor } from "../../src/integrations/common.js";
+import { kDefaultMaxSessionTokens, sessionPoolFor } from "../../src/integrations/common.js";
 import { kDefaultMaxStoreBytes } from "../../src/integrations/pool-store.js";
 import { compactOpenAIRequest, type RequestOptions } from "../../src/integrations/requests.js";
 import { createMemoryStore, refPattern } from "../../src/store/index.js";
@@ -76,6 +76,25 @@ describe("the request helpers' own store is bounded by bytes", () => {
     await compactOpenAIRequest(conversation(0), { budget: 600 });
     expect(sessionPoolFor({ budget: 600 }).storeBytes).toBeGreaterThan(0);
     expect(sessionPoolFor({ budget: 600 }).storeBytes).toBeLessThanOrEqual(kDefaultMaxStoreBytes);
+  }, 120_000);
+
+  it("the sessions are bounded by the tokens they hold: past maxSessionTokens the least recently used go", async () => {
+    const probe: RequestOptions = { budget: 600, maxSessions: 5 };
+    await compactOpenAIRequest(conversation(0), probe);
+    const each = sessionPoolFor(probe).sessionTokens;
+    expect(each).toBeGreaterThan(1000);
+    const options: RequestOptions = { budget: 600, maxSessionTokens: 10 * each };
+    const pool = sessionPoolFor(options);
+    for (let i = 0; i < 300; i++) {
+      await compactOpenAIRequest(conversation(i), options);
+      expect(pool.sessionTokens).toBeLessThanOrEqual(10 * each * 1.05);
+    }
+    expect(pool.size).toBeGreaterThanOrEqual(9);
+    expect(pool.size).toBeLessThanOrEqual(11);
+    // Its originals went with each forgotten conversation.
+    expect(pool.storeBytes!).toBeLessThanOrEqual(11 * 1.2 * (sessionPoolFor(probe).storeBytes! || 1));
+    await expect(compactOpenAIRequest(conversation(1), { budget: 600, maxSessionTokens: 1.5 })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "maxSessionTokens" });
+    expect(kDefaultMaxSessionTokens).toBe(32_000_000);
   }, 120_000);
 
   it("a caller's store holds every original for the caller to read (the pool does not bound it)", async () => {
