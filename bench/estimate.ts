@@ -3,6 +3,7 @@ import { Tiktoken } from "js-tiktoken/lite";
 import o200k from "js-tiktoken/ranks/o200k_base";
 import { estimateTokenCount } from "tokenx";
 import { getCore } from "../src/core/core-instance.js";
+import { bpeCounter } from "../src/tokens/bpe.js";
 import { TokenCounter } from "../src/tokens/token-counter.js";
 import { WEIGHT_TABLE } from "../src/tokens/weights-table.js";
 import type { Case } from "./lib.js";
@@ -37,6 +38,15 @@ export function estimateCases(options: { quick: boolean }): Case[] {
       );
     }
   }
+  // Exact counts of one long piece (a base64-like run of lowercase letters, one pre-token):
+  // 4× the bytes should take 4× the time, so the two throughputs match (their ratio is 1 when
+  // the long-piece merge is linear; a heap of every pair made the larger one ~0.7× as fast).
+  // The BPE counter under TokenCounter (which remembers each text's count) counts afresh every call.
+  const bpe = bpeCounter("o200k_base");
+  for (const size of [64 * 1024, 256 * 1024]) {
+    const piece = letterRun(size, 53);
+    cases.push({ group: "exact count, one long piece", name: `ctxfold exact ${size / 1024} KB`, bytes: size, items: 1, fn: () => bpe.count(piece) });
+  }
   if (!options.quick) {
     for (const kind of ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] as const) {
       const text = kindText(kind, 1_000_000, 47);
@@ -44,4 +54,15 @@ export function estimateCases(options: { quick: boolean }): Case[] {
     }
   }
   return cases;
+}
+
+/** `bytes` lowercase letters at random (seeded): one pre-token of o200k_base, merged as a long piece. */
+function letterRun(bytes: number, seed: number): string {
+  let s = "";
+  let x = seed;
+  for (let i = 0; i < bytes; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    s += String.fromCharCode(97 + ((x >>> 16) % 26));
+  }
+  return s;
 }

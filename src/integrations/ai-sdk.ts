@@ -55,16 +55,19 @@
  *   the recall hint (the compactor's recallHint) on for a call whose `tools` include a function
  *   tool named `recall`, unless the options set `recallHint` themselves (false: never; true or a
  *   line: every call). `prepareStep` sees no tools: set `recallHint` in its options.
- * - A budget even the messages that must stay cannot meet (status "budget_infeasible") is not an
- *   error here: the middleware forwards the compactor's best prompt and the provider answers as
- *   it would have (`onCompact` reports the status). Mastra's processor, whose framework has a
- *   typed refusal, aborts instead (see mastra.ts).
+ * - A budget even the messages that must stay cannot meet (status "budget_infeasible") is a
+ *   CtxfoldError E_OVER_BUDGET at `prompt` (`messages` for prepareStep) by default, thrown
+ *   after `onCompact` reported it: the middleware's return type is the call's params, with no
+ *   room to say so, and a prompt sent over the window fails at the provider anyway, later and
+ *   less clearly. `onOverBudget: "return"` forwards the compactor's best prompt instead (the
+ *   provider answers as it would have). Mastra's processor, whose framework has a typed
+ *   refusal, aborts instead (see mastra.ts).
  */
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import type { CompactResult } from "../policy/types.js";
 import { kRecallToolName } from "../recall/index.js";
-import { budgetOf, prefixKey, SessionPool, type IntegrationOptions, type UsageEvent } from "./common.js";
+import { budgetOf, prefixKey, refuseOverBudget, SessionPool, type IntegrationOptions, type UsageEvent } from "./common.js";
 
 export type { IntegrationOptions, SessionPool, UsageEvent } from "./common.js";
 export { ctxfoldRecallTool, type CtxfoldRecallTool, type RecallResult, type RecallToolOptions } from "./ai-sdk-recall.js";
@@ -211,6 +214,8 @@ export interface PromptCall {
   report?: { usage: unknown; tag: unknown };
   /** The recall hint for this call, over the options' `recallHint` (CompactCallOptions.recallHint). */
   recallHint?: boolean;
+  /** Leave a prompt over its budget to the caller (Mastra's abort) instead of refuseOverBudget. */
+  keepOverBudget?: boolean;
 }
 
 /**
@@ -276,7 +281,7 @@ export class PromptCompactor<Params> {
     }
     const session = this.pool.session(conversation, cache);
     const before = session.epoch;
-    const r = await session.compactCanonical(messages, call.recallHint === undefined ? { budget } : { budget, recallHint: call.recallHint });
+    const r = await this.pool.compact(conversation, session, messages, call.recallHint === undefined ? { budget } : { budget, recallHint: call.recallHint });
     this.pool.noteSent(conversation, call.modelId, r.tokensAfter, call.tag);
     // Until its first compaction a session's output is its input (appended or passed through):
     // the prompt goes on as it came, not re-rendered.
@@ -289,6 +294,7 @@ export class PromptCompactor<Params> {
     };
     if (r.infeasible) info.criticalTokens = r.infeasible.criticalTokens;
     this.#onCompact?.(info);
+    if (!call.keepOverBudget) refuseOverBudget(this.options, info, call.path);
     return { messages: changed ? out : wire, changed, info };
   }
 

@@ -14,6 +14,13 @@
  *   otherwise). After a report it is the observed ratio of the conversation and model
  *   (tokens/usage.ts, `kUsageFeedback`) with kFeedbackMargin on top: the provider's own count
  *   replaces the estimate, whatever the family.
+ * - What a report can raise the budget by is bounded: never past the model's room counted one
+ *   model token per token of ctxfold's measure (or the profile's own conversion, where that
+ *   says the model's tokens are fewer). A report far below ctxfold's estimate (a provider
+ *   reporting 1 token for a full prompt, a report for another request) is implausible: its
+ *   ratio is clamped to that floor (usageFloor), and its `onUsage` event says `status:
+ *   "clamped", limit: "floor"`. A report above the estimate lowers the budget freely: that
+ *   side only leaves room unused.
  * - `modelProfile` overrides fields of the model's profile for the calls made with the options
  *   (or stands for a profile when the id has none); registered profiles (registerModelProfile)
  *   change it for the whole process.
@@ -41,14 +48,56 @@ export interface IntegrationOptions extends CompactorConfig {
   contextWindow?: number;
   /** Room kept for the answer when the budget comes from the context window. @default 4096 */
   reserveTokens?: number;
-  /** Conversations whose sessions are kept (least recently used dropped). @default 1000 */
+  /** Conversations whose sessions are kept (least recently used dropped, with the originals the pool's own store holds for them). @default 1000 */
   maxSessions?: number;
+  /**
+   * Tokens (ctxfold's measure) of the conversations whose sessions are kept, each counted by its
+   * last call's input, which its session holds on to: past it, the least recently used go first
+   * (they only lose their epochs). Bounds the sessions' memory where `maxSessions` bounds their
+   * number. @default 32000000 (~128 MB of message text)
+   */
+  maxSessionTokens?: number;
+  /**
+   * Bytes of removed originals the pool keeps when `store` is not given (its own in-memory
+   * store, pool-store.ts): past it, whole conversations' originals go, least recently compacted
+   * first. Ignored with a `store` of the caller's (which is the caller's to bound and read).
+   * @default 67108864 (64 MiB)
+   */
+  maxStoreBytes?: number;
   /** Fields that override the model's profile for these calls, or a profile for a model none matches (see ctxfold/tokens' ModelProfile). */
   modelProfile?: Partial<ModelProfile>;
   /** Read the input tokens the provider reports and budget by them (see the module comment). @default true */
   usageFeedback?: boolean;
   /** Called with every usage report read: what it did to the conversation's ratio, or why it was ignored. */
   onUsage?: (event: UsageEvent) => void;
+  /**
+   * What a call does when even the messages that must stay exceed the budget (the compactor's
+   * status "budget_infeasible"): "throw" a CtxfoldError E_OVER_BUDGET saying by how much, or
+   * "return" the over-budget prompt as the compactor left it (the provider then answers as it
+   * would have; `onEvent` and, where there is one, `onCompact` report the status).
+   * @default "throw"
+   */
+  onOverBudget?: "throw" | "return";
+}
+
+/** What refuseOverBudget reads of a compaction. */
+export interface BudgetOutcome {
+  status: "ok" | "budget_infeasible";
+  budget: number;
+  tokensAfter: number;
+  /** The tokens of what must stay, when known. */
+  criticalTokens?: number;
+}
+
+/**
+ * E_OVER_BUDGET at `path` when a compaction did not reach its budget, unless the options say
+ * to send it anyway (`onOverBudget: "return"`): the one place every integration refuses.
+ */
+export function refuseOverBudget(options: IntegrationOptions, outcome: BudgetOutcome, path: string): void {
+  if (outcome.status !== "budget_infeasible" || options.onOverBudget === "return") return;
+  const { budget, tokensAfter, criticalTokens } = outcome;
+  const must = criticalTokens === undefined ? "" : `, of which ${criticalTokens} must stay (system messages, the latest user message, unanswered tool calls)`;
+  throw new CtxfoldError("E_OVER_BUDGET", `the prompt cannot be brought within its budget of ${budget} tokens: it takes ${tokensAfter} after compaction${must}; raise the budget (or the context window), shorten what must stay, or pass onOverBudget: "return" to send it anyway`, { path });
 }
 
 /** What one usage report did (`onUsage`): the correction's step plus where it applied. */
@@ -87,8 +136,13 @@ function conversion(profile: Partial<ModelProfile> | undefined, measure: Encodin
 /**
  * The budget a call compacts to (see the module comment), `usageRatio` being the observed
  * ratio of the conversation and model (SessionPool.usageRatio) when there is one.
+ * `reserveFrom` names where `options.reserveTokens` came from when the caller took it from a
+ * request (a body's `max_tokens`): an answer's room that leaves none for the messages is then
+ * reported there, against the model's window.
  */
-export function budgetOf(options: IntegrationOptions, modelId?: string, usageRatio?: number): number {
+export function budgetOf(options: IntegrationOptions, modelId?: string, usageRatio?: number, reserveFrom?: string): number {
+  const refusal = options.onOverBudget;
+  if (refusal !== undefined && refusal !== "throw" && refusal !== "return") throw badValueError("onOverBudget", '"throw" or "return"', refusal);
   if (options.budget !== undefined) return checkTokens(options.budget, "budget", 1);
   const profile = profileFor(options, modelId);
   const window = options.contextWindow === undefined ? profile?.contextWindow : checkTokens(options.contextWindow, "contextWindow", 1);
@@ -97,11 +151,24 @@ export function budgetOf(options: IntegrationOptions, modelId?: string, usageRat
   }
   const reserve = options.reserveTokens === undefined ? kDefaultReserve : checkTokens(options.reserveTokens, "reserveTokens", 0);
   let room = window - reserve;
+  if (room <= 0 && reserveFrom !== undefined) {
+    throw new CtxfoldError("E_BAD_INPUT", `${reserve} exceeds the context window of model ${JSON.stringify(modelId ?? "(unnamed)")} (${window} tokens): no room is left for the messages`, { path: reserveFrom });
+  }
   if (room <= 0) throw new CtxfoldError("E_BAD_INPUT", `contextWindow ${window} leaves no room after reserveTokens ${reserve}`, { path: "reserveTokens" });
   if (profile?.maxInputTokens !== undefined) room = Math.min(room, profile.maxInputTokens);
-  const measure = options.counter?.encoding ?? "o200k_base";
-  const per = usageRatio !== undefined && options.usageFeedback !== false ? usageRatio * (1 + kFeedbackMargin) : conversion(profile, measure);
+  const profiled = conversion(profile, options.counter?.encoding ?? "o200k_base");
+  // A ratio below the window floor (usageFloor) never reaches here through recordUsage; the cap holds whatever the ratio.
+  const per = usageRatio !== undefined && options.usageFeedback !== false ? Math.max(usageRatio * (1 + kFeedbackMargin), Math.min(1, profiled)) : profiled;
   return Math.max(1, Math.floor(room / per));
+}
+
+/**
+ * The lowest usage ratio a report may set for `modelId` (see the module comment): the one whose
+ * budget is the model's room counted one model token per token of ctxfold's measure, or the
+ * profile's own conversion where that says the model's tokens are fewer.
+ */
+export function usageFloor(options: IntegrationOptions, modelId: string | undefined): number {
+  return Math.min(1, conversion(profileFor(options, modelId), options.counter?.encoding ?? "o200k_base")) / (1 + kFeedbackMargin);
 }
 
 /** A token count option (an integer ≥ `min`), or E_BAD_INPUT naming it and showing what it got. */
@@ -139,15 +206,22 @@ export class UsageFeedback {
 
   /**
    * Folds a usage report for the last call sent into its model's ratio (`modelId` when the
-   * caller knows the model better). Never throws: see UsageCorrection.observe.
+   * caller knows the model better), at least the model's window floor (usageFloor of
+   * `options`). Never throws: see UsageCorrection.observe.
    */
-  record(conversation: string, usage: unknown, modelId?: string): UsageEvent {
+  record(conversation: string, usage: unknown, modelId?: string, options: IntegrationOptions = {}): UsageEvent {
     const sent = this.#sent;
     const model = modelId ?? sent?.model;
     let c = this.#byModel.get(model ?? "");
     if (!c) this.#byModel.set(model ?? "", (c = new UsageCorrection(kUsageFeedback)));
     const reported = inputTokensOf(usage);
-    const step = c.observe(reported, sent?.estimate);
+    let floor: number | undefined;
+    try {
+      floor = usageFloor(options, model);
+    } catch {
+      // A bad modelProfile is reported by the budget it breaks, not by a usage report (which never throws).
+    }
+    const step = c.observe(reported, sent?.estimate, floor);
     // A report is for one call: a second one for it (a retry's, a stream read twice) is not counted again.
     if (step.status !== "ignored") this.#sent = undefined;
     return { ...step, conversation, model, reported, estimated: sent?.estimate };

@@ -11,7 +11,13 @@
  * Sessions: one CompactorSession per conversation, found by the caller's id when given, else by
  * the conversation's stable prefix (its system messages and first user message: what stays the
  * same across the calls of one agent run). At most `maxSessions` are kept (least recently used
- * go first); a forgotten conversation only loses its epoch (its next call compacts afresh).
+ * go first), and at most `maxSessionTokens` of their last calls' inputs (what a session and its
+ * wire cache hold on to; least recently used go first, the latest call's own conversation never);
+ * a forgotten conversation only loses its epoch (its next call compacts afresh) and, in the pool's
+ * own store, its originals.
+ *
+ * Store: the options' `store` when given (the caller's, to read originals from and to bound);
+ * else the pool's own, in memory and bounded by `maxStoreBytes` (pool-store.ts).
  * Each session keeps a wire cache (wire-cache.ts), so a call parses and renders only its new
  * messages, and the prefix key is computed from the conversation's first messages alone.
  */
@@ -21,13 +27,15 @@ import type { Message } from "../model/schema.js";
 import { createCompactor, type Compactor, type CompactorConfig } from "../policy/index.js";
 import { UsageFeedback, type IntegrationOptions, type UsageEvent } from "./budget.js";
 import type { CompactorSession } from "../policy/session.js";
+import type { CanonicalResult, CompactCallOptions } from "../policy/types.js";
+import { ConversationStore } from "./pool-store.js";
 import { kAdapters, type Format } from "../adapters/index.js";
 import { WireCache, type WireCheck } from "../policy/wire-cache.js";
 import { sameWire } from "../policy/wire-equal.js";
 import { parsePrefix, wireHead, wireMessages } from "../policy/wire-formats.js";
 
-export { budgetOf } from "./budget.js";
-export type { IntegrationOptions, UsageEvent } from "./budget.js";
+export { budgetOf, refuseOverBudget } from "./budget.js";
+export type { BudgetOutcome, IntegrationOptions, UsageEvent } from "./budget.js";
 
 /**
  * The key of a conversation by its stable prefix: its system messages and its first user
@@ -91,7 +99,7 @@ const recentKeys: { format: Format; head: unknown[]; prefix: unknown[]; key: str
  * size): never the compactor's, whose config rejects unknown keys.
  */
 const kIntegrationKeys: ReadonlySet<string> = new Set([
-  "budget", "contextWindow", "reserveTokens", "maxSessions", "model", "conversationId", "cacheBreakpoint", "onCompact", "modelProfile", "usageFeedback", "onUsage",
+  "budget", "contextWindow", "reserveTokens", "maxSessions", "maxSessionTokens", "maxStoreBytes", "model", "conversationId", "cacheBreakpoint", "onCompact", "modelProfile", "usageFeedback", "onUsage", "onOverBudget",
 ]);
 
 /** A conversation's session, the wire cache of its calls, and its usage feedback. */
@@ -99,18 +107,80 @@ interface Conversation {
   session: CompactorSession;
   wire?: WireCache;
   usage?: UsageFeedback;
+  /** The tokens of its last call's input (what its session and wire cache hold on to). */
+  tokens?: number;
 }
+
+/** The default of IntegrationOptions.maxSessionTokens: 32M tokens, ~128 MB of message text. */
+export const kDefaultMaxSessionTokens = 32_000_000;
 
 /** One compactor and its sessions, per conversation (see the module comment). */
 export class SessionPool {
   readonly compactor: Compactor;
   readonly #conversations = new Map<string, Conversation>();
   readonly #max: number;
+  readonly #maxTokens: number;
+  /** The tokens of the conversations held (their last calls' inputs). */
+  #tokens = 0;
+  /** The pool's own store when the options name none (bounded: pool-store.ts). */
+  readonly #store: ConversationStore | undefined;
 
   /** `options` may hold any integration's own options too (kIntegrationKeys): only the rest configures the compactor. */
   constructor(options: IntegrationOptions = {}) {
-    this.compactor = createCompactor(Object.fromEntries(Object.entries(options).filter(([k]) => !kIntegrationKeys.has(k))) as CompactorConfig);
+    const config = Object.fromEntries(Object.entries(options).filter(([k]) => !kIntegrationKeys.has(k))) as CompactorConfig;
+    if (config.store === undefined) {
+      const max = options.maxStoreBytes;
+      if (max !== undefined && (typeof max !== "number" || !Number.isSafeInteger(max) || max < 0)) throw badValueError("maxStoreBytes", "a non-negative integer (bytes)", max);
+      config.store = this.#store = new ConversationStore(max);
+    }
+    this.compactor = createCompactor(config);
     this.#max = options.maxSessions ?? 1000;
+    const maxTokens = options.maxSessionTokens;
+    if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isSafeInteger(maxTokens) || maxTokens < 0)) throw badValueError("maxSessionTokens", "a non-negative integer (tokens)", maxTokens);
+    this.#maxTokens = maxTokens ?? kDefaultMaxSessionTokens;
+  }
+
+  /** Tokens of the conversations the pool holds (their last calls' inputs): at most `maxSessionTokens`, the latest call's aside. */
+  get sessionTokens(): number {
+    return this.#tokens;
+  }
+
+  /** Bytes of originals the pool's own store holds (at most `maxStoreBytes`); undefined with a caller's store. */
+  get storeBytes(): number | undefined {
+    return this.#store?.bytes;
+  }
+
+  /**
+   * Compacts conversation `key`'s messages in its `session`, the originals it removes kept as
+   * that conversation's (the pool's own store, see pool-store.ts). Every integration compacts
+   * through here.
+   */
+  async compact(key: string, session: CompactorSession, messages: readonly Message[], options: CompactCallOptions): Promise<CanonicalResult> {
+    const run = () => session.compactCanonical(messages, options);
+    const r = await (this.#store ? this.#store.run(key, run) : run());
+    this.#hold(key, r.tokensBefore);
+    return r;
+  }
+
+  /** Notes what conversation `key` holds, then forgets the least recently used others past `maxSessionTokens`. */
+  #hold(key: string, tokens: number): void {
+    const c = this.#conversations.get(key);
+    if (!c) return;
+    this.#tokens += tokens - (c.tokens ?? 0);
+    c.tokens = tokens;
+    for (const other of this.#conversations.keys()) {
+      if (this.#tokens <= this.#maxTokens) return;
+      if (other !== key) this.#forget(other);
+    }
+  }
+
+  /** Drops conversation `key`: its session, wire cache, usage feedback and, in the pool's own store, its originals. */
+  #forget(key: string): void {
+    const c = this.#conversations.get(key);
+    if (!c) return;
+    this.#conversations.delete(key);
+    this.#tokens -= c.tokens ?? 0;
+    this.#store?.drop(key);
   }
 
   /**
@@ -131,7 +201,7 @@ export class SessionPool {
     else c = { session: this.compactor.session() };
     if (wire) c.wire = wire;
     this.#conversations.set(key, c);
-    while (this.#conversations.size > this.#max) this.#conversations.delete(this.#conversations.keys().next().value!);
+    while (this.#conversations.size > this.#max) this.#forget(this.#conversations.keys().next().value!);
     return c.session;
   }
 
@@ -173,7 +243,7 @@ export class SessionPool {
   recordUsage(key: string, usage: unknown, options: IntegrationOptions = {}, modelId?: string): UsageEvent | undefined {
     if (options.usageFeedback === false) return undefined;
     const c = this.#conversations.get(key);
-    const event = c ? (c.usage ??= new UsageFeedback()).record(key, usage, modelId) : new UsageFeedback().record(key, usage, modelId);
+    const event = (c ? (c.usage ??= new UsageFeedback()) : new UsageFeedback()).record(key, usage, modelId, options);
     options.onUsage?.(event);
     return event;
   }
@@ -189,7 +259,7 @@ const pools = new WeakMap<object, SessionPool>();
  * (which the caller must then reuse across calls).
  */
 export function sessionPoolFor(options: IntegrationOptions): SessionPool {
-  const own = Object.entries(options).some(([k, v]) => v !== undefined && (k === "maxSessions" || !kIntegrationKeys.has(k)));
+  const own = Object.entries(options).some(([k, v]) => v !== undefined && (k === "maxSessions" || k === "maxSessionTokens" || k === "maxStoreBytes" || !kIntegrationKeys.has(k)));
   if (!own) return (sharedPool ??= new SessionPool());
   let pool = pools.get(options);
   if (!pool) pools.set(options, (pool = new SessionPool(options)));

@@ -31,7 +31,7 @@ import type { LangchainMessage } from "../adapters/langchain.js";
 import type { Message, Role } from "../model/schema.js";
 import type { CanonicalResult } from "../policy/types.js";
 import type { CompactorSession } from "../policy/session.js";
-import { budgetOf, openConversation, type IntegrationOptions, type SessionPool } from "./common.js";
+import { budgetOf, openConversation, refuseOverBudget, type IntegrationOptions, type SessionPool } from "./common.js";
 
 /** The options of the LangChain integrations: common.ts's, and the model and conversation ids when the call names none. */
 export interface LangChainOptions extends IntegrationOptions {
@@ -214,8 +214,9 @@ export async function compactLangChain<M extends object>(pool: SessionPool, list
     }
   }
   const budget = budgetOf(options, modelId, pool.usageRatio(key, modelId));
-  const r = await session.compactCanonical(messages, recallHint === undefined ? { budget, format: "langchain" } : { budget, format: "langchain", recallHint });
+  const r = await pool.compact(key, session, messages, recallHint === undefined ? { budget, format: "langchain" } : { budget, format: "langchain", recallHint });
   pool.noteSent(key, modelId, r.tokensAfter, dicts.length);
+  refuseOverBudget(options, { status: r.status, budget, tokensAfter: r.tokensAfter, criticalTokens: r.infeasible?.criticalTokens }, "messages");
   const result: object[] = [];
   for (const m of r.canonical) {
     const memo = rendered.get(m);

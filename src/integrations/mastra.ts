@@ -35,8 +35,9 @@
  *   throws (paths `prompt[3]`, `budget`), which the agent surfaces as the call's error. A budget
  *   even the messages that must stay cannot meet is TokenLimiter's typed refusal: the call's
  *   `abort(reason, { retry: false, metadata })`, which Mastra turns into a TripWire (the run
- *   ends with a tripwire result instead of a provider error); without an `abort` the best
- *   prompt goes on.
+ *   ends with a tripwire result instead of a provider error); without an `abort` it is the
+ *   AI SDK integration's E_OVER_BUDGET. `onOverBudget: "return"` lets the best prompt go on
+ *   either way.
  * - No import of @mastra/core: the processor is a plain class whose shape Mastra accepts (the
  *   tests assign it to `InputProcessor`, the type of an agent's `inputProcessors`).
  */
@@ -85,12 +86,13 @@ export class CtxfoldProcessor {
   async processLLMRequest<A extends MastraLLMRequestArgs>(args: A): Promise<{ prompt: A["prompt"] } | undefined> {
     const id = this.#engine.idOf(args);
     const thread = id === undefined ? threadOf(args) : undefined;
+    const abort = typeof args.abort === "function";
     const r = await this.#engine.compact({
-      wire: args.prompt, path: "prompt", provider: true, modelId: modelIdOf(args.model), id, scope: thread === undefined ? undefined : `thread:${thread}`,
+      wire: args.prompt, path: "prompt", provider: true, modelId: modelIdOf(args.model), id, scope: thread === undefined ? undefined : `thread:${thread}`, keepOverBudget: abort,
     });
-    if (r.info.status === "budget_infeasible" && typeof args.abort === "function") {
+    if (r.info.status === "budget_infeasible" && abort && this.#engine.options.onOverBudget !== "return") {
       const { budget, tokensBefore, tokensAfter, criticalTokens } = r.info;
-      args.abort(`ctxfold: the prompt cannot be brought within the budget of ${budget} tokens: what must stay takes ${criticalTokens ?? tokensAfter}`, {
+      args.abort?.(`ctxfold: the prompt cannot be brought within the budget of ${budget} tokens: what must stay takes ${criticalTokens ?? tokensAfter}`, {
         retry: false,
         metadata: { budget, tokensBefore, tokensAfter, criticalTokens },
       });

@@ -16,7 +16,13 @@
  *   when present, else `reserveTokens` — in ctxfold's measure (budget.ts), minus the tool
  *   definitions (their JSON, exact o200k) and a Responses body's `instructions`: they take
  *   context too, and only a derived budget knows nothing about them. Unknown window and no
- *   budget: budgetOf's E_BAD_INPUT naming the model.
+ *   budget: budgetOf's E_BAD_INPUT naming the model; an answer's room at or past the window:
+ *   E_BAD_INPUT at the body's field (`body.max_tokens`), naming the window.
+ * - Over budget: messages that cannot be brought within their budget (what must stay is
+ *   larger) are E_OVER_BUDGET at `body.messages` (`body.input`), unless `onOverBudget:
+ *   "return"`: the return type is the body, which has no room to say so.
+ * - Originals: into the options' `store` when given, else into the pool's own, bounded by
+ *   `maxStoreBytes` (pool-store.ts).
  * - Usage feedback: the third argument, `{ usage }`, is the provider's usage report of the
  *   conversation's previous request, as the response carried it (OpenAI Chat Completions'
  *   `usage` with `prompt_tokens`, Responses' `input_tokens`, Anthropic's `input_tokens` plus its
@@ -71,11 +77,12 @@
  *   system alone hold more than 4 (which Anthropic rejects anyway) loses tools / system ones,
  *   earliest first, for the same reason.
  */
-import { jsonEqual } from "../model/equal.js";
 import { badValueError, CtxfoldError } from "../errors.js";
-import type { AnthropicMessage, AnthropicWire } from "../adapters/anthropic.js";
-import type { CompactorSession } from "../policy/session.js";
-import { budgetOf, openConversation, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
+import type { AnthropicWire } from "../adapters/anthropic.js";
+import { isObject } from "../adapters/common.js";
+import type { CanonicalResult } from "../policy/types.js";
+import { Draft, fixBreakpoints, prefixLength, requestMarks } from "./anthropic-breakpoints.js";
+import { budgetOf, openConversation, refuseOverBudget, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
 
 export type { UsageEvent } from "./common.js";
 
@@ -131,22 +138,18 @@ export interface AnthropicRequestBody {
   max_tokens?: number | null;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 function checkBody(body: unknown, what: string): asserts body is Record<string, unknown> & { messages: unknown[] } {
   if (!isObject(body)) throw new CtxfoldError("E_SCHEMA", `expected a ${what} request body object, got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}`, { path: "body" });
   if (!Array.isArray(body.messages)) throw new CtxfoldError("E_SCHEMA", `expected an array of messages, got ${body.messages === null ? "null" : typeof body.messages}`, { path: "body.messages" });
 }
 
-/** The answer's room a body asks for: its first present field of `keys` (null is absent). */
-function maxOutput(body: Record<string, unknown>, keys: readonly string[]): number | undefined {
+/** The answer's room a body asks for: its first present field of `keys` (null is absent), with that field's path. */
+function maxOutput(body: Record<string, unknown>, keys: readonly string[]): { tokens: number; path: string } | undefined {
   for (const k of keys) {
     const v = body[k];
     if (v === undefined || v === null) continue;
     if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) throw badValueError(`body.${k}`, "a positive integer", v);
-    return v;
+    return { tokens: v, path: `body.${k}` };
   }
   return undefined;
 }
@@ -170,8 +173,9 @@ function besideOf(pool: SessionPool, body: Record<string, unknown>, field: strin
  */
 function requestBudget(options: IntegrationOptions, body: Record<string, unknown>, outputKeys: readonly string[], model: string | undefined, beside: Beside, ratio?: number): number {
   if (options.budget !== undefined) return budgetOf(options, model);
-  const reserve = maxOutput(body, outputKeys) ?? options.reserveTokens;
-  let budget = budgetOf(reserve === undefined ? options : { ...options, reserveTokens: reserve }, model, ratio);
+  const asked = maxOutput(body, outputKeys);
+  const reserve = asked?.tokens ?? options.reserveTokens;
+  let budget = asked === undefined ? budgetOf(options, model, ratio) : budgetOf({ ...options, reserveTokens: asked.tokens }, model, ratio, asked.path);
   const take = (tokens: number, path: string, what: string) => {
     if (tokens === 0) return;
     if (budget - tokens <= 0) {
@@ -202,6 +206,11 @@ function openRequest(options: RequestOptions, body: Record<string, unknown>, inp
   return { pool, budget, besideTokens: beside.tools + beside.text, model, ...conversation };
 }
 
+/** E_OVER_BUDGET at `path` when the messages did not reach their budget (unless `onOverBudget: "return"`). */
+function refuse(options: RequestOptions, r: CanonicalResult, budget: number, path: string): void {
+  refuseOverBudget(options, { status: r.status, budget, tokensAfter: r.tokensAfter, criticalTokens: r.infeasible?.criticalTokens }, path);
+}
+
 // ---------------------------------------------------------------------------------------------
 // OpenAI Chat Completions.
 
@@ -213,8 +222,9 @@ function openRequest(options: RequestOptions, body: Record<string, unknown>, inp
 export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B, options: RequestOptions = {}, call?: RequestCall): Promise<B> {
   checkBody(body, "Chat Completions");
   const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, body.messages, "openai-chat", ["max_completion_tokens", "max_tokens"], call);
-  const r = await session.compactCanonical(messages, { budget, format: "openai-chat" });
+  const r = await pool.compact(key, session, messages, { budget, format: "openai-chat" });
   pool.noteSent(key, model, r.tokensAfter + besideTokens);
+  refuse(options, r, budget, "body.messages");
   return { ...body, messages: cache.render(r.canonical) } as B;
 }
 
@@ -233,202 +243,14 @@ export async function compactOpenAIResponsesRequest<B extends OpenAIResponsesReq
   if (input === undefined || input === null || typeof input === "string") return body;
   if (!Array.isArray(input)) throw new CtxfoldError("E_SCHEMA", `expected a string or an array of input items, got ${typeof input}`, { path: "body.input" });
   const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, input, "openai-responses", ["max_output_tokens"], call, "instructions");
-  const r = await session.compactCanonical(messages, { budget, format: "openai-responses" });
+  const r = await pool.compact(key, session, messages, { budget, format: "openai-responses" });
   pool.noteSent(key, model, r.tokensAfter + besideTokens);
+  refuse(options, r, budget, "body.input");
   return { ...body, input: cache.render(r.canonical) } as B;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Anthropic Messages.
-
-type Block = Record<string, unknown>;
-
-/** Where a block sits: tools[i], system[i], messages[i].content[k], or messages[i].content[k].content[n]. */
-interface Spot {
-  area: "tools" | "system" | "messages";
-  i: number;
-  k?: number;
-  n?: number;
-}
-
-const hasMark = (b: unknown): boolean => isObject(b) && b.cache_control !== undefined && b.cache_control !== null;
-const emptyText = (b: Block): boolean => b.type === "text" && (typeof b.text !== "string" || b.text.trim() === "");
-const kUnmarkable = new Set(["thinking", "redacted_thinking"]);
-
-/** Where a message's marked blocks sit: content[k], or content[k].content[n] inside a tool_result. */
-type MarkSpots = readonly { k: number; n?: number }[];
-const kNoMarks: MarkSpots = [];
-const messageMarks = new WeakMap<object, MarkSpots>();
-
-/** The marked blocks of a message (remembered per message object: every call walks the whole conversation's messages). */
-function marksOf(m: AnthropicMessage): MarkSpots {
-  let marks = messageMarks.get(m);
-  if (!marks) messageMarks.set(m, (marks = marksIn(m)));
-  return marks;
-}
-
-function marksIn(m: AnthropicMessage): MarkSpots {
-  const content = m.content as unknown;
-  if (!Array.isArray(content)) return kNoMarks;
-  let out: { k: number; n?: number }[] | undefined;
-  for (let k = 0; k < content.length; k++) {
-    const b = content[k] as unknown;
-    if (!isObject(b)) continue;
-    if (hasMark(b)) (out ??= []).push({ k });
-    if (b.type === "tool_result" && Array.isArray(b.content)) for (let n = 0; n < b.content.length; n++) if (hasMark(b.content[n])) (out ??= []).push({ k, n });
-  }
-  return out ?? kNoMarks;
-}
-
-/** The compacted request under edit: containers are copied before their first change (the caller's stay as they are). */
-class Draft {
-  readonly #own = new WeakSet<object>();
-  constructor(
-    public tools: unknown[] | undefined,
-    public system: unknown,
-    public messages: AnthropicMessage[],
-  ) {}
-
-  #arr<T>(a: T[]): T[] {
-    if (this.#own.has(a)) return a;
-    const c = [...a];
-    this.#own.add(c);
-    return c;
-  }
-
-  #obj<T extends object>(o: T): T {
-    if (this.#own.has(o)) return o;
-    const c = { ...o };
-    this.#own.add(c);
-    return c;
-  }
-
-  /** Every block that carries a breakpoint (with its spot), in prompt order: tools, system, then messages. */
-  *markedBlocks(): Generator<[Spot, Block]> {
-    if (this.tools) for (let i = 0; i < this.tools.length; i++) if (hasMark(this.tools[i])) yield [{ area: "tools", i }, this.tools[i] as Block];
-    if (Array.isArray(this.system)) for (let i = 0; i < this.system.length; i++) if (hasMark(this.system[i])) yield [{ area: "system", i }, this.system[i] as Block];
-    for (let i = 0; i < this.messages.length; i++) {
-      const m = this.messages[i];
-      // The draft's own copies change under edit; any other message is taken as immutable.
-      const marks = this.#own.has(m) ? marksIn(m) : marksOf(m);
-      for (const { k, n } of marks) {
-        const b = (m.content as Block[])[k]!;
-        yield [{ area: "messages", i, k, ...(n === undefined ? {} : { n }) }, n === undefined ? b : ((b.content as Block[])[n] as Block)];
-      }
-    }
-  }
-
-  set(s: Spot, block: Block): void {
-    if (s.area === "tools") (this.tools = this.#arr(this.tools!))[s.i] = block;
-    else if (s.area === "system") (this.system = this.#arr(this.system as unknown[]))[s.i] = block;
-    else {
-      const messages = (this.messages = this.#arr(this.messages));
-      const m = (messages[s.i] = this.#obj(messages[s.i]));
-      const content = this.#arr(m.content as Block[]);
-      m.content = content as AnthropicMessage["content"];
-      if (s.n === undefined) content[s.k!] = block;
-      else {
-        const result = (content[s.k!] = this.#obj(content[s.k!]));
-        (result.content = this.#arr(result.content as Block[]))[s.n] = block;
-      }
-    }
-  }
-
-  /** A message whose content is a string becomes one text block carrying `mark`. */
-  markString(i: number, mark: unknown): void {
-    const messages = (this.messages = this.#arr(this.messages));
-    const m = (messages[i] = this.#obj(messages[i]));
-    m.content = [{ type: "text", text: m.content as string, cache_control: mark }];
-  }
-}
-
-function unmarked(b: Block): Block {
-  const { cache_control, ...rest } = b;
-  void cache_control;
-  return rest;
-}
-
-/** JSON of every block of the request that carries a breakpoint (system and messages). */
-function requestMarks(body: Record<string, unknown>): Set<string> {
-  const marks = new Set<string>();
-  const draft = new Draft(undefined, body.system, body.messages as AnthropicMessage[]);
-  for (const [, b] of draft.markedBlocks()) marks.add(JSON.stringify(b));
-  return marks;
-}
-
-/** Where the epoch's compacted prefix ends, per session (see the module comment). */
-interface PrefixState {
-  epoch: number;
-  /** The previous call's rendered messages, before breakpoint edits. */
-  wire: readonly AnthropicMessage[];
-  /** Wire messages in the epoch's compacted prefix. */
-  prefix: number;
-}
-const prefixes = new WeakMap<CompactorSession, PrefixState>();
-
-function samePrefix(a: readonly AnthropicMessage[], b: readonly AnthropicMessage[], n: number): boolean {
-  if (a.length < n || b.length < n) return false;
-  for (let j = 0; j < n; j++) if (!jsonEqual(a[j], b[j])) return false;
-  return true;
-}
-
-/** Wire messages in the current epoch's compacted prefix, updating the session's state. */
-function prefixLength(session: CompactorSession, wire: readonly AnthropicMessage[]): number {
-  const st = prefixes.get(session);
-  const prefix = st && st.epoch === session.epoch && samePrefix(st.wire, wire, st.prefix) ? st.prefix : wire.length;
-  prefixes.set(session, { epoch: session.epoch, wire, prefix });
-  return prefix;
-}
-
-/** Marks the last markable block of messages[0..end) (see the module comment); returns its spot, or undefined when none can carry one. */
-function placeMark(draft: Draft, end: number): Spot | undefined {
-  const mark = { type: "ephemeral" };
-  for (let i = end - 1; i >= 0; i--) {
-    const content = draft.messages[i].content as unknown;
-    if (typeof content === "string") {
-      if (content.trim() === "") continue;
-      draft.markString(i, mark);
-      return { area: "messages", i, k: 0 };
-    }
-    if (!Array.isArray(content)) continue;
-    for (let k = content.length - 1; k >= 0; k--) {
-      const b = content[k] as unknown;
-      if (!isObject(b) || typeof b.type !== "string" || kUnmarkable.has(b.type) || emptyText(b)) continue;
-      if (!hasMark(b)) draft.set({ area: "messages", i, k }, { ...b, cache_control: mark });
-      return { area: "messages", i, k };
-    }
-  }
-  return undefined;
-}
-
-const sameSpot = (a: Spot | undefined, b: Spot): boolean => a !== undefined && a.area === b.area && a.i === b.i && a.k === b.k && a.n === b.n;
-
-/** Breakpoints made valid, and ours placed when asked (see the module comment). */
-function fixBreakpoints(draft: Draft, known: ReadonlySet<string>, prefix: number | undefined): void {
-  // 1. None on replaced content or empty text.
-  for (const [spot, b] of [...draft.markedBlocks()]) {
-    if (spot.area !== "tools" && (emptyText(b) || !known.has(JSON.stringify(b)))) draft.set(spot, unmarked(b));
-  }
-  // 2. Ours, when tools and system leave room.
-  let ours: Spot | undefined;
-  if (prefix !== undefined) {
-    let head = 0;
-    for (const [spot] of draft.markedBlocks()) {
-      if (spot.area === "messages") break;
-      head++;
-    }
-    if (head < 4) ours = placeMark(draft, prefix);
-  }
-  // 3. At most 4: the caller's message-level ones oldest first, then tools / system earliest first.
-  const marked = [...draft.markedBlocks()];
-  let excess = marked.length - 4;
-  if (excess <= 0) return;
-  const order = [...marked.filter(([s]) => s.area === "messages" && !sameSpot(ours, s)), ...marked.filter(([s]) => s.area !== "messages")];
-  for (const [spot, b] of order) {
-    if (excess-- <= 0) break;
-    draft.set(spot, unmarked(b));
-  }
-}
 
 /**
  * Compacts the `system` and `messages` of an Anthropic Messages request body, keeps its
@@ -439,8 +261,9 @@ export async function compactAnthropicRequest<B extends AnthropicRequestBody>(bo
   checkBody(body, "Messages");
   // The adapter reads `system` and `messages` of the body (and nothing else of it).
   const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, body, "anthropic", ["max_tokens"], call);
-  const r = await session.compactCanonical(messages, { budget, format: "anthropic" });
+  const r = await pool.compact(key, session, messages, { budget, format: "anthropic" });
   pool.noteSent(key, model, r.tokensAfter + besideTokens);
+  refuse(options, r, budget, "body.messages");
   const wire = cache.render(r.canonical) as AnthropicWire;
   const prefix = options.cacheBreakpoint ? prefixLength(session, wire.messages) : undefined;
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : undefined;

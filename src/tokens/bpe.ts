@@ -26,6 +26,10 @@ export class BpeCounter {
   readonly #ranks: Map<string, number>;
   readonly #pattern: RegExp;
   readonly #mergeMemo = new Map<string, number>();
+  /** @internal Elementary steps the long-piece merge took in this thread, every counter's (a test holds them linear in the piece's length). */
+  get longMergeWork(): number {
+    return longWork;
+  }
 
   constructor(file: RankFile) {
     const ranks = new Map<string, number>();
@@ -56,12 +60,22 @@ export class BpeCounter {
     return n;
   }
 
-  /** #merge, remembered: pieces that are not one token (identifiers, paths, hex) repeat within a run. */
+  /** @internal Pieces the merge memo holds. */
+  get rememberedPieces(): number {
+    return this.#mergeMemo.size;
+  }
+
+  /**
+   * #merge, remembered: pieces that are not one token (identifiers, paths, hex) repeat within a
+   * run. A long piece is merged afresh each time (in linear steps): remembering it would keep its
+   * whole text alive, and TokenCounter already remembers the count of each text it counts.
+   */
   #merged(bytes: string): number {
+    if (bytes.length > kLongPiece) return this.#mergeLong(bytes);
     let n = this.#mergeMemo.get(bytes);
     if (n === undefined) {
       if (this.#mergeMemo.size >= kMergeMemoEntries) this.#mergeMemo.clear();
-      this.#mergeMemo.set(bytes, (n = bytes.length > kLongPiece ? this.#mergeLong(bytes) : this.#merge(bytes)));
+      this.#mergeMemo.set(bytes, (n = this.#merge(bytes)));
     }
     return n;
   }
@@ -100,10 +114,17 @@ export class BpeCounter {
   }
 
   /**
-   * #merge in O(n log n), for long pieces (a run of one letter, a base64 blob without digits or
-   * punctuation) that would take the quadratic loop seconds: a heap of adjacent pairs by (rank,
-   * start), so the pop is the lowest rank and the leftmost on a tie, exactly #merge's choice;
-   * entries a merge made stale (their left part grew or their right part is gone) are skipped.
+   * #merge in linear time, for long pieces (a run of one letter, a base64 blob without digits
+   * or punctuation) that would take the quadratic loop seconds. Adjacent pairs wait in buckets
+   * by rank; the lowest rank's bucket is taken whole, its pairs merged leftmost first, exactly
+   * #merge's choice. A merge makes a token of the bucket's rank, and a pair holding that
+   * token is a longer token, so its rank is another: a bucket never grows while it is taken,
+   * and the few pairs that rank below it (a token also spelled from a later-made part) stop the
+   * pass, which then resumes from the lowest rank again. Entries a merge made stale (their left
+   * part grew or their right part is gone) are skipped. A bucket is sorted only when filled out
+   * of order (rarely: pairs arrive left to right, pass after pass), so a piece costs steps in
+   * proportion to its length where a heap of all its pairs cost a log factor more, and its
+   * scattered reads and writes over megabytes of entries much more than that.
    */
   #mergeLong(bytes: string): number {
     const ranks = this.#ranks;
@@ -115,81 +136,128 @@ export class BpeCounter {
       end[i] = i + 1;
       prev[i] = i - 1;
     }
-    const heap = new PairHeap();
+    const queue = new RankBuckets();
     const push = (left: number): void => {
       const right = end[left];
       if (right >= n) return;
       const rank = ranks.get(bytes.slice(left, end[right]));
-      if (rank !== undefined) heap.push(rank, left, end[right]);
+      if (rank !== undefined) queue.push(rank, left, end[right]);
     };
     for (let i = 0; i < n - 1; i++) push(i);
     let parts = n;
-    while (heap.size > 0) {
-      const { left, to } = heap.pop();
-      const right = end[left];
-      // Stale: `left` was absorbed by its left neighbour (end -1), or either part grew since.
-      if (right < 0 || right >= n || end[right] !== to) continue;
-      end[left] = to;
-      if (to < n) prev[to] = left;
-      end[right] = -1; // `right` is no part now
-      parts--;
-      push(left);
-      if (left > 0) push(prev[left]);
+    for (let bucket = queue.take(); bucket !== undefined; bucket = queue.take()) {
+      const { rank, entries } = bucket;
+      for (let j = 0; j < entries.length; j++) {
+        longWork++;
+        const left = Math.floor(entries[j] / kSpan);
+        const to = left + (entries[j] % kSpan);
+        const right = end[left];
+        // Stale: `left` was absorbed by its left neighbour (end -1), or either part grew since.
+        if (right < 0 || right >= n || end[right] !== to) continue;
+        end[left] = to;
+        if (to < n) prev[to] = left;
+        end[right] = -1; // `right` is no part now
+        parts--;
+        push(left);
+        if (left > 0) push(prev[left]);
+        if (queue.lowest < rank) {
+          queue.putBack(rank, entries, j + 1);
+          break;
+        }
+      }
     }
     return parts;
   }
 }
 
-/** Pieces longer than this merge through the heap. */
-const kLongPiece = 256;
+let longWork = 0;
 
-/** A binary min-heap of pairs (rank, left, to), ordered by rank and then by left. */
-class PairHeap {
-  #rank: number[] = [];
-  #left: number[] = [];
-  #to: number[] = [];
-  get size(): number {
-    return this.#rank.length;
+/** Pieces longer than this merge through the buckets. */
+const kLongPiece = 256;
+/** A pair's entry: its left part's index × kSpan + its length (a pair of two tokens is far shorter). */
+const kSpan = 1 << 16;
+
+/**
+ * Pairs waiting to merge, in buckets by rank: `take` hands over the lowest rank's bucket, its
+ * entries (left × kSpan + length) in left order. The ranks with a bucket sit in a min-heap, each
+ * once, so a piece's steps grow with its pairs, not with the vocabulary.
+ */
+class RankBuckets {
+  readonly #buckets = new Map<number, number[]>();
+  /** Ranks that have a bucket, as a binary min-heap. */
+  readonly #heap: number[] = [];
+
+  /** The lowest rank waiting (Infinity: none). */
+  get lowest(): number {
+    return this.#heap.length === 0 ? Infinity : this.#heap[0]!;
   }
-  #less(a: number, b: number): boolean {
-    return this.#rank[a] < this.#rank[b] || (this.#rank[a] === this.#rank[b] && this.#left[a] < this.#left[b]);
-  }
-  #swap(a: number, b: number): void {
-    for (const arr of [this.#rank, this.#left, this.#to]) [arr[a], arr[b]] = [arr[b], arr[a]];
-  }
+
   push(rank: number, left: number, to: number): void {
-    this.#rank.push(rank);
-    this.#left.push(left);
-    this.#to.push(to);
-    for (let i = this.#rank.length - 1; i > 0; ) {
+    longWork++;
+    const b = this.#buckets.get(rank);
+    if (b) b.push(left * kSpan + (to - left));
+    else this.#open(rank, [left * kSpan + (to - left)]);
+  }
+
+  /** Entries [from, …) of a bucket taken but not finished go back (with any that came for its rank since). */
+  putBack(rank: number, entries: number[], from: number): void {
+    if (from >= entries.length) return;
+    const rest = entries.slice(from);
+    const b = this.#buckets.get(rank);
+    if (b) for (const e of rest) b.push(e);
+    else this.#open(rank, rest);
+  }
+
+  /** The lowest rank's bucket, its entries in left order; undefined when none waits. */
+  take(): { rank: number; entries: number[] } | undefined {
+    if (this.#heap.length === 0) return undefined;
+    const rank = this.#popRank();
+    const entries = this.#buckets.get(rank)!;
+    this.#buckets.delete(rank);
+    let sorted = true;
+    for (let i = 1; i < entries.length && sorted; i++) sorted = entries[i - 1]! <= entries[i]!;
+    longWork += entries.length;
+    if (!sorted) {
+      longWork += entries.length * Math.ceil(Math.log2(entries.length));
+      return { rank, entries: Array.from(Float64Array.from(entries).sort()) };
+    }
+    return { rank, entries };
+  }
+
+  #open(rank: number, entries: number[]): void {
+    this.#buckets.set(rank, entries);
+    const h = this.#heap;
+    h.push(rank);
+    for (let i = h.length - 1; i > 0; ) {
       const parent = (i - 1) >> 1;
-      if (!this.#less(i, parent)) break;
-      this.#swap(i, parent);
+      if (h[parent]! <= rank) break;
+      h[i] = h[parent]!;
+      h[parent] = rank;
       i = parent;
     }
   }
-  pop(): { left: number; to: number } {
-    const top = { left: this.#left[0], to: this.#to[0] };
-    const last = this.#rank.length - 1;
-    this.#swap(0, last);
-    this.#rank.pop();
-    this.#left.pop();
-    this.#to.pop();
+
+  #popRank(): number {
+    const h = this.#heap;
+    const top = h[0]!;
+    const last = h.pop()!;
+    if (h.length === 0) return top;
+    h[0] = last;
     for (let i = 0; ; ) {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < last && this.#less(l, m)) m = l;
-      if (r < last && this.#less(r, m)) m = r;
+      if (l < h.length && h[l]! < h[m]!) m = l;
+      if (r < h.length && h[r]! < h[m]!) m = r;
       if (m === i) break;
-      this.#swap(i, m);
+      [h[i], h[m]] = [h[m]!, h[i]!];
       i = m;
     }
     return top;
   }
 }
 
-/** Merged pieces remembered before the memo starts over (~5 MB at most). */
+/** Merged pieces remembered before the memo starts over (each at most kLongPiece bytes: ~5 MB at most). */
 const kMergeMemoEntries = 1 << 16;
 function isAscii(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;

@@ -8,6 +8,9 @@
  * Decisions:
  * - A report gives an observed ratio, reported / estimated, clamped to `bounds` (a report for
  *   another request, or a provider's bug, cannot wreck the ratio; the step says it was clamped).
+ *   A caller may raise the lower bound per report (`floor`): the integrations do, so that a
+ *   report far below the estimate (1 token for a full prompt) cannot lift the budget past the
+ *   model's window (budget.ts).
  * - `initial` undefined: there is no ratio until the first report, which is then taken as it is
  *   (the integrations' feedback: after one call the budget is the provider's own count, not a
  *   moving average that starts at 1 and takes several calls to get there).
@@ -67,6 +70,12 @@ export type CorrectionStep =
   | {
     /** "clamped": the observation was outside the bounds and counted as the nearest bound. */
     status: "applied" | "clamped";
+    /**
+     * "floor" when the caller's `floor` held rather than the settings' `bounds` (the
+     * integrations' window floor: a report far below ctxfold's estimate cannot lift the budget
+     * past the model's window, see budget.ts); absent otherwise.
+     */
+    limit?: "floor";
     /** reported / estimated, before clamping. */
     observed: number;
     /** The ratio before (undefined: there was none) and after. */
@@ -99,8 +108,12 @@ export class UsageCorrection {
     return this.#ratio;
   }
 
-  /** Folds one report in: `reported` input tokens against `estimated`, ctxfold's estimate of what the request sent. Never throws. */
-  observe(reported: unknown, estimated: unknown): CorrectionStep {
+  /**
+   * Folds one report in: `reported` input tokens against `estimated`, ctxfold's estimate of what
+   * the request sent. `floor`, when above the lower bound, raises it for this report (the step
+   * then says `limit: "floor"`). Never throws.
+   */
+  observe(reported: unknown, estimated: unknown, floor?: number): CorrectionStep {
     const before = this.#ratio;
     const ignored = (reason: UsageIgnoredReason): CorrectionStep => ({ status: "ignored", reason, before, after: before });
     if (reported === undefined || reported === null) return ignored("no_usage");
@@ -110,13 +123,17 @@ export class UsageCorrection {
     if (reported === 0 && this.settings.zeroReports !== "counted") return ignored("zero");
     if (typeof estimated !== "number" || !Number.isFinite(estimated) || estimated <= 0) return ignored("no_estimate");
     const observed = reported / estimated;
-    const [lo, hi] = this.settings.bounds;
+    const [bound, hi] = this.settings.bounds;
+    const floored = floor !== undefined && Number.isFinite(floor) && floor > bound;
+    const lo = floored ? Math.min(floor, hi) : bound;
     const ratio = Math.min(hi, Math.max(lo, observed));
     let after: number;
     if (before === undefined) after = ratio;
     else after = before + (ratio > before ? this.settings.rise : this.settings.fall) * (ratio - before);
     this.#ratio = after;
-    return { status: ratio === observed ? "applied" : "clamped", observed, before, after };
+    if (ratio === observed) return { status: "applied", observed, before, after };
+    if (floored && observed < lo) return { status: "clamped", limit: "floor", observed, before, after };
+    return { status: "clamped", observed, before, after };
   }
 }
 

@@ -233,6 +233,19 @@ describe("ctxfoldMiddleware in a createAgent loop", () => {
     expect(events.every((e) => e.model === "scripted")).toBe(true);
   });
 
+  it("a model reporting 1 input token at every call cannot lift the budget past the window: each report clamped to the floor", async () => {
+    const script = generatedScript(60, 11);
+    const window = 12_000;
+    const reserve = 1_000;
+    const events: UsageEvent[] = [];
+    // A scale this small reports ceil(1e-9 × tokens) = 1 token for every prompt.
+    const run = await runAgent(script, ctxfoldMiddleware({ contextWindow: window, reserveTokens: reserve, onUsage: (e) => events.push(e) }), {}, 1e-9);
+    const sent = run.prompts.map((p) => exactTokens(parseMessages(dictsOf(p), { format: "langchain" }).messages));
+    expect(Math.max(...sent)).toBeLessThanOrEqual(window - reserve);
+    expect(events.length).toBeGreaterThan(10);
+    expect(events.every((e) => e.reported === 1 && e.status === "clamped" && e.limit === "floor")).toBe(true);
+  });
+
   it("adds the recall hint to calls that offer a tool named recall, unless the options turn it off", async () => {
     const script = generatedScript(30, 5);
     const recallTool = tool(() => "", { name: "recall", description: "Reads a ref.", schema: z.object({ ref: z.string() }) });

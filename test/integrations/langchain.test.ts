@@ -181,6 +181,24 @@ describe("compactLangChainMessages", () => {
 });
 
 describe("the LangChain step reads the provider's usage from the reply", () => {
+  it("a reply reporting 1 input token is clamped to the window floor: the next prompt stays within the window", async () => {
+    const run = agentRun(120, 38);
+    const at = callPoints(run);
+    const events: UsageEvent[] = [];
+    const window = 20_000;
+    const fn = langChainCompactor<BaseMessage>({ model: "my-local-model", contextWindow: window, reserveTokens: 1000, onUsage: (e) => events.push(e) });
+    const history = instancesOf(run).slice(0, at[2]!);
+    await fn(history);
+    // The run's own reply to that call, carrying the report.
+    const next = instancesOf(run);
+    const reply = next[at[2]!] as AIMessage;
+    next[at[2]!] = new AIMessage({ content: reply.content, tool_calls: reply.tool_calls, usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } });
+    expect(exactTokens(parseMessages(dictsOf(next), { format: "langchain" }).messages)).toBeGreaterThan(2 * window);
+    const out = await fn(next);
+    expect(events[0]).toMatchObject({ status: "clamped", limit: "floor", reported: 1 });
+    expect(exactTokens(parseMessages(dictsOf(out), { format: "langchain" }).messages)).toBeLessThanOrEqual(window - 1000);
+  });
+
   it("the AIMessage after the previous call's input carries usage_metadata.input_tokens: the previous prompt's count", async () => {
     const run = agentRun(30, 36);
     const at = callPoints(run);

@@ -199,8 +199,9 @@ describe("CtxfoldProcessor", () => {
     expect(err).toBeInstanceOf(TripWire);
     expect((err as TripWire).message).toMatch(/^ctxfold: the prompt cannot be brought within the budget of 300 tokens/);
     expect((err as TripWire).options).toMatchObject({ retry: false, metadata: { budget: 300 } });
-    // Without an abort (called outside an agent) the best prompt goes on.
-    const r = await new CtxfoldProcessor({ budget: 300 }).processLLMRequest({ prompt });
+    // Without an abort (called outside an agent) it is E_OVER_BUDGET; told to send it anyway, the best prompt goes on.
+    await expect(new CtxfoldProcessor({ budget: 300 }).processLLMRequest({ prompt })).rejects.toMatchObject({ code: "E_OVER_BUDGET", path: "prompt" });
+    const r = await new CtxfoldProcessor({ budget: 300, onOverBudget: "return" }).processLLMRequest({ prompt });
     expect(r?.prompt.length).toBeLessThan(prompt.length);
   }, 60_000);
 });

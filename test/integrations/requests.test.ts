@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseMessages } from "../../src/adapters/index.js";
 import type { AnthropicMessage, AnthropicWire } from "../../src/adapters/anthropic.js";
 import { CtxfoldError } from "../../src/errors.js";
-import { compactAnthropicRequest, compactOpenAIRequest, type AnthropicRequestOptions, type UsageEvent } from "../../src/integrations/requests.js";
+import { compactAnthropicRequest, compactOpenAIRequest, compactOpenAIResponsesRequest, type AnthropicRequestOptions, type UsageEvent } from "../../src/integrations/requests.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { agentRun, callPoints, checkPrompts, exactTokens, historyIn, type RecordedCall } from "./harness.js";
 
@@ -76,6 +76,17 @@ describe("compactOpenAIRequest: the 200-step agent loop", () => {
     expect((err as Error).message).toBe('budget: the context size of model "my-local-model" is unknown: pass budget (tokens the prompt may take) or contextWindow');
     const bad = await compactOpenAIRequest({ ...body, model: "gpt-4o", max_tokens: -5 }).catch((e: unknown) => e);
     expect((bad as CtxfoldError).path).toBe("body.max_tokens");
+    // An answer's room past the window names the body's field and the window, in every helper.
+    const huge = await compactOpenAIRequest({ ...body, model: "gpt-4o", max_tokens: 1e9 }).catch((e: unknown) => e);
+    expect(huge).toMatchObject({ code: "E_BAD_INPUT", path: "body.max_tokens" });
+    expect((huge as Error).message).toBe('body.max_tokens: 1000000000 exceeds the context window of model "gpt-4o" (128000 tokens): no room is left for the messages');
+    const hugeCompletion = await compactOpenAIRequest({ ...body, model: "gpt-4o", max_completion_tokens: 128_000 }).catch((e: unknown) => e);
+    expect(hugeCompletion).toMatchObject({ code: "E_BAD_INPUT", path: "body.max_completion_tokens" });
+    const hugeAnthropic = await compactAnthropicRequest({ model: "claude-sonnet-4-5", max_tokens: 1e9, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    expect(hugeAnthropic).toMatchObject({ code: "E_BAD_INPUT", path: "body.max_tokens" });
+    expect((hugeAnthropic as Error).message).toMatch(/^body\.max_tokens: 1000000000 exceeds the context window of model "claude-sonnet-4-5" \(\d+ tokens\)/);
+    const hugeResponses = await compactOpenAIResponsesRequest({ model: "gpt-4o", max_output_tokens: 1e9, input: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    expect(hugeResponses).toMatchObject({ code: "E_BAD_INPUT", path: "body.max_output_tokens" });
     const tools = await compactOpenAIRequest({ ...body, tools: [{ description: "x".repeat(40_000) }] }, { contextWindow: 8000 }).catch((e: unknown) => e);
     expect((tools as CtxfoldError).path).toBe("body.tools");
     // A known model needs no budget.
@@ -343,7 +354,24 @@ describe("request helpers: the provider's usage report of the previous request",
     const body = (end: number) => ({ model: "my-local-model", max_tokens: 1000, ...(historyIn(run, end, "anthropic") as object) }) as { model: string; max_tokens: number; messages: unknown[] };
     await compactAnthropicRequest(body(at[2]!), options);
     await compactAnthropicRequest(body(at[4]!), options, { usage: { input_tokens: 3, cache_creation_input_tokens: 200, cache_read_input_tokens: 1800, output_tokens: 40 } });
-    expect(events[0]).toMatchObject({ status: "applied", reported: 2003 });
+    // Read as one count (a count this far below the estimate is then held at the window floor).
+    expect(events[0]).toMatchObject({ reported: 2003 });
+    expect(events[0]!.status).not.toBe("ignored");
+  });
+
+  it("a report of 1 token for a full prompt cannot lift the budget past the window: clamped to the floor, with an event", async () => {
+    const run = agentRun(120, 37);
+    const at = callPoints(run);
+    const events: UsageEvent[] = [];
+    const options = { contextWindow: window, conversationId: "usage-one", onUsage: (e: UsageEvent) => events.push(e) };
+    await compactOpenAIRequest({ model: "my-local-model", messages: historyIn(run, at[5]!, "openai-chat") as unknown[] }, options);
+    const body = { model: "my-local-model", messages: historyIn(run, run.length - 1, "openai-chat") as unknown[] };
+    expect(exactTokens(parseMessages(body.messages, { format: "openai-chat" }).messages)).toBeGreaterThan(2 * room);
+    const out = await compactOpenAIRequest(body, options, { usage: { prompt_tokens: 1 } });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ status: "clamped", limit: "floor", reported: 1, before: undefined });
+    expect(events[0]!.after).toBeCloseTo(1 / 1.03, 12);
+    expect(exactTokens(parseMessages(out.messages, { format: "openai-chat" }).messages)).toBeLessThanOrEqual(room);
   });
 
   it("a provider that reports no usage, or absurd figures: an event, a budget from the profile or clamped ratio, never a throw", async () => {

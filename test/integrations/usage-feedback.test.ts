@@ -173,6 +173,48 @@ describe("usage a provider does not report, or reports absurdly", () => {
     expect(infos[1]!.budget).toBe(Math.floor(19_000 / (4 * 1.03)));
   });
 
+  it("a report far below the estimate (1 token) cannot lift the budget past the window: clamped to the floor, with an event", async () => {
+    const { events, infos } = await twoCalls(1);
+    expect(events[0]).toMatchObject({ status: "clamped", limit: "floor", before: undefined, reported: 1 });
+    // The floor: one model token per token of ctxfold's measure, the feedback's margin included.
+    expect(events[0]!.after).toBeCloseTo(1 / 1.03, 12);
+    expect(infos[1]!.budget).toBeLessThanOrEqual(19_000);
+    expect(infos[1]!.budget).toBe(19_000);
+  });
+
+  it("an agent loop whose provider reports 1 token at every call sends no prompt past the window", async () => {
+    const outputs = Array.from({ length: 40 }, (_, k) => Array.from({ length: 200 }, (_, j) => `step ${k} row ${j}: status=${(k * 131 + j * 17) % 1009} path=src/mod${j % 13}/file${k}.ts`).join("\n"));
+    const m = stubModel(() => ({ total: 1 }));
+    const prompts: number[] = [];
+    const events: UsageEvent[] = [];
+    const measured = new MockLanguageModelV3({
+      modelId: "stub-model",
+      doGenerate: async (options) => {
+        prompts.push(exactOf(options.prompt));
+        return m.model.doGenerate(options);
+      },
+    });
+    const r = await agentLoop(outputs, measured, { middleware: { ...kProfile, onUsage: (e) => events.push(e) } }, 40);
+    expect(r.steps).toHaveLength(40);
+    // The loop went far past the window, so the budget decided every late prompt.
+    expect(outputs.reduce((n, o) => n + o.length, 0) / 4).toBeGreaterThan(3 * kWindow);
+    expect(Math.max(...prompts), `largest prompt ${Math.max(...prompts)} > window ${kWindow}`).toBeLessThanOrEqual(kWindow - kReserve);
+    expect(events.length).toBeGreaterThan(30);
+    expect(events.every((e) => e.status === "clamped" && e.limit === "floor")).toBe(true);
+  }, 120_000);
+
+  it("prepareStep with a provider reporting 1 token at every step sends no prompt past the window", async () => {
+    const outputs = Array.from({ length: 40 }, (_, k) => Array.from({ length: 200 }, (_, j) => `step ${k} row ${j}: status=${(k * 131 + j * 17) % 1009} path=src/mod${j % 13}/file${k}.ts`).join("\n"));
+    const prompts: number[] = [];
+    const m = stubModel((prompt) => (prompts.push(exactOf(prompt)), { total: 1 }));
+    const events: UsageEvent[] = [];
+    const r = await agentLoop(outputs, m.model, { prepareStep: { ...kProfile, onUsage: (e) => events.push(e) } }, 40);
+    expect(r.steps).toHaveLength(40);
+    expect(Math.max(...prompts), `largest prompt ${Math.max(...prompts)} > window ${kWindow}`).toBeLessThanOrEqual(kWindow - kReserve);
+    expect(events.length).toBeGreaterThan(30);
+    expect(events.every((e) => e.status === "clamped" && e.limit === "floor")).toBe(true);
+  }, 120_000);
+
   it("streamText: the finish part's usage is read as the stream passes through unchanged; a stream without one reports no usage", async () => {
     const events: UsageEvent[] = [];
     const parts = (finish: boolean) => [

@@ -31,6 +31,14 @@ describe("UsageCorrection (the integrations' feedback settings)", () => {
     expect(low.observe(1, 1_000_000)).toEqual({ status: "clamped", observed: 1e-6, before: undefined, after: 0.25 });
   });
 
+  it("a caller's floor raises the lower bound for one report, and the step says the floor held", () => {
+    const c = new UsageCorrection(kUsageFeedback);
+    expect(c.observe(1, 1_000_000, 0.9)).toEqual({ status: "clamped", limit: "floor", observed: 1e-6, before: undefined, after: 0.9 });
+    // Above the floor a report is taken as it is; a floor below the bounds changes nothing.
+    expect(c.observe(1_100_000, 1_000_000, 0.9)).toMatchObject({ status: "applied", after: 1.1 });
+    expect(new UsageCorrection(kUsageFeedback).observe(1, 1_000_000, 0.1)).toEqual({ status: "clamped", observed: 1e-6, before: undefined, after: 0.25 });
+  });
+
   it("ignores what cannot be a report, with a reason, and keeps its ratio", () => {
     const c = new UsageCorrection(kUsageFeedback);
     c.observe(1100, 1000);
