@@ -26,6 +26,22 @@ const kOptions = {
  */
 export const kDefaultWorkers = (): number => Math.max(1, Math.min(8, availableParallelism() - 1));
 
+/**
+ * --workers at most: twice the cores. Threads beyond the cores only wait for one, each with its
+ * own heap (up to --max-worker-heap-mb), modules and token tables (~150 MB of RSS a worker), so
+ * `--workers 1000` would take gigabytes to go no faster; a larger value is capped, and said.
+ */
+export const kMaxWorkers = (): number => 2 * availableParallelism();
+
+/** --workers, capped at kMaxWorkers (a line on stderr names the cap). */
+function workersOption(value: string | undefined, io: CliIo): number {
+  const asked = intOption(value, "workers", kDefaultWorkers());
+  const cap = kMaxWorkers();
+  if (asked <= cap) return asked;
+  io.stderr.write(`ctxfold compact: --workers ${asked} is more than this machine can use: using ${cap} (twice its ${availableParallelism()} cores)\n`);
+  return cap;
+}
+
 export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {}): Promise<number> {
   const { values, positionals } = parseCli(argv, kOptions);
   const [input, ...rest] = positionals;
@@ -39,7 +55,8 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   if (mode !== "tiered" && mode !== "legacy") throw new UsageError(`--mode: tiered or legacy (got ${JSON.stringify(mode)})`);
   const preset = values.preset as string | undefined;
   if (preset !== undefined && !(preset in kPresets)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
-  const workers = intOption(values.workers as string | undefined, "workers", kDefaultWorkers());
+  // With --queue the batch runs in ctxfold worker processes, not threads of this one.
+  const workers = values.queue === undefined ? workersOption(values.workers as string | undefined, io) : intOption(values.workers as string | undefined, "workers", 1);
   const workerHeapMb = heapMbOption(values["max-worker-heap-mb"] as string | undefined);
   let offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
   const quiet = Boolean(values.quiet);
