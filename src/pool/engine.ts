@@ -24,7 +24,7 @@ import { checkpointToResume, inputChanged, inputFileOf, kCheckpointVersion, skip
 import { chunksOf, counting, kDefaultChunkBytes } from "./chunks.js";
 import { gunzipIfGzip } from "./input.js";
 import { addStats, emptyStats, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
-import { fileSink, refuseToOverwriteInput, streamSink, writingTo, type Sink } from "./output.js";
+import { fileSink, refuseToOverwriteInput, refuseUnusableOffloadDir, streamSink, writingTo, type Sink } from "./output.js";
 import type { CrashHook } from "./worker.js";
 import { inProcessRunner, PoolRunner, type ChunkRunner } from "./worker-pool.js";
 
@@ -162,6 +162,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     if (!files) throw new CtxfoldError("E_BAD_INPUT", "--resume needs -o FILE (a checkpoint sits beside the output file)");
     resumed = await checkpointToResume(files.checkpoint, options.input, jobKey, inputFile);
   }
+  if (options.offloadDir) refuseUnusableOffloadDir(options.offloadDir);
   // The runner first: a queue that cannot be reached stops the batch before any file is touched.
   const inProcess = options.workers <= 1 || (totalBytes !== undefined && totalBytes < (options.inProcessBelow ?? kDefaultInProcessBelow));
   const hooks = options.testHooks ?? {};

@@ -5,6 +5,7 @@
  */
 import { fstatSync, statSync, type BigIntStats } from "node:fs";
 import { open } from "node:fs/promises";
+import * as path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage } from "../store/fs-ops.js";
@@ -57,6 +58,22 @@ export async function fileSink(file: string, at: number): Promise<Sink> {
     })()),
     close: () => writingTo(file, handle.close()),
   };
+}
+
+/**
+ * E_STORE_WRITE, before any run, when the offload dir cannot be one: a file, or a path under a
+ * file. Every run's store would fail alike, so the batch stops naming the dir rather than pass
+ * each run through with an error of its own. A dir that does not exist yet is created by the store.
+ */
+export function refuseUnusableOffloadDir(dir: string): void {
+  const shown = path.resolve(dir);
+  let stat;
+  try {
+    stat = statSync(dir, { throwIfNoEntry: false });
+  } catch (err) {
+    throw new CtxfoldError("E_STORE_WRITE", `cannot use ${shown} as the offload dir: ${errorCode(err)} (${errorMessage(err)})`, { cause: err });
+  }
+  if (stat && !stat.isDirectory()) throw new CtxfoldError("E_STORE_WRITE", `cannot use ${shown} as the offload dir: ENOTDIR (it is a file, not a directory)`);
 }
 
 /** A regular file's identity: its device and inode, which every name of it shares (a symlink, a hard link, `./x` for `x`). */

@@ -119,7 +119,7 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
       for (let i = 0; i + 4 <= key.length; i++) expect(e.reason, e.reason).not.toContain(key.slice(i, i + 4));
     }
     expect(errors.map((e) => e.reason)).toEqual([
-      `not JSON: Unexpected character at position ${bad[0].indexOf(key) - 1}`, // V8 stops at the blank before it
+      `not JSON: Unexpected character at position ${bad[0].indexOf(key)}`,
       `not JSON: Unterminated string in JSON at position ${bad[1].length}`,
       "not JSON: Unexpected character",
       "not JSON: Unexpected character at position 0",
