@@ -20,7 +20,7 @@ import { createReadStream, existsSync, statSync } from "node:fs";
 import { rm, truncate } from "node:fs/promises";
 import type { Readable, Writable } from "node:stream";
 import { CtxfoldError } from "../errors.js";
-import { checkpointToResume, inputChanged, inputFileOf, kCheckpointVersion, skipLines, writeCheckpoint, type Checkpoint } from "./checkpoint.js";
+import { checkpointToResume, inputChanged, inputFileOf, kCheckpointVersion, skipLines, writeCheckpoint, writtenAsRecorded, type Checkpoint } from "./checkpoint.js";
 import { chunksOf, counting, kDefaultChunkBytes } from "./chunks.js";
 import { gunzipIfGzip } from "./input.js";
 import { addStats, emptyStats, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
@@ -136,6 +136,9 @@ interface OpenedBatch {
   gzip: { bytesIn?: () => number };
   /** SHA-256 of the input's lines done (those skipped on resume, then every chunk written). */
   done: Hash;
+  /** SHA-256 of the output's and the errors file's bytes written (a resume's checked and kept). */
+  outHash: Hash;
+  errHash: Hash;
   out: Sink;
   /** The errors file, when a resume continues one (otherwise opened at the first error record). */
   errSink: Sink | undefined;
@@ -176,7 +179,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     await runner.close();
     throw err;
   }
-  const { raw, input, gzip, done, out } = opened;
+  const { raw, input, gzip, done, out, outHash, errHash } = opened;
   let errSink = opened.errSink;
   const summary: BatchSummary = {
     ...(resumed ? structuredClone(resumed.stats) : emptyStats()), lines: resumed?.lines ?? 0, chunks: 0, seconds: 0, workers: runner.workers,
@@ -202,7 +205,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     addStats(stats, summary);
     writeCheckpoint(files.checkpoint, {
       ctxfold: "checkpoint", version: kCheckpointVersion, input: options.input, inputFile: { ...inputFile, doneSha256: done.copy().digest("hex") },
-      options: jobKey, lines: summary.lines, outBytes, errBytes, stats,
+      options: jobKey, lines: summary.lines, outBytes, errBytes, outSha256: outHash.copy().digest("hex"), errSha256: errHash.copy().digest("hex"), stats,
     });
     savedAt = performance.now();
     unsaved = false;
@@ -223,6 +226,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
         errSink ??= await fileSink(files.errors, 0);
         const text = Buffer.from(r.errors.map((e) => JSON.stringify(e) + "\n").join(""), "utf8");
         await errSink.write(text);
+        errHash.update(text);
         errBytes += text.length;
       } else for (const e of r.errors) options.onError?.(e);
     }
@@ -230,6 +234,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     summary.lines += r.lines;
     summary.chunks++;
     outBytes += r.out.length;
+    outHash.update(r.out);
     done.update(bytes);
     unsaved = true;
     if (performance.now() - savedAt >= kCheckpointEveryMs) saveCheckpoint();
@@ -276,7 +281,8 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
 /**
  * Opens the input (past a resume's lines done, which must hash as the checkpoint says) and the
  * outputs: the output cut back to what the checkpoint covers, or created; the errors file cut
- * back likewise, or removed with the checkpoint of an earlier run.
+ * back likewise, or removed with the checkpoint of an earlier run. A resume's outputs must begin
+ * with the bytes the checkpoint says were written (writtenAsRecorded), checked before either is cut.
  */
 async function openBatch(options: BatchOptions, name: string, files: BatchFiles | undefined, resumed: Checkpoint | undefined): Promise<OpenedBatch> {
   const raw: Readable = options.input === "-" ? options.stdin ?? process.stdin : createReadStream(options.input, { highWaterMark: 1 << 20 });
@@ -292,6 +298,8 @@ async function openBatch(options: BatchOptions, name: string, files: BatchFiles 
     } else if (files && existsSync(files.checkpoint)) {
       await rm(files.checkpoint);
     }
+    const outHash = resumed ? await writtenAsRecorded(options.output, resumed.outBytes, resumed.outSha256, files!.checkpoint) : createHash("sha256");
+    const errHash = resumed ? await writtenAsRecorded(files!.errors, resumed.errBytes, resumed.errSha256, files!.checkpoint) : createHash("sha256");
     const out = files ? await fileSink(options.output, resumed?.outBytes ?? 0) : streamSink(options.stdout ?? process.stdout, "stdout");
     let errSink: Sink | undefined;
     if (files) {
@@ -302,7 +310,7 @@ async function openBatch(options: BatchOptions, name: string, files: BatchFiles 
         await rm(files.errors);
       }
     }
-    return { raw, input, gzip, done, out, errSink };
+    return { raw, input, gzip, done, outHash, errHash, out, errSink };
   } catch (err) {
     raw.destroy();
     throw err;

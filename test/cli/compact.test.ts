@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -6,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliTestHooks } from "../../src/cli/common.js";
-import { command, spawnCli, type CliRunOptions } from "./spawn-cli.js";
+import { interruptedCli, spawnCli, type CliRunOptions } from "./spawn-cli.js";
 import { generatedRunLines } from "../helpers.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { createMemoryStore, createPackStore, getMessages } from "../../src/store/index.js";
@@ -41,22 +40,7 @@ async function expected(source: string[]): Promise<string[]> {
  * Spawns the CLI with small, slowly written chunks and sends SIGINT once the checkpoint beside
  * `output` exists; its exit code.
  */
-async function interrupted(args: string[], output: string): Promise<number | null> {
-  const { argv, env } = command(args, { compact: { chunkBytes: 60_000, testHooks: { chunkDelayMs: 150 } } });
-  const child = spawn(process.execPath, argv, { cwd: dir, env });
-  return new Promise<number | null>((resolve) => {
-    const poll = setInterval(() => {
-      if (existsSync(`${output}.checkpoint.json`)) {
-        clearInterval(poll);
-        child.kill("SIGINT");
-      }
-    }, 5);
-    child.on("exit", (c) => {
-      clearInterval(poll);
-      resolve(c);
-    });
-  });
-}
+const interrupted = (args: string[], output: string) => interruptedCli(dir, args, output);
 
 const outLines = (file: string) => readFileSync(file, "utf8").split("\n").slice(0, -1);
 let want: string[];
@@ -296,7 +280,7 @@ describe("ctxfold compact", () => {
     writeFileSync(`${out}.checkpoint.json`, JSON.stringify({ ...JSON.parse(checkpointText), version: 1 }));
     const oldVersion = resume();
     expect(oldVersion.code, oldVersion.stderr).toBe(2);
-    expect(oldVersion.stderr).toContain("is a version 1 checkpoint; this ctxfold resumes only from version 2");
+    expect(oldVersion.stderr).toContain("is a version 1 checkpoint; this ctxfold resumes only from version 3");
 
     // Nothing the refusals did stands in the way: the input back as it was, the resume completes.
     writeFileSync(`${out}.checkpoint.json`, checkpointText);

@@ -1,7 +1,7 @@
 // The ctxfold command spawned as a user runs it, for the tests of what only a process shows
 // (exit codes, signals, pipes, redirections); with a test's hooks through the test-only entry.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CliTestHooks } from "../../src/cli/common.js";
@@ -48,4 +48,25 @@ export function startCli(dir: string, args: string[], options: { hooks?: CliTest
     child.on("close", (code, signal) => resolve({ code, signal, stderr }));
   });
   return { child, exited };
+}
+
+/**
+ * The CLI spawned in `dir` with small, slowly written chunks, sent SIGINT once the checkpoint
+ * beside `output` (a path) exists; its exit code.
+ */
+export async function interruptedCli(dir: string, args: string[], output: string): Promise<number | null> {
+  const { argv, env } = command(args, { compact: { chunkBytes: 60_000, testHooks: { chunkDelayMs: 150 } } });
+  const child = spawn(process.execPath, argv, { cwd: dir, env });
+  return new Promise<number | null>((resolve) => {
+    const poll = setInterval(() => {
+      if (existsSync(`${output}.checkpoint.json`)) {
+        clearInterval(poll);
+        child.kill("SIGINT");
+      }
+    }, 5);
+    child.on("exit", (c) => {
+      clearInterval(poll);
+      resolve(c);
+    });
+  });
 }
