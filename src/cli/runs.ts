@@ -11,6 +11,8 @@ import type { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { isBlankLine, readLines } from "../pool/input.js";
 import { parseLine } from "../pool/jsonl.js";
+
+export { writeAll } from "../pool/output.js";
 import { atLine, kExit, openInput, runOfLine, wireOf, type CliIo, type JsonlRun } from "./common.js";
 
 /** One non-blank line of a JSONL file: its run, or why it is not one. */
@@ -108,24 +110,6 @@ export function writeError(io: CliIo, err: unknown): void {
 export function fail(io: CliIo, command: string, message: string): number {
   io.stderr.write(`ctxfold ${command}: ${message}\n`);
   return kExit.failed;
-}
-
-/**
- * Writes `data` and waits until the stream took it (a large output to a pipe). A write error
- * (EPIPE: the reader of a pipe went away, as `| head` does) rejects instead of surfacing as an
- * unhandled 'error' event.
- */
-export function writeAll(stream: NodeJS.WritableStream, data: string | Uint8Array): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error) => reject(err);
-    stream.once("error", onError);
-    stream.write(data, (err) => {
-      // On failure the stream emits 'error' after this callback: the listener stays for it.
-      if (err) return reject(err);
-      stream.off("error", onError);
-      resolve();
-    });
-  });
 }
 
 /** A number with thousands separators (human tables). */

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.js";
 import { generatedRunLines } from "../helpers.js";
 import { fakeIo } from "./fake-io.js";
-import { interruptedCli, spawnCli } from "./spawn-cli.js";
+import { interruptedCli, spawnCli, startCli } from "./spawn-cli.js";
 
 let dir: string;
 let lines: string[];
@@ -87,5 +87,31 @@ describe("compact --resume over outputs changed since the checkpoint", () => {
     expect(whole.code).toBe(3);
     expect(outLines("tail.out.jsonl")).toEqual(outLines("tail.whole.jsonl"));
     expect(outLines("tail.out.jsonl.errors.jsonl")).toEqual(outLines("tail.whole.jsonl.errors.jsonl"));
+  });
+});
+
+describe("compact -o - into a reader that stops early", () => {
+  /** The CLI's exit and stderr when its stdout's reader closes after `keep` bytes (`| head -c keep`). */
+  async function headed(args: string[], keep: number) {
+    const { child, exited } = startCli(dir, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let got = 0;
+    child.stdout!.on("data", (d: Buffer) => {
+      got += d.length;
+      if (got >= keep) child.stdout!.destroy();
+    });
+    return exited;
+  }
+
+  it("fails with E_OUTPUT_WRITE naming stdout and EPIPE (exit 1), in-process and with 2 workers: a truncated output is never a success", async () => {
+    for (const workers of ["1", "2"]) {
+      const r = await headed(["compact", "big.jsonl", "-o", "-", "--budget", "8000", "--workers", workers, "--offload-dir", `head${workers}.offload`, "--quiet"], 100);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toBe("ctxfold compact: cannot write stdout: EPIPE (its reader closed it before the end of the output)\n");
+    }
+  });
+
+  it("a report's reader that stops early is no failure (stats | head): exit 0", async () => {
+    const r = await headed(["stats", "big.jsonl"], 10);
+    expect(r.code, r.stderr).toBe(0);
   });
 });
