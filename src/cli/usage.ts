@@ -8,9 +8,11 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
   compact: `compact IN.jsonl[.gz]|- -o OUT.jsonl|- --budget N
         [--format auto|openai|anthropic|responses|ai-sdk|langchain] [--mode tiered|legacy]
         [--preset NAME] [--offload-dir DIR] [--workers N] [--max-worker-heap-mb N|0]
-        [--resume] [--strict] [--redact-offload] [--json] [--quiet]
+        [--max-line-mb N] [--resume] [--strict] [--redact-offload] [--json] [--quiet]
               compacts every run (one per line: a messages array, or an object with
               "messages" whose other fields are kept) to the budget, in input order and format;
+              --workers is capped at twice the cores; a line over --max-line-mb (default 64)
+              is written through as it is read, unparsed, with an E_TOO_LARGE record;
               --redact-offload redacts secrets in the offload store too (a ref then gives
               back the redacted text: the secret is gone for good)
         [--queue redis://HOST:PORT [--shard-mb M] [--work-dir DIR]]

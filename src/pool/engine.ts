@@ -19,9 +19,9 @@ import { createHash, type Hash } from "node:crypto";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { rm, truncate } from "node:fs/promises";
 import type { Readable, Writable } from "node:stream";
-import { CtxfoldError } from "../errors.js";
+import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
 import { checkpointToResume, inputChanged, inputFileOf, kCheckpointVersion, skipLines, writeCheckpoint, writtenAsRecorded, type Checkpoint } from "./checkpoint.js";
-import { chunksOf, counting, kDefaultChunkBytes } from "./chunks.js";
+import { chunksOf, counting, kDefaultChunkBytes, type InputPiece, type LongLine } from "./chunks.js";
 import { gunzipIfGzip } from "./input.js";
 import { addStats, emptyStats, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
 import { fileSink, refuseToOverwriteInput, refuseUnusableOffloadDir, streamSink, writingTo, type Sink } from "./output.js";
@@ -53,6 +53,12 @@ export interface BatchOptions extends Omit<JobOptions, "file"> {
   onError?: (record: ErrorRecord) => void;
   /** A chunk's least size, bytes (whole lines, so a longer line makes a longer chunk). @default 256 KiB */
   chunkBytes?: number;
+  /**
+   * A line longer than this, bytes, is never held whole: it is written through as it is read,
+   * with an E_TOO_LARGE record (under `strict`, the batch stops there instead).
+   * @default kDefaultMaxLineBytes (64 MiB)
+   */
+  maxLineBytes?: number;
   /** Inputs smaller than this (files only) run in-process whatever `workers` says. @default 1 MiB */
   inProcessBelow?: number;
   /**
@@ -82,6 +88,13 @@ export interface BatchTestHooks {
 }
 
 export const kDefaultWorkerHeapMb = 128;
+/**
+ * The line limit (BatchOptions.maxLineBytes), 64 MiB: the corpus's longest run is 0.8 MB, and a
+ * line is held whole to be compacted (its parse takes several times its size), so a line that
+ * never ends (`/dev/zero`) must stop growing somewhere.
+ */
+export const kDefaultMaxLineBytes = 64 * 2 ** 20;
+const kNewline = new Uint8Array([0x0a]);
 /**
  * How often the checkpoint is rewritten, at most (ms): an atomic rewrite per chunk cost ~10% of
  * a batch of small runs on a slow filesystem; a resume redoes at most this much work.
@@ -179,7 +192,9 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     await runner.close();
     throw err;
   }
-  const { raw, input, gzip, done, out, outHash, errHash } = opened;
+  const { raw, input, gzip, out, errHash } = opened;
+  // The input's lines done and the output written, hashed (a line over the limit swaps in its copies once it is whole).
+  let { done, outHash } = opened;
   let errSink = opened.errSink;
   const summary: BatchSummary = {
     ...(resumed ? structuredClone(resumed.stats) : emptyStats()), lines: resumed?.lines ?? 0, chunks: 0, seconds: 0, workers: runner.workers,
@@ -198,7 +213,8 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   let errBytes = resumed?.errBytes ?? 0;
   // The checkpoint: after the first chunk, then at most every kCheckpointEveryMs, and when the run stops.
   let savedAt = -Infinity;
-  let unsaved = false;
+  // A run stopped before its first chunk was written still leaves a checkpoint to resume from.
+  let unsaved = true;
   const saveCheckpoint = () => {
     if (!files || !unsaved) return;
     const stats = emptyStats();
@@ -218,9 +234,46 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   const writeResult = async (bytes: Uint8Array, r: ChunkResult) => {
     if (options.strict && r.errors.length > 0) {
       const e = r.errors[0];
-      throw new CtxfoldError(e.code as never, `${e.reason} (--strict: stopped; ${summary.lines} lines before it were written)`, { path: `${job.file}:${e.line}${e.path ? `: ${e.path}` : ""}` });
+      throw strictStop(e.code as never, e.reason, `${e.line}${e.path ? `: ${e.path}` : ""}`);
     }
     await out.write(r.out);
+    outBytes += r.out.length;
+    outHash.update(r.out);
+    done.update(bytes);
+    await counted(r);
+  };
+  const strictStop = (code: CtxfoldErrorCode, reason: string, where: string) =>
+    new CtxfoldError(code, `${reason} (--strict: stopped; ${summary.lines} lines before it were written)`, { path: `${job.file}:${where}` });
+  const maxLineBytes = options.maxLineBytes ?? kDefaultMaxLineBytes;
+  /**
+   * Writes a line over the line limit through as it is read, never held whole, with its
+   * E_TOO_LARGE record; false when a stop cut it short (the checkpoint ends before it, so a
+   * resume cuts off what of it was written and writes it again).
+   */
+  const writeLongLine = async (long: LongLine, line: number): Promise<boolean> => {
+    const limit = `over --max-line-mb ${maxLineBytes / 2 ** 20}: written through unparsed (raise --max-line-mb to compact it)`;
+    if (options.strict) throw strictStop("E_TOO_LARGE", `a line ${limit}`, String(line));
+    const lineDone = done.copy();
+    const lineOut = outHash.copy();
+    let length = 0;
+    for await (const block of long.blocks) {
+      if (stopping) return false;
+      await out.write(block);
+      lineDone.update(block);
+      lineOut.update(block);
+      length += block.length;
+    }
+    await out.write(kNewline);
+    lineOut.update(kNewline);
+    if (long.newline) lineDone.update(kNewline);
+    [done, outHash] = [lineDone, lineOut];
+    outBytes += length + 1;
+    const stats = { ...emptyStats(), runs: 1, errors: 1, bytesIn: length + 1, bytesOut: length + 1 };
+    await counted({ errors: [{ line, code: "E_TOO_LARGE", reason: `a line of ${(length / 2 ** 20).toFixed(1)} MB, ${limit}` }], stats, lines: 1 });
+    return true;
+  };
+  /** Records a result written: its error records, its stats, the checkpoint when due, progress. */
+  const counted = async (r: Omit<ChunkResult, "out">) => {
     if (r.errors.length > 0) {
       if (files) {
         errSink ??= await fileSink(files.errors, 0);
@@ -233,9 +286,6 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     addStats(summary, r.stats);
     summary.lines += r.lines;
     summary.chunks++;
-    outBytes += r.out.length;
-    outHash.update(r.out);
-    done.update(bytes);
     unsaved = true;
     if (performance.now() - savedAt >= kCheckpointEveryMs) saveCheckpoint();
     if ((hooks.chunkDelayMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, hooks.chunkDelayMs));
@@ -247,8 +297,8 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
 
   let failure: unknown;
   try {
-    const chunks = chunksOf(counting(input, (n) => (pulledBytes += n)), options.chunkBytes ?? kDefaultChunkBytes, (resumed?.lines ?? 0) + 1);
-    await inOrder(chunks, runner, writeResult, () => stopping, dropping.signal);
+    const chunks = chunksOf(counting(input, (n) => (pulledBytes += n)), options.chunkBytes ?? kDefaultChunkBytes, (resumed?.lines ?? 0) + 1, { maxLineBytes, stopped: () => stopping });
+    await inOrder(chunks, runner, writeResult, () => stopping, dropping.signal, writeLongLine);
   } catch (err) {
     failure = err;
   } finally {
@@ -324,9 +374,9 @@ async function openBatch(options: BatchOptions, name: string, files: BatchFiles 
  * once `drop` is aborted.
  */
 export async function inOrder(
-  chunks: AsyncIterable<{ bytes: Uint8Array; firstLine: number }>, runner: ChunkRunner,
+  chunks: AsyncIterable<InputPiece>, runner: ChunkRunner,
   write: (bytes: Uint8Array, result: ChunkResult) => Promise<void>, stopping: () => boolean,
-  drop?: AbortSignal,
+  drop?: AbortSignal, writeLong?: (long: LongLine, line: number) => Promise<boolean>,
 ): Promise<void> {
   const inFlight = new Map<number, { bytes: Uint8Array; result: Promise<ChunkResult> }>();
   let next = 0; // the next chunk to write
@@ -346,8 +396,15 @@ export async function inOrder(
     await write(bytes, r);
     return true;
   };
-  for await (const { bytes, firstLine } of chunks) {
+  for await (const { bytes, long, firstLine } of chunks) {
     if (stopping()) break;
+    if (long) {
+      // Written in its place: after every chunk before it, before any after it is read.
+      while (inFlight.size > 0) if (!(await writeNext())) return;
+      if (!writeLong) throw new CtxfoldError("E_INTERNAL", `line ${firstLine}: a line over the line limit with nowhere to write it`);
+      if (!(await writeLong(long, firstLine))) return;
+      continue;
+    }
     const result = runner.run(bytes, firstLine, issued);
     result.catch(() => undefined); // awaited in order by writeNext
     inFlight.set(issued++, { bytes, result });

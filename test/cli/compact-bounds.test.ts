@@ -4,7 +4,7 @@
  * reader of stdout that goes away, and an output that lost its tail before a resume.
  */
 import { availableParallelism } from "node:os";
-import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -113,5 +113,42 @@ describe("compact -o - into a reader that stops early", () => {
   it("a report's reader that stops early is no failure (stats | head): exit 0", async () => {
     const r = await headed(["stats", "big.jsonl"], 10);
     expect(r.code, r.stderr).toBe(0);
+  });
+});
+
+describe("compact on a line that never ends (/dev/zero)", () => {
+  /** Resolves once `file` has grown past `bytes`; rejects with what it reached after `ms`. */
+  function grownPast(file: string, bytes: number, ms: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const since = Date.now();
+      const poll = setInterval(() => {
+        const size = existsSync(file) ? statSync(file).size : 0;
+        if (size > bytes) resolve();
+        else if (Date.now() - since > ms) reject(new Error(`${file} reached ${size} bytes in ${ms} ms: the line is held, not written through`));
+        else return;
+        clearInterval(poll);
+      }, 20);
+    });
+  }
+
+  it.skipIf(!existsSync("/dev/zero")).each([["SIGINT", "1"], ["SIGTERM", "2"]] as const)("writes it through as it is read, past --max-line-mb, and stops on %s with exit 130 and a checkpoint (--workers %s)", async (signal, workers) => {
+    const out = path.join(dir, `zero${workers}.jsonl`);
+    const zero = openSync("/dev/zero", "r");
+    const { child, exited } = startCli(dir, ["compact", "-", "-o", out, "--budget", "8000", "--workers", workers, "--max-line-mb", "1"], { stdio: [zero, "ignore", "pipe"] });
+    closeSync(zero);
+    try {
+      await grownPast(out, 8 << 20, 60_000);
+    } catch (err) {
+      child.kill("SIGKILL");
+      throw err;
+    }
+    child.kill(signal);
+    // A reader that ignored the signal would never exit: it is killed after a minute, and fails.
+    const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const r = await exited;
+    clearTimeout(guard);
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).toContain(`ctxfold: stopped after line 0; rerun with --resume to continue (${out}.checkpoint.json)`);
+    expect(JSON.parse(readFileSync(`${out}.checkpoint.json`, "utf8"))).toMatchObject({ lines: 0, outBytes: 0 });
   });
 });

@@ -127,6 +127,28 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
     ]);
   });
 
+  it("writes a line over the line limit through byte for byte as it is read, with an E_TOO_LARGE record, in its place; under strict it stops there", async () => {
+    const long = runs[1].replace('"role":', `"pad":"${"x".repeat(300_000)}","role":`); // a run, over the limit
+    const notRun = `[${"1,".repeat(200_000)}1]`;
+    const input = [runs[0], long, runs[2], notRun, runs[3]];
+    const options = { maxLineBytes: 2 ** 18, chunkBytes: 50_000 };
+    const { output, run } = batch(input, workers, options);
+    expect(await run()).toMatchObject({ runs: 5, compacted: 3, errors: 2, lines: 5 });
+    const out = outLines(output);
+    expect(out).toHaveLength(5);
+    expect([out[1], out[3]]).toEqual([long, notRun]);
+    for (const i of [0, 2, 4]) expect(out[i]).not.toBe(input[i]);
+    const errors = errorRecords(`${output}.errors.jsonl`);
+    expect(errors.map((e) => [e.line, e.code])).toEqual([[2, "E_TOO_LARGE"], [4, "E_TOO_LARGE"]]);
+    expect(errors[0].reason).toBe(`a line of ${(Buffer.byteLength(long) / 2 ** 20).toFixed(1)} MB, over --max-line-mb 0.25: written through unparsed (raise --max-line-mb to compact it)`);
+
+    const strict = batch(input, workers, { ...options, strict: true });
+    const err = await rejection(strict.run());
+    expect(err.code).toBe("E_TOO_LARGE");
+    expect(err.message).toContain(`${strict.input}:2: a line over --max-line-mb 0.25`);
+    expect(outLines(strict.output)).toHaveLength(1);
+  });
+
   it("stops before any run with E_STORE_WRITE naming the offload dir when it is a file", async () => {
     const plain = fresh("plain-offload");
     writeFileSync(plain, "not a directory");

@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { kPresets, type PresetName } from "../../steps/config.js";
-import { runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import { kDefaultMaxLineBytes, runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
 import type { JobOptions } from "../../pool/job.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";
@@ -14,6 +14,7 @@ const kOptions = {
   preset: { type: "string" }, "offload-dir": { type: "string" }, workers: { type: "string" }, resume: { type: "boolean" },
   strict: { type: "boolean" }, json: { type: "boolean" }, quiet: { type: "boolean" }, "max-worker-heap-mb": { type: "string" },
   "redact-offload": { type: "boolean" }, queue: { type: "string" }, "shard-mb": { type: "string" }, "work-dir": { type: "string" },
+  "max-line-mb": { type: "string" },
 } as const;
 
 /**
@@ -58,6 +59,7 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   // With --queue the batch runs in ctxfold worker processes, not threads of this one.
   const workers = values.queue === undefined ? workersOption(values.workers as string | undefined, io) : intOption(values.workers as string | undefined, "workers", 1);
   const workerHeapMb = heapMbOption(values["max-worker-heap-mb"] as string | undefined);
+  const maxLineMb = intOption(values["max-line-mb"] as string | undefined, "max-line-mb", kDefaultMaxLineBytes / 2 ** 20);
   let offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
   const quiet = Boolean(values.quiet);
   const queue = values.queue === undefined ? undefined : queueFlags(values, output);
@@ -66,7 +68,7 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   const progress = !quiet && io.stderrIsTTY ? new ProgressLine(io) : undefined;
 
   const summary = await runBatch({
-    input, output, budget, format, mode, workers, offloadDir, workerHeapMb,
+    input, output, budget, format, mode, workers, offloadDir, workerHeapMb, maxLineBytes: maxLineMb * 2 ** 20,
     ...(preset ? { preset: preset as PresetName } : {}),
     resume: Boolean(values.resume), strict: Boolean(values.strict), redactOffload: Boolean(values["redact-offload"]),
     stdin: io.stdin, stdout: io.stdout,
