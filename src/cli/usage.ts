@@ -56,7 +56,8 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
 export const kExitCodes = `exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O error, a queue
 (Redis) that cannot be reached or was lost: rerun with --resume);
 2 bad usage, or refused before writing anything (compact: an output that is the input,
-a --resume whose checkpoint is not of this input and options or whose input changed since);
+a --resume whose checkpoint is not of this input and options, or whose input or outputs
+changed since);
 3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
 4 validate found errors; 5 validate found warnings only;
 130 interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)`;
