@@ -22,7 +22,7 @@ import type { Readable, Writable } from "node:stream";
 import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
 import { checkpointToResume, inputChanged, inputFileOf, kCheckpointVersion, skipLines, writeCheckpoint, writtenAsRecorded, type Checkpoint } from "./checkpoint.js";
 import { chunksOf, counting, kDefaultChunkBytes, type InputPiece, type LongLine } from "./chunks.js";
-import { gunzipIfGzip } from "./input.js";
+import { gunzipIfGzip, kDefaultMaxLineBytes } from "./input.js";
 import { addStats, emptyStats, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
 import { fileSink, refuseToOverwriteInput, refuseUnusableOffloadDir, streamSink, writingTo, type Sink } from "./output.js";
 import type { CrashHook } from "./worker.js";
@@ -88,12 +88,7 @@ export interface BatchTestHooks {
 }
 
 export const kDefaultWorkerHeapMb = 128;
-/**
- * The line limit (BatchOptions.maxLineBytes), 64 MiB: the corpus's longest run is 0.8 MB, and a
- * line is held whole to be compacted (its parse takes several times its size), so a line that
- * never ends (`/dev/zero`) must stop growing somewhere.
- */
-export const kDefaultMaxLineBytes = 64 * 2 ** 20;
+export { kDefaultMaxLineBytes };
 const kNewline = new Uint8Array([0x0a]);
 /**
  * How often the checkpoint is rewritten, at most (ms): an atomic rewrite per chunk cost ~10% of
