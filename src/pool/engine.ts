@@ -11,9 +11,10 @@
  * death counts as a crash); an interrupt finishes the chunks in flight and leaves a checkpoint
  * (`OUT.checkpoint.json`) from which `resume` continues with no run lost or written twice.
  *
- * This file drives the batch and writes in order; the input's chunks are chunks.ts's, where they
- * are compacted (in-process or in workers, with the retries) worker-pool.ts's, the checkpoint and
- * resume checkpoint.ts's, and the output files output.ts's.
+ * This file drives the batch and writes what it is handed; the input's chunks (and lines over the
+ * line limit) are chunks.ts's, their order in-order.ts's, where they are compacted (in-process or
+ * in workers, with the retries) worker-pool.ts's, the checkpoint and resume checkpoint.ts's, and
+ * the output files output.ts's.
  */
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream, existsSync, statSync } from "node:fs";
@@ -21,12 +22,15 @@ import { rm, truncate } from "node:fs/promises";
 import type { Readable, Writable } from "node:stream";
 import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
 import { checkpointToResume, inputChanged, inputFileOf, kCheckpointVersion, skipLines, writeCheckpoint, writtenAsRecorded, type Checkpoint } from "./checkpoint.js";
-import { chunksOf, counting, kDefaultChunkBytes, type InputPiece, type LongLine } from "./chunks.js";
+import { chunksOf, counting, kDefaultChunkBytes, type LongLine } from "./chunks.js";
 import { gunzipIfGzip, kDefaultMaxLineBytes } from "./input.js";
 import { addStats, emptyStats, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
 import { fileSink, refuseToOverwriteInput, refuseUnusableOffloadDir, streamSink, writingTo, type Sink } from "./output.js";
 import type { CrashHook } from "./worker.js";
 import { inProcessRunner, PoolRunner, type ChunkRunner } from "./worker-pool.js";
+import { inOrder } from "./in-order.js";
+
+export { inOrder };
 
 export interface BatchOptions extends Omit<JobOptions, "file"> {
   /** A file (.gz is gunzipped; gzip data is also recognised by its magic bytes) or "-" for `stdin`. */
@@ -360,50 +364,4 @@ async function openBatch(options: BatchOptions, name: string, files: BatchFiles 
     raw.destroy();
     throw err;
   }
-}
-
-/**
- * Compacts `chunks` through `runner`, at most its capacity in flight (reading waits for a free
- * slot), and writes each result in input order as soon as it and those before it are done; stops
- * reading once `stopping()` says so and finishes the chunks in flight, or returns without them
- * once `drop` is aborted.
- */
-export async function inOrder(
-  chunks: AsyncIterable<InputPiece>, runner: ChunkRunner,
-  write: (bytes: Uint8Array, result: ChunkResult) => Promise<void>, stopping: () => boolean,
-  drop?: AbortSignal, writeLong?: (long: LongLine, line: number) => Promise<boolean>,
-): Promise<void> {
-  const inFlight = new Map<number, { bytes: Uint8Array; result: Promise<ChunkResult> }>();
-  let next = 0; // the next chunk to write
-  let issued = 0;
-  /** Writes the next result; false when the chunks in flight were dropped instead. */
-  const writeNext = async (): Promise<boolean> => {
-    const { bytes, result } = inFlight.get(next)!;
-    inFlight.delete(next);
-    next++;
-    const r = await new Promise<ChunkResult | undefined>((resolve, reject) => {
-      if (drop?.aborted) return resolve(undefined);
-      const dropped = () => resolve(undefined);
-      drop?.addEventListener("abort", dropped, { once: true });
-      result.then(resolve, reject).finally(() => drop?.removeEventListener("abort", dropped));
-    });
-    if (r === undefined) return false;
-    await write(bytes, r);
-    return true;
-  };
-  for await (const { bytes, long, firstLine } of chunks) {
-    if (stopping()) break;
-    if (long) {
-      // Written in its place: after every chunk before it, before any after it is read.
-      while (inFlight.size > 0) if (!(await writeNext())) return;
-      if (!writeLong) throw new CtxfoldError("E_INTERNAL", `line ${firstLine}: a line over the line limit with nowhere to write it`);
-      if (!(await writeLong(long, firstLine))) return;
-      continue;
-    }
-    const result = runner.run(bytes, firstLine, issued);
-    result.catch(() => undefined); // awaited in order by writeNext
-    inFlight.set(issued++, { bytes, result });
-    if (inFlight.size >= runner.capacity && !(await writeNext())) return;
-  }
-  while (inFlight.size > 0) if (!(await writeNext())) return;
 }
