@@ -149,6 +149,27 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
     expect(outLines(strict.output)).toHaveLength(1);
   });
 
+  it("names a field whose value it refuses, never echoing the value (a key where the role goes), in every format; a role name is still named", async () => {
+    const key = "sk-proj-Q7w8E9r0T1y2U3i4O5p6";
+    const bad = [
+      `[{"role":"${key}","content":"hi"}]`,
+      `[{"type":"message","role":"${key}","content":"hi"}]`,
+      `{"system":"s","messages":[{"role":"${key}","content":[{"type":"text","text":"hi"}]}]}`,
+      `[{"role":"${key}","content":[{"type":"text","text":"hi"}]}]`,
+      `[{"type":"${key}","content":"hi"}]`,
+      `[{"role":"wizard","content":"hi"}]`,
+    ];
+    for (const format of ["auto", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "langchain"] as const) {
+      const { output, run } = batch(bad, workers, { format });
+      await run();
+      const errors = errorRecords(`${output}.errors.jsonl`);
+      expect(errors.length, format).toBeGreaterThanOrEqual(4);
+      for (const e of errors) expect(e.reason, `${format}: ${e.reason}`).not.toContain(key.slice(8, 16));
+      const wizard = errors.find((e) => e.line === bad.length);
+      if (wizard?.code === "E_UNKNOWN_ROLE") expect(wizard.reason, format).toContain('"wizard"');
+    }
+  });
+
   it("stops before any run with E_STORE_WRITE naming the offload dir when it is a file", async () => {
     const plain = fresh("plain-offload");
     writeFileSync(plain, "not a directory");
