@@ -3,7 +3,7 @@
  * mapping is in ai-sdk.ts).
  */
 import type { MediaPart, Message, Meta, OpaquePart, Part, ReasoningPart, ResultContentPart, TextPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { extraFields, formatError, type ParseOptions, rawArgsOf, recordOrigin, schemaError } from "./common.js";
+import { extraFields, formatError, type ParseOptions, rawArgsOf, recordOrigin, schemaError, shownRole } from "./common.js";
 import { fieldsMeta, textPart, withFields } from "./meta.js";
 import {
   type AiSdkFilePart, type AiSdkHints, type AiSdkImagePart, type AiSdkMessage, AiSdkMessageSchema, type AiSdkPart, type AiSdkProviderOptions,
@@ -226,7 +226,7 @@ function checkRole(raw: unknown, i: number, options: ParseOptions | undefined): 
   if (typeof raw !== "object" || raw === null) return;
   const role = (raw as { role?: unknown }).role;
   if (typeof role === "string" && !kRoles.has(role)) {
-    throw formatError("E_UNKNOWN_ROLE", `unknown ai-sdk role ${JSON.stringify(role)} (one of system, user, assistant, tool)`, `messages[${i}]`, options);
+    throw formatError("E_UNKNOWN_ROLE", `unknown ai-sdk role ${shownRole(role)} (one of system, user, assistant, tool)`, `messages[${i}]`, options);
   }
 }
 

@@ -3,7 +3,7 @@
  * canonical messages (the mapping is in anthropic.ts).
  */
 import type { MediaPart, Message, Part, ReasoningPart, ResultContentPart, TextPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { extraFields, formatError, isObject, type ParseOptions, rawArgsOf, recordOrigin, schemaError } from "./common.js";
+import { extraFields, formatError, isObject, type ParseOptions, rawArgsOf, recordOrigin, schemaError, shownRole } from "./common.js";
 import { fieldsMeta, textPart } from "./meta.js";
 import {
   type AnthropicBlock, type AnthropicDocumentBlock, type AnthropicImageBlock, type AnthropicMessage, type AnthropicMessageMeta, AnthropicMessageSchema,
@@ -170,7 +170,7 @@ function validate(raw: unknown, path: string, options: ParseOptions | undefined)
   const role = typeof raw === "object" && raw !== null ? (raw as { role?: unknown }).role : undefined;
   if (typeof role === "string" && role !== "user" && role !== "assistant") {
     const why = role === "system" ? " (system text goes in the `system` parameter)" : "";
-    throw formatError("E_UNKNOWN_ROLE", `unknown ${F} role ${JSON.stringify(role)}${why}`, `${path}.role`, options);
+    throw formatError("E_UNKNOWN_ROLE", `unknown ${F} role ${shownRole(role)}${why}`, `${path}.role`, options);
   }
   throw schemaError(F, r.error, path, options, raw);
 }

@@ -172,6 +172,14 @@ export function formatError(code: CtxfoldErrorCode, message: string, path: strin
   return new CtxfoldError(code, message, { path: wherePath(options, path) });
 }
 
+/**
+ * A role (or message kind) an error message names: quoted when it reads as a name (a letter, then
+ * letters, `_` or `-`, at most 24), else by its length only. Error records and stderr must not
+ * echo a field's value that may be a secret (a key pasted where the role goes).
+ */
+export const shownRole = (value: string): string =>
+  /^[A-Za-z][A-Za-z_-]{0,23}$/.test(value) ? JSON.stringify(value) : `(a string of ${value.length} characters, not shown)`;
+
 /** Render's failure for a part `format` has no place for: E_UNKNOWN_PART at `where`. */
 export function unrenderable(format: Format, what: string, where: string): never {
   throw formatError("E_UNKNOWN_PART", `${what} has no ${format} form`, where);

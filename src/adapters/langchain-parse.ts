@@ -2,7 +2,7 @@
  * Parsing LangChain message dicts into canonical messages (the mapping is in langchain.ts).
  */
 import type { Message, Meta, OpaquePart, Part, ReasoningPart, ResultContentPart, Role, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { extraFields, formatError, isObject, type ParseOptions, rawArgsOf, recordOrigin, schemaError } from "./common.js";
+import { extraFields, formatError, isObject, type ParseOptions, rawArgsOf, recordOrigin, schemaError, shownRole } from "./common.js";
 import { fieldsMeta, textPart, withFields } from "./meta.js";
 import {
   F, kDefaultKind, kKindKey, kKinds, kRoleKey, type LangchainBlock, type LangchainContent, type LangchainHints, type LangchainMessage,
@@ -149,7 +149,7 @@ function kindOf(raw: unknown, i: number, options: ParseOptions | undefined): { k
     throw r.success ? formatError("E_SCHEMA", `not a valid langchain message: \`${kindKey}\` must be a string`, `messages[${i}]`, options) : schemaError(F, r.error, `messages[${i}]`, options, raw);
   }
   const role = kKinds.get(kind);
-  if (!role) throw formatError("E_UNKNOWN_ROLE", `unknown langchain message ${kindKey} ${JSON.stringify(kind)} (one of human, user, ai, assistant, system, developer, tool)`, `messages[${i}]`, options);
+  if (!role) throw formatError("E_UNKNOWN_ROLE", `unknown langchain message ${kindKey} ${shownRole(kind)} (one of human, user, ai, assistant, system, developer, tool)`, `messages[${i}]`, options);
   return { kindKey, kind, role };
 }
 

@@ -3,7 +3,7 @@
  * in openai-chat.ts).
  */
 import type { Message, OpaquePart, Part, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { extraFields, formatError, isObject, type ParseOptions, recordOrigin, schemaError } from "./common.js";
+import { extraFields, formatError, isObject, type ParseOptions, recordOrigin, schemaError, shownRole } from "./common.js";
 import { audioMediaType, dataUrlType, withMediaType } from "./media.js";
 import { textPart } from "./meta.js";
 import {
@@ -151,7 +151,7 @@ function validate(raw: unknown, path: string, options: ParseOptions | undefined)
   const role = isObject(raw) ? raw.role : undefined;
   const schema = typeof role === "string" ? kRoleSchemas.get(role) : undefined;
   if (!schema) {
-    if (typeof role === "string") throw formatError("E_UNKNOWN_ROLE", `unknown ${F} role ${JSON.stringify(role)}`, `${path}.role`, options);
+    if (typeof role === "string") throw formatError("E_UNKNOWN_ROLE", `unknown ${F} role ${shownRole(role)}`, `${path}.role`, options);
     throw schemaError(F, kEnvelope.safeParse(raw).error!, path, options);
   }
   const r = schema.safeParse(raw);

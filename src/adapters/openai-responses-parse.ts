@@ -3,7 +3,7 @@
  * openai-responses.ts).
  */
 import type { Message, OpaquePart, Part, ReasoningPart, ResultContentPart, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { extraFields, formatError, isObject, type ParseOptions, recordOrigin, schemaError } from "./common.js";
+import { extraFields, formatError, isObject, type ParseOptions, recordOrigin, schemaError, shownRole } from "./common.js";
 import { audioMediaType, dataUrlType, withMediaType } from "./media.js";
 import {
   type ContentPart, joinSummary, kEnvelope, kItemSchemas, kRoles, kWireArray, type OpenAIResponsesContentPart, type OpenAIResponsesCustomToolCall,
@@ -134,7 +134,7 @@ function validateItem(raw: unknown, path: string, options: ParseOptions | undefi
   const kind = type ?? "message";
   if (kind === "message") {
     const role = (raw as { role?: unknown }).role;
-    if (typeof role === "string" && !kRoles.has(role)) throw formatError("E_UNKNOWN_ROLE", `unknown ${R} role ${JSON.stringify(role)}`, `${path}.role`, options);
+    if (typeof role === "string" && !kRoles.has(role)) throw formatError("E_UNKNOWN_ROLE", `unknown ${R} role ${shownRole(role)}`, `${path}.role`, options);
   }
   const r = (kItemSchemas.get(kind as string) ?? OpenAIResponsesOtherItemSchema).safeParse(raw);
   if (!r.success) throw schemaError(R, r.error, path, options, raw);

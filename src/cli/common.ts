@@ -101,7 +101,7 @@ export class UsageError extends Error {}
  */
 export function parseCli(argv: string[], options: NonNullable<ParseArgsConfig["options"]>): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
   try {
-    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({ args: negativeValuesJoined(argv, options), allowPositionals: true, strict: true, options });
     return { values: values as Record<string, string | boolean | undefined>, positionals };
   } catch (err) {
     const e = err as Error & { code?: string };
@@ -113,18 +113,51 @@ export function parseCli(argv: string[], options: NonNullable<ParseArgsConfig["o
     }
     const missing = /Option '(-\S+)(?:, (--\S+))? <value>' argument missing/.exec(e.message);
     if (missing) throw new UsageError(`${missing[2] ?? missing[1]} needs a value`);
+    const ambiguous = /Option '(?:-\S+, )?(--\S+)' argument is ambiguous/.exec(e.message);
+    if (ambiguous) throw new UsageError(`${ambiguous[1]} needs a value (what follows it looks like an option: write ${ambiguous[1]}=VALUE if it is the value)`);
     throw new UsageError(e.message.split("\n")[0]);
   }
 }
 
-/** A positive integer option, or a UsageError naming it. */
+/**
+ * `--name -5` given as `--name=-5`, for an option that takes a value: parseArgs reads a value that
+ * starts with a dash as a missing value ("argument is ambiguous"), and a negative number is a
+ * value, which the option's own check then refuses by name (`--budget: expected a positive integer, got "-1"`).
+ */
+function negativeValuesJoined(argv: string[], options: NonNullable<ParseArgsConfig["options"]>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") return [...out, ...argv.slice(i)];
+    const name = a.startsWith("--") ? a.slice(2) : undefined;
+    const next = argv[i + 1];
+    if (name !== undefined && options[name]?.type === "string" && next !== undefined && /^-[\d.]/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
+/**
+ * A positive integer as the command line writes one: plain decimal digits, at most
+ * Number.MAX_SAFE_INTEGER (`0x10`, `1e3`, `12.0` and 2⁵³+1, which Number() would take or round,
+ * are not), else undefined.
+ */
+export function positiveInteger(text: string): number | undefined {
+  if (!/^[0-9]+$/.test(text)) return undefined;
+  const n = Number(text);
+  return n > 0 && Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** A positive integer option (positiveInteger), or a UsageError naming it. */
 export function intOption(value: string | undefined, name: string, fallback?: number): number {
   if (value === undefined) {
     if (fallback === undefined) throw new UsageError(`--${name} is required`);
     return fallback;
   }
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name}: expected a positive integer, got ${JSON.stringify(value)}`);
+  const n = positiveInteger(value);
+  if (n === undefined) throw new UsageError(`--${name}: expected a positive integer, got ${JSON.stringify(value)} (decimal digits, at most ${Number.MAX_SAFE_INTEGER})`);
   return n;
 }
 

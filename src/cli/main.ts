@@ -61,6 +61,9 @@ export async function runCli(argv: string[], io: CliIo = kProcessIo, hooks: CliT
       return exitCodeOf(err);
     }
     const code = (err as NodeJS.ErrnoException).code;
+    // A reader of stdout that stopped early (`| head`): what it wanted was written. (compact, whose
+    // stdout is the batch's output, reports it as E_OUTPUT_WRITE instead: see streamSink.)
+    if (code === "EPIPE") return kExit.ok;
     // OS errors (ENOENT, EACCES…) and zlib's (Z_DATA_ERROR: a corrupt .gz) are the input's fault.
     if (typeof code === "string" && /^(E[A-Z]+|Z_[A-Z_]+)$/.test(code)) {
       io.stderr.write(`ctxfold ${command}: ${(err as Error).message}\n`);
@@ -89,9 +92,12 @@ const isMain = (() => {
  * ctxfold binary runs, and the test-only entry (scripts/test-cli.ts) with a test's hooks.
  */
 export function main(argv: string[], hooks: CliTestHooks = {}): void {
-  // A reader that stops early (`| head`) is not an error; any other failure to write stdout (a
-  // full disk under `> FILE`) stops the command, naming stdout and the OS code.
+  // A reader that stops early (`| head`) is not an error for a command whose stdout is a report
+  // (stats, explain…); any other failure to write stdout (a full disk under `> FILE`) stops the
+  // command, naming stdout and the OS code. A command that waits on its writes (writeAll: compact
+  // -o -, whose stdout is its output, show, eval) holds a listener of its own and decides.
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (process.stdout.listenerCount("error") > 1) return;
     if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
     process.stderr.write(`ctxfold: cannot write stdout: ${err.code} (${err.message})\n`);
     process.exit(kExit.failed);

@@ -7,11 +7,13 @@
 import type { Readable } from "node:stream";
 import { parseMessages, type Format } from "../adapters/index.js";
 import { reusable } from "../adapters/common.js";
-import type { CtxfoldError } from "../errors.js";
+import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
-import { isBlankLine, readLines } from "../pool/input.js";
+import { isBlankLine, kDefaultMaxLineBytes, readLines, type ReadLine } from "../pool/input.js";
 import { parseLine } from "../pool/jsonl.js";
-import { atLine, kExit, openInput, runOfLine, wireOf, type CliIo, type JsonlRun } from "./common.js";
+
+export { writeAll } from "../pool/output.js";
+import { atLine, kExit, openInput, runOfLine, shownName, wireOf, type CliIo, type JsonlRun } from "./common.js";
 
 /** One non-blank line of a JSONL file: its run, or why it is not one. */
 export type RunLine = { line: number; run: JsonlRun; error?: undefined } | { line: number; run?: undefined; error: CtxfoldError };
@@ -35,8 +37,13 @@ export async function* readRuns(file: string, io: CliIo): AsyncGenerator<RunLine
   }
 }
 
-async function* runLines(lines: AsyncGenerator<{ raw: Uint8Array; n: number }>, file: string): AsyncGenerator<RunLine> {
-  for await (const { raw, n } of lines) {
+async function* runLines(lines: AsyncGenerator<ReadLine>, file: string): AsyncGenerator<RunLine> {
+  for await (const { raw, n, tooLong } of lines) {
+    if (raw === undefined) {
+      const what = `a line of ${(tooLong / 2 ** 20).toFixed(1)} MB, over the ${kDefaultMaxLineBytes / 2 ** 20} MB a line may have: not read`;
+      yield { line: n, error: new CtxfoldError("E_TOO_LARGE", what, { path: `${shownName(file)}:${n}` }) };
+      continue;
+    }
     if (isBlankLine(raw)) continue;
     let item: RunLine;
     try {
@@ -108,24 +115,6 @@ export function writeError(io: CliIo, err: unknown): void {
 export function fail(io: CliIo, command: string, message: string): number {
   io.stderr.write(`ctxfold ${command}: ${message}\n`);
   return kExit.failed;
-}
-
-/**
- * Writes `data` and waits until the stream took it (a large output to a pipe). A write error
- * (EPIPE: the reader of a pipe went away, as `| head` does) rejects instead of surfacing as an
- * unhandled 'error' event.
- */
-export function writeAll(stream: NodeJS.WritableStream, data: string | Uint8Array): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error) => reject(err);
-    stream.once("error", onError);
-    stream.write(data, (err) => {
-      // On failure the stream emits 'error' after this callback: the listener stays for it.
-      if (err) return reject(err);
-      stream.off("error", onError);
-      resolve();
-    });
-  });
 }
 
 /** A number with thousands separators (human tables). */

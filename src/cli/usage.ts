@@ -8,9 +8,11 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
   compact: `compact IN.jsonl[.gz]|- -o OUT.jsonl|- --budget N
         [--format auto|openai|anthropic|responses|ai-sdk|langchain] [--mode tiered|legacy]
         [--preset NAME] [--offload-dir DIR] [--workers N] [--max-worker-heap-mb N|0]
-        [--resume] [--strict] [--redact-offload] [--json] [--quiet]
+        [--max-line-mb N] [--resume] [--strict] [--redact-offload] [--json] [--quiet]
               compacts every run (one per line: a messages array, or an object with
               "messages" whose other fields are kept) to the budget, in input order and format;
+              --workers is capped at twice the cores; a line over --max-line-mb (default 64)
+              is written through as it is read, unparsed, with an E_TOO_LARGE record;
               --redact-offload redacts secrets in the offload store too (a ref then gives
               back the redacted text: the secret is gone for good)
         [--queue redis://HOST:PORT [--shard-mb M] [--work-dir DIR]]
@@ -56,7 +58,8 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
 export const kExitCodes = `exit codes: 0 done; 1 failed (bad input under --strict, unreadable input, I/O error, a queue
 (Redis) that cannot be reached or was lost: rerun with --resume);
 2 bad usage, or refused before writing anything (compact: an output that is the input,
-a --resume whose checkpoint is not of this input and options or whose input changed since);
+a --resume whose checkpoint is not of this input and options, or whose input or outputs
+changed since);
 3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
 4 validate found errors; 5 validate found warnings only;
 130 interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)`;

@@ -1,10 +1,11 @@
 /**
  * The batch's checkpoint (`OUT.checkpoint.json`), written after every chunk: the input lines
- * done, the output and errors-file bytes written for them, and what the input was, so `resume`
- * continues with no run lost or written twice, and refuses an input or options that changed.
+ * done, the output and errors-file bytes written for them and their hashes, and what the input
+ * was, so `resume` continues with no run lost or written twice, and refuses an input, options or
+ * outputs that changed.
  */
-import type { Hash } from "node:crypto";
-import { existsSync, type Stats } from "node:fs";
+import { createHash, type Hash } from "node:crypto";
+import { createReadStream, existsSync, statSync, type Stats } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { CtxfoldError } from "../errors.js";
 import { kNodeFsOps, writeFileAtomic } from "../store/fs-ops.js";
@@ -20,8 +21,11 @@ export interface InputFile {
 
 export const inputFileOf = (stat: Stats | undefined): InputFile => (stat ? { size: stat.size, mtimeMs: Math.round(stat.mtimeMs) } : {});
 
-/** Version 2 added `inputFile`; a checkpoint of another version is refused, never guessed at. */
-export const kCheckpointVersion = 2;
+/**
+ * Version 2 added `inputFile`, version 3 the hashes of what was written (`outSha256`,
+ * `errSha256`); a checkpoint of another version is refused, never guessed at.
+ */
+export const kCheckpointVersion = 3;
 
 /** What a batch's job is as far as a checkpoint is concerned: its options, without the input's name. */
 export type JobKey = Omit<JobOptions, "file">;
@@ -42,6 +46,13 @@ export interface Checkpoint {
   lines: number;
   outBytes: number;
   errBytes: number;
+  /**
+   * SHA-256 (hex) of those bytes, the output's first `outBytes` and the errors file's first
+   * `errBytes`: a resume continues the files only if they still begin with what was written
+   * (an output cut short, or edited, would otherwise get the rest spliced onto what remains).
+   */
+  outSha256: string;
+  errSha256: string;
   stats: ChunkStats;
 }
 
@@ -69,7 +80,7 @@ export async function checkpointToResume(file: string, input: string, jobKey: Jo
     throw new CtxfoldError("E_CHECKPOINT_MISMATCH", `${file} is a version ${String(cp.version)} checkpoint; this ctxfold resumes only from version ${kCheckpointVersion}, which records what the input was: ${kStartOver}`);
   }
   const checkpoint = cp as Checkpoint;
-  if (typeof checkpoint.inputFile?.doneSha256 !== "string") throw new CtxfoldError("E_BAD_INPUT", `${file} is not a ctxfold checkpoint (it records no input)`);
+  if (typeof checkpoint.inputFile?.doneSha256 !== "string" || typeof checkpoint.outSha256 !== "string" || typeof checkpoint.errSha256 !== "string") throw new CtxfoldError("E_BAD_INPUT", `${file} is not a ctxfold checkpoint (it records no input or output)`);
   if (checkpoint.input !== input || !sameOptions(checkpoint.options, jobKey)) {
     throw new CtxfoldError("E_CHECKPOINT_MISMATCH", `${file} was written for ${checkpoint.input} with ${JSON.stringify(checkpoint.options)}; rerun with the same input and options, or without --resume`);
   }
@@ -87,6 +98,27 @@ const isoTime = (ms: number | undefined) => (ms === undefined ? "?" : new Date(m
 /** E_CHECKPOINT_MISMATCH: `input` is not what it was when `checkpoint` was written (`what` says how). */
 export function inputChanged(input: string, checkpoint: string, what: string): CtxfoldError {
   return new CtxfoldError("E_CHECKPOINT_MISMATCH", `${input === "-" ? "stdin" : input} changed since ${checkpoint} was written (${what}): ${kStartOver}`);
+}
+
+/**
+ * The hash of the first `bytes` of `file` (one of the batch's outputs), after checking that they
+ * are the bytes the checkpoint recorded as written (`sha256`): E_CHECKPOINT_MISMATCH naming the
+ * file and what differs when it is gone, shorter, or begins otherwise. What follows them (written
+ * after the checkpoint) is not checked: the resume cuts it off and writes it again.
+ */
+export async function writtenAsRecorded(file: string, bytes: number, sha256: string, checkpoint: string): Promise<Hash> {
+  const hash = createHash("sha256");
+  const size = statSync(file, { throwIfNoEntry: false })?.size;
+  if (size === undefined && bytes > 0) throw outputChanged(file, checkpoint, `it is gone; ${bytes} bytes were written to it`);
+  if (size !== undefined && size < bytes) throw outputChanged(file, checkpoint, `${size} bytes, ${bytes - size} fewer than the ${bytes} written to it`);
+  if (bytes > 0) for await (const block of createReadStream(file, { start: 0, end: bytes - 1 })) hash.update(block as Buffer);
+  if (hash.copy().digest("hex") !== sha256) throw outputChanged(file, checkpoint, `its first ${bytes} bytes are not the ones written`);
+  return hash;
+}
+
+/** E_CHECKPOINT_MISMATCH: an output `file` is not what `checkpoint` says was written to it (`what` says how). */
+function outputChanged(file: string, checkpoint: string, what: string): CtxfoldError {
+  return new CtxfoldError("E_CHECKPOINT_MISMATCH", `${file} changed since ${checkpoint} was written (${what}): resuming would splice the rest onto it; ${kStartOver}`);
 }
 
 /**

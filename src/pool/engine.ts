@@ -11,22 +11,26 @@
  * death counts as a crash); an interrupt finishes the chunks in flight and leaves a checkpoint
  * (`OUT.checkpoint.json`) from which `resume` continues with no run lost or written twice.
  *
- * This file drives the batch and writes in order; the input's chunks are chunks.ts's, where they
- * are compacted (in-process or in workers, with the retries) worker-pool.ts's, the checkpoint and
- * resume checkpoint.ts's, and the output files output.ts's.
+ * This file drives the batch and writes what it is handed; the input's chunks (and lines over the
+ * line limit) are chunks.ts's, their order in-order.ts's, where they are compacted (in-process or
+ * in workers, with the retries) worker-pool.ts's, the checkpoint and resume checkpoint.ts's, and
+ * the output files output.ts's.
  */
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { rm, truncate } from "node:fs/promises";
 import type { Readable, Writable } from "node:stream";
-import { CtxfoldError } from "../errors.js";
-import { checkpointToResume, inputChanged, inputFileOf, kCheckpointVersion, skipLines, writeCheckpoint, type Checkpoint } from "./checkpoint.js";
-import { chunksOf, counting, kDefaultChunkBytes } from "./chunks.js";
-import { gunzipIfGzip } from "./input.js";
+import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
+import { checkpointToResume, inputChanged, inputFileOf, kCheckpointVersion, skipLines, writeCheckpoint, writtenAsRecorded, type Checkpoint } from "./checkpoint.js";
+import { chunksOf, counting, kDefaultChunkBytes, type LongLine } from "./chunks.js";
+import { gunzipIfGzip, kDefaultMaxLineBytes } from "./input.js";
 import { addStats, emptyStats, type ChunkResult, type ChunkStats, type ErrorRecord, type JobOptions } from "./job.js";
-import { fileSink, refuseToOverwriteInput, streamSink, writingTo, type Sink } from "./output.js";
+import { fileSink, refuseToOverwriteInput, refuseUnusableOffloadDir, streamSink, writingTo, type Sink } from "./output.js";
 import type { CrashHook } from "./worker.js";
 import { inProcessRunner, PoolRunner, type ChunkRunner } from "./worker-pool.js";
+import { inOrder } from "./in-order.js";
+
+export { inOrder };
 
 export interface BatchOptions extends Omit<JobOptions, "file"> {
   /** A file (.gz is gunzipped; gzip data is also recognised by its magic bytes) or "-" for `stdin`. */
@@ -53,6 +57,12 @@ export interface BatchOptions extends Omit<JobOptions, "file"> {
   onError?: (record: ErrorRecord) => void;
   /** A chunk's least size, bytes (whole lines, so a longer line makes a longer chunk). @default 256 KiB */
   chunkBytes?: number;
+  /**
+   * A line longer than this, bytes, is never held whole: it is written through as it is read,
+   * with an E_TOO_LARGE record (under `strict`, the batch stops there instead).
+   * @default kDefaultMaxLineBytes (64 MiB)
+   */
+  maxLineBytes?: number;
   /** Inputs smaller than this (files only) run in-process whatever `workers` says. @default 1 MiB */
   inProcessBelow?: number;
   /**
@@ -82,6 +92,8 @@ export interface BatchTestHooks {
 }
 
 export const kDefaultWorkerHeapMb = 128;
+export { kDefaultMaxLineBytes };
+const kNewline = new Uint8Array([0x0a]);
 /**
  * How often the checkpoint is rewritten, at most (ms): an atomic rewrite per chunk cost ~10% of
  * a batch of small runs on a slow filesystem; a resume redoes at most this much work.
@@ -136,6 +148,9 @@ interface OpenedBatch {
   gzip: { bytesIn?: () => number };
   /** SHA-256 of the input's lines done (those skipped on resume, then every chunk written). */
   done: Hash;
+  /** SHA-256 of the output's and the errors file's bytes written (a resume's checked and kept). */
+  outHash: Hash;
+  errHash: Hash;
   out: Sink;
   /** The errors file, when a resume continues one (otherwise opened at the first error record). */
   errSink: Sink | undefined;
@@ -162,6 +177,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     if (!files) throw new CtxfoldError("E_BAD_INPUT", "--resume needs -o FILE (a checkpoint sits beside the output file)");
     resumed = await checkpointToResume(files.checkpoint, options.input, jobKey, inputFile);
   }
+  if (options.offloadDir) refuseUnusableOffloadDir(options.offloadDir);
   // The runner first: a queue that cannot be reached stops the batch before any file is touched.
   const inProcess = options.workers <= 1 || (totalBytes !== undefined && totalBytes < (options.inProcessBelow ?? kDefaultInProcessBelow));
   const hooks = options.testHooks ?? {};
@@ -175,7 +191,9 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
     await runner.close();
     throw err;
   }
-  const { raw, input, gzip, done, out } = opened;
+  const { raw, input, gzip, out, errHash } = opened;
+  // The input's lines done and the output written, hashed (a line over the limit swaps in its copies once it is whole).
+  let { done, outHash } = opened;
   let errSink = opened.errSink;
   const summary: BatchSummary = {
     ...(resumed ? structuredClone(resumed.stats) : emptyStats()), lines: resumed?.lines ?? 0, chunks: 0, seconds: 0, workers: runner.workers,
@@ -194,14 +212,15 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   let errBytes = resumed?.errBytes ?? 0;
   // The checkpoint: after the first chunk, then at most every kCheckpointEveryMs, and when the run stops.
   let savedAt = -Infinity;
-  let unsaved = false;
+  // A run stopped before its first chunk was written still leaves a checkpoint to resume from.
+  let unsaved = true;
   const saveCheckpoint = () => {
     if (!files || !unsaved) return;
     const stats = emptyStats();
     addStats(stats, summary);
     writeCheckpoint(files.checkpoint, {
       ctxfold: "checkpoint", version: kCheckpointVersion, input: options.input, inputFile: { ...inputFile, doneSha256: done.copy().digest("hex") },
-      options: jobKey, lines: summary.lines, outBytes, errBytes, stats,
+      options: jobKey, lines: summary.lines, outBytes, errBytes, outSha256: outHash.copy().digest("hex"), errSha256: errHash.copy().digest("hex"), stats,
     });
     savedAt = performance.now();
     unsaved = false;
@@ -214,22 +233,58 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
   const writeResult = async (bytes: Uint8Array, r: ChunkResult) => {
     if (options.strict && r.errors.length > 0) {
       const e = r.errors[0];
-      throw new CtxfoldError(e.code as never, `${e.reason} (--strict: stopped; ${summary.lines} lines before it were written)`, { path: `${job.file}:${e.line}${e.path ? `: ${e.path}` : ""}` });
+      throw strictStop(e.code as never, e.reason, `${e.line}${e.path ? `: ${e.path}` : ""}`);
     }
     await out.write(r.out);
+    outBytes += r.out.length;
+    outHash.update(r.out);
+    done.update(bytes);
+    await counted(r);
+  };
+  const strictStop = (code: CtxfoldErrorCode, reason: string, where: string) =>
+    new CtxfoldError(code, `${reason} (--strict: stopped; ${summary.lines} lines before it were written)`, { path: `${job.file}:${where}` });
+  const maxLineBytes = options.maxLineBytes ?? kDefaultMaxLineBytes;
+  /**
+   * Writes a line over the line limit through as it is read, never held whole, with its
+   * E_TOO_LARGE record; false when a stop cut it short (the checkpoint ends before it, so a
+   * resume cuts off what of it was written and writes it again).
+   */
+  const writeLongLine = async (long: LongLine, line: number): Promise<boolean> => {
+    const limit = `over --max-line-mb ${maxLineBytes / 2 ** 20}: written through unparsed (raise --max-line-mb to compact it)`;
+    if (options.strict) throw strictStop("E_TOO_LARGE", `a line ${limit}`, String(line));
+    const lineDone = done.copy();
+    const lineOut = outHash.copy();
+    let length = 0;
+    for await (const block of long.blocks) {
+      if (stopping) return false;
+      await out.write(block);
+      lineDone.update(block);
+      lineOut.update(block);
+      length += block.length;
+    }
+    await out.write(kNewline);
+    lineOut.update(kNewline);
+    if (long.newline) lineDone.update(kNewline);
+    [done, outHash] = [lineDone, lineOut];
+    outBytes += length + 1;
+    const stats = { ...emptyStats(), runs: 1, errors: 1, bytesIn: length + 1, bytesOut: length + 1 };
+    await counted({ errors: [{ line, code: "E_TOO_LARGE", reason: `a line of ${(length / 2 ** 20).toFixed(1)} MB, ${limit}` }], stats, lines: 1 });
+    return true;
+  };
+  /** Records a result written: its error records, its stats, the checkpoint when due, progress. */
+  const counted = async (r: Omit<ChunkResult, "out">) => {
     if (r.errors.length > 0) {
       if (files) {
         errSink ??= await fileSink(files.errors, 0);
         const text = Buffer.from(r.errors.map((e) => JSON.stringify(e) + "\n").join(""), "utf8");
         await errSink.write(text);
+        errHash.update(text);
         errBytes += text.length;
       } else for (const e of r.errors) options.onError?.(e);
     }
     addStats(summary, r.stats);
     summary.lines += r.lines;
     summary.chunks++;
-    outBytes += r.out.length;
-    done.update(bytes);
     unsaved = true;
     if (performance.now() - savedAt >= kCheckpointEveryMs) saveCheckpoint();
     if ((hooks.chunkDelayMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, hooks.chunkDelayMs));
@@ -241,8 +296,8 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
 
   let failure: unknown;
   try {
-    const chunks = chunksOf(counting(input, (n) => (pulledBytes += n)), options.chunkBytes ?? kDefaultChunkBytes, (resumed?.lines ?? 0) + 1);
-    await inOrder(chunks, runner, writeResult, () => stopping, dropping.signal);
+    const chunks = chunksOf(counting(input, (n) => (pulledBytes += n)), options.chunkBytes ?? kDefaultChunkBytes, (resumed?.lines ?? 0) + 1, { maxLineBytes, stopped: () => stopping });
+    await inOrder(chunks, runner, writeResult, () => stopping, dropping.signal, writeLongLine);
   } catch (err) {
     failure = err;
   } finally {
@@ -275,7 +330,8 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
 /**
  * Opens the input (past a resume's lines done, which must hash as the checkpoint says) and the
  * outputs: the output cut back to what the checkpoint covers, or created; the errors file cut
- * back likewise, or removed with the checkpoint of an earlier run.
+ * back likewise, or removed with the checkpoint of an earlier run. A resume's outputs must begin
+ * with the bytes the checkpoint says were written (writtenAsRecorded), checked before either is cut.
  */
 async function openBatch(options: BatchOptions, name: string, files: BatchFiles | undefined, resumed: Checkpoint | undefined): Promise<OpenedBatch> {
   const raw: Readable = options.input === "-" ? options.stdin ?? process.stdin : createReadStream(options.input, { highWaterMark: 1 << 20 });
@@ -291,6 +347,8 @@ async function openBatch(options: BatchOptions, name: string, files: BatchFiles 
     } else if (files && existsSync(files.checkpoint)) {
       await rm(files.checkpoint);
     }
+    const outHash = resumed ? await writtenAsRecorded(options.output, resumed.outBytes, resumed.outSha256, files!.checkpoint) : createHash("sha256");
+    const errHash = resumed ? await writtenAsRecorded(files!.errors, resumed.errBytes, resumed.errSha256, files!.checkpoint) : createHash("sha256");
     const out = files ? await fileSink(options.output, resumed?.outBytes ?? 0) : streamSink(options.stdout ?? process.stdout, "stdout");
     let errSink: Sink | undefined;
     if (files) {
@@ -301,48 +359,9 @@ async function openBatch(options: BatchOptions, name: string, files: BatchFiles 
         await rm(files.errors);
       }
     }
-    return { raw, input, gzip, done, out, errSink };
+    return { raw, input, gzip, done, outHash, errHash, out, errSink };
   } catch (err) {
     raw.destroy();
     throw err;
   }
-}
-
-/**
- * Compacts `chunks` through `runner`, at most its capacity in flight (reading waits for a free
- * slot), and writes each result in input order as soon as it and those before it are done; stops
- * reading once `stopping()` says so and finishes the chunks in flight, or returns without them
- * once `drop` is aborted.
- */
-export async function inOrder(
-  chunks: AsyncIterable<{ bytes: Uint8Array; firstLine: number }>, runner: ChunkRunner,
-  write: (bytes: Uint8Array, result: ChunkResult) => Promise<void>, stopping: () => boolean,
-  drop?: AbortSignal,
-): Promise<void> {
-  const inFlight = new Map<number, { bytes: Uint8Array; result: Promise<ChunkResult> }>();
-  let next = 0; // the next chunk to write
-  let issued = 0;
-  /** Writes the next result; false when the chunks in flight were dropped instead. */
-  const writeNext = async (): Promise<boolean> => {
-    const { bytes, result } = inFlight.get(next)!;
-    inFlight.delete(next);
-    next++;
-    const r = await new Promise<ChunkResult | undefined>((resolve, reject) => {
-      if (drop?.aborted) return resolve(undefined);
-      const dropped = () => resolve(undefined);
-      drop?.addEventListener("abort", dropped, { once: true });
-      result.then(resolve, reject).finally(() => drop?.removeEventListener("abort", dropped));
-    });
-    if (r === undefined) return false;
-    await write(bytes, r);
-    return true;
-  };
-  for await (const { bytes, firstLine } of chunks) {
-    if (stopping()) break;
-    const result = runner.run(bytes, firstLine, issued);
-    result.catch(() => undefined); // awaited in order by writeNext
-    inFlight.set(issued++, { bytes, result });
-    if (inFlight.size >= runner.capacity && !(await writeNext())) return;
-  }
-  while (inFlight.size > 0) if (!(await writeNext())) return;
 }

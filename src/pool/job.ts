@@ -13,7 +13,7 @@ import { encodingIndex } from "../tokens/weights-table.js";
 import { byteRunTokens } from "./byte-fit.js";
 import { isBlankLine, linesOf } from "./input.js";
 import { scanJson } from "./json-scan.js";
-import { lineOf, parseLine, runIdOf, runOfLine, wireOf } from "./jsonl.js";
+import { lineOf, nestsDeeperThan, parseLine, runIdOf, runOfLine, wireOf } from "./jsonl.js";
 
 export interface JobOptions {
   budget: number;
@@ -125,15 +125,29 @@ function tooLargeRun(bytes: number, heapMb: number): CtxfoldError {
   return new CtxfoldError("E_TOO_LARGE", `a run of ${mb(bytes)} MB is over a quarter of a worker's heap (raise --max-worker-heap-mb, now ${heapMb}, to ${Math.ceil((bytes * kRunsPerWorkerHeap) / 2 ** 20)} or more, or compact it with --workers 1)`);
 }
 
+/**
+ * A run nested deeper than this (arrays and objects) is written through with E_TOO_LARGE before
+ * it is parsed. Reading and rendering a run recurse per level (JSON.stringify among them), so some
+ * depth overflows the stack, and where depends on the thread's stack: ~4,100 levels on the main
+ * thread, ~20,000 in a worker (4 MB). A limit of its own, well under both, gives a run one verdict
+ * in-process and in the pool; real runs nest under 20.
+ */
+export const kMaxRunDepth = 1000;
+
+function tooDeepRun(): CtxfoldError {
+  return new CtxfoldError("E_TOO_LARGE", `the run nests arrays and objects more than ${kMaxRunDepth} levels deep: not compacted (written through unchanged)`);
+}
+
 const kEncoder = new TextEncoder();
 const kNewline = new Uint8Array([0x0a]);
 
 /**
  * Compacts every line of `bytes` (whole lines; the last may lack its newline) whose first line
  * is number `firstLine` of the input. A line that is not JSON, not a run, or that the compactor
- * rejects or fails on for any reason (a failure that is no CtxfoldError, such as a stack
- * overflow on deep nesting, becomes E_INTERNAL) is written through byte for byte with an error
- * record, so one run never costs the batch or the rest of its chunk; a run within the soft
+ * rejects or fails on for any reason (a failure that is no CtxfoldError becomes E_INTERNAL; a
+ * run nested more than kMaxRunDepth levels deep gets E_TOO_LARGE before it is parsed, on either
+ * thread alike) is written through byte for byte with an error record, so one run never costs
+ * the batch or the rest of its chunk; a run within the soft
  * threshold is written through byte for byte too (nothing to do, and its bytes stay the
  * caller's); every other run is written as the compacted messages in its own format, the
  * line's other fields kept in their order.
@@ -188,6 +202,7 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
         continue;
       }
       if (raw.length > maxRunBytes) throw tooLargeRun(raw.length, workerHeapMb);
+      if (nestsDeeperThan(raw, kMaxRunDepth)) throw tooDeepRun();
       const value = parseLine(raw);
       id = runIdOf(value);
       const run = runOfLine(value, lineNo);

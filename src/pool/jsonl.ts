@@ -33,8 +33,48 @@ export function parseLine(raw: Uint8Array): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`);
+    throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${jsonSyntaxReason((err as Error).message, text)}`);
   }
+}
+
+/** How many characters V8 quotes on each side of where JSON.parse failed. */
+const kQuotedContext = 10;
+
+/**
+ * Why `text` is not JSON, in JSON.parse's words less any of the text. V8 quotes the character it
+ * stopped at and up to 10 characters on each side (`Unexpected token 's', ..."api_key":
+ * sk-1234567"... is not valid JSON`), which may be a secret's, and error records and stderr
+ * must not echo input; its other messages name only a position. Kept: what went wrong and where,
+ * V8's position, or for a quote the position V8 quoted around (the whole of a text of up to 21
+ * characters is quoted, with no position to recover).
+ */
+export function jsonSyntaxReason(message: string, text: string): string {
+  const quoted = /^(Unexpected token '[\s\S]{1,2}', )?(\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(message);
+  if (!quoted) return message;
+  const [, token, before, snippet, after] = quoted;
+  const at = before && after ? text.indexOf(snippet) + kQuotedContext
+    : after ? snippet.length - kQuotedContext
+    : before ? text.length - snippet.length + kQuotedContext
+    : undefined;
+  const what = token ? "Unexpected character" : "Not a JSON value";
+  return at === undefined || at < 0 ? what : `${what} at position ${at}`;
+}
+
+/**
+ * Whether the JSON text `raw` nests arrays and objects more than `limit` levels deep (brackets
+ * inside strings do not count). Read from the bytes, before any parse.
+ */
+export function nestsDeeperThan(raw: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const b = raw[i];
+    if (b === 0x22) {
+      for (i++; i < raw.length && raw[i] !== 0x22; i++) if (raw[i] === 0x5c) i++;
+    } else if (b === 0x5b || b === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (b === 0x5d || b === 0x7d) depth--;
+  }
+  return false;
 }
 
 /** A parsed JSONL line as a run, or E_BAD_INPUT saying what the line is instead. */

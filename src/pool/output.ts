@@ -5,6 +5,7 @@
  */
 import { fstatSync, statSync, type BigIntStats } from "node:fs";
 import { open } from "node:fs/promises";
+import * as path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage } from "../store/fs-ops.js";
@@ -20,7 +21,9 @@ export interface Sink {
  * not be written, named with the OS code (ENOSPC…), so a full disk says which file and why.
  */
 export function outputWriteError(file: string, cause: unknown): CtxfoldError {
-  return new CtxfoldError("E_OUTPUT_WRITE", `cannot write ${file}: ${errorCode(cause)} (${errorMessage(cause)})`, { cause });
+  const code = errorCode(cause);
+  const why = code === "EPIPE" ? "its reader closed it before the end of the output" : errorMessage(cause);
+  return new CtxfoldError("E_OUTPUT_WRITE", `cannot write ${file}: ${code} (${why})`, { cause });
 }
 
 /** `p`, its failure an outputWriteError naming `file`. */
@@ -28,15 +31,34 @@ export const writingTo = <T>(file: string, p: Promise<T>): Promise<T> => p.catch
   throw outputWriteError(file, cause);
 });
 
-/** A sink over a stream (stdout, named `name` in errors). */
+/**
+ * Writes `data` and waits until the stream took it (a large output to a pipe). A write error
+ * (EPIPE: the reader of a pipe went away, as `| head` does) rejects instead of surfacing as an
+ * unhandled 'error' event; the listener that takes it stays until the stream emits it, so whoever
+ * watches stdout's errors (the ctxfold command: src/cli/main.ts) sees the error is handled here.
+ */
+export function writeAll(stream: NodeJS.WritableStream, data: string | Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (data.length === 0) return resolve();
+    const onError = (err: Error) => reject(err);
+    stream.once("error", onError);
+    stream.write(data, (err) => {
+      // On failure the stream emits 'error' after this callback: the listener stays for it.
+      if (err) return reject(err);
+      stream.off("error", onError);
+      resolve();
+    });
+  });
+}
+
+/**
+ * A sink over a stream (stdout, named `name` in errors). Each write waits until the stream took
+ * it, so a failure (EPIPE: a reader that stopped early, as `| head -c 100` does) stops the batch
+ * with E_OUTPUT_WRITE at the chunk it hit, never after the batch counted the chunk written.
+ */
 export function streamSink(stream: Writable, name: string): Sink {
   return {
-    write: (bytes) => writingTo(name, new Promise<void>((resolve, reject) => {
-      if (bytes.length === 0) return resolve();
-      const ok = stream.write(bytes, (err) => (err ? reject(err) : undefined));
-      if (ok) resolve();
-      else stream.once("drain", resolve);
-    })),
+    write: (bytes) => writingTo(name, writeAll(stream, bytes)),
     close: async () => undefined,
   };
 }
@@ -57,6 +79,22 @@ export async function fileSink(file: string, at: number): Promise<Sink> {
     })()),
     close: () => writingTo(file, handle.close()),
   };
+}
+
+/**
+ * E_STORE_WRITE, before any run, when the offload dir cannot be one: a file, or a path under a
+ * file. Every run's store would fail alike, so the batch stops naming the dir rather than pass
+ * each run through with an error of its own. A dir that does not exist yet is created by the store.
+ */
+export function refuseUnusableOffloadDir(dir: string): void {
+  const shown = path.resolve(dir);
+  let stat;
+  try {
+    stat = statSync(dir, { throwIfNoEntry: false });
+  } catch (err) {
+    throw new CtxfoldError("E_STORE_WRITE", `cannot use ${shown} as the offload dir: ${errorCode(err)} (${errorMessage(err)})`, { cause: err });
+  }
+  if (stat && !stat.isDirectory()) throw new CtxfoldError("E_STORE_WRITE", `cannot use ${shown} as the offload dir: ENOTDIR (it is a file, not a directory)`);
 }
 
 /** A regular file's identity: its device and inode, which every name of it shares (a symlink, a hard link, `./x` for `x`). */

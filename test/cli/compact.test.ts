@@ -1,44 +1,22 @@
-import { spawn, spawnSync } from "node:child_process";
-import { closeSync, copyFileSync, existsSync, linkSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliTestHooks } from "../../src/cli/common.js";
+import { interruptedCli, spawnCli, type CliRunOptions } from "./spawn-cli.js";
 import { generatedRunLines } from "../helpers.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { createMemoryStore, createPackStore, getMessages } from "../../src/store/index.js";
 
-const kCli = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
-/** The same command with a test's hooks (small chunks, a slow writer, a worker that dies): test-only, never shipped. */
-const kTestCli = fileURLToPath(new URL("../../dist/scripts/test-cli.js", import.meta.url));
 const kBudget = 8000;
 
 let dir: string;
 let input: string;
 let lines: string[];
 
-/** How to start the CLI: the shipped command, or the test-only entry when there are hooks to set. */
-function command(args: string[], hooks: CliTestHooks | undefined): { argv: string[]; env: NodeJS.ProcessEnv } {
-  if (!hooks) return { argv: [kCli, ...args], env: process.env };
-  return { argv: [kTestCli, ...args], env: { ...process.env, CTXFOLD_TEST_HOOKS: JSON.stringify(hooks) } };
-}
-
-/** The CLI spawned in `dir`; `redirect` opens files as its stdin or stdout, as a shell's `< IN` and `> OUT` do. */
-function cli(args: string[], options: { hooks?: CliTestHooks; stdin?: Buffer; redirect?: { stdin?: string; stdout?: string } } = {}) {
-  const stdin = options.redirect?.stdin === undefined ? "pipe" : openSync(path.resolve(dir, options.redirect.stdin), "r");
-  const stdout = options.redirect?.stdout === undefined ? "pipe" : openSync(path.resolve(dir, options.redirect.stdout), "w");
-  try {
-    const { argv, env } = command(args, options.hooks);
-    const r = spawnSync(process.execPath, argv, {
-      cwd: dir, env, input: options.stdin, maxBuffer: 1 << 30, stdio: [stdin, stdout, "pipe"],
-    });
-    return { code: r.status, stdout: r.stdout ?? Buffer.alloc(0), stderr: r.stderr.toString() };
-  } finally {
-    for (const fd of [stdin, stdout]) if (typeof fd === "number") closeSync(fd);
-  }
-}
+const cli = (args: string[], options: CliRunOptions = {}) => spawnCli(dir, args, options);
 
 /** What the in-process API gives for each line (the CLI's output must equal it run for run). */
 async function expected(source: string[]): Promise<string[]> {
@@ -62,22 +40,7 @@ async function expected(source: string[]): Promise<string[]> {
  * Spawns the CLI with small, slowly written chunks and sends SIGINT once the checkpoint beside
  * `output` exists; its exit code.
  */
-async function interrupted(args: string[], output: string): Promise<number | null> {
-  const { argv, env } = command(args, { compact: { chunkBytes: 60_000, testHooks: { chunkDelayMs: 150 } } });
-  const child = spawn(process.execPath, argv, { cwd: dir, env });
-  return new Promise<number | null>((resolve) => {
-    const poll = setInterval(() => {
-      if (existsSync(`${output}.checkpoint.json`)) {
-        clearInterval(poll);
-        child.kill("SIGINT");
-      }
-    }, 5);
-    child.on("exit", (c) => {
-      clearInterval(poll);
-      resolve(c);
-    });
-  });
-}
+const interrupted = (args: string[], output: string) => interruptedCli(dir, args, output);
 
 const outLines = (file: string) => readFileSync(file, "utf8").split("\n").slice(0, -1);
 let want: string[];
@@ -136,15 +99,19 @@ describe("ctxfold compact", () => {
     expect(strict.stderr).toContain("bad.jsonl:2");
   });
 
-  it("writes a run nested deeper than the stack (5,000 levels) through with an E_INTERNAL record and compacts the others: exit 3", () => {
+  it("writes a run nested 5,000 levels deep (past the main thread's stack, within a worker's) through with an E_TOO_LARGE record and compacts the others, with 2 workers as in-process: exit 3", () => {
     const i = want.findIndex((w, k) => w !== lines[k] && !lines[k].startsWith("["));
     const deep = lines[i].replace(/}$/, `,"extra":${"[".repeat(5000)}${"]".repeat(5000)}}`);
-    writeFileSync(path.join(dir, "deep.jsonl"), [lines[i], deep, lines[i]].join("\n") + "\n");
-    const r = cli(["compact", "deep.jsonl", "-o", "deep.out.jsonl", "--budget", String(kBudget), "--workers", "1", "--quiet"]);
-    expect(r.code, r.stderr).toBe(3);
-    expect(outLines(path.join(dir, "deep.out.jsonl"))).toEqual([want[i], deep, want[i]]);
-    const errors = outLines(path.join(dir, "deep.out.jsonl.errors.jsonl")).map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
-    expect(errors).toEqual([expect.objectContaining({ line: 2, code: "E_INTERNAL", reason: expect.stringContaining("RangeError") })]);
+    // Among all the runs, so that the file is over the in-process threshold and 2 workers run.
+    writeFileSync(path.join(dir, "deep.jsonl"), [...lines.slice(0, i + 1), deep, ...lines.slice(i + 1)].join("\n") + "\n");
+    for (const workers of ["1", "2"]) {
+      const r = cli(["compact", "deep.jsonl", "-o", `deep${workers}.out.jsonl`, "--budget", String(kBudget), "--workers", workers, "--json"], { hooks: { compact: { chunkBytes: 200_000 } } });
+      expect(r.code, r.stderr).toBe(3);
+      expect(JSON.parse(r.stdout.toString())).toMatchObject({ workers: Number(workers) - 1 ? 2 : 0, errors: 1 });
+      expect(outLines(path.join(dir, `deep${workers}.out.jsonl`))).toEqual([...want.slice(0, i + 1), deep, ...want.slice(i + 1)]);
+      const errors = outLines(path.join(dir, `deep${workers}.out.jsonl.errors.jsonl`)).map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
+      expect(errors).toEqual([expect.objectContaining({ line: i + 2, code: "E_TOO_LARGE", reason: expect.stringContaining("more than 1000 levels deep") })]);
+    }
   });
 
   it("the shipped sources read no test hook from the environment: only the LLM summariser's documented configuration", () => {
@@ -313,7 +280,7 @@ describe("ctxfold compact", () => {
     writeFileSync(`${out}.checkpoint.json`, JSON.stringify({ ...JSON.parse(checkpointText), version: 1 }));
     const oldVersion = resume();
     expect(oldVersion.code, oldVersion.stderr).toBe(2);
-    expect(oldVersion.stderr).toContain("is a version 1 checkpoint; this ctxfold resumes only from version 2");
+    expect(oldVersion.stderr).toContain("is a version 1 checkpoint; this ctxfold resumes only from version 3");
 
     // Nothing the refusals did stands in the way: the input back as it was, the resume completes.
     writeFileSync(`${out}.checkpoint.json`, checkpointText);

@@ -58,6 +58,19 @@ describe("mistakes: one line naming the problem and the nearest valid choice, ex
     [["compact", "in.jsonl", "-o"], "ctxfold compact: --output needs a value"],
     [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "lots"], '--budget: expected a positive integer, got "lots"'],
     [["show", "ref", "--xyz"], "unknown option --xyz; see ctxfold show --help"],
+    // A negative number is a value the option refuses by name, not a missing one.
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "-1"], '--budget: expected a positive integer, got "-1"'],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget=-1"], '--budget: expected a positive integer, got "-1"'],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--workers", "-2", "--budget", "5"], '--workers: expected a positive integer, got "-2"'],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "--quiet"], "--budget needs a value"],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "-x"], "--budget needs a value (what follows it looks like an option: write --budget=VALUE if it is the value)"],
+    // Plain decimal safe integers only: no hex, exponents, fractions or values Number() rounds.
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "0x10"], '--budget: expected a positive integer, got "0x10"'],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "9007199254740993"], '--budget: expected a positive integer, got "9007199254740993" (decimal digits, at most 9007199254740991)'],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "1e3"], '--budget: expected a positive integer, got "1e3"'],
+    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "8000.0"], '--budget: expected a positive integer, got "8000.0"'],
+    [["stats", "in.jsonl", "--budget", "8000,0x10"], '--budget: expected a comma list of positive integers, got "8000,0x10"'],
+    [["stats", "in.jsonl", "--budget", "-5"], '--budget: expected a comma list of positive integers, got "-5"'],
   ])("%j", async (argv, message) => {
     const r = await cli(argv);
     expect(r.code).toBe(2);

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { gzipSync } from "node:zlib";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.js";
 import { kExit } from "../../src/cli/common.js";
@@ -220,5 +221,23 @@ describe("an input that cannot be read is named, by every command", () => {
       expect(r.code, argv[0]).toBe(kExit.failed);
       expect(r.err, argv[0]).toBe(`ctxfold ${argv[0]}: ${folder}: cannot read it: EISDIR: illegal operation on a directory, read\n`);
     }
+  });
+});
+
+describe("the line limit of the other commands' reader", () => {
+  it("gives every line within the limit whole and every line over it as its length only, in order, whatever the blocks", async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 20 }), fc.array(fc.integer({ min: 1, max: 1000 }), { maxLength: 10 }), fc.integer({ min: 1, max: 30 }),
+      async (lengths, cuts, limit) => {
+        const text = Buffer.from(lengths.map((n, i) => "ab"[i % 2].repeat(n)).join("\n"));
+        const blocks = [...new Set(cuts.filter((c) => c < text.length))].sort((a, b) => a - b);
+        const got = [];
+        for await (const l of readLines(Readable.from([0, ...blocks].map((c, i, all) => text.subarray(c, all[i + 1] ?? text.length))), limit)) got.push(l);
+        const want = lengths.map((n, i) => (n > limit ? { n: i + 1, tooLong: n } : { n: i + 1, raw: "ab"[i % 2].repeat(n) }));
+        // A last empty line (the text ended on an LF) is no line.
+        if (lengths.at(-1) === 0) want.pop();
+        expect(got.map((l) => (l.raw === undefined ? { n: l.n, tooLong: l.tooLong } : { n: l.n, raw: Buffer.from(l.raw).toString() }))).toEqual(want);
+      },
+    ), { numRuns: 300 });
   });
 });

@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { kPresets, type PresetName } from "../../steps/config.js";
-import { runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import { kDefaultMaxLineBytes, runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
 import type { JobOptions } from "../../pool/job.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";
@@ -14,6 +14,7 @@ const kOptions = {
   preset: { type: "string" }, "offload-dir": { type: "string" }, workers: { type: "string" }, resume: { type: "boolean" },
   strict: { type: "boolean" }, json: { type: "boolean" }, quiet: { type: "boolean" }, "max-worker-heap-mb": { type: "string" },
   "redact-offload": { type: "boolean" }, queue: { type: "string" }, "shard-mb": { type: "string" }, "work-dir": { type: "string" },
+  "max-line-mb": { type: "string" },
 } as const;
 
 /**
@@ -25,6 +26,22 @@ const kOptions = {
  * One worker, or an input under 1 MiB, compacts in-process.
  */
 export const kDefaultWorkers = (): number => Math.max(1, Math.min(8, availableParallelism() - 1));
+
+/**
+ * --workers at most: twice the cores. Threads beyond the cores only wait for one, each with its
+ * own heap (up to --max-worker-heap-mb), modules and token tables (~150 MB of RSS a worker), so
+ * `--workers 1000` would take gigabytes to go no faster; a larger value is capped, and said.
+ */
+export const kMaxWorkers = (): number => 2 * availableParallelism();
+
+/** --workers, capped at kMaxWorkers (a line on stderr names the cap). */
+function workersOption(value: string | undefined, io: CliIo): number {
+  const asked = intOption(value, "workers", kDefaultWorkers());
+  const cap = kMaxWorkers();
+  if (asked <= cap) return asked;
+  io.stderr.write(`ctxfold compact: --workers ${asked} is more than this machine can use: using ${cap} (twice its ${availableParallelism()} cores)\n`);
+  return cap;
+}
 
 export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {}): Promise<number> {
   const { values, positionals } = parseCli(argv, kOptions);
@@ -39,8 +56,10 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   if (mode !== "tiered" && mode !== "legacy") throw new UsageError(`--mode: tiered or legacy (got ${JSON.stringify(mode)})`);
   const preset = values.preset as string | undefined;
   if (preset !== undefined && !(preset in kPresets)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
-  const workers = intOption(values.workers as string | undefined, "workers", kDefaultWorkers());
+  // With --queue the batch runs in ctxfold worker processes, not threads of this one.
+  const workers = values.queue === undefined ? workersOption(values.workers as string | undefined, io) : intOption(values.workers as string | undefined, "workers", 1);
   const workerHeapMb = heapMbOption(values["max-worker-heap-mb"] as string | undefined);
+  const maxLineMb = intOption(values["max-line-mb"] as string | undefined, "max-line-mb", kDefaultMaxLineBytes / 2 ** 20);
   let offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
   const quiet = Boolean(values.quiet);
   const queue = values.queue === undefined ? undefined : queueFlags(values, output);
@@ -49,7 +68,7 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   const progress = !quiet && io.stderrIsTTY ? new ProgressLine(io) : undefined;
 
   const summary = await runBatch({
-    input, output, budget, format, mode, workers, offloadDir, workerHeapMb,
+    input, output, budget, format, mode, workers, offloadDir, workerHeapMb, maxLineBytes: maxLineMb * 2 ** 20,
     ...(preset ? { preset: preset as PresetName } : {}),
     resume: Boolean(values.resume), strict: Boolean(values.strict), redactOffload: Boolean(values["redact-offload"]),
     stdin: io.stdin, stdout: io.stdout,

@@ -29,7 +29,7 @@ import { extractSteps, StepReducer } from "../../steps/reducer.js";
 import type { StepAction } from "../../steps/types.js";
 import { providerOf, tokenMeasure, type MeasureMode, type TokenMeasure } from "../../tokens/measure.js";
 import { TokenCounter } from "../../tokens/token-counter.js";
-import { kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
+import { kExit, parseCli, positiveInteger, shownName, UsageError, type CliIo } from "../common.js";
 import { num, parseRun, pct, readRuns, table, writeError } from "../runs.js";
 
 export const kDefaultBudgets = [8000, 32_000, 128_000] as const;
@@ -126,10 +126,9 @@ function percentile(sorted: readonly number[], p: number): number {
 export function budgetsOption(value: string | undefined): number[] {
   if (value === undefined) return [...kDefaultBudgets];
   const items = value.split(",").map((s) => s.trim());
-  const budgets = items.map(Number);
-  const bad = items.filter((s, i) => s === "" || !Number.isInteger(budgets[i]) || budgets[i] <= 0);
-  if (bad.length > 0 || items.length === 0) throw new UsageError(`--budget: expected a comma list of positive integers, got ${JSON.stringify(value)}`);
-  return [...new Set(budgets)].sort((a, b) => a - b);
+  const budgets = items.map(positiveInteger);
+  if (budgets.includes(undefined) || items.length === 0) throw new UsageError(`--budget: expected a comma list of positive integers, got ${JSON.stringify(value)}`);
+  return [...new Set(budgets as number[])].sort((a, b) => a - b);
 }
 
 export async function stats(argv: string[], io: CliIo): Promise<number> {
