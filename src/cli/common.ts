@@ -1,4 +1,5 @@
 import { createReadStream, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
@@ -159,6 +160,22 @@ export function intOption(value: string | undefined, name: string, fallback?: nu
   const n = positiveInteger(value);
   if (n === undefined) throw new UsageError(`--${name}: expected a positive integer, got ${JSON.stringify(value)} (decimal digits, at most ${Number.MAX_SAFE_INTEGER})`);
   return n;
+}
+
+/**
+ * Pool threads at most: twice the cores. Threads beyond the cores only wait for one, each with its
+ * own heap (up to --max-worker-heap-mb), modules and token tables (~150 MB of RSS a thread), so
+ * `--workers 1000` would take gigabytes to go no faster; a larger value is capped, and said.
+ */
+export const kMaxThreads = (): number => 2 * availableParallelism();
+
+/** A thread-count flag (`compact --workers`, `worker --concurrency`), capped at kMaxThreads with a line on stderr naming the cap. */
+export function threadsOption(value: string | undefined, command: string, flag: string, fallback: number, io: CliIo): number {
+  const asked = intOption(value, flag, fallback);
+  const cap = kMaxThreads();
+  if (asked <= cap) return asked;
+  io.stderr.write(`ctxfold ${command}: --${flag} ${asked} is more than this machine can use: using ${cap} (twice its ${availableParallelism()} cores)\n`);
+  return cap;
 }
 
 /** --queue's Redis URL, checked (a UsageError saying what a queue URL looks like). */

@@ -24,7 +24,8 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
               takes shards of compact --queue batches until SIGINT/SIGTERM (the first
               finishes the shards in hand); a worker silent for --stall-ms (default 30000)
               loses its shard to another; a job whose work dir (or, without --offload-dir,
-              offload dir) is not inside --work-dir is refused`,
+              offload dir) is not inside --work-dir is refused; --concurrency is capped at
+              twice the cores`,
   stats: `stats IN [--budget N,...] [--exact] [--encoding o200k_base|cl100k_base] [--json]
               token distribution per run, role and tool category; runs over each budget`,
   explain: `explain IN --run ID|LINE --budget N [--format F] [--mode tiered|legacy] [--preset NAME]

@@ -3,7 +3,7 @@
 // are refused without a read or a write outside the roots; results forged or damaged in the work
 // dir are refused by the producer, naming the file. Password-bearing queue URLs are never echoed.
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Queue, QueueEvents } from "bullmq";
@@ -65,6 +65,14 @@ describe("queue URLs with a password (no Redis needed)", () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain(`cannot reach the queue at redis://***@127.0.0.1:${port}`);
     expect(r.err).not.toContain("S3cr3tPw");
+  });
+
+  it("caps --concurrency at twice the cores as compact caps --workers, saying so before it connects", async () => {
+    const port = await freePort();
+    const cap = 2 * availableParallelism();
+    const r = await cli(["worker", "--queue", `redis://127.0.0.1:${port}`, "--work-dir", base, "--concurrency", "1000"]);
+    expect(r.err).toContain(`ctxfold worker: --concurrency 1000 is more than this machine can use: using ${cap} (twice its ${availableParallelism()} cores)\n`);
+    expect(r.code).toBe(1);
   });
 });
 

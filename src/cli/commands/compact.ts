@@ -7,7 +7,7 @@ import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";
 import { ProgressLine } from "../progress.js";
 import { num } from "../runs.js";
-import { formatOption, heapMbOption, intOption, queueOption, kExit, parseCli, shownName, UsageError, type CliIo, type CliTestHooks } from "../common.js";
+import { formatOption, heapMbOption, intOption, queueOption, kExit, parseCli, shownName, threadsOption, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
   output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
@@ -27,22 +27,6 @@ const kOptions = {
  */
 export const kDefaultWorkers = (): number => Math.max(1, Math.min(8, availableParallelism() - 1));
 
-/**
- * --workers at most: twice the cores. Threads beyond the cores only wait for one, each with its
- * own heap (up to --max-worker-heap-mb), modules and token tables (~150 MB of RSS a worker), so
- * `--workers 1000` would take gigabytes to go no faster; a larger value is capped, and said.
- */
-export const kMaxWorkers = (): number => 2 * availableParallelism();
-
-/** --workers, capped at kMaxWorkers (a line on stderr names the cap). */
-function workersOption(value: string | undefined, io: CliIo): number {
-  const asked = intOption(value, "workers", kDefaultWorkers());
-  const cap = kMaxWorkers();
-  if (asked <= cap) return asked;
-  io.stderr.write(`ctxfold compact: --workers ${asked} is more than this machine can use: using ${cap} (twice its ${availableParallelism()} cores)\n`);
-  return cap;
-}
-
 export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {}): Promise<number> {
   const { values, positionals } = parseCli(argv, kOptions);
   const [input, ...rest] = positionals;
@@ -57,7 +41,7 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   const preset = values.preset as string | undefined;
   if (preset !== undefined && !(preset in kPresets)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
   // With --queue the batch runs in ctxfold worker processes, not threads of this one.
-  const workers = values.queue === undefined ? workersOption(values.workers as string | undefined, io) : intOption(values.workers as string | undefined, "workers", 1);
+  const workers = values.queue === undefined ? threadsOption(values.workers as string | undefined, "compact", "workers", kDefaultWorkers(), io) : intOption(values.workers as string | undefined, "workers", 1);
   const workerHeapMb = heapMbOption(values["max-worker-heap-mb"] as string | undefined);
   const maxLineMb = intOption(values["max-line-mb"] as string | undefined, "max-line-mb", kDefaultMaxLineBytes / 2 ** 20);
   let offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);

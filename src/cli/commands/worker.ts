@@ -1,4 +1,4 @@
-import { heapMbOption, intOption, kExit, parseCli, queueOption, UsageError, type CliIo, type CliTestHooks } from "../common.js";
+import { heapMbOption, intOption, kExit, parseCli, queueOption, threadsOption, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
   queue: { type: "string" }, "work-dir": { type: "string" }, concurrency: { type: "string" }, "offload-dir": { type: "string" }, "stall-ms": { type: "string" },
@@ -32,7 +32,7 @@ export async function worker(argv: string[], io: CliIo, hooks: CliTestHooks = {}
   await runQueueWorker({
     address, log, verbose: !quiet,
     roots: workerRoots(values["work-dir"] as string, values["offload-dir"] as string | undefined),
-    concurrency: intOption(values.concurrency as string | undefined, "concurrency", 1),
+    concurrency: threadsOption(values.concurrency as string | undefined, "worker", "concurrency", 1, io),
     stallMs: intOption(values["stall-ms"] as string | undefined, "stall-ms", kDefaultStallMs),
     heapMb: heapMbOption(values["max-worker-heap-mb"] as string | undefined),
     onStop: (handler) => io.onInterrupt(handler),
