@@ -1,6 +1,6 @@
 /**
  * `node dist/bench/term-lines.js [--runs N] [--time MS]`: the focus-lines term matcher on the
- * dev corpus's tool outputs, with each run's focus (src/policy/focus.ts focusTerms at the run's
+ * dev corpus's tool outputs, with each run's focus (src/policy/relevance/focus.ts focusTerms at the run's
  * last prompt). Contenders, all giving the same lines:
  *
  * - wasm batch: termLines over a run's outputs in one call (UTF-8 encoding into linear memory
@@ -18,9 +18,9 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { openaiChatAdapter } from "../src/adapters/index.js";
-import { TermSet, termLines, type TermLineMatches } from "../src/policy/term-lines.js";
+import { TermSet, termLines, type TermLineMatches } from "../src/policy/relevance/term-lines.js";
 import { indexOfTerm } from "../src/model/terms.js";
-import { focusTerms } from "../src/policy/focus.js";
+import { focusTerms } from "../src/policy/relevance/focus.js";
 import { resultText } from "../src/steps/reducer.js";
 import { TokenCounter } from "../src/tokens/token-counter.js";
 import { fmt, runCases, type Case } from "./lib.js";

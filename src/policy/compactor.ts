@@ -8,7 +8,7 @@ import { TokenCounter } from "../tokens/token-counter.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
 import { extractionPayload, type ExtractionOptions, type ExtractionPayload } from "./extraction.js";
-import { messageFacts } from "./ledger-facts.js";
+import { messageFacts } from "./relevance/ledger-facts.js";
 import { checkCallOptions } from "./options.js";
 import { runPipeline } from "./pipeline.js";
 import { hintedBudget, placeRecallHint, recallHintText } from "./recall-hint.js";

@@ -42,7 +42,7 @@ export const TieredSettings = z.strictObject({
   /**
    * Stage 2 keeps, beside an output's observation and ref, the lines of the output that name the
    * focus (the specific terms of the task, the latest user and assistant messages and the calls
-   * of the preserved tail; src/policy/focus.ts), within this many tokens per output. They go
+   * of the preserved tail; src/policy/relevance/focus.ts), within this many tokens per output. They go
    * again, oldest first, where the observations alone are needed to reach the target. The
    * lines depend only on the output and the focus terms it holds, so an older output renders
    * the same in the next epoch unless the focus moved onto or off its names. 0: observation and
@@ -109,7 +109,7 @@ export const TieredSettings = z.strictObject({
    */
   supersede: z.boolean().default(true),
   /**
-   * The fact ledger (policy/ledger.ts): stages 3 and 4 keep what the messages they remove
+   * The fact ledger (policy/relevance/ledger.ts): stages 3 and 4 keep what the messages they remove
    * established — files (edited ones said so), names, error lines, decisions — as one marked
    * section before the step summary's lines, within this fraction of the budget, growing
    * append-only across a session's epochs so the cached prefix reaches through it. 0 turns it

@@ -1,7 +1,8 @@
 import { hashText, hashToHex } from "../core/hash.js";
-import type { LedgerLine } from "../model/marks.js";
-import { FactWindow } from "./fact-window.js";
-import type { Message, Part, ToolResultPart } from "../model/schema.js";
+import { markOf, type LedgerLine } from "../model/marks.js";
+import { FactWindow } from "./relevance/fact-window.js";
+import type { Message, Part, TextPart, ToolResultPart } from "../model/schema.js";
+import { messageTexts } from "../model/texts.js";
 import { StepCompactor } from "../steps/compactor.js";
 import { presetConfig } from "../steps/config.js";
 import { redactSecrets } from "../steps/redact.js";
@@ -14,7 +15,8 @@ import { classify } from "./classify.js";
 import type { TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
 import { summarizeExtractive } from "./extractive.js";
-import { focusLines, type Focus } from "./focus.js";
+import { focusLines, type Focus } from "./relevance/focus.js";
+import { extendLedger, isLedgerPart, ledgerPart, type Removed } from "./relevance/ledger.js";
 import type { StepCache } from "./step-cache.js";
 import type { Summarizer } from "../steps/summarizer.js";
 import type { MessageClass, SkipReason, StageReport } from "./types.js";
@@ -78,9 +80,9 @@ export class StageKit {
   report: StageReport | undefined;
   /** Set when the summariser failed or timed out in this call: it is not asked again in it. */
   summarizerDown = false;
-  /** The ledger lines of the session's previous epoch, which this call's ledger starts with while they hold (policy/ledger.ts). */
+  /** The ledger lines of the session's previous epoch, which this call's ledger starts with while they hold (policy/relevance/ledger.ts). */
   priorLedger: readonly LedgerLine[] = [];
-  /** The facts stage 3's ledger ranks (policy/fact-window.ts): the session's, kept across its epochs, or this call's own. */
+  /** The facts stage 3's ledger ranks (policy/relevance/fact-window.ts): the session's, kept across its epochs, or this call's own. */
   facts = new FactWindow();
   readonly settings: TieredSettings;
   readonly store: OffloadStore;
@@ -250,4 +252,79 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
     timer.unref?.();
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+// The ledger in the work: where it stands, and its writes (relevance/ledger.ts makes its lines).
+
+/** Where the ledger is in `w` (message, part), or where it goes: right before the first step summary or merge. */
+function ledgerPlace(w: Work): { i: number; k: number; exists: boolean } | undefined {
+  let anchor: { i: number; k: number; exists: boolean } | undefined;
+  for (let i = 0; i < w.msgs.length; i++) {
+    const parts = w.msgs[i].parts;
+    for (let k = 0; k < parts.length; k++) {
+      const kind = markOf(parts[k])?.kind;
+      if (kind === "ledger") return { i, k, exists: true };
+      if (kind !== undefined && anchor === undefined) anchor = { i, k, exists: false };
+    }
+  }
+  return anchor;
+}
+
+/** `w` with message `i` given new parts, its total following (the ledger is not a compaction of its own). */
+function setParts(kit: StageKit, w: Work, i: number, parts: Part[]): void {
+  const old = w.msgs[i];
+  const next: Message = { ...old, parts };
+  w.total += kit.measure.of(next) - kit.measure.of(old);
+  w.msgs[i] = next;
+}
+
+/**
+ * Writes the ledger into `w` after a stage removed `removed`: the ledger already there (or, for
+ * the first one of this call, the previous epoch's lines, `kit.priorLedger`) extended with the
+ * new facts, within `ledgerRatio × budget` tokens (and, below the hard threshold, what is left under it).
+ * Nothing when the setting is 0 or there is no step summary or merge to put it before.
+ * `window` aggregates the facts (stage 3 passes the session's, kept across epochs; by default
+ * a fresh one).
+ */
+export function writeLedger(kit: StageKit, w: Work, removed: Removed, window?: FactWindow): void {
+  const s = kit.settings;
+  if (s.ledgerRatio <= 0 || removed.messages.length === 0) return;
+  const place = ledgerPlace(w);
+  if (!place) return;
+  const parts = [...w.msgs[place.i].parts];
+  const current = place.exists ? markOf(parts[place.k]) : undefined;
+  const fresh = current?.kind !== "ledger";
+  const prior = current?.kind === "ledger" ? current.lines : kit.priorLedger;
+  const own = fresh ? 0 : kit.measure.text((parts[place.k] as TextPart).text);
+  // Below the hard threshold the ledger never takes the request above it (stage 4 would run
+  // for it); above it, stage 4 runs anyway, and its last resort may shrink the ledger.
+  const hard = Math.floor(s.hardRatio * w.budget);
+  const share = Math.floor(s.ledgerRatio * w.budget);
+  const room = w.total > hard ? share : Math.min(share, own + Math.max(0, hard - w.total - 16));
+  if (room <= own + 8) return;
+  const keptMsgs = w.msgs.map((m) => ({ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }));
+  const lines = extendLedger(kit, prior, removed, messageTexts(keptMsgs).join("\n"), room, fresh, window);
+  if (lines.length === 0 || (!fresh && lines.length === prior.length)) return;
+  if (place.exists) parts[place.k] = ledgerPart(lines);
+  else parts.splice(place.k, 0, ledgerPart(lines));
+  setParts(kit, w, place.i, parts);
+}
+
+/**
+ * Stage 4's last resort for the ledger: it keeps only its error lines (a failure it names stays
+ * visible), or goes when it has none (every fact it named is in the stored messages). Whether
+ * it changed.
+ */
+export function shrinkLedger(kit: StageKit, w: Work): boolean {
+  const place = ledgerPlace(w);
+  if (!place?.exists) return false;
+  const parts = [...w.msgs[place.i].parts];
+  const mark = markOf(parts[place.k]);
+  if (mark?.kind !== "ledger") return false;
+  const errors = mark.lines.filter((l) => l.text.startsWith("- error: "));
+  if (errors.length === mark.lines.length) return false;
+  if (errors.length > 0) parts[place.k] = ledgerPart(errors);
+  else parts.splice(place.k, 1);
+  setParts(kit, w, place.i, parts);
+  return true;
 }

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { generateRun, stepEnds } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { createCompactor, type PolicyEvent } from "../../src/policy/index.js";
-import { isLedgerPart } from "../../src/policy/ledger.js";
+import { isLedgerPart } from "../../src/policy/relevance/ledger.js";
 import { createMemoryStore } from "../../src/store/index.js";
 
 const idle = () => new Promise((resolve) => setImmediate(resolve));

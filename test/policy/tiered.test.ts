@@ -8,7 +8,7 @@ import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
 import { classify } from "../../src/policy/classify.js";
-import { isLedgerPart } from "../../src/policy/ledger.js";
+import { isLedgerPart } from "../../src/policy/relevance/ledger.js";
 import type { PolicyEvent } from "../../src/policy/events.js";
 import { compactionStats, type CtxfoldEvent } from "../../src/policy/telemetry.js";
 import { compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt } from "../../src/session/events.js";

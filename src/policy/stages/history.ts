@@ -1,8 +1,8 @@
 import type { Message, Part } from "../../model/schema.js";
 import { compactStepMessages, isStepSummaryPart } from "../../steps/messages.js";
 import type { ReducedStep } from "../../steps/types.js";
-import { isLedgerPart, writeLedger } from "../ledger.js";
-import type { StageKit, Work } from "../work.js";
+import { isLedgerPart } from "../relevance/ledger.js";
+import { writeLedger, type StageKit, type Work } from "../work.js";
 
 /**
  * Stage 3: the steps before the tail grouped into one step summary (the step compactor; the

@@ -10,8 +10,8 @@ import { redactArgumentText } from "../../steps/redact.js";
 import { resultPayload, resultText } from "../../steps/reducer.js";
 import { indexedRefs, putMessages } from "../../store/messages.js";
 import { summarizeExtractive } from "../extractive.js";
-import { isLedgerPart, shrinkLedger, writeLedger } from "../ledger.js";
-import type { StageKit, Work } from "../work.js";
+import { isLedgerPart } from "../relevance/ledger.js";
+import { shrinkLedger, writeLedger, type StageKit, type Work } from "../work.js";
 import { compactToolArgs } from "./tool-args.js";
 
 /**

@@ -2,8 +2,8 @@ import { hashText, hashToHex } from "../../core/hash.js";
 import type { Message, ResultContentPart, ToolResultPart } from "../../model/schema.js";
 import { extractSteps, resultPayload, resultText } from "../../steps/reducer.js";
 import type { ReducedStep } from "../../steps/types.js";
-import { Focus, focusTerms } from "../focus.js";
-import { findSuperseded, type Supersession } from "../supersede.js";
+import { Focus, focusTerms } from "../relevance/focus.js";
+import { findSuperseded, type Supersession } from "../relevance/supersede.js";
 import { refLine, type Replacement, type StageKit, type Work } from "../work.js";
 
 /** A part stage 2 gave focus lines: where it is, and its replacement without them. */
@@ -16,11 +16,11 @@ interface Focused {
 /**
  * Stage 2: tool outputs above outputTokens before the tail become shorter stand-ins with the
  * ref of the original, oldest first, until the work is at its target: each its step's
- * observation with its lines on the work's focus (focus.ts; settings.focusTokens). Critical
+ * observation with its lines on the work's focus (relevance/focus.ts; settings.focusTokens). Critical
  * messages keep theirs. When every candidate is replaced and the work is still above its
  * target, the focus lines go again, oldest first, until it is at the target: stage 3 would
  * otherwise replace the whole history where the observations alone would have done.
- * With `supersede`, an output a later step made stale (supersede.ts: read again, run again,
+ * With `supersede`, an output a later step made stale (relevance/supersede.ts: read again, run again,
  * listed again, edited) becomes one line naming what superseded it instead, and once stage 2
  * runs every stale output before the tail goes, whatever its age, target reached or not: what
  * a later step shows again is not worth its tokens. The outputs still current go oldest first

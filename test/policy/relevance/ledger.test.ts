@@ -4,21 +4,21 @@
  * epochs; and stage 3's group lines naming their steps' targets.
  */
 import { describe, expect, it } from "vitest";
-import { CtxfoldError } from "../../src/errors.js";
-import { markOf } from "../../src/model/marks.js";
-import type { Message } from "../../src/model/schema.js";
-import { createCompactor, kDefaultTieredSettings, resolveTieredSettings } from "../../src/policy/index.js";
-import { extendLedger, isLedgerPart, kLedgerHeading, ledgerLines, ledgerPart, ledgerText, shrinkLedger, type LedgerLine, type Removed } from "../../src/policy/ledger.js";
-import { messageFacts } from "../../src/policy/ledger-facts.js";
-import { StepCache } from "../../src/policy/step-cache.js";
-import { StageKit, type Work } from "../../src/policy/work.js";
-import { classify } from "../../src/policy/classify.js";
-import { StepCompactor } from "../../src/steps/compactor.js";
-import { StepReducer } from "../../src/steps/reducer.js";
-import { createMemoryStore } from "../../src/store/index.js";
-import { tokenMeasure } from "../../src/tokens/measure.js";
-import { TokenCounter } from "../../src/tokens/token-counter.js";
-import { renderMessages } from "../../src/adapters/index.js";
+import { CtxfoldError } from "../../../src/errors.js";
+import { markOf } from "../../../src/model/marks.js";
+import type { Message } from "../../../src/model/schema.js";
+import { createCompactor, kDefaultTieredSettings, resolveTieredSettings } from "../../../src/policy/index.js";
+import { extendLedger, isLedgerPart, kLedgerHeading, ledgerLines, ledgerPart, ledgerText, type LedgerLine, type Removed } from "../../../src/policy/relevance/ledger.js";
+import { messageFacts } from "../../../src/policy/relevance/ledger-facts.js";
+import { StepCache } from "../../../src/policy/step-cache.js";
+import { StageKit, shrinkLedger, type Work } from "../../../src/policy/work.js";
+import { classify } from "../../../src/policy/classify.js";
+import { StepCompactor } from "../../../src/steps/compactor.js";
+import { StepReducer } from "../../../src/steps/reducer.js";
+import { createMemoryStore } from "../../../src/store/index.js";
+import { tokenMeasure } from "../../../src/tokens/measure.js";
+import { TokenCounter } from "../../../src/tokens/token-counter.js";
+import { renderMessages } from "../../../src/adapters/index.js";
 
 const counter = new TokenCounter({ encoding: "o200k_base" });
 

@@ -7,11 +7,11 @@
  * a tail window, redacted, binary content not at all, and each message's facts are memoised on
  * the message object (an epoch of a session sees the same objects again).
  */
-import type { Message } from "../model/schema.js";
-import { argumentTexts, specificTerms } from "../model/terms.js";
-import { isBinaryText } from "../steps/detect.js";
-import { isSecretKey, redactSecrets } from "../steps/redact.js";
-import { resultText } from "../steps/reducer.js";
+import type { Message } from "../../model/schema.js";
+import { argumentTexts, specificTerms } from "../../model/terms.js";
+import { isBinaryText } from "../../steps/detect.js";
+import { isSecretKey, redactSecrets } from "../../steps/redact.js";
+import { resultText } from "../../steps/reducer.js";
 
 /** Where a term was seen: bit flags, so one term can carry several. */
 export const kSeen = { thought: 1, args: 2, output: 4, user: 8, definition: 16 } as const;

@@ -1,4 +1,4 @@
-import { isWordUnit } from "../model/terms.js";
+import { isWordUnit } from "../../model/terms.js";
 
 /** Bit 0 of a term's flag: a word character right before a match rejects it. */
 export const kTermWordStart = 1;

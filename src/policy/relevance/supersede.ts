@@ -26,14 +26,14 @@
  * superseded result names the earliest later step that superseded it, so its line stays the
  * same while the conversation grows.
  */
-import { hashText, hashToHex } from "../core/hash.js";
-import type { Message, ToolCallPart, ToolResultPart } from "../model/schema.js";
-import { resultPayload } from "../steps/reducer.js";
-import { redactSecrets } from "../steps/redact.js";
-import { oneLine, shellCommand } from "../steps/rules.js";
-import type { ReducedStep } from "../steps/types.js";
+import { hashText, hashToHex } from "../../core/hash.js";
+import type { Message, ToolCallPart, ToolResultPart } from "../../model/schema.js";
+import { resultPayload } from "../../steps/reducer.js";
+import { redactSecrets } from "../../steps/redact.js";
+import { oneLine, shellCommand } from "../../steps/rules.js";
+import type { ReducedStep } from "../../steps/types.js";
 import { commandAccess, normalizeCommand, normalizePath, rangeCovers, type Access, type LineRange } from "./shell-access.js";
-import type { MessageClass } from "./types.js";
+import type { MessageClass } from "../types.js";
 
 /** One tool result later steps made stale. */
 export interface Supersession {

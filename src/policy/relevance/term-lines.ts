@@ -1,8 +1,8 @@
-import { kDefaultBatchBytes } from "../constants.js";
-import { coreFor, type Backend } from "../core/backend.js";
-import { align16, type CoreInstance } from "../core/core-instance.js";
-import { CtxfoldError, notStringError } from "../errors.js";
-import { isWordUnit } from "../model/terms.js";
+import { kDefaultBatchBytes } from "../../constants.js";
+import { coreFor, type Backend } from "../../core/backend.js";
+import { align16, type CoreInstance } from "../../core/core-instance.js";
+import { CtxfoldError, notStringError } from "../../errors.js";
+import { isWordUnit } from "../../model/terms.js";
 import { kTermWordEnd, kTermWordStart, termLinesReference, type TermLineMatches } from "./term-lines.reference.js";
 
 export type { TermLineMatches };

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TermSet, termLines } from "../../src/policy/term-lines.js";
-import { containsTerm } from "../../src/model/terms.js";
-import { createRng, randomTricky, thrown } from "../helpers.js";
+import { TermSet, termLines } from "../../../src/policy/relevance/term-lines.js";
+import { containsTerm } from "../../../src/model/terms.js";
+import { createRng, randomTricky, thrown } from "../../helpers.js";
 
 /** What termLines means, spelled out: per text, per line, the terms containsTerm finds there. */
 function naive(texts: readonly string[], terms: readonly string[]): number[][] {

@@ -3,13 +3,13 @@
  * superseded outputs go: each rule and the cases it must leave alone, on hand-built steps.
  */
 import { describe, expect, it } from "vitest";
-import type { Message } from "../../src/model/schema.js";
-import { classify } from "../../src/policy/classify.js";
-import { createCompactor } from "../../src/policy/index.js";
-import { commandAccess } from "../../src/policy/shell-access.js";
-import { findSuperseded, type SupersedeOptions } from "../../src/policy/supersede.js";
-import { StepReducer } from "../../src/steps/reducer.js";
-import { createMemoryStore } from "../../src/store/index.js";
+import type { Message } from "../../../src/model/schema.js";
+import { classify } from "../../../src/policy/classify.js";
+import { createCompactor } from "../../../src/policy/index.js";
+import { commandAccess } from "../../../src/policy/relevance/shell-access.js";
+import { findSuperseded, type SupersedeOptions } from "../../../src/policy/relevance/supersede.js";
+import { StepReducer } from "../../../src/steps/reducer.js";
+import { createMemoryStore } from "../../../src/store/index.js";
 
 /** A step: tool, arguments (an object, or a shell command), output. */
 type StepSpec = [tool: string, args: Record<string, unknown> | string, output: string];

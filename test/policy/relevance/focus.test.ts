@@ -3,10 +3,10 @@
  * stage 2's replacement (observation, focus lines, ref) on hand-built conversations.
  */
 import { describe, expect, it } from "vitest";
-import type { Message } from "../../src/model/schema.js";
-import { Focus, focusLines, focusTerms, kFocusHeader, kMaxFocusTerms } from "../../src/policy/focus.js";
-import { createCompactor } from "../../src/policy/index.js";
-import { createMemoryStore } from "../../src/store/index.js";
+import type { Message } from "../../../src/model/schema.js";
+import { Focus, focusLines, focusTerms, kFocusHeader, kMaxFocusTerms } from "../../../src/policy/relevance/focus.js";
+import { createCompactor } from "../../../src/policy/index.js";
+import { createMemoryStore } from "../../../src/store/index.js";
 
 /** A measure of tokens simple enough to reason about: 4 characters a token. */
 const quarter = (s: string) => Math.ceil(s.length / 4);

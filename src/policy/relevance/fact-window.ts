@@ -7,8 +7,8 @@
  * identity); any other window is aggregated afresh. Either way the aggregate is the same as
  * reading the window's messages in order.
  */
-import type { Message } from "../model/schema.js";
-import { languageOf } from "../steps/detect.js";
+import type { Message } from "../../model/schema.js";
+import { languageOf } from "../../steps/detect.js";
 import { kSeen, messageFacts, type MessageFacts } from "./ledger-facts.js";
 
 /** A term that names a file: an absolute or relative path of two or more parts, or a name with a known file extension. */

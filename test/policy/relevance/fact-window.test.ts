@@ -4,10 +4,10 @@
  * from the window's messages.
  */
 import { describe, expect, it } from "vitest";
-import { generateRun } from "../../src/gen/run.js";
-import type { Message } from "../../src/model/schema.js";
-import { FactWindow } from "../../src/policy/fact-window.js";
-import { createRng } from "../helpers.js";
+import { generateRun } from "../../../src/gen/run.js";
+import type { Message } from "../../../src/model/schema.js";
+import { FactWindow } from "../../../src/policy/relevance/fact-window.js";
+import { createRng } from "../../helpers.js";
 
 /** What a window holds, comparable: terms and decisions with their positions as window indices, and the files edited by shell. */
 function snapshot(w: FactWindow, editCalls: ReadonlySet<string> = new Set()) {

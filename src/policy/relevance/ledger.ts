@@ -19,16 +19,16 @@
  * less than a fifth is left, the ledger starts over (one prefix break every few epochs, with
  * the facts ranked anew: recent facts are worth more than the room old ones hold).
  */
-import { containsTerm } from "../model/terms.js";
-import { markOf, marked, type LedgerLine } from "../model/marks.js";
-import type { Message, Part, TextPart } from "../model/schema.js";
-import { messageTexts } from "../model/texts.js";
-import { oneLine } from "../steps/rules.js";
-import type { ReducedStep } from "../steps/types.js";
+import { containsTerm } from "../../model/terms.js";
+import { markOf, marked, type LedgerLine } from "../../model/marks.js";
+import type { Message, Part, TextPart } from "../../model/schema.js";
+import { oneLine } from "../../steps/rules.js";
+import type { ReducedStep } from "../../steps/types.js";
 import { FactWindow, isFileTerm } from "./fact-window.js";
 import { kSeen } from "./ledger-facts.js";
 import { termLines } from "./term-lines.js";
-import type { StageKit, Work } from "./work.js";
+import type { TokenMeasure } from "../../tokens/measure.js";
+import type { TokenCounter } from "../../tokens/token-counter.js";
 
 export type { LedgerLine };
 
@@ -192,7 +192,7 @@ export const ledgerText = (lines: readonly LedgerLine[]) => [kLedgerHeading, ...
  * tokens. `fresh` (the call's first ledger, `prior` the previous epoch's): the prior lines are
  * dropped when they leave less than a fifth of `room`, and the ledger starts over.
  */
-export function extendLedger(kit: StageKit, prior: readonly LedgerLine[], removed: Removed, kept: string, room: number, fresh: boolean, window = new FactWindow()): LedgerLine[] {
+export function extendLedger(kit: { readonly measure: TokenMeasure; readonly counter: TokenCounter }, prior: readonly LedgerLine[], removed: Removed, kept: string, room: number, fresh: boolean, window = new FactWindow()): LedgerLine[] {
   const { prose, terms, edited } = candidates(removed, window);
   let lines = [...prior];
   if (fresh && lines.length > 0 && room - kit.measure.text(ledgerText(lines)) < kRebuildBelow * room) lines = [];
@@ -257,76 +257,3 @@ function take<T>(it: Iterator<T>, n: number): T[] {
 
 /** A ledger part with these lines. */
 export const ledgerPart = (lines: readonly LedgerLine[]): TextPart => marked({ type: "text", text: ledgerText(lines) }, { kind: "ledger", lines: [...lines] });
-
-/** Where the ledger is in `w` (message, part), or where it goes: right before the first step summary or merge. */
-function ledgerPlace(w: Work): { i: number; k: number; exists: boolean } | undefined {
-  let anchor: { i: number; k: number; exists: boolean } | undefined;
-  for (let i = 0; i < w.msgs.length; i++) {
-    const parts = w.msgs[i].parts;
-    for (let k = 0; k < parts.length; k++) {
-      const kind = markOf(parts[k])?.kind;
-      if (kind === "ledger") return { i, k, exists: true };
-      if (kind !== undefined && anchor === undefined) anchor = { i, k, exists: false };
-    }
-  }
-  return anchor;
-}
-
-/** `w` with message `i` given new parts, its total following (the ledger is not a compaction of its own). */
-function setParts(kit: StageKit, w: Work, i: number, parts: Part[]): void {
-  const old = w.msgs[i];
-  const next: Message = { ...old, parts };
-  w.total += kit.measure.of(next) - kit.measure.of(old);
-  w.msgs[i] = next;
-}
-
-/**
- * Writes the ledger into `w` after a stage removed `removed`: the ledger already there (or, for
- * the first one of this call, the previous epoch's lines, `kit.priorLedger`) extended with the
- * new facts, within `ledgerRatio × budget` tokens (and, below the hard threshold, what is left under it).
- * Nothing when the setting is 0 or there is no step summary or merge to put it before.
- * `window` aggregates the facts (stage 3 passes the session's, kept across epochs; by default
- * a fresh one).
- */
-export function writeLedger(kit: StageKit, w: Work, removed: Removed, window?: FactWindow): void {
-  const s = kit.settings;
-  if (s.ledgerRatio <= 0 || removed.messages.length === 0) return;
-  const place = ledgerPlace(w);
-  if (!place) return;
-  const parts = [...w.msgs[place.i].parts];
-  const current = place.exists ? markOf(parts[place.k]) : undefined;
-  const fresh = current?.kind !== "ledger";
-  const prior = current?.kind === "ledger" ? current.lines : kit.priorLedger;
-  const own = fresh ? 0 : kit.measure.text((parts[place.k] as TextPart).text);
-  // Below the hard threshold the ledger never takes the request above it (stage 4 would run
-  // for it); above it, stage 4 runs anyway, and its last resort may shrink the ledger.
-  const hard = Math.floor(s.hardRatio * w.budget);
-  const share = Math.floor(s.ledgerRatio * w.budget);
-  const room = w.total > hard ? share : Math.min(share, own + Math.max(0, hard - w.total - 16));
-  if (room <= own + 8) return;
-  const keptMsgs = w.msgs.map((m) => ({ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }));
-  const lines = extendLedger(kit, prior, removed, messageTexts(keptMsgs).join("\n"), room, fresh, window);
-  if (lines.length === 0 || (!fresh && lines.length === prior.length)) return;
-  if (place.exists) parts[place.k] = ledgerPart(lines);
-  else parts.splice(place.k, 0, ledgerPart(lines));
-  setParts(kit, w, place.i, parts);
-}
-
-/**
- * Stage 4's last resort for the ledger: it keeps only its error lines (a failure it names stays
- * visible), or goes when it has none (every fact it named is in the stored messages). Whether
- * it changed.
- */
-export function shrinkLedger(kit: StageKit, w: Work): boolean {
-  const place = ledgerPlace(w);
-  if (!place?.exists) return false;
-  const parts = [...w.msgs[place.i].parts];
-  const mark = markOf(parts[place.k]);
-  if (mark?.kind !== "ledger") return false;
-  const errors = mark.lines.filter((l) => l.text.startsWith("- error: "));
-  if (errors.length === mark.lines.length) return false;
-  if (errors.length > 0) parts[place.k] = ledgerPart(errors);
-  else parts.splice(place.k, 1);
-  setParts(kit, w, place.i, parts);
-  return true;
-}

@@ -18,14 +18,14 @@
  *   shows the neighbourhoods of its terms. Binary outputs give none; enormous ones are scanned in their
  *   first and last kScanWindowChars only.
  */
-import { hashText, hashToHex } from "../core/hash.js";
+import { hashText, hashToHex } from "../../core/hash.js";
 import { TermSet, termLines } from "./term-lines.js";
-import type { Message } from "../model/schema.js";
-import { argumentTexts, indexOfTerm, specificTerms } from "../model/terms.js";
-import { isBinaryText, isErrorLine } from "../steps/detect.js";
-import { isSecretKey, redactSecrets } from "../steps/redact.js";
-import { TokenCounter } from "../tokens/token-counter.js";
-import { anchorIndices } from "./classify.js";
+import type { Message } from "../../model/schema.js";
+import { argumentTexts, indexOfTerm, specificTerms } from "../../model/terms.js";
+import { isBinaryText, isErrorLine } from "../../steps/detect.js";
+import { isSecretKey, redactSecrets } from "../../steps/redact.js";
+import { TokenCounter } from "../../tokens/token-counter.js";
+import { anchorIndices } from "../classify.js";
 
 /** Focus terms kept at most: bounds the work per output (the kernel's tables and the clipping). */
 export const kMaxFocusTerms = 256;
