@@ -14,7 +14,7 @@ import type { TokenCounter } from "../tokens/token-counter.js";
 import { classify } from "./classify.js";
 import type { TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
-import { summarizeExtractive } from "./extractive.js";
+import { summarizeExtractive } from "../summarize/extractive.js";
 import { focusLines, type Focus } from "./relevance/focus.js";
 import { extendLedger, isLedgerPart, ledgerPart, type Removed } from "./relevance/ledger.js";
 import type { StepCache } from "./step-cache.js";

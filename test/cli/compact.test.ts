@@ -117,7 +117,7 @@ describe("ctxfold compact", () => {
   it("the shipped sources read no test hook from the environment: only the LLM summariser's documented configuration", () => {
     const src = fileURLToPath(new URL("../../src", import.meta.url));
     const readers = (readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts") && readFileSync(path.join(src, f), "utf8").includes("process.env"));
-    expect(readers.map((f) => f.split(path.sep).join("/"))).toEqual(["policy/llm-summarizer.ts"]);
+    expect(readers.map((f) => f.split(path.sep).join("/"))).toEqual(["summarize/llm-summarizer.ts"]);
   });
 
   it("retries a chunk whose worker dies, and writes it through with error records when it dies again", () => {

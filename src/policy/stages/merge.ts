@@ -9,7 +9,7 @@ import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../
 import { redactArgumentText } from "../../steps/redact.js";
 import { resultPayload, resultText } from "../../steps/reducer.js";
 import { indexedRefs, putMessages } from "../../store/messages.js";
-import { summarizeExtractive } from "../extractive.js";
+import { summarizeExtractive } from "../../summarize/extractive.js";
 import { isLedgerPart } from "../relevance/ledger.js";
 import { shrinkLedger, writeLedger, type StageKit, type Work } from "../work.js";
 import { compactToolArgs } from "./tool-args.js";

@@ -8,8 +8,8 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from "nod
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CtxfoldError } from "../../src/errors.js";
-import { summarizeExtractive } from "../../src/policy/extractive.js";
-import { llmSummarizer, type LlmSummarizerEvent } from "../../src/policy/llm-summarizer.js";
+import { summarizeExtractive } from "../../src/summarize/extractive.js";
+import { llmSummarizer, type LlmSummarizerEvent } from "../../src/summarize/llm-summarizer.js";
 import type { Summarizer } from "../../src/steps/summarizer.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { thrown } from "../helpers.js";

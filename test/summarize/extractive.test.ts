@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { syntheticText, TEXT_KINDS } from "../../src/gen/text.js";
-import { extractiveSummarizer, kExtractive, splitUnits, summarizeExtractive } from "../../src/policy/extractive.js";
+import { extractiveSummarizer, kExtractive, splitUnits, summarizeExtractive } from "../../src/summarize/extractive.js";
 import type { Summarizer } from "../../src/steps/summarizer.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { createRng, randomTricky, thrown } from "../helpers.js";
