@@ -24,7 +24,7 @@
  *   After it, the messages of the compacted prefix are the objects of the call that started the
  *   epoch: JSON-identical to this call's (that is how the session recognises its prefix), and
  *   what keeps the prefix byte-identical from call to call. Each call parses and renders only
- *   what the conversation's previous call did not have (its wire cache, policy/wire-cache.ts):
+ *   what the conversation's previous call did not have (its wire cache, adapters/wire-cache.ts):
  *   a rebuilt message is rebuilt once and handed back as the same object at every later call.
  * - Sessions. The conversation is the caller's id when there is one (`conversationId(params)`,
  *   else the call's `providerOptions.ctxfold.conversationId`), else the conversation's stable

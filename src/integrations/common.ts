@@ -18,7 +18,7 @@
  *
  * Store: the options' `store` when given (the caller's, to read originals from and to bound);
  * else the pool's own, in memory and bounded by `maxStoreBytes` (pool-store.ts).
- * Each session keeps a wire cache (wire-cache.ts), so a call parses and renders only its new
+ * Each session keeps a wire cache (adapters/wire-cache.ts), so a call parses and renders only its new
  * messages, and the prefix key is computed from the conversation's first messages alone.
  */
 import { createHash } from "node:crypto";
@@ -30,9 +30,9 @@ import type { CompactorSession } from "../policy/session.js";
 import type { CanonicalResult, CompactCallOptions } from "../policy/types.js";
 import { ConversationStore } from "./pool-store.js";
 import { kAdapters, type Format } from "../adapters/index.js";
-import { WireCache, type WireCheck } from "../policy/wire-cache.js";
-import { sameWire } from "../policy/wire-equal.js";
-import { parsePrefix, wireHead, wireMessages } from "../policy/wire-formats.js";
+import { WireCache, type WireCheck } from "../adapters/wire-cache.js";
+import { sameWire } from "../adapters/wire-equal.js";
+import { parsePrefix, wireHead, wireMessages } from "../adapters/wire-formats.js";
 
 export { budgetOf, refuseOverBudget } from "./budget.js";
 export type { BudgetOutcome, IntegrationOptions, UsageEvent } from "./budget.js";

@@ -5,7 +5,7 @@ import { detectFormat } from "../adapters/index.js";
 import type { LedgerLine } from "../model/marks.js";
 import { FactWindow } from "./relevance/fact-window.js";
 import { ledgerLines } from "./relevance/ledger.js";
-import { WireCache } from "./wire-cache.js";
+import { WireCache } from "../adapters/wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
 import type { PolicyEvent } from "./events.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { kAdapters, kFormats, renderMessages, type Format } from "../../src/adapters/index.js";
-import { WireCache } from "../../src/policy/wire-cache.js";
-import { sameWire } from "../../src/policy/wire-equal.js";
+import { WireCache } from "../../src/adapters/wire-cache.js";
+import { sameWire } from "../../src/adapters/wire-equal.js";
 import { generateRun, generateRuns } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { createCompactor } from "../../src/policy/index.js";

@@ -22,8 +22,8 @@
  * Wire messages are taken as immutable once passed (as the adapters' reuse already takes them):
  * a message object changed in place between calls is not seen as changed.
  */
-import { recordOrigin, reusable } from "../adapters/common.js";
-import { kAdapters, type Format } from "../adapters/index.js";
+import { recordOrigin, reusable } from "./common.js";
+import { kAdapters, type Format } from "./index.js";
 import type { Message } from "../model/schema.js";
 import { sameWire } from "./wire-equal.js";
 import { parseFrom, rendersAlone, shiftedId, unitEnd, wireHead, wireIndexOf, wireMessages } from "./wire-formats.js";

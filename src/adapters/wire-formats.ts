@@ -23,8 +23,8 @@
  * - Anthropic: a rebuilt tool message absorbs the tool messages after it (or, parsed from
  *   Anthropic, the user text that shared its wire message); system messages go to `system`.
  */
-import { kAdapters, type Format } from "../adapters/index.js";
-import { reusable } from "../adapters/common.js";
+import { kAdapters, type Format } from "./index.js";
+import { reusable } from "./common.js";
 import type { Message } from "../model/schema.js";
 
 type Loose = Record<string, unknown>;

@@ -15,8 +15,8 @@
  * reference, and JSON parsed afresh compares its strings by content (`===`), never by
  * rendering anything.
  */
-import { kInventedToolName } from "../adapters/ai-sdk.js";
-import { kRawArgs } from "../adapters/index.js";
+import { kInventedToolName } from "./ai-sdk.js";
+import { kRawArgs } from "./index.js";
 
 export function sameWire(a: unknown, b: unknown): boolean {
   return sameAt(a, b, 0, false);
