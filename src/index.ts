@@ -1,7 +1,8 @@
 // The package root: what an application needs to compact its agent's history, recover what was
 // removed, and check the result. A curated list, never `export *`; every other part of ctxfold
 // has its own entry point (ctxfold/steps, /session, /policy, /adapters, /validate, /store,
-// /tokens, /model, /core, /testing, and the integrations), each its folder's index.
+// /recall, /tokens, /model, /core, /eval, each its folder's index, and the integrations /ai-sdk,
+// /mastra, /langchain and /requests).
 
 // The tiered compactor, the default path.
 export { createCompactor, Compactor, CompactorSession, kDefaultTieredSettings, extractiveSummarizer, llmSummarizer } from "./policy/index.js";
