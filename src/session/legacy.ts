@@ -60,7 +60,7 @@ import type { Message } from "../model/schema.js";
 import { extractSteps } from "../steps/reducer.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { tokenMeasure } from "../tokens/measure.js";
-import { TokenCounter } from "../tokens/token-counter.js";
+import { defaultTokenCounter, TokenCounter } from "../tokens/token-counter.js";
 import { newViolations, usesThinking, validate, type Issue, type ValidationResult } from "../validate/index.js";
 import { resolveSessionConfig, shouldCompactSession, type SessionCompactionConfig, type CompactionSettings, type CompactionStrategy } from "./config.js";
 import { kTurnSummaryKind, mergeAdjacent, summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js";
@@ -107,8 +107,6 @@ export function targetTokens(config: Pick<CompactionSettings, "compactAtPct" | "
   while (!shouldCompactSession(t + 1, maxContextTokens, config)) t++;
   return t;
 }
-
-let sharedCounter: TokenCounter | undefined;
 
 /** A run of whole turns that can be kept or removed as one (see the module comment). */
 interface Unit {
@@ -243,7 +241,7 @@ export function compactMessages(
   }
   const cfg = resolveSessionConfig(config);
   const store = options.store ?? createMemoryStore();
-  const counter = options.counter ?? (sharedCounter ??= new TokenCounter());
+  const counter = options.counter ?? defaultTokenCounter();
   const target = targetTokens(cfg, maxContextTokens);
 
   const measure = tokenMeasure(counter);

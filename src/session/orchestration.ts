@@ -1,7 +1,7 @@
 import { CtxfoldError } from "../errors.js";
 import type { Loop, Message, Session } from "../model/schema.js";
 import { tokenMeasure } from "../tokens/measure.js";
-import { TokenCounter } from "../tokens/token-counter.js";
+import { defaultTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
 import { DefaultBlockCompaction, joinPieces, loadLoop, type BlockCompactionStrategy } from "./block.js";
 import { DefaultCompaction } from "./legacy.js";
 import { resolveSessionConfig, type SessionCompactionConfig, type CompactionInfo, type CompactionScope } from "./config.js";
@@ -16,8 +16,7 @@ export interface OrchestrationOptions {
   now?: () => Date;
 }
 
-let sharedCounter: TokenCounter | undefined;
-const counterOf = (o: OrchestrationOptions) => (o.counter ??= sharedCounter ??= new TokenCounter());
+const counterOf = (o: OrchestrationOptions) => (o.counter ??= defaultTokenCounter());
 
 /**
  * Estimated tokens of messages: the token measure's (tokens/measure.ts) sum over them, without

@@ -216,3 +216,13 @@ export class TokenCounter {
     memo.set(key, value);
   }
 }
+
+let sharedDefault: TokenCounter | undefined;
+
+/**
+ * The one TokenCounter with default options that a module falls back on when its caller gives
+ * none: made on first use and shared, so its memos serve every such module.
+ */
+export function defaultTokenCounter(): TokenCounter {
+  return (sharedDefault ??= new TokenCounter());
+}

@@ -24,7 +24,7 @@ import type { Message } from "../../model/schema.js";
 import { argumentTexts, indexOfTerm, specificTerms } from "../../model/terms.js";
 import { isBinaryText, isErrorLine } from "../../steps/detect.js";
 import { isSecretKey, redactSecrets } from "../../steps/redact.js";
-import { TokenCounter } from "../../tokens/token-counter.js";
+import { defaultTokenCounter } from "../../tokens/token-counter.js";
 import { anchorIndices } from "../classify.js";
 
 /** Focus terms kept at most: bounds the work per output (the kernel's tables and the clipping). */
@@ -77,8 +77,7 @@ export class Focus {
   }
 }
 
-let defaultCounter: TokenCounter | undefined;
-const defaultTokens = (s: string) => Math.ceil((defaultCounter ??= new TokenCounter()).estimate(s));
+const defaultTokens = (s: string) => Math.ceil(defaultTokenCounter().estimate(s));
 
 /** One candidate line: its index in the output, distinct terms, whether it reads as an error, and its text. */
 interface Candidate {
