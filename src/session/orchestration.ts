@@ -1,11 +1,11 @@
 import { CtxfoldError } from "../errors.js";
 import type { Loop, Message, Session } from "../model/schema.js";
-import { tokenMeasure } from "../tokens/measure.js";
 import { defaultTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
 import { DefaultBlockCompaction, joinPieces, loadLoop, type BlockCompactionStrategy } from "./block.js";
 import { DefaultCompaction } from "./legacy.js";
 import { resolveSessionConfig, type SessionCompactionConfig, type CompactionInfo, type CompactionScope } from "./config.js";
 import { compactionBlockStale, compactionEnded, compactionStarted, type EventSink } from "./events.js";
+import { estimateMessages } from "./tracker.js";
 
 export interface OrchestrationOptions {
   /** Estimates for scopes and events. @default a shared TokenCounter (o200k_base) */
@@ -18,13 +18,8 @@ export interface OrchestrationOptions {
 
 const counterOf = (o: OrchestrationOptions) => (o.counter ??= defaultTokenCounter());
 
-/**
- * Estimated tokens of messages: the token measure's (tokens/measure.ts) sum over them, without
- * a request's reply primer, so loop estimates add up as the ContextTracker's do.
- */
-export function estimateMessages(messages: readonly Message[], counter: TokenCounter): number {
-  return tokenMeasure(counter).sum(messages);
-}
+// Scopes and events count as the ContextTracker does: its estimate, re-exported for callers of this module.
+export { estimateMessages };
 
 /** The loops of the active chain: the session's loops up to and including the current one. */
 export function activeChain(session: Session, currentLoopId: string | number): Loop[] {

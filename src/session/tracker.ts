@@ -62,6 +62,14 @@ function checkNumber(value: unknown, field: string, positive = false): number {
   return value;
 }
 
+/**
+ * Estimated tokens of messages: the token measure's (tokens/measure.ts) sum over them, without
+ * a request's reply primer, so loop estimates add up as a tracker's do (see the module note).
+ */
+export function estimateMessages(messages: readonly Message[], counter: TokenCounter): number {
+  return tokenMeasure(counter).sum(messages);
+}
+
 function checkLoopId(loopId: unknown): LoopId {
   if (typeof loopId === "string" || (typeof loopId === "number" && Number.isInteger(loopId))) return loopId;
   throw new CtxfoldError("E_BAD_INPUT", "expected a string or an integer", { path: "loopId" });
@@ -91,7 +99,7 @@ export class ContextTracker {
 
   /** Estimated tokens of messages as this tracker counts them (see the module note). */
   estimateMessages(messages: readonly Message[]): number {
-    return tokenMeasure(this.counter).sum(messages);
+    return estimateMessages(messages, this.counter);
   }
 
   /** Replaces a loop's running estimate with that of `messages` (e.g. as loaded after compaction). */
