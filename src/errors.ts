@@ -4,6 +4,8 @@
  * that cross a worker boundary travel as `{ ok: false, code, message }` and are rebuilt with
  * `fromWire`.
  */
+import type { z } from "zod";
+
 const kMarker = Symbol.for("ctxfold.error");
 
 export type CtxfoldErrorCode =
@@ -116,6 +118,24 @@ export function shownValue(value: unknown): string {
 /** E_BAD_INPUT at `path`: expected `expected`, got the value as shownValue shows it. */
 export function badValueError(path: string, expected: string, value: unknown): CtxfoldError {
   return new CtxfoldError("E_BAD_INPUT", `expected ${expected}, got ${shownValue(value)}`, { path });
+}
+
+/**
+ * A config's first schema issue as E_BAD_INPUT naming where. An unknown key, when `options`
+ * lists the names the config takes, is "unknown option …" at `path` with that list; any other
+ * issue (or an unknown key without a list) is the issue's own message, or `describe`'s, at
+ * `path` followed by its field (for an unknown key, the key).
+ */
+export function configError(
+  issue: z.core.$ZodIssue,
+  path: string,
+  more: { options?: readonly string[]; describe?: (issue: z.core.$ZodIssue) => string } = {},
+): CtxfoldError {
+  if (issue.code === "unrecognized_keys" && more.options) {
+    return new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${more.options.join(", ")})`, { path });
+  }
+  const field = issue.code === "unrecognized_keys" ? issue.keys.join(", ") : issue.path.map(String).join(".");
+  return new CtxfoldError("E_BAD_INPUT", more.describe?.(issue) ?? issue.message, { path: field ? `${path}.${field}` : path });
 }
 
 /**

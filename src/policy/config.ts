@@ -3,7 +3,7 @@
  * CtxfoldError E_BAD_INPUT naming it. Ratios are fractions of the call's budget.
  */
 import { z } from "zod";
-import { CtxfoldError } from "../errors.js";
+import { configError, CtxfoldError } from "../errors.js";
 import type { Summarizer } from "../steps/summarizer.js";
 import type { OffloadStore } from "../store/index.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
@@ -165,11 +165,7 @@ export function resolveTieredSettings(config: CompactorConfig, path = "config"):
   }
   const r = TieredSettings.safeParse(settings);
   if (!r.success) {
-    const issue = r.error.issues[0];
-    if (issue.code === "unrecognized_keys") {
-      throw new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${[...Object.keys(TieredSettings.shape), "store", "summarizer", "counter", "onEvent", "now"].join(", ")})`, { path });
-    }
-    throw new CtxfoldError("E_BAD_INPUT", issue.message, { path: [path, ...issue.path.map(String)].join(".") });
+    throw configError(r.error.issues[0], path, { options: [...Object.keys(TieredSettings.shape), "store", "summarizer", "counter", "onEvent", "now"] });
   }
   const s = r.data;
   if (!(s.targetRatio <= s.softRatio && s.softRatio <= s.hardRatio)) {

@@ -11,7 +11,7 @@
  * of the first two "CompactionConfig".
  */
 import { z } from "zod";
-import { CtxfoldError } from "../errors.js";
+import { configError, CtxfoldError } from "../errors.js";
 import type { CompactedSection, CompactionBlock, Loop, Message, TurnRange } from "../model/schema.js";
 import type { TurnMap } from "./turn-map.js";
 
@@ -109,11 +109,7 @@ export function resolveSessionConfig(input: Partial<SessionCompactionConfig> = {
   const { inMemoryStrategy, blockStrategy, beforeCompactionStart, afterCompactionEnd, ...settings } = input;
   const r = CompactionSettings.safeParse(settings);
   if (!r.success) {
-    const issue = r.error.issues[0];
-    if (issue.code === "unrecognized_keys") {
-      throw new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${[...Object.keys(kDefaultCompactionSettings), "inMemoryStrategy", "blockStrategy", "beforeCompactionStart", "afterCompactionEnd"].join(", ")})`, { path });
-    }
-    throw new CtxfoldError("E_BAD_INPUT", issue.message, { path: [path, ...issue.path.map(String)].join(".") });
+    throw configError(r.error.issues[0], path, { options: [...Object.keys(kDefaultCompactionSettings), "inMemoryStrategy", "blockStrategy", "beforeCompactionStart", "afterCompactionEnd"] });
   }
   for (const [name, fn] of Object.entries({ beforeCompactionStart, afterCompactionEnd })) {
     if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: `${path}.${name}` });

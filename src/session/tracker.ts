@@ -21,7 +21,7 @@
  * - Numbers are validated (finite, non-negative; maxContextTokens positive) with E_BAD_INPUT
  *   naming the field.
  */
-import { CtxfoldError } from "../errors.js";
+import { configError, CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { tokenMeasure } from "../tokens/measure.js";
 import { TokenCounter } from "../tokens/token-counter.js";
@@ -89,11 +89,7 @@ export class ContextTracker {
     if (options.counter !== undefined && typeof (options.counter as Partial<TokenCounter> | null)?.estimateMany !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a TokenCounter", { path: "counter" });
     this.counter = options.counter ?? new TokenCounter();
     const r = TriggerSchema.safeParse(options.config ?? {});
-    if (!r.success) {
-      const issue = r.error.issues[0];
-      const field = issue.code === "unrecognized_keys" ? issue.keys.join(", ") : issue.path.map(String).join(".");
-      throw new CtxfoldError("E_BAD_INPUT", issue.message, { path: field ? `config.${field}` : "config" });
-    }
+    if (!r.success) throw configError(r.error.issues[0], "config");
     this.config = Object.freeze(r.data);
   }
 

@@ -3,7 +3,7 @@
  * (auto_tune_compaction). The zod schema is the single source of the type and the defaults.
  */
 import { z } from "zod";
-import { CtxfoldError, notStringError } from "../errors.js";
+import { configError, CtxfoldError, notStringError } from "../errors.js";
 
 const count = (n: number) => z.number().int().nonnegative().default(n);
 
@@ -41,17 +41,18 @@ export const kDefaultStepCompactionConfig: Readonly<StepCompactionConfig> = Obje
 export function resolveStepCompactionConfig(input: Partial<StepCompactionConfig> = {}, path = "config"): StepCompactionConfig {
   const r = StepCompactionConfig.safeParse(input);
   if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  if (issue.code === "unrecognized_keys") {
-    const names = Object.keys(kDefaultStepCompactionConfig).join(", ");
-    throw new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${names})`, { path });
-  }
-  if (issue.path.length === 0) throw new CtxfoldError("E_BAD_INPUT", "expected a config object", { path });
-  const field = String(issue.path[0]) as keyof StepCompactionConfig;
+  throw configError(r.error.issues[0], path, {
+    options: Object.keys(kDefaultStepCompactionConfig),
+    describe: (issue) => (issue.path.length === 0 ? "expected a config object" : mustBe(issue.path[0] as keyof StepCompactionConfig, input)),
+  });
+}
+
+/** What a bad field of a step compaction config must be, and what it got (every field is flat: a boolean or a count). */
+function mustBe(field: keyof StepCompactionConfig, input: Partial<StepCompactionConfig>): string {
   const value = (input as Record<string, unknown>)[field];
   const kind = typeof kDefaultStepCompactionConfig[field] === "boolean" ? "a boolean" : "a non-negative integer";
   const got = typeof value === "string" ? JSON.stringify(value) : String(value);
-  throw new CtxfoldError("E_BAD_INPUT", `must be ${kind}, got ${got}`, { path: `${path}.${field}` });
+  return `must be ${kind}, got ${got}`;
 }
 
 /** The step compactor's tuning table; `debugging` does not group, to show the exact execution order. */
