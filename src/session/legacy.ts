@@ -62,6 +62,7 @@ import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { tokenMeasure } from "../tokens/measure.js";
 import { defaultTokenCounter, TokenCounter } from "../tokens/token-counter.js";
 import { newViolations, usesThinking, validate, type Issue, type ValidationResult } from "../validate/index.js";
+import { turnInProgressOpener } from "../validate/rules.js";
 import { resolveSessionConfig, shouldCompactSession, type SessionCompactionConfig, type CompactionSettings, type CompactionStrategy } from "./config.js";
 import { kTurnSummaryKind, mergeAdjacent, summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js";
 
@@ -180,35 +181,6 @@ function unitsOf(messages: readonly Message[]): { units: Unit[]; turns: number }
     }
   }
   return { units, turns: groups.length };
-}
-
-/**
- * The message that opens the tool-use turn in progress, as the validator's THINKING_DROPPED
- * rule finds it: the first assistant message after the last user-side run holding no tool
- * result, when the transcript ends on a tool message or an assistant message with calls; -1
- * otherwise.
- */
-function finalTurnOpener(messages: readonly Message[]): number {
-  let turnStart = 0;
-  let runStart = -1;
-  let runHasTool = false;
-  let last = -1;
-  messages.forEach((m, i) => {
-    if (m.role === "system") return;
-    last = i;
-    if (m.role === "user" || m.role === "tool") {
-      if (runStart < 0) [runStart, runHasTool] = [i, false];
-      if (m.role === "tool") runHasTool = true;
-      return;
-    }
-    if (runStart >= 0 && !runHasTool) turnStart = i;
-    runStart = -1;
-  });
-  if (last < 0 || (runStart >= 0 && !runHasTool)) return -1;
-  const end = messages[last];
-  if (!(end.role === "tool" || (end.role === "assistant" && end.parts.some((p) => p.type === "tool-call")))) return -1;
-  for (let i = turnStart; i <= last; i++) if (messages[i].role === "assistant") return i;
-  return -1;
 }
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -392,7 +364,7 @@ export function compactMessages(
   /** The unit holding the message that opens the tool-use turn in progress (thinking rule), or -1. */
   const openerUnit = ((): number => {
     if (!thinking) return -1;
-    const i = finalTurnOpener(messages);
+    const i = turnInProgressOpener(messages, { compactionOpens: true });
     return i < 0 ? -1 : units.findIndex((u) => u.start <= i && i < u.end);
   })();
 

@@ -155,9 +155,11 @@ function roleAlternation(ctx: RuleContext): Finding[] {
  * compaction blocks alone opens nothing: the turn goes on in the message after it. With
  * `evenIfDone`, the final turn's first assistant message whatever its last message is (a
  * compactor's output ending in a steering message becomes a turn in progress at the agent's
- * next call).
+ * next call). With `compactionOpens`, an assistant message of compaction blocks alone opens
+ * the turn like any other (block compaction's in-memory strategy, which finds the unit to keep
+ * this way and leaves the check of the result to the validator).
  */
-export function turnInProgressOpener(messages: readonly Message[], options: { evenIfDone?: boolean } = {}): number {
+export function turnInProgressOpener(messages: readonly Message[], options: { evenIfDone?: boolean; compactionOpens?: boolean } = {}): number {
   let turnStart = 0;
   let runStart = -1;
   let runHasTool = false;
@@ -177,7 +179,8 @@ export function turnInProgressOpener(messages: readonly Message[], options: { ev
   if (last < 0 || (runStart >= 0 && !runHasTool)) return -1;
   const end = messages[last];
   if (!options.evenIfDone && !(end.role === "tool" || (end.role === "assistant" && hasToolCall(end)))) return -1;
-  for (let i = turnStart; i <= last; i++) if (messages[i].role === "assistant" && !isCompactionOnly(messages[i])) return i;
+  const opens = (m: Message) => m.role === "assistant" && (options.compactionOpens || !isCompactionOnly(m));
+  for (let i = turnStart; i <= last; i++) if (opens(messages[i])) return i;
   return -1;
 }
 

@@ -4,6 +4,7 @@ import { kFormats, type Format } from "../../src/adapters/common.js";
 import { anthropicAdapter, openaiResponsesAdapter } from "../../src/adapters/index.js";
 import type { Message, Part, ReasoningPart, TextPart, ToolCallPart } from "../../src/model/schema.js";
 import { kIssueCodes, kRules, newViolations, severityOf, validate, type Issue, type IssueCode, type ValidateOptions } from "../../src/validate/index.js";
+import { turnInProgressOpener } from "../../src/validate/rules.js";
 
 // ---------------------------------------------------------------------------------------------
 // Canonical message builders.
@@ -270,6 +271,16 @@ describe("validate: one test per issue code", () => {
     expect(validate(dropped, "anthropic", { thinking: true }).issues.map(pick)).toEqual([
       { code: "THINKING_DROPPED", severity: "error", path: "messages[1].parts[0]", index: 1, key: "m1" },
     ]);
+  });
+
+  it("the turn in progress opens at its first assistant message past compaction blocks alone, unless compaction is told to open it", () => {
+    const onDemand = claude([{ role: "user", content: "Fix it." }, { role: "assistant", content: [signedBlock] }, { role: "assistant", content: [thinkingBlock, toolUse(1)] }, toolResult(1)]);
+    expect(turnInProgressOpener(onDemand)).toBe(2);
+    // Block compaction's in-memory strategy keeps the unit of the first assistant message, whatever it holds.
+    expect(turnInProgressOpener(onDemand, { compactionOpens: true })).toBe(1);
+    // A finished turn opens nothing, either way.
+    const done = claude([{ role: "user", content: "Fix it." }, { role: "assistant", content: [signedBlock] }, { role: "assistant", content: "Fixed." }]);
+    expect([turnInProgressOpener(done), turnInProgressOpener(done, { compactionOpens: true })]).toEqual([-1, -1]);
   });
 
   it("every issue code is produced by some test input above", () => {
