@@ -6,7 +6,7 @@ export { kDefaultRecallHint } from "./recall-hint.js";
 export type { CompactorConfig } from "./config.js";
 export { classify, isTodoReminder } from "./classify.js";
 export type { PolicyEvent } from "./events.js";
-export type { Summarizer } from "../steps/summarizer.js";
+export type { Summarizer, SummarizerFallbackEvent } from "../steps/summarizer.js";
 export type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, MessageClass, SkipReason, StageReport, Tier } from "./types.js";
 export { extractiveSummarizer, summarizeExtractive, kExtractive } from "../summarize/extractive.js";
 export type { ExtractiveSummarizerOptions, SyncSummarizer } from "../summarize/extractive.js";

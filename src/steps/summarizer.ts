@@ -7,3 +7,16 @@
  * because of it.
  */
 export type Summarizer = (text: string, targetTokens: number, label: string) => string | Promise<string>;
+
+/**
+ * A summariser's answer was not used and the extractive summary stood in: the tiered policy's
+ * event when a custom summariser fails it, and the LLM summariser's when it falls back by itself
+ * (which adds how many requests it made).
+ */
+export interface SummarizerFallbackEvent {
+  type: "summarizer_fallback";
+  /** The label the summariser was called with. */
+  label: string;
+  /** Why it fell back, never a key: `over target`, `http_500: …`, `timeout: …`, a thrown error's message, … */
+  reason: string;
+}

@@ -38,17 +38,14 @@ import { CtxfoldError } from "../errors.js";
 import { redactSecrets } from "../steps/redact.js";
 import { TokenCounter } from "../tokens/token-counter.js";
 import { extractiveSummarizer, oneLineLabel } from "./extractive.js";
-import type { Summarizer } from "../steps/summarizer.js";
+import type { Summarizer, SummarizerFallbackEvent } from "../steps/summarizer.js";
 
 /** A Summarizer that answers with a promise (assignable to Summarizer). */
 export type AsyncSummarizer = (text: string, targetTokens: number, label: string) => Promise<string>;
 
-export interface LlmSummarizerEvent {
-  type: "summarizer_fallback" | "summarizer_retry";
-  /** The label the summariser was called with. */
-  label: string;
-  /** Why: `output_exceeds_target: 812 > 300 tokens`, `http_500: …`, `timeout: …`, … (never the key). */
-  reason: string;
+/** A fallback, in the one shape every summariser fallback has, or a retry of a request; with the requests made. */
+export interface LlmSummarizerEvent extends Omit<SummarizerFallbackEvent, "type"> {
+  type: SummarizerFallbackEvent["type"] | "summarizer_retry";
   /** Requests made so far (0 when the fallback answered without one). */
   attempt: number;
 }
