@@ -18,6 +18,7 @@ import type { Readable, Writable } from "node:stream";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { jsonSyntaxReason } from "../pool/jsonl.js";
 
 /** Bytes of an oversized line kept at each end to find its id. */
 const kEdgeBytes = 4096;
@@ -109,7 +110,9 @@ export class BoundedStdioTransport implements Transport {
     try {
       message = deserializeMessage(line);
     } catch (err) {
-      this.onerror?.(new Error(`a line that is not a JSON-RPC message (${(err as Error).message.split("\n")[0]}); answered with a parse error`));
+      // JSON.parse's own message quotes the line around the fault (a client's token, say): the log gets its reason without the text.
+      const why = err instanceof SyntaxError ? jsonSyntaxReason(err.message, line) : "JSON, but not of a JSON-RPC message's shape";
+      this.onerror?.(new Error(`a line that is not a JSON-RPC message (${why}); answered with a parse error`));
       void this.send({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the line is not a JSON-RPC message" } } as unknown as JSONRPCMessage);
       return;
     }

@@ -55,6 +55,8 @@ describe("ctxfold mcp: request lines", () => {
       }
       check();
     });
+    let stderr = "";
+    server.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
     const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
     // Every response to `ids`, or the server's exit code if it ends first.
     const until = (ids: (number | string | null)[]) => Promise.race([
@@ -79,9 +81,9 @@ describe("ctxfold mcp: request lines", () => {
     // The SDK's client writes the id last; a 30 MB query.
     await send(JSON.stringify({ jsonrpc: "2.0", method: "tools/call", params: { name: "search", arguments: { query: "x".repeat(30 * 2 ** 20) } }, id: 2 }));
     await send(recallLine(3));
-    // 2 MB that is no JSON at all (no id to find), then a short line that is no JSON, then a request.
+    // 2 MB that is no JSON at all (no id to find), then a short line that is no JSON (a key in it), then a request.
     await send("y".repeat(2 * 2 ** 20));
-    await send("{not json");
+    await send(`{"api_key": sk-mcpLeak8841`);
     await send(recallLine(4));
     await until([2, 3, 4]);
     server.stdin.end();
@@ -93,6 +95,9 @@ describe("ctxfold mcp: request lines", () => {
     for (const id of [3, 4]) expect(byId(id).result!.content[0].text).toBe(text);
     const nulls = responses.filter((r) => r.id === null).map((r) => r.error!.code);
     expect(nulls).toEqual([-32600, -32700]);
+    // The log says why the line was refused, never what it held.
+    expect(stderr).toContain("a line that is not a JSON-RPC message (Unexpected character at position 12)");
+    expect(stderr).not.toContain("sk-mcp");
   }, 60_000);
 });
 
