@@ -20,8 +20,8 @@
  *   (`store: createMemoryStore()`, or createPackStore for disk), which is then its own to bound.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { CtxfoldError } from "../errors.js";
 import { createMemoryStore, type MemoryOffloadStore, type OffloadHint, type OffloadStore } from "../store/index.js";
+import { refNotFound } from "../store/offload.js";
 
 /** The default bound of a pool's own store: 64 MiB. */
 export const kDefaultMaxStoreBytes = 64 * 1024 * 1024;
@@ -113,7 +113,7 @@ export class ConversationStore implements OffloadStore {
     const s = this.#holder(ref);
     if (s) return s;
     createMemoryStore({ prefix: this.prefix }).get(ref);
-    throw new CtxfoldError("E_REF_NOT_FOUND", `no offloaded output at ${JSON.stringify(ref)}`);
+    throw refNotFound(ref);
   }
 
   refs(): string[] {

@@ -52,6 +52,11 @@ export interface OffloadStore {
   readonly prefix: string;
 }
 
+/** What every store answers for a ref it does not hold (a scoped store for one outside its scope alike, so the two cannot be told apart). */
+export function refNotFound(ref: string): CtxfoldError {
+  return new CtxfoldError("E_REF_NOT_FOUND", `no offloaded output at ${JSON.stringify(ref)}`);
+}
+
 /** `store.refs()`, or E_BAD_INPUT naming a store that cannot list what it holds. */
 export function storeRefs(store: OffloadStore): string[] {
   if (typeof store.refs !== "function") {
@@ -259,7 +264,7 @@ export abstract class ContentAddressedStore implements OffloadStore {
 
   #load(ref: string): Uint8Array {
     const bytes = this.#loadVerified(this.checkRef(ref));
-    if (bytes === undefined) throw new CtxfoldError("E_REF_NOT_FOUND", `no offloaded output at ${JSON.stringify(ref)}`);
+    if (bytes === undefined) throw refNotFound(ref);
     return bytes;
   }
 

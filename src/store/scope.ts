@@ -19,7 +19,7 @@
  */
 import { CtxfoldError } from "../errors.js";
 import { parseRef } from "./names.js";
-import { storeRefs, type OffloadHint, type OffloadStore } from "./offload.js";
+import { refNotFound, storeRefs, type OffloadHint, type OffloadStore } from "./offload.js";
 
 /**
  * A store seen through a scope: only the refs `allowed` holds (closed over message indexes, see
@@ -85,15 +85,6 @@ export class ScopedStore implements OffloadStore {
 /** A read-only view of `store` confined to the refs `allowed` (see ScopedStore). */
 export function scopedStore(store: OffloadStore, allowed: Iterable<string>): ScopedStore {
   return new ScopedStore(store, allowed);
-}
-
-/**
- * The error a content-addressed store throws for a well-formed ref it does not hold
- * (ContentAddressedStore's read): a scoped store throws it, the same code and message, for a ref
- * out of its scope (test/store/scope.test.ts compares the two).
- */
-export function refNotFound(ref: string): CtxfoldError {
-  return new CtxfoldError("E_REF_NOT_FOUND", `no offloaded output at ${JSON.stringify(ref)}`);
 }
 
 /** Whether `ref` is a string naming a store name under `store`'s prefix. */
