@@ -12,7 +12,6 @@ import type { Message } from "../model/schema.js";
 import { isBlankLine, kDefaultMaxLineBytes, readLines, type ReadLine } from "../pool/input.js";
 import { parseLine } from "../pool/jsonl.js";
 
-export { writeAll } from "../pool/output.js";
 import { atLine, kExit, openInput, runOfLine, shownName, wireOf, type CliIo, type JsonlRun } from "./common.js";
 
 /** One non-blank line of a JSONL file: its run, or why it is not one. */

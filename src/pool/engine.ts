@@ -30,8 +30,6 @@ import type { CrashHook } from "./worker.js";
 import { inProcessRunner, PoolRunner, type ChunkRunner } from "./worker-pool.js";
 import { inOrder } from "./in-order.js";
 
-export { inOrder };
-
 export interface BatchOptions extends Omit<JobOptions, "file"> {
   /** A file (.gz is gunzipped; gzip data is also recognised by its magic bytes) or "-" for `stdin`. */
   input: string;
@@ -92,7 +90,6 @@ export interface BatchTestHooks {
 }
 
 export const kDefaultWorkerHeapMb = 128;
-export { kDefaultMaxLineBytes };
 const kNewline = new Uint8Array([0x0a]);
 /**
  * How often the checkpoint is rewritten, at most (ms): an atomic rewrite per chunk cost ~10% of

@@ -11,7 +11,8 @@
  * (E_CORRUPT), and never becomes output. Whoever can read Redis holds the key, as the workers do:
  * against them the seal proves nothing (docs/batch.md, "Trust").
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { sha256Hex } from "../core/content-address.js";
 import { CtxfoldError } from "../errors.js";
 import { kShardIdPattern, type ShardMeta } from "./shard.js";
 
@@ -26,13 +27,12 @@ export const newResultKey = (): string => randomBytes(32).toString("hex");
 /** Whether `key` has a result key's shape (64 hex digits). */
 export const isResultKey = (key: unknown): key is string => typeof key === "string" && kHexPattern.test(key);
 
-const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
 const macOf = (key: string, shard: string, bodyHash: string): Buffer =>
   createHmac("sha256", Buffer.from(key, "hex")).update(`${kMagic}\n${shard}\n${bodyHash}`).digest();
 
 /** The sealed bytes of `body` (packResult's) as the result of `shard`. */
 export function sealResult(shard: string, key: string, body: Uint8Array): Uint8Array {
-  const hash = sha256(body);
+  const hash = sha256Hex(body);
   return Buffer.concat([Buffer.from(`${kMagic} ${shard} ${hash} ${macOf(key, shard, hash).toString("hex")}\n`), body]);
 }
 
@@ -51,7 +51,7 @@ export function openResult(file: string, shard: string, key: string, bytes: Uint
   const [, , named, hash, mac] = fields;
   if (named !== shard) throw refuse(`the result of shard ${named}, not of ${shard}`);
   const body = buf.subarray(eol + 1);
-  if (sha256(body) !== hash) throw refuse("its bytes do not match their SHA-256 (damaged)");
+  if (sha256Hex(body) !== hash) throw refuse("its bytes do not match their SHA-256 (damaged)");
   if (!timingSafeEqual(macOf(key, shard, hash), Buffer.from(mac, "hex"))) throw refuse("not sealed with this batch's result key (not written by one of its workers)");
   return unpackBody(body, refuse);
 }

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import type { CtxfoldError } from "../errors.js";
-import { inOrder } from "../pool/engine.js";
+import { inOrder } from "../pool/in-order.js";
 import { chunksOf, kDefaultChunkBytes } from "../pool/chunks.js";
 import { addStats, emptyStats, pack, type ChunkResult, type JobOptions } from "../pool/job.js";
 import type { ChunkRunner } from "../pool/worker-pool.js";

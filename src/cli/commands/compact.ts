@@ -1,7 +1,8 @@
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { kPresets, type PresetName } from "../../steps/config.js";
-import { kDefaultMaxLineBytes, runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import { runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import { kDefaultMaxLineBytes } from "../../pool/input.js";
 import type { JobOptions } from "../../pool/job.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";

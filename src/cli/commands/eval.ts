@@ -28,7 +28,8 @@ import { spread, type EvalRun } from "../../eval/replay.js";
 import { runIdOf } from "../../pool/jsonl.js";
 import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
 import { ProgressLine } from "../progress.js";
-import { num, parseRun, readRuns, table, writeAll } from "../runs.js";
+import { writeAll } from "../../pool/output.js";
+import { num, parseRun, readRuns, table } from "../runs.js";
 import { budgetsOption } from "./stats.js";
 
 const kOptions = {

@@ -19,7 +19,8 @@ import { existsSync, statSync } from "node:fs";
 import { CtxfoldError } from "../../errors.js";
 import { createPackStore, kDefaultOffloadPrefix, kNameShape } from "../../store/index.js";
 import { kExit, parseCli, UsageError, type CliIo } from "../common.js";
-import { fail, writeAll } from "../runs.js";
+import { writeAll } from "../../pool/output.js";
+import { fail } from "../runs.js";
 
 export async function show(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCli(argv, { "offload-dir": { type: "string" } });
