@@ -200,16 +200,8 @@ export function redactNamedFields<T>(value: T, patterns: readonly SecretPattern[
  * see it where it is written).
  */
 export function redactArgumentText(args: string, patterns: readonly SecretPattern[] = kSecretPatterns): string {
-  const t = args.trimStart();
-  if (!(t.startsWith("{") || t.startsWith("["))) return args;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch {
-    return args;
-  }
-  const { value, secrets } = redactNamedFields(parsed, patterns);
-  return secrets.length === 0 ? args : JSON.stringify(value);
+  const named = namedFieldsOf(args, patterns);
+  return named === undefined || named.secrets.length === 0 ? args : JSON.stringify(named.value);
 }
 
 /** Secret values shorter than this are not looked for in other text (a short one would hit ordinary words). */
@@ -266,11 +258,20 @@ export function noteCallSecrets(part: ToolCallPart, secrets: readonly string[]):
 
 /** The secret-named fields' values of one call's argument string. */
 function callSecrets(args: string): readonly string[] {
+  return namedFieldsOf(args)?.secrets ?? [];
+}
+
+/**
+ * redactNamedFields of an argument string read as JSON; undefined when it is not JSON, or names
+ * no key that could be secret-named (kSecretKeyHint; a string with a `\u` escape, which may spell
+ * a key, is always read), so arguments without one are never parsed.
+ */
+function namedFieldsOf(args: string, patterns: readonly SecretPattern[] = kSecretPatterns): { value: unknown; secrets: string[] } | undefined {
   const t = args.trimStart();
-  if (!(t.startsWith("{") || t.startsWith("[")) || !kSecretKeyHint.test(args)) return [];
+  if (!(t.startsWith("{") || t.startsWith("[")) || !(kSecretKeyHint.test(args) || args.includes("\\u"))) return undefined;
   try {
-    return redactNamedFields(JSON.parse(args) as unknown).secrets;
+    return redactNamedFields(JSON.parse(args) as unknown, patterns);
   } catch {
-    return [];
+    return undefined;
   }
 }

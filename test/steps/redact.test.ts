@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { RedactingStore } from "../../src/policy/redacting-store.js";
-import { isSecretKey, redactArgumentText, redactNamedFields, redactSecrets, redactValue } from "../../src/steps/redact.js";
+import { argumentSecrets, isSecretKey, redactArgumentText, redactNamedFields, redactSecrets, redactValue } from "../../src/steps/redact.js";
 import { StepReducer } from "../../src/steps/reducer.js";
 import { createMemoryStore } from "../../src/store/index.js";
 
@@ -55,6 +55,18 @@ describe("secret-named values", () => {
   it("a redacting store redacts a stored call's named fields too (redactOffload)", () => {
     const store = new RedactingStore(createMemoryStore());
     expect(store.redact(JSON.stringify({ auth: "Zt9qLmX4vB7nQ2wK" }))).not.toContain("Zt9qLmX4vB7nQ2wK");
+  });
+});
+
+describe("arguments read for secret-named keys", () => {
+  it("reads a key spelled with \\u escapes, and leaves arguments naming no such key as they are", () => {
+    const escaped = '{"host": "prod", "\\u0070assword": "Hunter2Hunter2Zebra"}';
+    expect(redactArgumentText(escaped)).not.toContain("Hunter2Hunter2Zebra");
+    const call = { type: "tool-call" as const, id: "c1", name: "deploy", args: escaped };
+    expect(argumentSecrets([{ role: "assistant", parts: [call] }] as never)).toEqual(["Hunter2Hunter2Zebra"]);
+    const plain = '{"host": "prod", "count": 3}';
+    expect(redactArgumentText(plain)).toBe(plain);
+    expect(argumentSecrets([{ role: "assistant", parts: [{ ...call, id: "c2", args: plain }] }] as never)).toEqual([]);
   });
 });
 
