@@ -234,7 +234,8 @@ export class StageKit {
       } catch (err) {
         // A summariser that fails or times out is not asked again in this call: one wait, not one per part.
         this.summarizerDown = true;
-        this.emit({ type: "summarizer_fallback", label, reason: err instanceof Error ? err.message : String(err) });
+        // A summariser's error may quote what it was sent: the event, ctxfold's text, never echoes a secret.
+        this.emit({ type: "summarizer_fallback", label, reason: redactSecrets(err instanceof Error ? err.message : String(err)) });
       }
     }
     summary ??= summarizeExtractive(text, room, label, this.counter);

@@ -48,6 +48,19 @@ describe("text ctxfold writes never echoes a secret", () => {
     expect(out).not.toContain(key);
   });
 
+  it("a caller's summariser failing with a secret in its message: the fallback event does not carry it", async () => {
+    const key = "sk-proj-" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4";
+    const summarizer = () => {
+      throw new Error(`upstream refused the request with OPENAI_API_KEY=${key}`);
+    };
+    const events: { type: string; reason?: string }[] = [];
+    await createCompactor({ store: createMemoryStore(), summarizer, onEvent: (e) => events.push(e) }).compactCanonical(runs[1], { budget: 1500 });
+    const fallbacks = events.filter((e) => e.type === "summarizer_fallback");
+    expect(fallbacks.length).toBeGreaterThan(0);
+    expect(fallbacks[0].reason).toContain("OPENAI_API_KEY=[REDACTED:");
+    expect(JSON.stringify(events)).not.toContain(key);
+  });
+
   it.each(kFormats)("the step compactor, %s", (format) => {
     for (const run of runs) {
       const { canonical } = throughFormat(run, format);
