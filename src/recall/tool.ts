@@ -15,6 +15,7 @@ import { z } from "zod";
 import type { Format } from "../adapters/index.js";
 import { badValueError } from "../errors.js";
 import { ScopeRecords, scopedStore, type OffloadStore, type RunSelector } from "../store/index.js";
+import { runSelectorOf } from "../store/scope-record.js";
 import { checkRecallOptions, type RecallResult } from "./recall.js";
 import type { SearchEntry } from "./search.js";
 
@@ -126,7 +127,7 @@ function scopeReach(store: OffloadStore, scope: RecallScope | undefined): () => 
     if (typeof refs !== "object" || refs === null || typeof (refs as Iterable<unknown>)[Symbol.iterator] !== "function") throw badValueError("scope.refs", "an iterable of refs (an array or a Set)", refs);
     return () => scopedStore(store, [...refs].filter((r): r is string => typeof r === "string"));
   }
-  const selector = typeof s.run === "string" ? { run: s.run } : typeof s.file === "string" && Number.isSafeInteger(s.line) ? { file: s.file, line: s.line as number } : undefined;
+  const selector = runSelectorOf(s);
   if (!selector) throw badValueError("scope", expected, scope);
   const dir = (store as { dir?: unknown }).dir;
   if (typeof dir !== "string") throw badValueError("scope", "{ refs } for a store with no directory (a run's scope is read from the records `ctxfold compact` writes in its directory)", scope);

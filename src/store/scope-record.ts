@@ -31,6 +31,14 @@ import { reachableRefs } from "./reach.js";
 /** Which run a scope is: a run's id, or the input line of a run without one. */
 export type RunSelector = { run: string } | { file: string; line: number };
 
+/** `value` as a RunSelector (`{ run }`, or `{ file, line }` with a safe integer line), or undefined. */
+export function runSelectorOf(value: unknown): RunSelector | undefined {
+  const v = value as Partial<{ run: unknown; file: unknown; line: unknown }> | null;
+  if (typeof v !== "object" || v === null) return undefined;
+  if (typeof v.run === "string") return { run: v.run };
+  return typeof v.file === "string" && Number.isSafeInteger(v.line) ? { file: v.file, line: v.line as number } : undefined;
+}
+
 /** One run's refs, as a record file keeps them (the refs as bare names, the record naming the prefix). */
 export type RunScope = RunSelector & { refs: string[] };
 
@@ -119,7 +127,7 @@ function parseRecord(text: string, file: string): { prefix: string; runs: RunSco
   if (typeof v !== "object" || v === null || v.ctxfold !== "scopes" || typeof v.prefix !== "string" || !Array.isArray(v.runs)) throw bad("no { ctxfold: \"scopes\", prefix, runs }");
   v.runs.forEach((r: unknown, i) => {
     const run = r as Partial<{ run: unknown; file: unknown; line: unknown; refs: unknown }> | null;
-    const named = typeof run?.run === "string" || (typeof run?.file === "string" && Number.isSafeInteger(run?.line));
+    const named = runSelectorOf(run) !== undefined;
     const refs = Array.isArray(run?.refs) && run.refs.every((n) => typeof n === "string" && parseRef(n)?.prefix === undefined);
     if (!named || !refs) throw bad(`runs[${i}] is not { run | file, line, refs: [names] }`);
   });
