@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { availableParallelism, tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Queue, QueueEvents } from "bullmq";
+import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWorkerProcess, type WorkerProcess } from "../../bench/redis.js";
 import { emptyStats } from "../../src/pool/job.js";
@@ -79,7 +79,6 @@ describe("queue URLs with a password (no Redis needed)", () => {
 describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` — ${kNoRedisReason}`}`, () => {
   let redis: TestRedis;
   let queue: Queue;
-  let events: QueueEvents;
   let worker: WorkerProcess;
   let root: string;
   let work: string;
@@ -99,13 +98,11 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
     chmodSync(path.join(victim, "secret.jsonl"), 0o600);
     const connection = queueAddress(redis.url).options;
     queue = new Queue(kQueueName, { connection });
-    events = new QueueEvents(kQueueName, { connection });
-    await events.waitUntilReady();
     worker = await startWorkerProcess(kTestCli, redis.url, ["--stall-ms", "500", "--work-dir", root]);
   });
   afterAll(async () => {
     await worker?.kill("SIGTERM");
-    await Promise.allSettled([queue?.close(), events?.close()]);
+    await queue?.close();
     await redis?.kill();
   });
 
@@ -116,10 +113,16 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
     return { batch: "7d1e4c2a-0000-4000-8000-000000000001", storage: pathToFileURL(dir).href, shard: id, firstLine: 1, options: options(), key: "ab".repeat(32), ...change };
   }
 
-  /** Adds `data` as a job and waits for it: "completed", or the reason it failed. */
+  /**
+   * Adds `data` as a job and waits for it: "completed", or the reason it failed. Polled rather
+   * than job.waitUntilFinished, whose own check can still be in flight on the queue's connection
+   * after the job's event resolved it, and reject unhandled when the queue closes.
+   */
   async function plant(data: Record<string, unknown>): Promise<string> {
     const job = await queue.add("shard", data as unknown as ShardJob, { jobId: `planted-${++planted}`, attempts: 2 });
-    return job.waitUntilFinished(events).then(() => "completed", (err: Error) => err.message);
+    let state = "";
+    await until(async () => ["completed", "failed"].includes((state = await job.getState())));
+    return state === "completed" ? "completed" : ((await queue.getJob(job.id!))?.failedReason ?? "failed");
   }
 
   it("refuses, typed and logged, every job naming a shard or a path outside its roots", async () => {
