@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
 import { resolveTieredSettings, TieredSettings, type CompactorConfig } from "../policy/index.js";
+import { kDeprecatedTieredNames } from "../policy/config.js";
 import { ctxfold, loadPeers, type Contender } from "./contenders.js";
 import { tailBaseline } from "./tail-baseline.js";
 import { promptPoints, replayRuns, type EvalRun } from "./replay.js";
@@ -44,7 +45,7 @@ export function readConfigFile(file: string): Omit<CompactorConfig, "store"> {
     throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`, { path: file });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new CtxfoldError("E_BAD_INPUT", `expected a JSON object of compactor settings`, { path: file });
-  const unknown = Object.keys(value).filter((k) => !Object.hasOwn(TieredSettings.shape, k));
+  const unknown = Object.keys(value).filter((k) => !Object.hasOwn(TieredSettings.shape, k) && !Object.hasOwn(kDeprecatedTieredNames, k));
   if (unknown.length) {
     throw new CtxfoldError("E_BAD_INPUT", `unknown setting ${unknown.map((k) => JSON.stringify(k)).join(", ")} (settings: ${Object.keys(TieredSettings.shape).join(", ")})`, { path: `${file}.${unknown[0]}` });
   }

@@ -3,6 +3,7 @@
  * CtxfoldError E_BAD_INPUT naming it. Ratios are fractions of the call's budget.
  */
 import { z } from "zod";
+import { readDeprecatedNames, issueAsGiven, type DeprecatedNames } from "../deprecated-names.js";
 import { configError, CtxfoldError } from "../errors.js";
 import type { Summarizer } from "../steps/summarizer.js";
 import type { OffloadStore } from "../store/index.js";
@@ -33,8 +34,15 @@ export const TieredSettings = z.strictObject({
    * point of that frontier that keeps the most evidence at 32k for the least cost.
    */
   targetRatio: ratio(0.3),
-  /** Tool steps at the end kept whole in stages 1–3 (the latest assistant/tool exchange and the ones before it). */
-  preserveRecentSteps: count(2),
+  /**
+   * The latest tool exchanges kept whole in stages 1–3 (1 in the critical tier): an exchange is
+   * an assistant message that calls tools with the results answering it, however many calls it
+   * makes. "Keep the recent N" has this one name in the step compactor's and block compaction's
+   * configs too, each in its own unit (steps there, turns in block compaction); formerly
+   * `preserveRecentSteps`, still read (see kDeprecatedTieredNames).
+   * @default 2
+   */
+  keepRecent: count(2),
   /** Stage 1 shortens tool-call arguments above this many tokens. */
   argTokens: count(200),
   /** Stage 2 replaces tool outputs above this many tokens by their observation and ref. */
@@ -88,7 +96,7 @@ export const TieredSettings = z.strictObject({
   aheadRatio: z.number().min(0).max(0.5).default(0.05),
   /**
    * The step compactor's tuning-table preset for stage 3's step compaction (its maxCompactSteps and
-   * groupSimilar; how many recent steps stay whole remains preserveRecentSteps). Tiered mode only.
+   * groupSimilar; how many recent steps stay whole still follows keepRecent). Tiered mode only.
    */
   stepPreset: z.enum(Object.keys(kPresets) as [PresetName, ...PresetName[]]).optional(),
   /**
@@ -141,7 +149,16 @@ export const TieredSettings = z.strictObject({
 });
 export type TieredSettings = z.infer<typeof TieredSettings>;
 
+/** The tiered settings' deprecated names, each to the name it has now (read by resolveTieredSettings). */
+export const kDeprecatedTieredNames: DeprecatedNames = Object.freeze({ preserveRecentSteps: "keepRecent" });
+
 export interface CompactorConfig extends Partial<TieredSettings> {
+  /**
+   * keepRecent's former name, read as keepRecent (the same count of tool exchanges); giving
+   * both with different values is E_BAD_INPUT.
+   * @deprecated Use keepRecent.
+   */
+  preserveRecentSteps?: number;
   /** Where removed and shortened originals go. @default an in-memory store */
   store?: OffloadStore;
   /** The summariser of stages 3–4 and of memory extraction. @default the extractive one */
@@ -163,9 +180,10 @@ export function resolveTieredSettings(config: CompactorConfig, path = "config"):
   for (const [name, fn] of Object.entries({ summarizer, onEvent, now })) {
     if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: `${path}.${name}` });
   }
-  const r = TieredSettings.safeParse(settings);
+  const read = readDeprecatedNames(settings, kDeprecatedTieredNames, path);
+  const r = TieredSettings.safeParse(read);
   if (!r.success) {
-    throw configError(r.error.issues[0], path, { options: [...Object.keys(TieredSettings.shape), "store", "summarizer", "counter", "onEvent", "now"] });
+    throw configError(issueAsGiven(r.error.issues[0], settings, kDeprecatedTieredNames), path, { options: [...Object.keys(TieredSettings.shape), "store", "summarizer", "counter", "onEvent", "now"] });
   }
   const s = r.data;
   if (!(s.targetRatio <= s.softRatio && s.softRatio <= s.hardRatio)) {

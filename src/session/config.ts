@@ -1,6 +1,6 @@
 /**
  * Block compaction's configuration (SessionCompactionConfig): WHEN to compact (compactAtPct, compactBudgetThresholdPct,
- * compactionScope) and HOW (keepFirstTurns, keepRecentTurns, maxSummaryTokens,
+ * compactionScope) and HOW (keepFirstTurns, keepRecent, maxSummaryTokens,
  * toolOutputMaxLines), with the two strategies as config fields (the design's "config
  * consolidation") and the lifecycle callbacks. Numeric fields are validated by the zod schema,
  * which also holds their defaults.
@@ -11,6 +11,7 @@
  * of the first two "CompactionConfig".
  */
 import { z } from "zod";
+import { readDeprecatedNames, issueAsGiven, type DeprecatedNames } from "../deprecated-names.js";
 import { configError, CtxfoldError } from "../errors.js";
 import type { CompactedSection, CompactionBlock, Loop, Message, TurnRange } from "../model/schema.js";
 import type { TurnMap } from "./turn-map.js";
@@ -51,8 +52,14 @@ export const CompactionSettings = z.strictObject({
   compactionScope: Scope.default({ kind: "fixed-count", count: 3 }),
   /** Turns kept verbatim from the start (most recent loop). */
   keepFirstTurns: count(2),
-  /** Turns kept from the end (extended to a turn boundary). */
-  keepRecentTurns: count(10),
+  /**
+   * The latest turns kept (extended back to a turn boundary), the keep_recent section; a turn is
+   * a run of messages sharing one turn id (TurnMap; the in-memory strategy makes turns of its own
+   * where messages carry none). "Keep the recent N" has this one name in the tiered compactor's
+   * and the step compactor's configs too, each in its own unit (tool exchanges, steps); formerly
+   * `keepRecentTurns`, still read (see kDeprecatedSessionNames).
+   */
+  keepRecent: count(10),
   /** Token budget of the summarised middle section. */
   maxSummaryTokens: count(2000),
   /** Max lines per tool output in the keep_recent section. */
@@ -102,14 +109,27 @@ export interface SessionCompactionConfig extends CompactionSettings {
   afterCompactionEnd?: (info: CompactionInfo) => void;
 }
 
+/** Block compaction's deprecated setting names, each to the name it has now (read by resolveSessionConfig). */
+export const kDeprecatedSessionNames: DeprecatedNames = Object.freeze({ keepRecentTurns: "keepRecent" });
+
+/** Block compaction's configuration as a caller gives it: any of its fields, under their names or a deprecated one. */
+export interface SessionCompactionInput extends Partial<SessionCompactionConfig> {
+  /**
+   * keepRecent's former name, read as keepRecent (the same count of turns); giving both with
+   * different values is E_BAD_INPUT.
+   * @deprecated Use keepRecent.
+   */
+  keepRecentTurns?: number;
+}
+
 export const kDefaultCompactionSettings: Readonly<CompactionSettings> = Object.freeze(CompactionSettings.parse({}));
 
-/** Validates a partial config and fills the defaults; E_BAD_INPUT names the field. */
-export function resolveSessionConfig(input: Partial<SessionCompactionConfig> = {}, path = "config"): SessionCompactionConfig {
+/** Validates a partial config and fills the defaults, reading a deprecated name as its new one; E_BAD_INPUT names the field as given. */
+export function resolveSessionConfig(input: SessionCompactionInput = {}, path = "config"): SessionCompactionConfig {
   const { inMemoryStrategy, blockStrategy, beforeCompactionStart, afterCompactionEnd, ...settings } = input;
-  const r = CompactionSettings.safeParse(settings);
+  const r = CompactionSettings.safeParse(readDeprecatedNames(settings, kDeprecatedSessionNames, path));
   if (!r.success) {
-    throw configError(r.error.issues[0], path, { options: [...Object.keys(kDefaultCompactionSettings), "inMemoryStrategy", "blockStrategy", "beforeCompactionStart", "afterCompactionEnd"] });
+    throw configError(issueAsGiven(r.error.issues[0], settings, kDeprecatedSessionNames), path, { options: [...Object.keys(kDefaultCompactionSettings), "inMemoryStrategy", "blockStrategy", "beforeCompactionStart", "afterCompactionEnd"] });
   }
   for (const [name, fn] of Object.entries({ beforeCompactionStart, afterCompactionEnd })) {
     if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: `${path}.${name}` });

@@ -5,7 +5,7 @@ import { hashText, hashToHex } from "../core/hash.js";
 import { mergeAdjacent } from "../model/adjacent.js";
 import { markOf, marked } from "../model/marks.js";
 import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
-import type { StepCompactionConfig } from "./config.js";
+import type { StepCompactionInput } from "./config.js";
 import { StepReducer, type StepReducerOptions } from "./reducer.js";
 import { argumentSecrets, redactEchoes } from "./redact.js";
 import type { ReducedStep } from "./types.js";
@@ -14,7 +14,7 @@ export interface StepMessagesOptions {
   /** The reducer (its store receives the offloads), or options for a new one. */
   reducer?: StepReducer | StepReducerOptions;
   /** The compactor, or its config. */
-  compactor?: StepCompactor | Partial<StepCompactionConfig>;
+  compactor?: StepCompactor | StepCompactionInput;
   /**
    * Also reduce the recent steps: a recent result whose output was offloaded becomes its
    * observation and ref. Off by default: the step compactor keeps recent steps in full detail.
