@@ -44,25 +44,26 @@ const fraction = (d: number) => z.number().gt(0).lte(1).default(d);
 const count = (d: number) => z.number().int().nonnegative().default(d);
 
 export const CompactionSettings = z.strictObject({
-  /** Fraction of max_context_tokens at which headroom is measured. */
+  /** Fraction of max_context_tokens at which headroom is measured. @default 0.9 */
   compactAtPct: fraction(0.9),
-  /** Minimum headroom, as a fraction of max_context_tokens, before compaction fires. */
+  /** Minimum headroom, as a fraction of max_context_tokens, before compaction fires. @default 0.05 */
   compactBudgetThresholdPct: z.number().gte(0).lt(1).default(0.05),
-  /** How many earlier loops to include. */
+  /** How many earlier loops to include. @default FixedCount(3) */
   compactionScope: Scope.default({ kind: "fixed-count", count: 3 }),
-  /** Turns kept verbatim from the start (most recent loop). */
+  /** Turns kept verbatim from the start (most recent loop). @default 2 */
   keepFirstTurns: count(2),
   /**
    * The latest turns kept (extended back to a turn boundary), the keep_recent section; a turn is
    * a run of messages sharing one turn id (TurnMap; the in-memory strategy makes turns of its own
    * where messages carry none). "Keep the recent N" has this one name in the tiered compactor's
    * and the step compactor's configs too, each in its own unit (tool exchanges, steps); formerly
-   * `keepRecentTurns`, still read (see kDeprecatedSessionNames).
+   * `keepRecentTurns`, still read (see Deprecated names in docs/concepts.md).
+   * @default 10
    */
   keepRecent: count(10),
-  /** Token budget of the summarised middle section. */
+  /** Token budget of the summarised middle section. @default 2000 */
   maxSummaryTokens: count(2000),
-  /** Max lines per tool output in the keep_recent section. */
+  /** Max lines per tool output in the keep_recent section. @default 50 */
   toolOutputMaxLines: count(50),
 });
 export type CompactionSettings = z.infer<typeof CompactionSettings>;
@@ -103,9 +104,9 @@ export interface SessionCompactionConfig extends CompactionSettings {
   inMemoryStrategy?: CompactionStrategy;
   /** Used with a session. @default DefaultBlockCompaction */
   blockStrategy?: BlockCompactionStrategy;
-  /** Fires before compaction begins (pre-compaction indexing, memory extraction). */
+  /** Fires before compaction begins (pre-compaction indexing, memory extraction). @default none */
   beforeCompactionStart?: (info: CompactionInfo) => void;
-  /** Fires after compaction completes (post-compaction verification). */
+  /** Fires after compaction completes (post-compaction verification). @default none */
   afterCompactionEnd?: (info: CompactionInfo) => void;
 }
 
@@ -118,6 +119,7 @@ export interface SessionCompactionInput extends Partial<SessionCompactionConfig>
    * keepRecent's former name, read as keepRecent (the same count of turns); giving both with
    * different values is E_BAD_INPUT.
    * @deprecated Use keepRecent.
+   * @default none: keepRecent's applies
    */
   keepRecentTurns?: number;
 }

@@ -429,7 +429,12 @@ export class DefaultCompaction implements CompactionStrategy {
   readonly store: OffloadStore;
   readonly counter: TokenCounter;
 
-  constructor(options: { store?: OffloadStore; counter?: TokenCounter } = {}) {
+  constructor(options: {
+    /** Where cut outputs and removed messages are stored. @default a new in-memory store */
+    store?: OffloadStore;
+    /** Token estimates. @default a new TokenCounter (o200k_base) */
+    counter?: TokenCounter;
+  } = {}) {
     this.store = options.store ?? createMemoryStore();
     this.counter = options.counter ?? new TokenCounter();
   }

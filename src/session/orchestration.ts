@@ -10,7 +10,7 @@ import { estimateMessages } from "./tracker.js";
 export interface OrchestrationOptions {
   /** Estimates for scopes and events. @default a shared TokenCounter (o200k_base) */
   counter?: TokenCounter;
-  /** Receives compaction_started / compaction_ended / compaction_block_stale events. */
+  /** Receives compaction_started / compaction_ended / compaction_block_stale events. @default none */
   onEvent?: EventSink;
   /** The clock for event timestamps. @default () => new Date() */
   now?: () => Date;

@@ -51,6 +51,7 @@ export interface CompactOptions {
    * The most steps the recent and compact tiers cover together (seed: max_steps); older ones are
    * dropped like those beyond maxCompactSteps. For a very long history it also caps the window
    * (seed: `min(max_steps, 30)`).
+   * @default none: only the config's limits apply
    */
   maxSteps?: number;
 }

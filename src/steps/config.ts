@@ -13,25 +13,27 @@ export const StepCompactionConfig = z.strictObject({
    * The latest steps kept in full (seed: recent_window); a step is one tool call with its
    * result. "Keep the recent N" has this one name in the tiered compactor's and block
    * compaction's configs too, each in its own unit (tool exchanges, turns); formerly
-   * `recentWindow`, still read (see kDeprecatedStepNames).
+   * `recentWindow`, still read (see Deprecated names in docs/concepts.md).
+   * @default 5
    */
   keepRecent: count(5),
-  /** Older steps summarised in the compact tier; earlier ones are dropped (seed: max_compact_steps). */
+  /** Older steps summarised in the compact tier; earlier ones are dropped (seed: max_compact_steps). @default 20 */
   maxCompactSteps: count(20),
-  /** Group consecutive same-category steps into one line (seed: group_similar). */
+  /** Group consecutive same-category steps into one line (seed: group_similar). @default true */
   groupSimilar: z.boolean().default(true),
-  /** Keep every failed step visible with its own `✗` line (seed: preserve_failures). */
+  /** Keep every failed step visible with its own `✗` line (seed: preserve_failures). @default true */
   preserveFailures: z.boolean().default(true),
-  /** Compact only histories longer than this (seed: "> 5 steps"); read by `shouldCompact`, not by `compact()`. */
+  /** Compact only histories longer than this (seed: "> 5 steps"); read by `shouldCompact`, not by `compact()`. @default 5 */
   triggerAbove: count(5),
-  /** Steps considered at all when the history is very long (seed: "limit total history to 30 steps"). */
+  /** Steps considered at all when the history is very long (seed: "limit total history to 30 steps"). @default 30 */
   maxTotalSteps: count(30),
-  /** What "very long" means (seed: "> 100 steps"). */
+  /** What "very long" means (seed: "> 100 steps"). @default 100 */
   veryLongAbove: count(100),
   /**
    * A group line also names what its steps worked on (`10 commands executed: nl fields.py; …`:
    * paths, command heads, queries), which the design's templates drop. Off: the templates byte
    * for byte.
+   * @default false
    */
   groupTargets: z.boolean().default(false),
 });
@@ -46,6 +48,7 @@ export interface StepCompactionInput extends Partial<StepCompactionConfig> {
    * keepRecent's former name, read as keepRecent (the same count of steps); giving both with
    * different values is E_BAD_INPUT.
    * @deprecated Use keepRecent.
+   * @default none: keepRecent's applies
    */
   recentWindow?: number;
 }
