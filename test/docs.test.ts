@@ -9,6 +9,9 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { kCommandUsage } from "../src/cli/usage.js";
+import { kDeprecatedTieredNames } from "../src/policy/config.js";
+import { kDeprecatedSessionNames } from "../src/session/config.js";
+import { kDeprecatedStepNames } from "../src/steps/config.js";
 import { generatedRunLines } from "./helpers.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -61,6 +64,17 @@ describe("README and docs/", () => {
     }
     expect(missing).toEqual([]);
     expect(checked).toBeGreaterThan(20);
+  });
+
+  it("every deprecated setting name is documented under Deprecated names, and no snippet uses one", () => {
+    const section = prose("docs/concepts.md").split(/^## /m).find((s) => s.startsWith("Deprecated names\n"))!;
+    const renames = { ...kDeprecatedTieredNames, ...kDeprecatedStepNames, ...kDeprecatedSessionNames };
+    expect(Object.keys(renames).length).toBe(3);
+    for (const [old, name] of Object.entries(renames)) {
+      expect(section.split("\n").some((row) => row.startsWith("|") && row.includes(`\`${old}\``)), old).toBe(true);
+      expect(section).toContain(`\`${name}\``);
+      for (const page of pages) for (const code of blocks(page, "ts")) expect(code, `${page} uses ${old}`).not.toMatch(new RegExp(`\\b${old}\\b`));
+    }
   });
 
   it("every ctxfold command line of a shell snippet is a command with its own flags", () => {

@@ -24,12 +24,12 @@ export const kFormats = ["openai-chat", "openai-responses", "anthropic", "ai-sdk
 export type Format = (typeof kFormats)[number];
 
 export interface ParseOptions {
-  /** Names the input in error messages: a run id, `runs.jsonl:12`. */
+  /** Names the input in error messages: a run id, `runs.jsonl:12`. @default none: errors name the path in the input only */
   source?: string;
 }
 
 export interface RenderOptions {
-  /** Hand back the parsed wire object for untouched messages (default true). */
+  /** Hand back the parsed wire object for untouched messages. @default true */
   reuse?: boolean;
 }
 

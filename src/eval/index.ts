@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
 import { resolveTieredSettings, TieredSettings, type CompactorConfig } from "../policy/index.js";
+import { kDeprecatedTieredNames } from "../policy/config.js";
 import { ctxfold, loadPeers, type Contender } from "./contenders.js";
 import { tailBaseline } from "./tail-baseline.js";
 import { promptPoints, replayRuns, type EvalRun } from "./replay.js";
@@ -44,7 +45,7 @@ export function readConfigFile(file: string): Omit<CompactorConfig, "store"> {
     throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`, { path: file });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new CtxfoldError("E_BAD_INPUT", `expected a JSON object of compactor settings`, { path: file });
-  const unknown = Object.keys(value).filter((k) => !Object.hasOwn(TieredSettings.shape, k));
+  const unknown = Object.keys(value).filter((k) => !Object.hasOwn(TieredSettings.shape, k) && !Object.hasOwn(kDeprecatedTieredNames, k));
   if (unknown.length) {
     throw new CtxfoldError("E_BAD_INPUT", `unknown setting ${unknown.map((k) => JSON.stringify(k)).join(", ")} (settings: ${Object.keys(TieredSettings.shape).join(", ")})`, { path: `${file}.${unknown[0]}` });
   }
@@ -55,23 +56,27 @@ export function readConfigFile(file: string): Omit<CompactorConfig, "store"> {
 export interface EvaluateOptions {
   /** The input's name in the report. */
   input: string;
+  /** The budgets every run is replayed at. */
   budgets: number[];
   /** At most this many prompt points per run. @default 40 */
   points?: number;
-  /** The ctxfold config evaluated (thresholds apply to it), and its name in the report. */
+  /** The ctxfold config evaluated (thresholds apply to it). @default {} (every setting's default) */
   config?: Omit<CompactorConfig, "store">;
+  /** The config's name in the report. @default "ctxfold" (and no config name in the report's options) */
   configName?: string;
-  /** A second config, side by side. */
+  /** A second config, side by side. @default none */
   compare?: { config: Omit<CompactorConfig, "store">; name: string };
-  /** Peers: langchain, mastra, ai-sdk. */
+  /** Peers: langchain, mastra, ai-sdk. @default none */
   against?: readonly string[];
-  /** More contenders (tests; the bench's "no compaction" baseline). */
+  /** More contenders (tests; the bench's "no compaction" baseline). @default none */
   extraContenders?: readonly Contender[];
   /** Runs to trace for the report: ids, or how many of the runs with the most prompt points. @default 2 */
   trace?: number | readonly string[];
+  /** Thresholds the first contender's metrics are checked against (the report's `thresholds`). @default none */
   thresholds?: readonly Threshold[];
   /** Prices of cached and uncached input tokens for the cost metric. @default kPricing.anthropic */
   pricing?: Pricing;
+  /** After each run: runs done, of how many, and the prompts replayed so far. @default none */
   onProgress?: (done: number, total: number, prompts: number) => void;
 }
 

@@ -34,9 +34,9 @@ export interface ReplayOptions {
   points: number;
   /** Prices of cached and uncached input tokens for the cost metric. @default kPricing.anthropic */
   pricing?: Pricing;
-  /** Runs (by id) to replay at every point through the first contender, for the report's plots. */
+  /** Runs (by id) to replay at every point through the first contender, for the report's plots. @default none */
   trace?: readonly string[];
-  /** After each run: runs done, of how many. */
+  /** After each run: runs done, of how many. @default none */
   onProgress?: (done: number, total: number, prompts: number) => void;
 }
 

@@ -111,9 +111,12 @@ export interface CompactInfo {
 
 /** The options every ctxfold integration takes: common.ts's, plus how to find the conversation and a report hook. */
 export interface CtxfoldIntegrationOptions<Params> extends IntegrationOptions {
-  /** The conversation a call belongs to; undefined falls back to the next source (see the module comment). */
+  /**
+   * The conversation a call belongs to; undefined falls back to the next source (see the module comment).
+   * @default none: the next source decides
+   */
   conversationId?: (params: Params) => string | undefined;
-  /** Called after every compaction (the loop's telemetry: tokens in / out, epoch changes). */
+  /** Called after every compaction (the loop's telemetry: tokens in / out, epoch changes). @default none */
   onCompact?: (info: CompactInfo) => void;
 }
 
@@ -129,10 +132,13 @@ export interface CtxfoldMiddleware {
 
 /** What generateText / streamText pass to `prepareStep` (the fields ctxfold reads). */
 export interface AiSdkPrepareStepOptions {
+  /** The step's prompt messages, compacted. */
   messages: AiSdkPromptMessage[];
+  /** The step's model: its id names the context window when no budget is given. */
   model: string | { readonly modelId: string };
+  /** The step's number (0 first): with `steps`, what the previous step's usage reports on. @default none: no usage is read */
   stepNumber?: number;
-  /** The steps so far: the last one's `usage` is the previous call's report. */
+  /** The steps so far: the last one's `usage` is the previous call's report. @default none: no usage is read */
   steps?: ReadonlyArray<{ readonly usage?: unknown }>;
 }
 

@@ -42,9 +42,17 @@ import { inputTokensOf, kFeedbackMargin, kUsageFeedback, UsageCorrection, type C
 import type { Encoding } from "../tokens/weights-table.js";
 
 export interface IntegrationOptions extends CompactorConfig {
-  /** Tokens the compacted prompt may take, in ctxfold's measure (o200k_base by default). Required unless the context window is known. */
+  /**
+   * Tokens the compacted prompt may take, in ctxfold's measure (o200k_base by default). Required
+   * unless the context window is known.
+   * @default the model's room (its context window less reserveTokens, at most its profile's
+   * maxInputTokens) converted to ctxfold's measure (see the module comment)
+   */
   budget?: number;
-  /** The model's context window, in the model's tokens (for a model no profile knows, or to override its profile's). */
+  /**
+   * The model's context window, in the model's tokens (for a model no profile knows, or to override its profile's).
+   * @default the model's profile's
+   */
   contextWindow?: number;
   /** Room kept for the answer when the budget comes from the context window. @default 4096 */
   reserveTokens?: number;
@@ -64,11 +72,14 @@ export interface IntegrationOptions extends CompactorConfig {
    * @default 67108864 (64 MiB)
    */
   maxStoreBytes?: number;
-  /** Fields that override the model's profile for these calls, or a profile for a model none matches (see ctxfold/tokens' ModelProfile). */
+  /**
+   * Fields that override the model's profile for these calls, or a profile for a model none matches (see ctxfold/tokens' ModelProfile).
+   * @default none: the model's own profile
+   */
   modelProfile?: Partial<ModelProfile>;
   /** Read the input tokens the provider reports and budget by them (see the module comment). @default true */
   usageFeedback?: boolean;
-  /** Called with every usage report read: what it did to the conversation's ratio, or why it was ignored. */
+  /** Called with every usage report read: what it did to the conversation's ratio, or why it was ignored. @default none */
   onUsage?: (event: UsageEvent) => void;
   /**
    * What a call does when even the messages that must stay exceed the budget (the compactor's

@@ -35,9 +35,15 @@ import { budgetOf, openConversation, refuseOverBudget, type IntegrationOptions, 
 
 /** The options of the LangChain integrations: common.ts's, and the model and conversation ids when the call names none. */
 export interface LangChainOptions extends IntegrationOptions {
-  /** The chat model's id, for its context window when no budget is given. */
+  /**
+   * The chat model's id, for its context window when no budget is given.
+   * @default none; ctxfoldMiddleware reads the called model's id from each request
+   */
   model?: string;
-  /** The conversation's id when the call's config names none. */
+  /**
+   * The conversation's id when the call's config names none.
+   * @default none: the conversation's stable prefix (system messages and first user message) keys it
+   */
   conversationId?: string;
 }
 

@@ -90,7 +90,10 @@ export type { UsageEvent } from "./common.js";
 // Options and sessions.
 
 export interface RequestOptions extends IntegrationOptions {
-  /** The conversation's id: its session. Without one, its stable prefix (system messages and first user message) keys it. */
+  /**
+   * The conversation's id: its session.
+   * @default none: the conversation's stable prefix (system messages and first user message) keys it
+   */
   conversationId?: string;
 }
 
@@ -104,7 +107,7 @@ export interface RequestCall {
 }
 
 export interface AnthropicRequestOptions extends RequestOptions {
-  /** Mark the end of the epoch's compacted prefix with `cache_control: { type: "ephemeral" }` (see the module comment). */
+  /** Mark the end of the epoch's compacted prefix with `cache_control: { type: "ephemeral" }` (see the module comment). @default false */
   cacheBreakpoint?: boolean;
 }
 

@@ -3,6 +3,7 @@
  * CtxfoldError E_BAD_INPUT naming it. Ratios are fractions of the call's budget.
  */
 import { z } from "zod";
+import { readDeprecatedNames, issueAsGiven, type DeprecatedNames } from "../deprecated-names.js";
 import { configError, CtxfoldError } from "../errors.js";
 import type { Summarizer } from "../steps/summarizer.js";
 import type { OffloadStore } from "../store/index.js";
@@ -16,11 +17,11 @@ export const RecallHintSetting = z.union([z.boolean(), z.string().min(1).max(300
 const count = (d: number) => z.number().int().nonnegative().default(d);
 
 export const TieredSettings = z.strictObject({
-  /** "tiered" (the tiered policy, the default) or "legacy" (block compaction's three levels and the step compactor). */
+  /** "tiered" (the tiered policy) or "legacy" (block compaction's three levels and the step compactor). @default "tiered" */
   mode: z.enum(["tiered", "legacy"]).default("tiered"),
-  /** Usage at or below soft × budget is the normal tier: no compaction at all (stage 0). */
+  /** Usage at or below soft × budget is the normal tier: no compaction at all (stage 0). @default 0.85 */
   softRatio: ratio(0.85),
-  /** Usage above hard × budget is the critical tier: stage 4 may merge the oldest context. */
+  /** Usage above hard × budget is the critical tier: stage 4 may merge the oldest context. @default 1 */
   hardRatio: ratio(1),
   /**
    * An epoch compacts down to target × budget. The gap up to the soft threshold is the
@@ -31,13 +32,21 @@ export const TieredSettings = z.strictObject({
    * removed steps named, next-step evidence is flat from 0.05 to 0.7 (0.933–0.938 at 8k) while
    * cost per call rises with the target (1,234 at 0.2, 1,308 at 0.6, 1,361 at 0.7): 0.3 is the
    * point of that frontier that keeps the most evidence at 32k for the least cost.
+   * @default 0.3
    */
   targetRatio: ratio(0.3),
-  /** Tool steps at the end kept whole in stages 1–3 (the latest assistant/tool exchange and the ones before it). */
-  preserveRecentSteps: count(2),
-  /** Stage 1 shortens tool-call arguments above this many tokens. */
+  /**
+   * The latest tool exchanges kept whole in stages 1–3 (1 in the critical tier): an exchange is
+   * an assistant message that calls tools with the results answering it, however many calls it
+   * makes. "Keep the recent N" has this one name in the step compactor's and block compaction's
+   * configs too, each in its own unit (steps there, turns in block compaction); formerly
+   * `preserveRecentSteps`, still read (see Deprecated names in docs/concepts.md).
+   * @default 2
+   */
+  keepRecent: count(2),
+  /** Stage 1 shortens tool-call arguments above this many tokens. @default 200 */
   argTokens: count(200),
-  /** Stage 2 replaces tool outputs above this many tokens by their observation and ref. */
+  /** Stage 2 replaces tool outputs above this many tokens by their observation and ref. @default 120 */
   outputTokens: count(120),
   /**
    * Stage 2 keeps, beside an output's observation and ref, the lines of the output that name the
@@ -50,17 +59,17 @@ export const TieredSettings = z.strictObject({
    * @default 30
    */
   focusTokens: count(30),
-  /** Stage 3 summarises historical text parts above this many tokens… */
+  /** Stage 3 summarises historical text parts above this many tokens… @default 300 */
   textTokens: count(300),
-  /** …to about this fraction of their size. */
+  /** …to about this fraction of their size. @default 0.25 */
   textRatio: ratio(0.25),
-  /** Stage 4's summary of the merged oldest context, at most this many tokens. */
+  /** Stage 4's summary of the merged oldest context, at most this many tokens. @default 1500 */
   mergeTokens: count(1500),
-  /** Below this many milliseconds to the deadline, stages 3–4 and background extraction are skipped. */
+  /** Below this many milliseconds to the deadline, stages 3–4 and background extraction are skipped. @default 2000 */
   deadlineReserveMs: count(2000),
-  /** A custom summariser's answer is awaited this long; then the extractive one is used, with an event. */
+  /** A custom summariser's answer is awaited this long; then the extractive one is used, with an event. @default 30000 */
   summarizerTimeoutMs: count(30_000),
-  /** A warning event when one call compacts more than this many parts (churn). */
+  /** A warning event when one call compacts more than this many parts (churn). @default 200 */
   churnWarnAt: count(200),
   /**
    * In a session, the per-message work the next epoch will need (reducing each new step,
@@ -68,6 +77,7 @@ export const TieredSettings = z.strictObject({
    * (setImmediate, slices of at most 2 ms, never keeping the process alive), while the runner
    * awaits its model; the epoch's own call then does only what is left. Output is the same
    * either way. Off: all of it happens in the epoch's call.
+   * @default true
    */
   idlePrepare: z.boolean().default(true),
   /**
@@ -84,11 +94,13 @@ export const TieredSettings = z.strictObject({
    * whole would bring the next epoch sooner, so each epoch is compacted in its own call. Which
    * calls compact, and what, never depends on timing, only where the latency goes. On the dev
    * corpus 0.05 leaves evidence unchanged and cost per call within 0.1% at 8k and 32k. 0: off.
+   * @default 0.05
    */
   aheadRatio: z.number().min(0).max(0.5).default(0.05),
   /**
    * The step compactor's tuning-table preset for stage 3's step compaction (its maxCompactSteps and
-   * groupSimilar; how many recent steps stay whole remains preserveRecentSteps). Tiered mode only.
+   * groupSimilar; how many recent steps stay whole still follows keepRecent). Tiered mode only.
+   * @default none: the step compactor's defaults (maxCompactSteps 20, groupSimilar true)
    */
   stepPreset: z.enum(Object.keys(kPresets) as [PresetName, ...PresetName[]]).optional(),
   /**
@@ -97,6 +109,7 @@ export const TieredSettings = z.strictObject({
    * shows (those are always redacted). The stored original is then the redacted text: a ref
    * gives back `[REDACTED:<kind>]` where the secret was, and nothing can give the secret back.
    * Binary content is stored as it is.
+   * @default false
    */
   redactOffload: z.boolean().default(false),
   /**
@@ -106,6 +119,7 @@ export const TieredSettings = z.strictObject({
    * original (a failure keeps its error head and call id), and once stage 2 runs, every such
    * output before the preserved tail goes, whatever its age. The outputs still current go
    * oldest first until the target, as without it. Off: oldest first only, as observations.
+   * @default true
    */
   supersede: z.boolean().default(true),
   /**
@@ -141,14 +155,24 @@ export const TieredSettings = z.strictObject({
 });
 export type TieredSettings = z.infer<typeof TieredSettings>;
 
+/** The tiered settings' deprecated names, each to the name it has now (read by resolveTieredSettings). */
+export const kDeprecatedTieredNames: DeprecatedNames = Object.freeze({ preserveRecentSteps: "keepRecent" });
+
 export interface CompactorConfig extends Partial<TieredSettings> {
+  /**
+   * keepRecent's former name, read as keepRecent (the same count of tool exchanges); giving
+   * both with different values is E_BAD_INPUT.
+   * @deprecated Use keepRecent.
+   * @default none: keepRecent's applies
+   */
+  preserveRecentSteps?: number;
   /** Where removed and shortened originals go. @default an in-memory store */
   store?: OffloadStore;
   /** The summariser of stages 3–4 and of memory extraction. @default the extractive one */
   summarizer?: Summarizer;
-  /** Token counting (estimates for planning; exact verification near the budget). @default o200k_base */
+  /** Token counting (estimates for planning; exact verification near the budget). @default a new TokenCounter (o200k_base) */
   counter?: TokenCounter;
-  /** Receives one event per stage and the call's summary. */
+  /** Receives one event per stage and the call's summary. @default none */
   onEvent?: (event: PolicyEvent) => void;
   /** The clock (events, deadlines). @default Date.now */
   now?: () => number;
@@ -163,9 +187,10 @@ export function resolveTieredSettings(config: CompactorConfig, path = "config"):
   for (const [name, fn] of Object.entries({ summarizer, onEvent, now })) {
     if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: `${path}.${name}` });
   }
-  const r = TieredSettings.safeParse(settings);
+  const read = readDeprecatedNames(settings, kDeprecatedTieredNames, path);
+  const r = TieredSettings.safeParse(read);
   if (!r.success) {
-    throw configError(r.error.issues[0], path, { options: [...Object.keys(TieredSettings.shape), "store", "summarizer", "counter", "onEvent", "now"] });
+    throw configError(issueAsGiven(r.error.issues[0], settings, kDeprecatedTieredNames), path, { options: [...Object.keys(TieredSettings.shape), "store", "summarizer", "counter", "onEvent", "now"] });
   }
   const s = r.data;
   if (!(s.targetRatio <= s.softRatio && s.softRatio <= s.hardRatio)) {

@@ -5,7 +5,9 @@ import type { CompactCallOptions } from "./types.js";
 import type { StageKit } from "./work.js";
 
 export interface ExtractionOptions {
+  /** The payload's size at most, in tokens: above it the summariser brings the payload within. */
   targetTokens: number;
+  /** When the caller must have the answer, as in compact(): with less than deadlineReserveMs left, extraction is skipped. @default none */
   deadline?: CompactCallOptions["deadline"];
 }
 

@@ -72,7 +72,7 @@ export async function runPipeline(
   };
   // Only an input that carries a provider's compaction has a stage 0 (and its report).
   if (w.total > w.target && supersededHistory(w.msgs).length > 0) await runStage({ stage: 0, name: "superseded_history", run: () => dropSuperseded(kit, w), essential: true });
-  const preserve = tier === "critical" ? Math.min(1, s.preserveRecentSteps) : s.preserveRecentSteps;
+  const preserve = tier === "critical" ? Math.min(1, s.keepRecent) : s.keepRecent;
   // Stages 1–3 leave the preserved tail alone, found anew when each runs (a stage moves messages).
   const stages: StageDef[] = [
     { stage: 1, name: "tool_args", run: () => compactToolArgs(kit, w, kit.tailStart(w, preserve)), essential: true },

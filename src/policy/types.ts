@@ -14,14 +14,18 @@ export type SkipReason = "cache_hit" | "policy_preserve" | "no_pressure" | "no_g
 export interface CompactCallOptions {
   /** Token budget of the request (the model's context minus what the caller reserves for the answer). */
   budget: number;
-  /** The input's format; detected when absent. The result is rendered in the same format. */
+  /**
+   * The input's format. The result is rendered in the same format.
+   * @default detected from the input (detectFormat); in a session, the format of its earlier calls
+   */
   format?: Format;
-  /** When the caller must have the answer: an epoch-ms deadline, or the milliseconds left. */
+  /** When the caller must have the answer: an epoch-ms deadline, or the milliseconds left. @default none */
   deadline?: number | { remainingMs: number };
   /**
    * The recall hint for this call, over the compactor's `recallHint` setting (true: the default
    * line; a string: that line; false: none). Within a session it takes effect at the next
    * compaction: calls that only append keep the epoch's prompt as it is.
+   * @default the compactor's recallHint setting
    */
   recallHint?: boolean | string;
 }

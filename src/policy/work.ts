@@ -111,7 +111,7 @@ export class StageKit {
   stepCompactor(recent: number): StepCompactor {
     let c = this.services.stepCompactors.get(recent);
     const preset = this.settings.stepPreset;
-    if (!c) this.services.stepCompactors.set(recent, (c = new StepCompactor({ ...(preset ? presetConfig(preset) : {}), recentWindow: recent, groupTargets: this.settings.stepTargets })));
+    if (!c) this.services.stepCompactors.set(recent, (c = new StepCompactor({ ...(preset ? presetConfig(preset) : {}), keepRecent: recent, groupTargets: this.settings.stepTargets })));
     return c;
   }
 

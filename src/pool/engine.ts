@@ -37,19 +37,28 @@ export interface BatchOptions extends Omit<JobOptions, "file"> {
   output: string;
   /** Worker threads; 1 compacts in-process. */
   workers: number;
-  /** Continue from OUT.checkpoint.json (refused when it is not of this input, as it was then, and these options). */
+  /**
+   * Continue from OUT.checkpoint.json (refused when it is not of this input, as it was then, and these options).
+   * @default false
+   */
   resume?: boolean;
-  /** Stop at the first line that cannot be compacted (E_BAD_INPUT naming file:line). */
+  /**
+   * Stop at the first line that cannot be compacted (E_BAD_INPUT naming file:line).
+   * @default false: such a line is written through unchanged with an error record, and the run goes on
+   */
   strict?: boolean;
+  /** What input "-" reads. @default process.stdin */
   stdin?: Readable;
+  /** Where output "-" writes. @default process.stdout */
   stdout?: Writable;
   /**
    * Called when the run is to stop (SIGINT); returns the handler's removal. The first `stop()`
    * finishes the chunks in flight; a second drops them (a resume redoes them; a queue's shards stay
    * queued, and a resume re-attaches to them) and ends the run at once.
+   * @default none
    */
   onInterrupt?: (stop: () => void) => () => void;
-  /** Called after every chunk written. */
+  /** Called after every chunk written. @default none */
   onProgress?: (p: BatchProgress) => void;
   /** Error records of a run written to stdout go here, one line each. @default ignored */
   onError?: (record: ErrorRecord) => void;

@@ -20,9 +20,9 @@ export interface JobOptions {
   /** The input's format, or "auto" to detect it per run. */
   format: Format | "auto";
   mode: "tiered" | "legacy";
-  /** The step compactor's preset for stage 3's step compaction. */
+  /** The step compactor's preset for stage 3's step compaction. @default none: the step compactor's defaults */
   preset?: PresetName;
-  /** Where removed and shortened originals go; none keeps them in memory (tests, --dry runs). */
+  /** Where removed and shortened originals go (a pack store). @default none: kept in memory (tests, --dry runs) */
   offloadDir?: string;
   /** The input's name in error records. */
   file: string;

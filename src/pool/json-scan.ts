@@ -20,6 +20,7 @@ import { kScanReasons, scanJsonReference, type ScanResult } from "./json-scan.re
 export { kEscaped, kToken, type JsonTape, type ScanReason, type ScanResult } from "./json-scan.reference.js";
 
 export interface ScanOptions {
+  /** @default "auto" (WASM, or the TypeScript twin where WebAssembly is unavailable) */
   backend?: Backend | "auto";
   /** @default 64 */
   maxDepth?: number;

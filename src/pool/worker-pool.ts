@@ -44,7 +44,7 @@ export interface PoolRunnerOptions {
   workers: number;
   /** Each worker's V8 old-generation limit, MB; 0 leaves V8's defaults. */
   heapMb: number;
-  /** A worker to exit mid-chunk (tests of crash recovery). */
+  /** A worker to exit mid-chunk (tests of crash recovery). @default none */
   crash?: CrashHook;
 }
 

@@ -37,7 +37,7 @@ export interface QueueWorkerOptions {
   verbose: boolean;
   /** Installs the stop signal's handler (called once per signal); returns its removal. */
   onStop: (handler: () => void) => () => void;
-  /** Tests: the process exits mid-shard on a shard starting at this input line, as a killed worker would. */
+  /** Tests: the process exits mid-shard on a shard starting at this input line, as a killed worker would. @default none */
   dieAtLine?: number;
 }
 

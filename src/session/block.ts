@@ -70,7 +70,7 @@ export interface DefaultBlockCompactionOptions {
  *
  * - keep_first: turns 0..keepFirstTurns−1, extended forward until no tool call in it waits
  *   for a result outside it.
- * - keep_recent: the last keepRecentTurns turns after keep_first, extended back to a turn
+ * - keep_recent: the last keepRecent turns after keep_first, extended back to a turn
  *   boundary where no result in it answers a call before it ("extended to turn boundary"),
  *   with tool outputs cut to toolOutputMaxLines lines; every cut output is stored whole and
  *   the cut names its ref.
@@ -102,8 +102,8 @@ export class DefaultBlockCompaction implements BlockCompactionStrategy {
     const count = turnMap.turnCount();
     const first = this.keepFirst(record, turnMap, config);
     const floor = first ? first.endTurn + 1 : 0;
-    if (config.keepRecentTurns === 0 || floor >= count) return undefined;
-    let start = Math.max(floor, count - config.keepRecentTurns);
+    if (config.keepRecent === 0 || floor >= count) return undefined;
+    let start = Math.max(floor, count - config.keepRecent);
     const end = turnMap.turnMsgRange(count - 1)![1];
     while (start > floor && !closed(record.messages, turnMap.turnMsgRange(start)![0], end)) start--;
     const range = { startTurn: start, endTurn: count - 1 };

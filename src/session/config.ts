@@ -1,6 +1,6 @@
 /**
  * Block compaction's configuration (SessionCompactionConfig): WHEN to compact (compactAtPct, compactBudgetThresholdPct,
- * compactionScope) and HOW (keepFirstTurns, keepRecentTurns, maxSummaryTokens,
+ * compactionScope) and HOW (keepFirstTurns, keepRecent, maxSummaryTokens,
  * toolOutputMaxLines), with the two strategies as config fields (the design's "config
  * consolidation") and the lifecycle callbacks. Numeric fields are validated by the zod schema,
  * which also holds their defaults.
@@ -11,6 +11,7 @@
  * of the first two "CompactionConfig".
  */
 import { z } from "zod";
+import { readDeprecatedNames, issueAsGiven, type DeprecatedNames } from "../deprecated-names.js";
 import { configError, CtxfoldError } from "../errors.js";
 import type { CompactedSection, CompactionBlock, Loop, Message, TurnRange } from "../model/schema.js";
 import type { TurnMap } from "./turn-map.js";
@@ -43,19 +44,26 @@ const fraction = (d: number) => z.number().gt(0).lte(1).default(d);
 const count = (d: number) => z.number().int().nonnegative().default(d);
 
 export const CompactionSettings = z.strictObject({
-  /** Fraction of max_context_tokens at which headroom is measured. */
+  /** Fraction of max_context_tokens at which headroom is measured. @default 0.9 */
   compactAtPct: fraction(0.9),
-  /** Minimum headroom, as a fraction of max_context_tokens, before compaction fires. */
+  /** Minimum headroom, as a fraction of max_context_tokens, before compaction fires. @default 0.05 */
   compactBudgetThresholdPct: z.number().gte(0).lt(1).default(0.05),
-  /** How many earlier loops to include. */
+  /** How many earlier loops to include. @default FixedCount(3) */
   compactionScope: Scope.default({ kind: "fixed-count", count: 3 }),
-  /** Turns kept verbatim from the start (most recent loop). */
+  /** Turns kept verbatim from the start (most recent loop). @default 2 */
   keepFirstTurns: count(2),
-  /** Turns kept from the end (extended to a turn boundary). */
-  keepRecentTurns: count(10),
-  /** Token budget of the summarised middle section. */
+  /**
+   * The latest turns kept (extended back to a turn boundary), the keep_recent section; a turn is
+   * a run of messages sharing one turn id (TurnMap; the in-memory strategy makes turns of its own
+   * where messages carry none). "Keep the recent N" has this one name in the tiered compactor's
+   * and the step compactor's configs too, each in its own unit (tool exchanges, steps); formerly
+   * `keepRecentTurns`, still read (see Deprecated names in docs/concepts.md).
+   * @default 10
+   */
+  keepRecent: count(10),
+  /** Token budget of the summarised middle section. @default 2000 */
   maxSummaryTokens: count(2000),
-  /** Max lines per tool output in the keep_recent section. */
+  /** Max lines per tool output in the keep_recent section. @default 50 */
   toolOutputMaxLines: count(50),
 });
 export type CompactionSettings = z.infer<typeof CompactionSettings>;
@@ -96,20 +104,34 @@ export interface SessionCompactionConfig extends CompactionSettings {
   inMemoryStrategy?: CompactionStrategy;
   /** Used with a session. @default DefaultBlockCompaction */
   blockStrategy?: BlockCompactionStrategy;
-  /** Fires before compaction begins (pre-compaction indexing, memory extraction). */
+  /** Fires before compaction begins (pre-compaction indexing, memory extraction). @default none */
   beforeCompactionStart?: (info: CompactionInfo) => void;
-  /** Fires after compaction completes (post-compaction verification). */
+  /** Fires after compaction completes (post-compaction verification). @default none */
   afterCompactionEnd?: (info: CompactionInfo) => void;
+}
+
+/** Block compaction's deprecated setting names, each to the name it has now (read by resolveSessionConfig). */
+export const kDeprecatedSessionNames: DeprecatedNames = Object.freeze({ keepRecentTurns: "keepRecent" });
+
+/** Block compaction's configuration as a caller gives it: any of its fields, under their names or a deprecated one. */
+export interface SessionCompactionInput extends Partial<SessionCompactionConfig> {
+  /**
+   * keepRecent's former name, read as keepRecent (the same count of turns); giving both with
+   * different values is E_BAD_INPUT.
+   * @deprecated Use keepRecent.
+   * @default none: keepRecent's applies
+   */
+  keepRecentTurns?: number;
 }
 
 export const kDefaultCompactionSettings: Readonly<CompactionSettings> = Object.freeze(CompactionSettings.parse({}));
 
-/** Validates a partial config and fills the defaults; E_BAD_INPUT names the field. */
-export function resolveSessionConfig(input: Partial<SessionCompactionConfig> = {}, path = "config"): SessionCompactionConfig {
+/** Validates a partial config and fills the defaults, reading a deprecated name as its new one; E_BAD_INPUT names the field as given. */
+export function resolveSessionConfig(input: SessionCompactionInput = {}, path = "config"): SessionCompactionConfig {
   const { inMemoryStrategy, blockStrategy, beforeCompactionStart, afterCompactionEnd, ...settings } = input;
-  const r = CompactionSettings.safeParse(settings);
+  const r = CompactionSettings.safeParse(readDeprecatedNames(settings, kDeprecatedSessionNames, path));
   if (!r.success) {
-    throw configError(r.error.issues[0], path, { options: [...Object.keys(kDefaultCompactionSettings), "inMemoryStrategy", "blockStrategy", "beforeCompactionStart", "afterCompactionEnd"] });
+    throw configError(issueAsGiven(r.error.issues[0], settings, kDeprecatedSessionNames), path, { options: [...Object.keys(kDefaultCompactionSettings), "inMemoryStrategy", "blockStrategy", "beforeCompactionStart", "afterCompactionEnd"] });
   }
   for (const [name, fn] of Object.entries({ beforeCompactionStart, afterCompactionEnd })) {
     if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: `${path}.${name}` });

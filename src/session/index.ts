@@ -1,6 +1,6 @@
 // The public names of block compaction (the session module): one block per source file; add lines, never `export *`.
 export { CompactionSettings, FixedCount, TokenBudget, kDefaultCompactionSettings, resolveSessionConfig, shouldCompactSession } from "./config.js";
-export type { SessionCompactionConfig, CompactionScope, CompactionInfo, CompactionStrategy } from "./config.js";
+export type { SessionCompactionConfig, SessionCompactionInput, CompactionScope, CompactionInfo, CompactionStrategy } from "./config.js";
 export { DefaultBlockCompaction, blockMatches, blockSourceHash, loadLoop, joinPieces, turnMapOf, isKeptVerbatim } from "./block.js";
 export type { BlockCompactionStrategy, DefaultBlockCompactionOptions } from "./block.js";
 export { DefaultCompaction, compactMessages, targetTokens } from "./legacy.js";

@@ -24,8 +24,8 @@
  *   where a tool message starts, or a call made before the point is answered after it, joins
  *   the turns on both sides into one unit.
  * - Never removed: system messages, pinned messages and the first user message (the task),
- *   with the whole unit they sit in; the first keepFirstTurns turns; the last keepRecentTurns
- *   turns (level 3: at least 1 when keepRecentTurns ≥ 1). When that is still over the target,
+ *   with the whole unit they sit in; the first keepFirstTurns turns; the last keepRecent
+ *   turns (level 3: at least 1 when keepRecent ≥ 1). When that is still over the target,
  *   the result is the smallest one the levels reach (tokensAfter > target, `fits` false).
  * - A provider's compaction (adapters/server-context.ts) is never removed either: the head runs
  *   to the unit holding the latest one, so the summary stands after it, where the provider
@@ -63,7 +63,7 @@ import { tokenMeasure } from "../tokens/measure.js";
 import { defaultTokenCounter, TokenCounter } from "../tokens/token-counter.js";
 import { newViolations, usesThinking, validate, type Issue, type ValidationResult } from "../validate/index.js";
 import { turnInProgressOpener } from "../validate/rules.js";
-import { resolveSessionConfig, shouldCompactSession, type SessionCompactionConfig, type CompactionSettings, type CompactionStrategy } from "./config.js";
+import { resolveSessionConfig, shouldCompactSession, type SessionCompactionConfig, type SessionCompactionInput, type CompactionSettings, type CompactionStrategy } from "./config.js";
 import { kTurnSummaryKind, mergeAdjacent, summarizeTurns, summaryMessage, truncateToolOutputs } from "./turns.js";
 
 /** How far compaction went: 0 nothing to do, 1 tool outputs cut, 2 middle summarised, 3 middle dropped. */
@@ -195,18 +195,18 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" 
  *    oldest first, re-measuring after each, and stop as soon as within the target: the newest
  *    outputs are cut last.
  * 2. Summarise turns: the turns between the first `keepFirstTurns` and the last
- *    `keepRecentTurns` are replaced by one summary message — per-turn one-liners within
+ *    `keepRecent` are replaced by one summary message — per-turn one-liners within
  *    `maxSummaryTokens` (summarizeTurns) under a header naming the ref where the removed
  *    messages are stored whole.
  * 3. Drop the middle: the summary shrinks to a one-line marker naming that ref, and while still
- *    over the target, `keepRecentTurns` shrinks one turn at a time down to 1.
+ *    over the target, `keepRecent` shrinks one turn at a time down to 1.
  *
  * The input array and its messages are never modified. The result introduces no provider
  * violation the input did not have, for any format (checked; see the module comment), and
  * keeps role alternation wherever the input had it.
  */
 export function compactMessages(
-  messages: readonly Message[], config: Partial<SessionCompactionConfig>, maxContextTokens: number, options: CompactMessagesOptions = {},
+  messages: readonly Message[], config: SessionCompactionInput, maxContextTokens: number, options: CompactMessagesOptions = {},
 ): CompactMessagesResult {
   if (typeof maxContextTokens !== "number" || !(maxContextTokens > 0)) {
     throw new CtxfoldError("E_BAD_INPUT", `must be a positive number, got ${String(maxContextTokens)}`, { path: "maxContextTokens" });
@@ -280,7 +280,7 @@ export function compactMessages(
     if (candidates.some((c) => c.mode === mode && c.start === start)) return;
     candidates.push({ mode, start });
   };
-  const keepRecent = cfg.keepRecentTurns;
+  const keepRecent = cfg.keepRecent;
   addCandidate("summary", recentStart(keepRecent));
   addCandidate("marker", recentStart(keepRecent));
   for (let k = keepRecent - 1; k >= 1; k--) addCandidate("marker", recentStart(k));
@@ -429,7 +429,12 @@ export class DefaultCompaction implements CompactionStrategy {
   readonly store: OffloadStore;
   readonly counter: TokenCounter;
 
-  constructor(options: { store?: OffloadStore; counter?: TokenCounter } = {}) {
+  constructor(options: {
+    /** Where cut outputs and removed messages are stored. @default a new in-memory store */
+    store?: OffloadStore;
+    /** Token estimates. @default a new TokenCounter (o200k_base) */
+    counter?: TokenCounter;
+  } = {}) {
     this.store = options.store ?? createMemoryStore();
     this.counter = options.counter ?? new TokenCounter();
   }
@@ -439,7 +444,7 @@ export class DefaultCompaction implements CompactionStrategy {
   }
 
   /** compact() with everything compactMessages() tells (level, tokens, refs). */
-  compactMessages(messages: readonly Message[], config: Partial<SessionCompactionConfig>, maxContextTokens: number): CompactMessagesResult {
+  compactMessages(messages: readonly Message[], config: SessionCompactionInput, maxContextTokens: number): CompactMessagesResult {
     return compactMessages(messages, config, maxContextTokens, { store: this.store, counter: this.counter });
   }
 }

@@ -3,14 +3,14 @@ import type { Loop, Message, Session } from "../model/schema.js";
 import { defaultTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
 import { DefaultBlockCompaction, joinPieces, loadLoop, type BlockCompactionStrategy } from "./block.js";
 import { DefaultCompaction } from "./legacy.js";
-import { resolveSessionConfig, type SessionCompactionConfig, type CompactionInfo, type CompactionScope } from "./config.js";
+import { resolveSessionConfig, type SessionCompactionInput, type CompactionInfo, type CompactionScope } from "./config.js";
 import { compactionBlockStale, compactionEnded, compactionStarted, type EventSink } from "./events.js";
 import { estimateMessages } from "./tracker.js";
 
 export interface OrchestrationOptions {
   /** Estimates for scopes and events. @default a shared TokenCounter (o200k_base) */
   counter?: TokenCounter;
-  /** Receives compaction_started / compaction_ended / compaction_block_stale events. */
+  /** Receives compaction_started / compaction_ended / compaction_block_stale events. @default none */
   onEvent?: EventSink;
   /** The clock for event timestamps. @default () => new Date() */
   now?: () => Date;
@@ -57,7 +57,7 @@ export function resolveScope(_session: Session, chain: readonly Loop[], scope: C
  * out of context. Where two loaded pieces put same-role messages side by side they are merged.
  */
 export function buildContextFromSession(
-  session: Session, currentLoopId: string | number, config: Partial<SessionCompactionConfig> = {}, maxContextTokens = Infinity,
+  session: Session, currentLoopId: string | number, config: SessionCompactionInput = {}, maxContextTokens = Infinity,
   options: OrchestrationOptions = {},
 ): Message[] {
   const cfg = resolveSessionConfig(config);
@@ -84,7 +84,7 @@ export function buildContextFromSession(
  * of the built context before and after.
  */
 export function compactSessionLoops(
-  session: Session, currentLoopId: string | number, strategy: BlockCompactionStrategy | undefined, config: Partial<SessionCompactionConfig> = {},
+  session: Session, currentLoopId: string | number, strategy: BlockCompactionStrategy | undefined, config: SessionCompactionInput = {},
   maxContextTokens = Infinity, options: OrchestrationOptions = {},
 ): Session {
   const cfg = resolveSessionConfig(config);
@@ -128,7 +128,7 @@ export interface CompactContextResult {
  * inMemoryStrategy, else DefaultCompaction) rewrites the messages. The callbacks and the
  * compaction_started / compaction_ended events fire on both paths.
  */
-export function compactContext(target: CompactionTarget, config: Partial<SessionCompactionConfig> = {}, maxContextTokens = Infinity, options: OrchestrationOptions = {}): CompactContextResult {
+export function compactContext(target: CompactionTarget, config: SessionCompactionInput = {}, maxContextTokens = Infinity, options: OrchestrationOptions = {}): CompactContextResult {
   const cfg = resolveSessionConfig(config);
   if (target.session) {
     const session = compactSessionLoops(target.session, target.currentLoopId, undefined, cfg, maxContextTokens, options);

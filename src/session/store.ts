@@ -177,7 +177,7 @@ const kNodeFs: SessionFsOps = {
 export interface FsSessionStoreOptions {
   /** The directory holding one subdirectory per session (created on the first write). */
   dir: string;
-  /** Replacements for some fs calls (tests). */
+  /** Replacements for some fs calls (tests). @default node:fs */
   fs?: Partial<SessionFsOps>;
   /** Timestamps of load warnings. @default () => new Date() */
   now?: () => Date | string;

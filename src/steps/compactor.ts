@@ -4,7 +4,7 @@
  */
 import { groupSteps } from "./group-steps.js";
 import { badValueError, CtxfoldError, optionsObject, shownValue } from "../errors.js";
-import { resolveStepCompactionConfig, type StepCompactionConfig } from "./config.js";
+import { resolveStepCompactionConfig, type StepCompactionConfig, type StepCompactionInput } from "./config.js";
 import { formatKB } from "./format-size.js";
 import { specificTerms } from "../model/terms.js";
 import { commandHead, oneLine } from "./rules.js";
@@ -51,6 +51,7 @@ export interface CompactOptions {
    * The most steps the recent and compact tiers cover together (seed: max_steps); older ones are
    * dropped like those beyond maxCompactSteps. For a very long history it also caps the window
    * (seed: `min(max_steps, 30)`).
+   * @default none: only the config's limits apply
    */
   maxSteps?: number;
 }
@@ -62,7 +63,7 @@ export interface CompactAsyncOptions extends CompactOptions {
 }
 
 /** The step compactor's trigger: compact a history of more than `triggerAbove` (5) steps. */
-export function shouldCompact(steps: readonly ReducedStep[], config: Partial<StepCompactionConfig> = {}): boolean {
+export function shouldCompact(steps: readonly ReducedStep[], config: StepCompactionInput = {}): boolean {
   return steps.length > resolveStepCompactionConfig(config).triggerAbove;
 }
 
@@ -86,10 +87,10 @@ interface Plan {
  *    or `min(maxSteps, maxTotalSteps)`, are considered; the rest are dropped ("beyond 100 steps,
  *    old history loses relevance") except, with preserveFailures, their failures: "failed steps
  *    are never dropped, even if old" wins, and each keeps its `✗` line ahead of the window.
- * 2. All considered steps failed: nothing more is dropped; the last `max(5, recentWindow)` stay in
+ * 2. All considered steps failed: nothing more is dropped; the last `max(5, keepRecent)` stay in
  *    full and every older one gets its own line (the design's `to_compact()`: the step's `summary`).
  *    Neither maxCompactSteps nor maxSteps applies.
- * 3. Otherwise the last `recentWindow` steps (at most maxSteps) stay in full; of the older ones the
+ * 3. Otherwise the last `keepRecent` steps (at most maxSteps) stay in full; of the older ones the
  *    last `maxCompactSteps` (and at most `maxSteps − recent`) are summarised, earlier ones dropped.
  *    With preserveFailures a failed step among the dropped is kept as its own
  *    `✗ ${tool} failed: ${error}` line at its chronological place and not counted as dropped.
@@ -106,7 +107,7 @@ interface Plan {
 export class StepCompactor {
   readonly config: Readonly<StepCompactionConfig>;
 
-  constructor(config: Partial<StepCompactionConfig> = {}) {
+  constructor(config: StepCompactionInput = {}) {
     this.config = Object.freeze(resolveStepCompactionConfig(config));
   }
 
@@ -133,7 +134,7 @@ export class StepCompactor {
 
   #plan(steps: readonly ReducedStep[], maxSteps: number | undefined): Plan {
     if (maxSteps !== undefined) checkCount(maxSteps, "options.maxSteps");
-    const { recentWindow, maxCompactSteps, groupSimilar, preserveFailures, maxTotalSteps, veryLongAbove } = this.config;
+    const { keepRecent, maxCompactSteps, groupSimilar, preserveFailures, maxTotalSteps, veryLongAbove } = this.config;
     let window = steps;
     let droppedCount = 0;
     const entries: (CompactStep | Group)[] = [];
@@ -151,12 +152,12 @@ export class StepCompactor {
     }
     const n = window.length;
     if (n > 0 && window.every((s) => !s.success)) {
-      const recent = Math.min(n, Math.max(5, recentWindow));
+      const recent = Math.min(n, Math.max(5, keepRecent));
       entries.push(...window.slice(0, n - recent).map((s) => new CompactStep(s.id, s.summary, [s.id], true)));
       return { recentSteps: window.slice(n - recent), entries, droppedCount };
     }
     const budget = maxSteps ?? Infinity;
-    const recent = Math.min(n, recentWindow, budget);
+    const recent = Math.min(n, keepRecent, budget);
     const old = n - recent;
     const summarised = Math.min(old, maxCompactSteps, budget - recent);
     drop(window.slice(0, old - summarised));

@@ -3,47 +3,72 @@
  * (auto_tune_compaction). The zod schema is the single source of the type and the defaults.
  */
 import { z } from "zod";
+import { readDeprecatedNames, issueAsGiven, type DeprecatedNames } from "../deprecated-names.js";
 import { configError, CtxfoldError, notStringError } from "../errors.js";
 
 const count = (n: number) => z.number().int().nonnegative().default(n);
 
 export const StepCompactionConfig = z.strictObject({
-  /** Steps kept in full at the end of the history (seed: recent_window). */
-  recentWindow: count(5),
-  /** Older steps summarised in the compact tier; earlier ones are dropped (seed: max_compact_steps). */
+  /**
+   * The latest steps kept in full (seed: recent_window); a step is one tool call with its
+   * result. "Keep the recent N" has this one name in the tiered compactor's and block
+   * compaction's configs too, each in its own unit (tool exchanges, turns); formerly
+   * `recentWindow`, still read (see Deprecated names in docs/concepts.md).
+   * @default 5
+   */
+  keepRecent: count(5),
+  /** Older steps summarised in the compact tier; earlier ones are dropped (seed: max_compact_steps). @default 20 */
   maxCompactSteps: count(20),
-  /** Group consecutive same-category steps into one line (seed: group_similar). */
+  /** Group consecutive same-category steps into one line (seed: group_similar). @default true */
   groupSimilar: z.boolean().default(true),
-  /** Keep every failed step visible with its own `✗` line (seed: preserve_failures). */
+  /** Keep every failed step visible with its own `✗` line (seed: preserve_failures). @default true */
   preserveFailures: z.boolean().default(true),
-  /** Compact only histories longer than this (seed: "> 5 steps"); read by `shouldCompact`, not by `compact()`. */
+  /** Compact only histories longer than this (seed: "> 5 steps"); read by `shouldCompact`, not by `compact()`. @default 5 */
   triggerAbove: count(5),
-  /** Steps considered at all when the history is very long (seed: "limit total history to 30 steps"). */
+  /** Steps considered at all when the history is very long (seed: "limit total history to 30 steps"). @default 30 */
   maxTotalSteps: count(30),
-  /** What "very long" means (seed: "> 100 steps"). */
+  /** What "very long" means (seed: "> 100 steps"). @default 100 */
   veryLongAbove: count(100),
   /**
    * A group line also names what its steps worked on (`10 commands executed: nl fields.py; …`:
    * paths, command heads, queries), which the design's templates drop. Off: the templates byte
    * for byte.
+   * @default false
    */
   groupTargets: z.boolean().default(false),
 });
 export type StepCompactionConfig = z.infer<typeof StepCompactionConfig>;
 
+/** The step compaction config's deprecated names, each to the name it has now (read by resolveStepCompactionConfig). */
+export const kDeprecatedStepNames: DeprecatedNames = Object.freeze({ recentWindow: "keepRecent" });
+
+/** A step compaction config as a caller gives it: any of its fields, under their names or a deprecated one. */
+export interface StepCompactionInput extends Partial<StepCompactionConfig> {
+  /**
+   * keepRecent's former name, read as keepRecent (the same count of steps); giving both with
+   * different values is E_BAD_INPUT.
+   * @deprecated Use keepRecent.
+   * @default none: keepRecent's applies
+   */
+  recentWindow?: number;
+}
+
 export const kDefaultStepCompactionConfig: Readonly<StepCompactionConfig> = Object.freeze(StepCompactionConfig.parse({}));
 
 /**
- * Validates a partial config and fills the defaults. Throws CtxfoldError E_BAD_INPUT naming the
- * field (`config.recentWindow: must be a non-negative integer, got 2.5`) for a bad value or an
- * unknown key (a snake_case `recent_window` is caught rather than silently ignored).
+ * Validates a partial config and fills the defaults; a deprecated name is read as its new one.
+ * Throws CtxfoldError E_BAD_INPUT naming the field as given (`config.keepRecent: must be a
+ * non-negative integer, got 2.5`) for a bad value or an unknown key (a snake_case `keep_recent`
+ * is caught rather than silently ignored).
  */
-export function resolveStepCompactionConfig(input: Partial<StepCompactionConfig> = {}, path = "config"): StepCompactionConfig {
-  const r = StepCompactionConfig.safeParse(input);
+export function resolveStepCompactionConfig(input: StepCompactionInput = {}, path = "config"): StepCompactionConfig {
+  const read = readDeprecatedNames(input, kDeprecatedStepNames, path);
+  const r = StepCompactionConfig.safeParse(read);
   if (r.success) return r.data;
-  throw configError(r.error.issues[0], path, {
+  const issue = r.error.issues[0];
+  throw configError(issueAsGiven(issue, input, kDeprecatedStepNames), path, {
     options: Object.keys(kDefaultStepCompactionConfig),
-    describe: (issue) => (issue.path.length === 0 ? "expected a config object" : mustBe(issue.path[0] as keyof StepCompactionConfig, input)),
+    describe: () => (issue.path.length === 0 ? "expected a config object" : mustBe(issue.path[0] as keyof StepCompactionConfig, read)),
   });
 }
 
@@ -57,10 +82,10 @@ function mustBe(field: keyof StepCompactionConfig, input: Partial<StepCompaction
 
 /** The step compactor's tuning table; `debugging` does not group, to show the exact execution order. */
 export const kPresets = Object.freeze({
-  "interactive-chat": preset({ recentWindow: 5, maxCompactSteps: 20, groupSimilar: true }),
-  "long-research": preset({ recentWindow: 3, maxCompactSteps: 10, groupSimilar: true }),
-  "code-analysis": preset({ recentWindow: 5, maxCompactSteps: 15, groupSimilar: true }),
-  debugging: preset({ recentWindow: 7, maxCompactSteps: 10, groupSimilar: false }),
+  "interactive-chat": preset({ keepRecent: 5, maxCompactSteps: 20, groupSimilar: true }),
+  "long-research": preset({ keepRecent: 3, maxCompactSteps: 10, groupSimilar: true }),
+  "code-analysis": preset({ keepRecent: 5, maxCompactSteps: 15, groupSimilar: true }),
+  debugging: preset({ keepRecent: 7, maxCompactSteps: 10, groupSimilar: false }),
 });
 export type PresetName = keyof typeof kPresets;
 
@@ -95,7 +120,7 @@ const kResearchWord = /^(?:research(?:es|ed|ing|er|ers)?|analy[sz](?:e|es|ed|ing
 export function autoTuneCompaction(task: string): StepCompactionConfig {
   if (typeof task !== "string") throw notStringError("task", task);
   const words = splitWords(task);
-  if (words.some((w) => kDebugWord.test(w))) return { ...kDefaultStepCompactionConfig, recentWindow: 7, groupSimilar: false };
-  if (words.some((w) => kResearchWord.test(w))) return { ...kDefaultStepCompactionConfig, recentWindow: 3, maxCompactSteps: 10 };
+  if (words.some((w) => kDebugWord.test(w))) return { ...kDefaultStepCompactionConfig, keepRecent: 7, groupSimilar: false };
+  if (words.some((w) => kResearchWord.test(w))) return { ...kDefaultStepCompactionConfig, keepRecent: 3, maxCompactSteps: 10 };
   return { ...kDefaultStepCompactionConfig };
 }

@@ -24,6 +24,7 @@ export interface GroupStepsOptions {
    * line rather than through a group template. @default true
    */
   noGroupWhenAlternating?: boolean;
+  /** Where grouping runs. @default "auto" (WASM, or the TypeScript twin where WebAssembly is unavailable) */
   backend?: Backend | "auto";
 }
 

@@ -2,7 +2,7 @@
 export { StepCompactor, CompactStep, formatForPrompt, shouldCompact } from "./compactor.js";
 export type { CompactedHistory, CompactOptions, CompactAsyncOptions, Summarizer } from "./compactor.js";
 export { StepCompactionConfig, kDefaultStepCompactionConfig, kPresets, presetConfig, autoTuneCompaction, resolveStepCompactionConfig } from "./config.js";
-export type { PresetName } from "./config.js";
+export type { PresetName, StepCompactionInput } from "./config.js";
 export { compactForSpawn } from "./spawn.js";
 export type { SpawnOptions } from "./spawn.js";
 export { formatSize, formatKB } from "./format-size.js";

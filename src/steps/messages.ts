@@ -5,27 +5,29 @@ import { hashText, hashToHex } from "../core/hash.js";
 import { mergeAdjacent } from "../model/adjacent.js";
 import { markOf, marked } from "../model/marks.js";
 import { StepCompactor, formatForPrompt, shouldCompact, type CompactedHistory } from "./compactor.js";
-import type { StepCompactionConfig } from "./config.js";
+import type { StepCompactionInput } from "./config.js";
 import { StepReducer, type StepReducerOptions } from "./reducer.js";
 import { argumentSecrets, redactEchoes } from "./redact.js";
 import type { ReducedStep } from "./types.js";
 
 export interface StepMessagesOptions {
-  /** The reducer (its store receives the offloads), or options for a new one. */
+  /** The reducer (its store receives the offloads), or options for a new one. @default a new StepReducer with its defaults */
   reducer?: StepReducer | StepReducerOptions;
-  /** The compactor, or its config. */
-  compactor?: StepCompactor | Partial<StepCompactionConfig>;
+  /** The compactor, or its config. @default a new StepCompactor with its defaults */
+  compactor?: StepCompactor | StepCompactionInput;
   /**
    * Also reduce the recent steps: a recent result whose output was offloaded becomes its
-   * observation and ref. Off by default: the step compactor keeps recent steps in full detail.
+   * observation and ref. Off: the step compactor keeps recent steps in full detail.
+   * @default false
    */
   reduceRecent?: boolean;
-  /** Compact even at or below the compactor's trigger (the step compactor: more than 5 steps). */
+  /** Compact even at or below the compactor's trigger (the step compactor: more than 5 steps). @default false */
   force?: boolean;
   /**
    * The steps of `messages`, already reduced (ids, callMessage / resultMessage indices into
    * `messages`): the tiered policy reduces the original outputs once and compacts messages whose
    * outputs it has already shortened.
+   * @default those reduced from `messages` by the reducer
    */
   steps?: readonly ReducedStep[];
 }

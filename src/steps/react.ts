@@ -18,6 +18,7 @@ export interface ReactPromptInput {
   goal: string;
   availableTools: string;
   steps: readonly ThoughtStep[];
+  /** Compacts the history above its trigger. @default none: every step in full */
   compactor?: StepCompactor;
   /** @default true */
   useCompaction?: boolean;

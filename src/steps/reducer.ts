@@ -14,9 +14,15 @@ export interface StepReducerOptions {
    * the first offload (so a ref is also the path an agent reads it back by, as in step reduction's design).
    */
   store?: OffloadStore;
-  /** Step reduction's thresholds; any subset overrides the defaults. */
+  /**
+   * Step reduction's thresholds; any subset overrides the defaults.
+   * @default each threshold's own default (ReductionThresholds)
+   */
   thresholds?: Partial<ReductionThresholds>;
-  /** Rules tried before the built-in ones, in order (match by tool name, pattern or predicate). */
+  /**
+   * Rules tried before the built-in ones, in order (match by tool name, pattern or predicate).
+   * @default none: the built-in rules only
+   */
   rules?: readonly ReductionRule[];
   /**
    * Redact secrets in observations, summaries, errors and minimal arguments: known shapes, and

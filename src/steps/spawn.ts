@@ -3,7 +3,8 @@
  */
 import { CtxfoldError, notStringError } from "../errors.js";
 import { StepCompactor, type CompactedHistory } from "./compactor.js";
-import { splitWords, type StepCompactionConfig } from "./config.js";
+import { readDeprecatedNames } from "../deprecated-names.js";
+import { kDeprecatedStepNames, splitWords, type StepCompactionInput } from "./config.js";
 import type { ReducedStep } from "./types.js";
 
 export interface SpawnOptions {
@@ -13,8 +14,8 @@ export interface SpawnOptions {
   maxSteps?: number;
   /** Keep only the steps related to the sub-goal. @default true */
   relevantOnly?: boolean;
-  /** Compaction of the kept steps. @default recentWindow min(3, maxSteps), other defaults as usual */
-  config?: Partial<StepCompactionConfig>;
+  /** Compaction of the kept steps. @default keepRecent min(3, maxSteps), other defaults as usual */
+  config?: StepCompactionInput;
 }
 
 const kStopWords = new Set(
@@ -56,7 +57,7 @@ function isRelevant(step: ReducedStep, goal: Set<string>): boolean {
  * keyword at all ("do it") cannot select anything, so then every step is a candidate. Failed
  * candidates come first (the most recent ones if there are more than maxSteps), then the most
  * recent other candidates fill up to maxSteps; the kept steps stay in chronological order and are
- * compacted with `config` (recentWindow defaults to min(3, maxSteps)). droppedCount also counts the
+ * compacted with `config` (keepRecent defaults to min(3, maxSteps)). droppedCount also counts the
  * parent's steps that were not kept, so every parent step is shown, summarised or counted.
  */
 export function compactForSpawn(steps: readonly ReducedStep[], options: SpawnOptions): CompactedHistory {
@@ -70,7 +71,8 @@ export function compactForSpawn(steps: readonly ReducedStep[], options: SpawnOpt
   const kept = new Set(maxSteps === 0 ? [] : candidates.filter((i) => !steps[i].success).slice(-maxSteps));
   for (let k = candidates.length - 1; k >= 0 && kept.size < maxSteps; k--) kept.add(candidates[k]);
   const selected = [...kept].sort((a, b) => a - b).map((i) => steps[i]);
-  const compactor = new StepCompactor({ ...config, recentWindow: config.recentWindow ?? Math.min(3, maxSteps) });
+  const given = readDeprecatedNames(config, kDeprecatedStepNames, "config");
+  const compactor = new StepCompactor({ ...given, keepRecent: given.keepRecent ?? Math.min(3, maxSteps) });
   const history = compactor.compact(selected);
   return { ...history, droppedCount: history.droppedCount + steps.length - selected.length };
 }

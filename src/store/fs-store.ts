@@ -9,7 +9,7 @@ export interface FsStoreOptions extends OffloadStoreOptions {
    * (step reduction's retrieval pattern).
    */
   dir?: string;
-  /** Replacements for some fs calls (tests). */
+  /** Replacements for some fs calls (tests). @default node:fs */
   fs?: Partial<FsOps>;
 }
 

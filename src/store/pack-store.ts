@@ -11,7 +11,7 @@ import { PackIndex, type PackEntry } from "./pack-index.js";
 export interface PackStoreOptions extends OffloadStoreOptions {
   /** The directory of the packs (created on the first flush). */
   dir: string;
-  /** Replacements for some fs calls (tests). */
+  /** Replacements for some fs calls (tests). @default node:fs */
   fs?: Partial<FsOps>;
   /**
    * Entries a pack takes before the store starts a new one and lets go of the old one's index,

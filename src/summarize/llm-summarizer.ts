@@ -65,7 +65,7 @@ export interface LlmSummarizerOptions {
   fallback?: Summarizer;
   /** The counter answers are checked with. @default a new TokenCounter() */
   counter?: TokenCounter;
-  /** Told about each retry and each fallback. A throw from it is ignored. */
+  /** Told about each retry and each fallback. A throw from it is ignored. @default none */
   onEvent?: (e: LlmSummarizerEvent) => void;
   /** @default globalThis.fetch */
   fetch?: typeof fetch;

@@ -29,7 +29,7 @@
 
 /** How a UsageCorrection moves (see the module comment). */
 export interface CorrectionSettings {
-  /** The ratio before any report; undefined: none until the first report, which is taken as it is. */
+  /** The ratio before any report. @default none: no ratio until the first report, which is taken as it is */
   initial?: number;
   /** Bounds of the ratio: an observation outside is clamped to them. */
   bounds: readonly [min: number, max: number];

@@ -18,9 +18,10 @@ export interface ValidationResult {
 
 export interface ValidateOptions {
   /**
-   * Whether the request uses extended thinking (Anthropic's THINKING_DROPPED). Default: whether
-   * some assistant message has a reasoning part. Pass it explicitly when checking a compaction
-   * output, which may have dropped every reasoning part of a thinking transcript.
+   * Whether the request uses extended thinking (Anthropic's THINKING_DROPPED). Pass it
+   * explicitly when checking a compaction output, which may have dropped every reasoning part of
+   * a thinking transcript.
+   * @default whether some assistant message has a reasoning part
    */
   thinking?: boolean;
 }

@@ -114,6 +114,11 @@ describe("sessions per conversation", () => {
     expect(() => new SessionPool({ targetRatio: 2 })).toThrow(/targetRatio/);
   });
 
+  it("an integration's compactor settings may use a deprecated name (preserveRecentSteps, read as keepRecent)", () => {
+    expect(new SessionPool({ preserveRecentSteps: 4 }).compactor.settings).toEqual(new SessionPool({ keepRecent: 4 }).compactor.settings);
+    expect(() => new SessionPool({ preserveRecentSteps: 4, keepRecent: 1 })).toThrow(/^config\.preserveRecentSteps: the deprecated name of keepRecent/);
+  });
+
   it("keeps at most maxSessions, dropping the least recently used", () => {
     const pool = new SessionPool({ maxSessions: 2 });
     const first = pool.session("a");

@@ -2,8 +2,12 @@
  * The tiered compactor (seed 003): the seven tests the seed names, then the invariants of
  * ../shared/DESIGN.md as properties over generated runs at 4k, 8k and 32k.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { kFormats, parseMessages, renderMessages } from "../../src/adapters/index.js";
+import { readConfigFile } from "../../src/eval/index.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
@@ -363,6 +367,46 @@ describe("bad input", () => {
     expect(() => createCompactor({ softRatio: 2 })).toThrowError(/config\.softRatio/);
     expect(() => createCompactor({ soft_ratio: 0.5 } as never)).toThrowError(/unknown option "soft_ratio"/);
     await expect(createCompactor().compactCanonical([], { budget: -1 })).rejects.toThrowError(/options\.budget/);
+  });
+
+  it("reads the deprecated preserveRecentSteps as keepRecent: the same settings and the same compaction", async () => {
+    const messages = run(17, 30, { seed: 17, parallel: 0.4 });
+    // In the pressure tier (usage between soft and hard), where stages 1–3 keep all keepRecent exchanges.
+    const { tokensBefore } = await createCompactor().compactCanonical(messages, { budget: 1e7 });
+    const budget = Math.ceil(tokensBefore / 0.9);
+    const outputs = new Set<string>();
+    for (const n of [0, 1, 3]) {
+      expect(createCompactor({ preserveRecentSteps: n }).settings).toEqual(createCompactor({ keepRecent: n }).settings);
+      expect(createCompactor({ preserveRecentSteps: n, keepRecent: n }).settings).toEqual(createCompactor({ keepRecent: n }).settings);
+      const byOld = setup({ preserveRecentSteps: n });
+      const byNew = setup({ keepRecent: n });
+      const [a, b] = [await byOld.compactor.compactCanonical(messages, { budget }), await byNew.compactor.compactCanonical(messages, { budget })];
+      expect(JSON.stringify(a.canonical), `keepRecent ${n}`).toBe(JSON.stringify(b.canonical));
+      expect(byOld.events.map((e) => e.type)).toEqual(byNew.events.map((e) => e.type));
+      outputs.add(JSON.stringify(b.canonical));
+    }
+    expect(outputs.size).toBe(3); // the setting is read: each count compacts differently
+    expect(createCompactor({ preserveRecentSteps: 1 }).settings).not.toHaveProperty("preserveRecentSteps");
+  });
+
+  it("a config giving preserveRecentSteps and keepRecent different values is an error naming the deprecated field", () => {
+    expect(() => createCompactor({ preserveRecentSteps: 1, keepRecent: 2 })).toThrowError(
+      "config.preserveRecentSteps: the deprecated name of keepRecent, given beside it with another value (1 and 2): give keepRecent only",
+    );
+    expect(() => createCompactor({ preserveRecentSteps: -1 })).toThrowError(/^config\.preserveRecentSteps: /);
+  });
+
+  it("a config file may use the deprecated preserveRecentSteps", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ctxfold-config-"));
+    try {
+      const file = join(dir, "old.json");
+      writeFileSync(file, JSON.stringify({ preserveRecentSteps: 3 }));
+      expect(createCompactor(readConfigFile(file)).settings.keepRecent).toBe(3);
+      writeFileSync(file, JSON.stringify({ preserveRecentSteps: 3, keepRecent: 4 }));
+      expect(() => readConfigFile(file)).toThrowError(`${file}.preserveRecentSteps: the deprecated name of keepRecent`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a call without its options, or with options that are no object, is typed and names the field", async () => {

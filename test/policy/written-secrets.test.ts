@@ -76,12 +76,12 @@ describe("text ctxfold writes never echoes a secret", () => {
     for (const run of runs) {
       const { canonical } = throughFormat(run, format);
       const loop = { id: 0, messages: assignTurns(canonical, 0) };
-      const config = resolveSessionConfig({ keepFirstTurns: 1, keepRecentTurns: 2, maxSummaryTokens: 4000 });
+      const config = resolveSessionConfig({ keepFirstTurns: 1, keepRecent: 2, maxSummaryTokens: 4000 });
       const section = new DefaultBlockCompaction({ store: createMemoryStore() }).keepCompacted(loop, turnMapOf(loop), config, true)!;
       expect(section.messages).toHaveLength(1);
       expect(leaks(loop.messages, section.messages), format).toEqual([]);
       expect(written(loop.messages, section.messages)).toContain("DB_PASSWORD=[REDACTED:credential]");
-      const r = compactMessages(loop.messages, { keepRecentTurns: 2, maxSummaryTokens: 4000 }, 3000);
+      const r = compactMessages(loop.messages, { keepRecent: 2, maxSummaryTokens: 4000 }, 3000);
       expect(r.level).toBeGreaterThanOrEqual(2);
       expect(leaks(loop.messages, r.messages), format).toEqual([]);
     }

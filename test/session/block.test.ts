@@ -82,11 +82,11 @@ describe("DefaultBlockCompaction", () => {
     for (const c of calls) expect(results.has(c)).toBe(true);
   });
 
-  it("keep_recent: the last keep_recent_turns turns, tool outputs cut to tool_output_max_lines with a ref", () => {
+  it("keep_recent: the last keepRecent turns, tool outputs cut to tool_output_max_lines with a ref", () => {
     const store = createMemoryStore();
     const r = new DefaultBlockCompaction({ store, now: clock }).keepRecent(loop, map, { ...config, toolOutputMaxLines: 5 })!;
     expect(r.range.endTurn).toBe(map.turnCount() - 1);
-    expect(r.range.endTurn - r.range.startTurn + 1).toBeGreaterThanOrEqual(config.keepRecentTurns);
+    expect(r.range.endTurn - r.range.startTurn + 1).toBeGreaterThanOrEqual(config.keepRecent);
     const outputs = r.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool-result").flatMap((p) => (p as { content: { type: string; text?: string }[] }).content);
     let cut = 0;
     for (const c of outputs) {
@@ -279,14 +279,31 @@ describe("SessionCompactionConfig (seed 002)", () => {
   it("WHEN and HOW defaults", () => {
     expect(kDefaultCompactionSettings).toEqual({
       compactAtPct: 0.9, compactBudgetThresholdPct: 0.05, compactionScope: { kind: "fixed-count", count: 3 },
-      keepFirstTurns: 2, keepRecentTurns: 10, maxSummaryTokens: 2000, toolOutputMaxLines: 50,
+      keepFirstTurns: 2, keepRecent: 10, maxSummaryTokens: 2000, toolOutputMaxLines: 50,
     });
   });
   it("the trigger: headroom at compact_at_pct below compact_budget_threshold_pct", () => {
     expect(shouldCompactSession(85_000, 100_000)).toBe(false);
     expect(shouldCompactSession(85_001, 100_000)).toBe(true);
   });
-  it("bad values name the field", () => {
+  it("reads the deprecated keepRecentTurns as keepRecent: the same blocks and context", () => {
+    for (const n of [0, 1, 4]) {
+      expect(resolveSessionConfig({ keepRecentTurns: n })).toEqual(resolveSessionConfig({ keepRecent: n }));
+      expect(resolveSessionConfig({ keepRecentTurns: n, keepRecent: n })).toEqual(resolveSessionConfig({ keepRecent: n }));
+      const compacted = (config: object) => compactSessionLoops(sessionOf(3), 2, strategy(), config, 1e9);
+      expect(compacted({ keepRecentTurns: n })).toEqual(compacted({ keepRecent: n }));
+      expect(buildContextFromSession(compacted({ keepRecentTurns: n }), 2)).toEqual(buildContextFromSession(compacted({ keepRecent: n }), 2));
+    }
+    expect(resolveSessionConfig({ keepRecentTurns: 4 })).not.toHaveProperty("keepRecentTurns");
+  });
+  it("a config giving keepRecentTurns and keepRecent different values is an error naming the deprecated field", () => {
+    expect(() => resolveSessionConfig({ keepRecentTurns: 4, keepRecent: 6 })).toThrowError(
+      "config.keepRecentTurns: the deprecated name of keepRecent, given beside it with another value (4 and 6): give keepRecent only",
+    );
+    expect(() => compactContext({ messages: [] }, { keepRecentTurns: 4, keepRecent: 6 })).toThrowError(/^config\.keepRecentTurns: /);
+  });
+  it("bad values name the field as given", () => {
+    expect(() => resolveSessionConfig({ keepRecentTurns: -1 })).toThrowError(/^config\.keepRecentTurns: /);
     expect(() => resolveSessionConfig({ keepFirstTurns: -1 })).toThrowError(/config\.keepFirstTurns/);
     expect(() => resolveSessionConfig({ keep_first_turns: 2 } as never)).toThrowError(/unknown option "keep_first_turns"/);
   });
@@ -304,7 +321,7 @@ describe("originals and stores", () => {
         let s = session;
         for (const k of order) {
           const current = k % loops;
-          s = compactSessionLoops(s, current, strategy(), { keepRecentTurns: 1 + (k % 4), keepFirstTurns: k % 3 }, 1e9);
+          s = compactSessionLoops(s, current, strategy(), { keepRecent: 1 + (k % 4), keepFirstTurns: k % 3 }, 1e9);
           buildContextFromSession(s, current);
         }
         expect(JSON.stringify(s.loops.map((l) => l.messages))).toBe(before);

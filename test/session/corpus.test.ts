@@ -18,7 +18,7 @@ describe.skipIf(!hasCorpus)(`block compaction on the dev corpus${hasCorpus ? "" 
       const session = sessionFromMessages(run.id, messages);
       if (session.loops.length > 1) multi++;
       const current = session.loops.at(-1)!.id;
-      const compacted = compactSessionLoops(session, current, new DefaultBlockCompaction({ store: createMemoryStore() }), { keepRecentTurns: 4 }, 1e9);
+      const compacted = compactSessionLoops(session, current, new DefaultBlockCompaction({ store: createMemoryStore() }), { keepRecent: 4 }, 1e9);
       const ctx = buildContextFromSession(compacted, current, {}, 1e9);
       const raw = session.loops.flatMap((l) => l.messages);
       for (const f of kFormats) expect(newViolations(validate(raw, f), validate(ctx, f)), `${run.id} ${f}`).toEqual([]);

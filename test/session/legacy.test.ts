@@ -296,7 +296,7 @@ describe("compactMessages invariants", () => {
       ];
       for (const [kind, input] of inputs) {
         for (const budget of [2_000, 6_000, 15_000, 40_000]) {
-          const config = seed % 5 === 0 ? { keepFirstTurns: seed % 2, keepRecentTurns: seed % 4 } : {};
+          const config = seed % 5 === 0 ? { keepFirstTurns: seed % 2, keepRecent: seed % 4 } : {};
           const { r, store } = compact(input, budget, config);
           const label = `gen-${seed} ${kind} @${budget} level ${r.level}`;
           expectNoNewViolations(input, r.messages, label);
@@ -384,7 +384,7 @@ describe("compactMessages invariants", () => {
         fc.integer({ min: 0, max: runs.length - 1 }),
         fc.integer({ min: 1, max: 60 }),
         fc.integer({ min: 200, max: 60_000 }),
-        fc.record({ keepFirstTurns: fc.integer({ min: 0, max: 4 }), keepRecentTurns: fc.integer({ min: 0, max: 12 }), maxSummaryTokens: fc.integer({ min: 0, max: 3000 }), toolOutputMaxLines: fc.integer({ min: 0, max: 80 }) }),
+        fc.record({ keepFirstTurns: fc.integer({ min: 0, max: 4 }), keepRecent: fc.integer({ min: 0, max: 12 }), maxSummaryTokens: fc.integer({ min: 0, max: 3000 }), toolOutputMaxLines: fc.integer({ min: 0, max: 80 }) }),
         fc.boolean(),
         (which, upTo, budget, config, ids) => {
           const source = runs[which];
@@ -415,9 +415,18 @@ describe("DefaultCompaction", () => {
     expect(strategy.compact(run.messages, config, 10_000_000)).toEqual(run.messages);
   });
 
+  it("reads the deprecated keepRecentTurns as keepRecent, with the same result at every level", () => {
+    const run = generateRun({ seed: 9, steps: 40 });
+    for (const [n, budget] of [[1, 3_000], [4, 6_000], [10, 12_000]]) {
+      const under = (config: object) => compactMessages(run.messages, config, budget, { store: createMemoryStore(), counter });
+      expect(under({ keepRecentTurns: n })).toEqual(under({ keepRecent: n }));
+    }
+    expect(() => compactMessages([], { keepRecentTurns: 3, keepRecent: 2 }, 1000)).toThrow(/^config\.keepRecentTurns: the deprecated name of keepRecent/);
+  });
+
   it("rejects a bad context size and a bad config", () => {
     const strategy = new DefaultCompaction();
     expect(() => strategy.compact([], resolveSessionConfig({}), 0)).toThrow(/positive number/);
-    expect(() => compactMessages([], { keepRecentTurns: -1 }, 1000)).toThrow();
+    expect(() => compactMessages([], { keepRecent: -1 }, 1000)).toThrow();
   });
 });

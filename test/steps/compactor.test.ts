@@ -52,7 +52,7 @@ describe("seed 000 unit tests, ported", () => {
   // entry; the seed's count of 7 holds with groupSimilar false.
   it("test_compaction_splits_recent (grouping on: one entry covering the 7 older steps)", () => {
     const steps = Array.from({ length: 10 }, (_, i) => makeStep(i + 1, "fs:read_file", { size: 1000 }));
-    const history = new StepCompactor({ recentWindow: 3 }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 3 }).compact(steps);
     expect(history.recentSteps).toHaveLength(3);
     expect(history.recentSteps[history.recentSteps.length - 1].id).toBe("step_010");
     expect(history.compactSteps).toHaveLength(1);
@@ -63,7 +63,7 @@ describe("seed 000 unit tests, ported", () => {
 
   it("test_compaction_splits_recent (groupSimilar false: exactly 7 entries, as the seed asserts)", () => {
     const steps = Array.from({ length: 10 }, (_, i) => makeStep(i + 1, "fs:read_file"));
-    const history = new StepCompactor({ recentWindow: 3, groupSimilar: false }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 3, groupSimilar: false }).compact(steps);
     expect(history.recentSteps).toHaveLength(3);
     expect(history.compactSteps).toHaveLength(7);
     expect(lines(history)[0]).toBe("[step_001] fs:read_file summary step_001");
@@ -74,7 +74,7 @@ describe("seed 000 unit tests, ported", () => {
   // recent step so the shell step stays in the compact tier: 2 entries, the first the file group.
   it("test_grouping_file_operations (with the fifth, recent step its comment counts)", () => {
     const steps = seq(["fs:read_file", "fs:read_file", "fs:write_file", "shell:run", "web:search"]);
-    const history = new StepCompactor({ recentWindow: 1, groupSimilar: true }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 1, groupSimilar: true }).compact(steps);
     expect(history.compactSteps).toHaveLength(2);
     expect(String(history.compactSteps[0])).toContain("3 file operations");
     expect(String(history.compactSteps[1])).toBe("[step_004] shell:run summary step_004");
@@ -85,13 +85,13 @@ describe("seed 000 unit tests, ported", () => {
 describe("recent window", () => {
   it("keeps everything in full when the window is larger than the history", () => {
     const steps = seq(["shell:run", "shell:run", "web:search"]);
-    const history = new StepCompactor({ recentWindow: 10 }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 10 }).compact(steps);
     expect(history).toEqual({ recentSteps: steps, compactSteps: [], droppedCount: 0 });
   });
 
   it("window 0 puts every step in the compact tier", () => {
     const steps = seq(["shell:run", "shell:run", "web:search"]);
-    const history = new StepCompactor({ recentWindow: 0 }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 0 }).compact(steps);
     expect(history.recentSteps).toEqual([]);
     expect(lines(history)).toEqual(["[step_001..002] 2 commands executed", "[step_003] web:search summary step_003"]);
   });
@@ -108,7 +108,7 @@ describe("recent window", () => {
 });
 
 describe("group templates (seed 000's _summarize_group)", () => {
-  const compactOld = (steps: ReducedStep[], config = {}) => new StepCompactor({ recentWindow: 1, ...config }).compact([...steps, makeStep(999, "other:tool")]);
+  const compactOld = (steps: ReducedStep[], config = {}) => new StepCompactor({ keepRecent: 1, ...config }).compact([...steps, makeStep(999, "other:tool")]);
 
   it("file: count and KB total; the seed's After Grouping example", () => {
     const steps = [
@@ -160,7 +160,7 @@ describe("group templates (seed 000's _summarize_group)", () => {
 describe("failure preservation", () => {
   it("a single failed step gets the failure line; the observation stands in for a missing error", () => {
     const steps = [makeStep(1, "shell:run", { success: false, observation: "pytest: exit 1" }), makeStep(2, "web:search"), makeStep(3, "fs:read_file")];
-    expect(lines(new StepCompactor({ recentWindow: 1 }).compact(steps))).toEqual([
+    expect(lines(new StepCompactor({ keepRecent: 1 }).compact(steps))).toEqual([
       "[step_001] ✗ shell:run failed: pytest: exit 1",
       "[step_002] web:search summary step_002",
     ]);
@@ -172,7 +172,7 @@ describe("failure preservation", () => {
       makeStep(3, "fs:write_file", { success: false, error: "EACCES" }),
       ...seq(["shell:run", "shell:run", "web:search", "web:search", "fs:read_file"], 4),
     ];
-    const history = new StepCompactor({ recentWindow: 1, maxCompactSteps: 2 }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 1, maxCompactSteps: 2 }).compact(steps);
     expect(lines(history)).toEqual(["[step_003] ✗ fs:write_file failed: EACCES", "[step_006..007] 2 searches (0 results)"]);
     expect(history.droppedCount).toBe(4);
   });
@@ -183,7 +183,7 @@ describe("failure preservation", () => {
       makeStep(2, "shell:run"), makeStep(3, "shell:run", { success: false, error: "boom" }),
       makeStep(4, "fs:read_file"),
     ];
-    const history = new StepCompactor({ recentWindow: 1, maxCompactSteps: 2, preserveFailures: false }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 1, maxCompactSteps: 2, preserveFailures: false }).compact(steps);
     expect(lines(history)).toEqual(["[step_002..003] 2 commands executed (1 failed)"]);
     expect(history.droppedCount).toBe(1);
   });
@@ -192,7 +192,7 @@ describe("failure preservation", () => {
     const tools = Object.keys(kCategory).concat("db:query");
     const arbStep = fc.record({ tool: fc.constantFrom(...tools), success: fc.boolean() });
     const arbConfig = fc.record({
-      recentWindow: fc.nat(8), maxCompactSteps: fc.nat(12), groupSimilar: fc.boolean(), preserveFailures: fc.boolean(), veryLongAbove: fc.nat(40), maxTotalSteps: fc.nat(30),
+      keepRecent: fc.nat(8), maxCompactSteps: fc.nat(12), groupSimilar: fc.boolean(), preserveFailures: fc.boolean(), veryLongAbove: fc.nat(40), maxTotalSteps: fc.nat(30),
     });
     fc.assert(
       fc.property(fc.array(arbStep, { maxLength: 60 }), arbConfig, fc.option(fc.nat(25), { nil: undefined }), (specs, config, maxSteps) => {
@@ -220,7 +220,7 @@ describe("failure preservation", () => {
 describe("edge cases", () => {
   it("all steps failed: nothing dropped, the last 5 in full, each older step on its own line", () => {
     const steps = Array.from({ length: 12 }, (_, i) => makeStep(i + 1, "shell:run", { success: false, error: "exit 1" }));
-    const history = new StepCompactor({ recentWindow: 3, maxCompactSteps: 2 }).compact(steps, { maxSteps: 4 });
+    const history = new StepCompactor({ keepRecent: 3, maxCompactSteps: 2 }).compact(steps, { maxSteps: 4 });
     expect(ids(history.recentSteps)).toEqual(ids(steps.slice(7)));
     expect(lines(history)).toEqual(steps.slice(0, 7).map((s) => `[${s.id}] ${s.summary}`));
     expect(history.compactSteps.every((c) => c.failed)).toBe(true);
@@ -229,7 +229,7 @@ describe("edge cases", () => {
 
   it("all steps failed: a recent window larger than 5 wins", () => {
     const steps = Array.from({ length: 12 }, (_, i) => makeStep(i + 1, "shell:run", { success: false }));
-    const history = new StepCompactor({ recentWindow: 7 }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 7 }).compact(steps);
     expect(history.recentSteps).toHaveLength(7);
     expect(history.compactSteps).toHaveLength(5);
   });
@@ -264,13 +264,13 @@ describe("edge cases", () => {
 
   it("alternating categories: no grouping, each step its own line", () => {
     const steps = seq(["fs:read_file", "web:search", "fs:read_file", "web:search", "fs:read_file", "shell:run"]);
-    const history = new StepCompactor({ recentWindow: 1 }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 1 }).compact(steps);
     expect(lines(history)).toEqual(steps.slice(0, 5).map((s) => `[${s.id}] ${s.summary}`));
   });
 
   it("one repeated neighbour is enough to group again", () => {
     const steps = seq(["fs:read_file", "web:search", "web:search", "fs:read_file", "shell:run"]);
-    expect(lines(new StepCompactor({ recentWindow: 1 }).compact(steps))).toEqual([
+    expect(lines(new StepCompactor({ keepRecent: 1 }).compact(steps))).toEqual([
       "[step_001] fs:read_file summary step_001",
       "[step_002..003] 2 searches (0 results)",
       "[step_004] fs:read_file summary step_004",
@@ -281,7 +281,7 @@ describe("edge cases", () => {
 describe("dropping", () => {
   it("maxCompactSteps drops the oldest and the prompt says how many", () => {
     const steps = Array.from({ length: 20 }, (_, i) => makeStep(i + 1, "shell:run"));
-    const history = new StepCompactor({ recentWindow: 3, maxCompactSteps: 4 }).compact(steps);
+    const history = new StepCompactor({ keepRecent: 3, maxCompactSteps: 4 }).compact(steps);
     expect(lines(history)).toEqual(["[step_014..017] 4 commands executed"]);
     expect(history.droppedCount).toBe(13);
     expect(formatForPrompt(history)).toContain("\n  ... (13 earlier steps omitted)\n");
@@ -309,7 +309,7 @@ describe("formatForPrompt (seed 000's format_for_prompt, byte-exact)", () => {
   ];
 
   it("renders both sections", () => {
-    const history = new StepCompactor({ recentWindow: 3, maxCompactSteps: 13, preserveFailures: false }).compact(build());
+    const history = new StepCompactor({ keepRecent: 3, maxCompactSteps: 13, preserveFailures: false }).compact(build());
     expect(formatForPrompt(history)).toBe(
       "Previous actions (summarized):\n" +
         "  [step_009..013] 5 file operations (12.3KB total)\n" +
@@ -325,7 +325,7 @@ describe("formatForPrompt (seed 000's format_for_prompt, byte-exact)", () => {
   });
 
   it("with preserveFailures the failure follows its group", () => {
-    const history = new StepCompactor({ recentWindow: 3, maxCompactSteps: 13 }).compact(build());
+    const history = new StepCompactor({ keepRecent: 3, maxCompactSteps: 13 }).compact(build());
     expect(formatForPrompt(history)).toContain(
       "  [step_019..021] 3 commands executed (1 failed)\n  [step_020] ✗ shell:run failed: exit 1: 3 tests failed\n  ... (8 earlier steps omitted)\n",
     );
@@ -338,16 +338,37 @@ describe("formatForPrompt (seed 000's format_for_prompt, byte-exact)", () => {
       "Recent actions:\n  [step_001] ✓ shell:run observation step_001\n  [step_002] ✓ shell:run observation step_002\n",
     );
     expect(formatForPrompt({ recentSteps: [], compactSteps: [], droppedCount: 4 })).toBe("");
-    expect(formatForPrompt(new StepCompactor({ recentWindow: 0 }).compact(steps))).toBe("Previous actions (summarized):\n  [step_001..002] 2 commands executed\n");
+    expect(formatForPrompt(new StepCompactor({ keepRecent: 0 }).compact(steps))).toBe("Previous actions (summarized):\n  [step_001..002] 2 commands executed\n");
   });
 });
 
 describe("config, presets, auto-tuning", () => {
   it("defaults are the seed's dataclass plus the thresholds", () => {
     expect(new StepCompactor().config).toEqual({
-      recentWindow: 5, maxCompactSteps: 20, groupSimilar: true, preserveFailures: true, triggerAbove: 5, maxTotalSteps: 30, veryLongAbove: 100, groupTargets: false,
+      keepRecent: 5, maxCompactSteps: 20, groupSimilar: true, preserveFailures: true, triggerAbove: 5, maxTotalSteps: 30, veryLongAbove: 100, groupTargets: false,
     });
-    expect(new StepCompactor({ recentWindow: undefined }).config.recentWindow).toBe(5);
+    expect(new StepCompactor({ keepRecent: undefined }).config.keepRecent).toBe(5);
+  });
+
+  it("reads the deprecated recentWindow as keepRecent, with the same output everywhere a config is taken", () => {
+    const steps = seq(["fs:read_file", "fs:read_file", "shell:run", "web:search", "shell:run", "fs:write_file", "shell:run", "web:search"]);
+    for (const n of [0, 1, 3, 7]) {
+      const byNew = new StepCompactor({ keepRecent: n });
+      expect(new StepCompactor({ recentWindow: n }).config).toEqual(byNew.config);
+      expect(new StepCompactor({ recentWindow: n, keepRecent: n }).config).toEqual(byNew.config);
+      expect(new StepCompactor({ recentWindow: n }).compact(steps)).toEqual(byNew.compact(steps));
+      expect(compactForSpawn(steps, { subGoal: "", relevantOnly: false, config: { recentWindow: n } })).toEqual(compactForSpawn(steps, { subGoal: "", relevantOnly: false, config: { keepRecent: n } }));
+    }
+    expect(new StepCompactor({ recentWindow: 2 }).config).not.toHaveProperty("recentWindow");
+    expect(shouldCompact(steps, { recentWindow: 2, triggerAbove: 7 })).toBe(true);
+  });
+
+  it("a config giving recentWindow and keepRecent different values is an error naming the deprecated field", () => {
+    for (const make of [() => new StepCompactor({ recentWindow: 3, keepRecent: 4 }), () => compactForSpawn([], { subGoal: "", config: { recentWindow: 3, keepRecent: 4 } })]) {
+      const err = errorOf(make);
+      expect([err.code, err.path]).toEqual(["E_BAD_INPUT", "config.recentWindow"]);
+      expect(err.message).toBe("config.recentWindow: the deprecated name of keepRecent, given beside it with another value (3 and 4): give keepRecent only");
+    }
   });
 
   it("shouldCompact: more than triggerAbove steps", () => {
@@ -357,11 +378,12 @@ describe("config, presets, auto-tuning", () => {
 
   it("rejects bad values naming the field", () => {
     const cases: [object, RegExp][] = [
+      [{ keepRecent: 2.5 }, /^config\.keepRecent: must be a non-negative integer, got 2\.5$/],
       [{ recentWindow: 2.5 }, /^config\.recentWindow: must be a non-negative integer, got 2\.5$/],
       [{ maxCompactSteps: -1 }, /^config\.maxCompactSteps: must be a non-negative integer, got -1$/],
       [{ maxTotalSteps: Number.NaN }, /^config\.maxTotalSteps: .* got NaN$/],
       [{ groupSimilar: "yes" }, /^config\.groupSimilar: must be a boolean, got "yes"$/],
-      [{ recent_window: 3 }, /^config: unknown option "recent_window" \(options: recentWindow, maxCompactSteps, /],
+      [{ keep_recent: 3 }, /^config: unknown option "keep_recent" \(options: keepRecent, maxCompactSteps, /],
     ];
     for (const [config, message] of cases) {
       const err = errorOf(() => new StepCompactor(config as never));
@@ -372,7 +394,7 @@ describe("config, presets, auto-tuning", () => {
   });
 
   it("presets are the seed's tuning table", () => {
-    const pick = (c: typeof kDefaultStepCompactionConfig) => [c.recentWindow, c.maxCompactSteps, c.groupSimilar, c.preserveFailures];
+    const pick = (c: typeof kDefaultStepCompactionConfig) => [c.keepRecent, c.maxCompactSteps, c.groupSimilar, c.preserveFailures];
     expect(Object.fromEntries(Object.entries(kPresets).map(([k, v]) => [k, pick(v)]))).toEqual({
       "interactive-chat": [5, 20, true, true],
       "long-research": [3, 10, true, true],
@@ -383,8 +405,8 @@ describe("config, presets, auto-tuning", () => {
 
   it("presetConfig returns a copy and lists the names for an unknown one", () => {
     const c = presetConfig("debugging");
-    c.recentWindow = 99;
-    expect(kPresets.debugging.recentWindow).toBe(7);
+    c.keepRecent = 99;
+    expect(kPresets.debugging.keepRecent).toBe(7);
     const err = errorOf(() => presetConfig("toString"));
     expect(err.code).toBe("E_BAD_INPUT");
     expect(err.message).toBe('preset: unknown preset "toString" (one of interactive-chat, long-research, code-analysis, debugging)');
@@ -393,7 +415,7 @@ describe("config, presets, auto-tuning", () => {
   it("autoTuneCompaction matches whole words with inflections", () => {
     const tune = (task: string) => {
       const c = autoTuneCompaction(task);
-      return [c.recentWindow, c.maxCompactSteps, c.groupSimilar];
+      return [c.keepRecent, c.maxCompactSteps, c.groupSimilar];
     };
     const debug = [7, 20, false];
     const research = [3, 10, true];
@@ -421,7 +443,7 @@ describe("compactAsync (semantic compaction)", () => {
     makeStep(4, "web:search", { count: 3 }), makeStep(5, "web:search", { count: 4 }),
     makeStep(6, "browser:navigate"),
   ];
-  const compactor = new StepCompactor({ recentWindow: 1 });
+  const compactor = new StepCompactor({ keepRecent: 1 });
 
   it("a sync summariser gets the seed's prompt, the target and the label; its first line is used", async () => {
     const calls: [string, number, string][] = [];
@@ -538,12 +560,12 @@ describe("compactForSpawn (cross-agent compaction)", () => {
     expect(keptIds(compactForSpawn(parent, { subGoal: "parser", maxSteps: 0 }))).toEqual([]);
   });
 
-  it("recentWindow defaults to min(3, maxSteps); config overrides it", () => {
+  it("keepRecent defaults to min(3, maxSteps); config overrides it", () => {
     const all = { subGoal: "", relevantOnly: false };
     const five = compactForSpawn(parent, { ...all, maxSteps: 5 });
     expect([five.recentSteps.length, five.compactSteps.flatMap((c) => c.stepIds)]).toEqual([3, ["step_003", "step_004"]]);
     expect(compactForSpawn(parent, { ...all, maxSteps: 2 }).recentSteps).toHaveLength(2);
-    expect(compactForSpawn(parent, { ...all, maxSteps: 5, config: { recentWindow: 1 } }).recentSteps).toHaveLength(1);
+    expect(compactForSpawn(parent, { ...all, maxSteps: 5, config: { keepRecent: 1 } }).recentSteps).toHaveLength(1);
   });
 
   it("rejects a bad sub-goal or maxSteps", () => {

@@ -76,7 +76,7 @@ describe("compactStepMessages on generated runs", () => {
   it("reduceRecent swaps offloaded recent outputs for their observation and ref", () => {
     const run = generateRun({ seed: 5, steps: 20, failures: 0 });
     const red = reducer();
-    const r = compactStepMessages(run.messages, { reducer: red, reduceRecent: true, compactor: { recentWindow: 8 } });
+    const r = compactStepMessages(run.messages, { reducer: red, reduceRecent: true, compactor: { keepRecent: 8 } });
     const offloaded = r.history.recentSteps.filter((s) => s.outcomeRef);
     expect(offloaded.length).toBeGreaterThan(0);
     for (const s of offloaded) {
@@ -85,9 +85,15 @@ describe("compactStepMessages on generated runs", () => {
     }
   });
 
+  it("a compactor config under the deprecated recentWindow compacts as keepRecent does", () => {
+    const run = generateRun({ seed: 5, steps: 20, failures: 0.2 });
+    const compact = (compactor: object) => compactStepMessages(run.messages, { reducer: reducer(), force: true, compactor });
+    expect(compact({ recentWindow: 3 })).toEqual(compact({ keepRecent: 3 }));
+  });
+
   it("force compacts below the trigger", () => {
     const run = generateRun({ seed: 9, steps: 4, parallel: 0 });
-    expect(compactStepMessages(run.messages, { reducer: reducer(), force: true, compactor: { recentWindow: 1 } }).compacted).toBe(true);
+    expect(compactStepMessages(run.messages, { reducer: reducer(), force: true, compactor: { keepRecent: 1 } }).compacted).toBe(true);
   });
 });
 
@@ -102,7 +108,7 @@ describe("buildReactPrompt (seed 000)", () => {
   });
 
   it("compacts above 5 steps in the seed's layout", () => {
-    const compactor = new StepCompactor({ recentWindow: 3 });
+    const compactor = new StepCompactor({ keepRecent: 3 });
     const prompt = buildReactPrompt({ systemPrompt: "SYS", goal: "GOAL", availableTools: "TOOLS", steps, compactor });
     expect(prompt.startsWith("SYS\nGOAL\nTOOLS\n\nPrevious actions (summarized):\n  [")).toBe(true);
     expect(prompt).toContain("\nRecent steps (detailed):\n");

@@ -33,7 +33,7 @@ export async function compactHistory(kit: StageKit, w: Work, tail: number): Prom
       if (kit.report) kit.report.compacted += oldSteps;
     }
   }
-  const tailNow = kit.tailStart(w, Math.min(1, s.preserveRecentSteps));
+  const tailNow = kit.tailStart(w, Math.min(1, s.keepRecent));
   for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
     if (w.classes[i] !== "historical_context" && w.classes[i] !== "background_extraction") continue;
     if (i >= tailNow) {

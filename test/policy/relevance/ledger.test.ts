@@ -312,9 +312,9 @@ describe("step targets in group lines", () => {
   );
 
   it("names each step's command head and file, only when asked", () => {
-    const plain = new StepCompactor({ recentWindow: 0 }).compact(steps).compactSteps.map(String);
+    const plain = new StepCompactor({ keepRecent: 0 }).compact(steps).compactSteps.map(String);
     expect(plain).toEqual(["[step_001..004] 4 commands executed"]);
-    const named = new StepCompactor({ recentWindow: 0, groupTargets: true }).compact(steps).compactSteps.map(String);
+    const named = new StepCompactor({ keepRecent: 0, groupTargets: true }).compact(steps).compactSteps.map(String);
     expect(named).toEqual(["[step_001..004] 4 commands executed: nl django/forms/field_0.py; nl django/forms/field_1.py; nl django/forms/field_2.py; nl django/forms/field_3.py"]);
   });
 });
