@@ -37,42 +37,16 @@
 import type { Message } from "../model/schema.js";
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
 import { parseMessages, renderMessages } from "../adapters/index.js";
-import { createCompactor, type CompactorConfig, type StageReport } from "../policy/index.js";
+import { createCompactor, type CompactorConfig } from "../policy/index.js";
 import { createMemoryStore } from "../store/index.js";
 import { CtxfoldError } from "../errors.js";
 import { contentText } from "./metrics.js";
+import type { Contender } from "./protocol.js";
 import { tailBaseline } from "./tail-baseline.js";
 import { promptTokens } from "./tokens.js";
 
 export { kCounter, messageTokens, promptTokens } from "./tokens.js";
-
-export interface CompactOutput {
-  /** The compacted prompt, OpenAI Chat Completions messages. */
-  messages: OpenAIChatMessage[];
-  /** The contender's typed refusal: even what it must keep does not fit. */
-  infeasible?: boolean;
-  /** Refs of everything the contender removed or shortened (ctxfold). */
-  refs?: string[];
-  /** A ref's stored text; throws when it does not resolve. */
-  resolve?: (ref: string) => string;
-  /** Something odd the adapter had to mend (tallied and reported under the tables). */
-  anomaly?: string;
-  /** ctxfold: the session's epoch after the call, whether the call started it, and its stages. */
-  epoch?: number;
-  newEpoch?: boolean;
-  stages?: StageReport[];
-}
-
-export interface Contender {
-  name: string;
-  /** Package and version, or "this repo". */
-  version: string;
-  /** How it is configured and how it counts tokens, for the benchmarks page's list of contenders. */
-  note: string;
-  /** Called before the first prompt point of each run at each budget (stateful contenders start afresh). */
-  startRun?(): void;
-  compact(messages: OpenAIChatMessage[], budget: number): Promise<CompactOutput>;
-}
+export type { CompactOutput, Contender } from "./protocol.js";
 
 async function versionOf(pkg: string): Promise<string> {
   try {
