@@ -35,44 +35,19 @@
  *   (epochs keep the prefix stable between compactions, as in a runner).
  */
 import type { Message } from "../model/schema.js";
-import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
+import type { AIMessage, BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { OpenAIChatMessage, OpenAIChatToolCall } from "../adapters/openai-chat.js";
 import { parseMessages, renderMessages } from "../adapters/index.js";
-import { createCompactor, type CompactorConfig, type StageReport } from "../policy/index.js";
+import { createCompactor, type CompactorConfig } from "../policy/index.js";
 import { createMemoryStore } from "../store/index.js";
 import { CtxfoldError } from "../errors.js";
 import { contentText } from "./metrics.js";
+import type { CompactOutput, Contender } from "./protocol.js";
 import { tailBaseline } from "./tail-baseline.js";
 import { promptTokens } from "./tokens.js";
 
 export { kCounter, messageTokens, promptTokens } from "./tokens.js";
-
-export interface CompactOutput {
-  /** The compacted prompt, OpenAI Chat Completions messages. */
-  messages: OpenAIChatMessage[];
-  /** The contender's typed refusal: even what it must keep does not fit. */
-  infeasible?: boolean;
-  /** Refs of everything the contender removed or shortened (ctxfold). */
-  refs?: string[];
-  /** A ref's stored text; throws when it does not resolve. */
-  resolve?: (ref: string) => string;
-  /** Something odd the adapter had to mend (tallied and reported under the tables). */
-  anomaly?: string;
-  /** ctxfold: the session's epoch after the call, whether the call started it, and its stages. */
-  epoch?: number;
-  newEpoch?: boolean;
-  stages?: StageReport[];
-}
-
-export interface Contender {
-  name: string;
-  /** Package and version, or "this repo". */
-  version: string;
-  /** How it is configured and how it counts tokens, for the benchmarks page's list of contenders. */
-  note: string;
-  /** Called before the first prompt point of each run at each budget (stateful contenders start afresh). */
-  startRun?(): void;
-  compact(messages: OpenAIChatMessage[], budget: number): Promise<CompactOutput>;
-}
+export type { CompactOutput, Contender } from "./protocol.js";
 
 async function versionOf(pkg: string): Promise<string> {
   try {
@@ -98,86 +73,100 @@ export function noCompaction(): Contender {
 // ---------------------------------------------------------------------------------------------
 // LangChain.
 
+/** The LangChain messages module, loaded only when the peer is asked for. */
+type LangChain = typeof import("@langchain/core/messages");
+
+/** An OpenAI message as the LangChain message of its role, under `id` (its index in the prompt). */
+function toLangchain(lc: LangChain, m: OpenAIChatMessage, id: string): BaseMessage {
+  const content = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? (m.content as { type: string; [k: string]: unknown }[]) : "";
+  switch (m.role) {
+    case "system":
+    case "developer":
+      return new lc.SystemMessage({ content, id });
+    case "user":
+      return new lc.HumanMessage({ content, id });
+    case "assistant":
+      return new lc.AIMessage({ content, id, tool_calls: langchainToolCalls(m.tool_calls ?? []) });
+    case "tool":
+      return new lc.ToolMessage({ content, id, tool_call_id: m.tool_call_id });
+    default:
+      return new lc.HumanMessage({ content: contentText(m), id });
+  }
+}
+
+/** OpenAI function calls as LangChain tool calls: arguments parsed, kept as `{ input }` when they are not a JSON object. */
+function langchainToolCalls(calls: readonly OpenAIChatToolCall[]) {
+  return calls.flatMap((c) => {
+    const f = (c as { function?: { name: string; arguments: string } }).function;
+    if (!f) return [];
+    let args: unknown;
+    try {
+      args = JSON.parse(f.arguments);
+    } catch {
+      args = undefined;
+    }
+    const obj = args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : { input: f.arguments };
+    return [{ id: (c as { id?: string }).id ?? "", name: f.name, args: obj, type: "tool_call" as const }];
+  });
+}
+
+/** The OpenAI message a LangChain message was made from, when it still holds what the original did, else undefined. */
+function originalOf(m: BaseMessage, byId: ReadonlyMap<string, OpenAIChatMessage>): OpenAIChatMessage | undefined {
+  const o = m.id !== undefined ? byId.get(m.id) : undefined;
+  if (!o) return undefined;
+  const c = m.content;
+  const same = typeof c === "string" ? c === (typeof o.content === "string" ? o.content : o.content == null ? "" : undefined) : JSON.stringify(c) === JSON.stringify(o.content);
+  return same ? o : undefined;
+}
+
+/** A LangChain message as a new OpenAI message (for one trimMessages changed). */
+function fromLangchain(m: BaseMessage): OpenAIChatMessage {
+  const content = typeof m.content === "string" ? m.content : (m.content as OpenAIChatMessage["content"]);
+  const type = m.getType();
+  if (type === "system") return { role: "system", content };
+  if (type === "ai") {
+    const calls = (m as AIMessage).tool_calls ?? [];
+    const out: OpenAIChatMessage = { role: "assistant", content };
+    if (calls.length) out.tool_calls = calls.map((c) => ({ id: c.id ?? "", type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+    return out;
+  }
+  if (type === "tool") return { role: "tool", tool_call_id: (m as ToolMessage).tool_call_id, content };
+  return { role: "user", content };
+}
+
+/**
+ * One prompt through trimMessages: converted to LangChain messages, trimmed with this bench's
+ * token count, and converted back (the very OpenAI messages wherever trimMessages kept one whole).
+ */
+async function trimWithLangchain(lc: LangChain, messages: OpenAIChatMessage[], budget: number): Promise<CompactOutput> {
+  const byId = new Map<string, OpenAIChatMessage>();
+  const input = messages.map((m, i) => {
+    byId.set(String(i), m);
+    return toLangchain(lc, m, String(i));
+  });
+  // The OpenAI message each LangChain message stands for, made once per object (the measure memoises per object).
+  const asOpenAI = new WeakMap<BaseMessage, OpenAIChatMessage>();
+  const openaiOf = (m: BaseMessage): OpenAIChatMessage => {
+    let o = asOpenAI.get(m);
+    if (o === undefined) asOpenAI.set(m, (o = originalOf(m, byId) ?? fromLangchain(m)));
+    return o;
+  };
+  const tokenCounter = (ms: BaseMessage[]): number => promptTokens(ms.map(openaiOf));
+  const out = await lc.trimMessages(input, { maxTokens: budget, strategy: "last", includeSystem: true, startOn: ["human", "ai"], tokenCounter });
+  // When nothing after the system message can start the tail, trimMessages returns [undefined].
+  const kept = out.filter((m): m is BaseMessage => m !== undefined && m !== null);
+  const anomaly = kept.length < out.length ? "trimMessages returned undefined entries (dropped)" : undefined;
+  return { messages: kept.map((m) => originalOf(m, byId) ?? fromLangchain(m)), anomaly };
+}
+
 export async function langchainTrim(): Promise<Contender> {
   const lc = await import("@langchain/core/messages");
-  type BaseMessage = InstanceType<typeof lc.BaseMessage>;
   const version = await versionOf("@langchain/core");
-
-  const toLangchain = (m: OpenAIChatMessage, id: string): BaseMessage => {
-    const content = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? (m.content as { type: string; [k: string]: unknown }[]) : "";
-    switch (m.role) {
-      case "system":
-      case "developer":
-        return new lc.SystemMessage({ content, id });
-      case "user":
-        return new lc.HumanMessage({ content, id });
-      case "assistant": {
-        const tool_calls = (m.tool_calls ?? []).flatMap((c) => {
-          const f = (c as { function?: { name: string; arguments: string } }).function;
-          if (!f) return [];
-          let args: unknown;
-          try {
-            args = JSON.parse(f.arguments);
-          } catch {
-            args = undefined;
-          }
-          const obj = args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : { input: f.arguments };
-          return [{ id: (c as { id?: string }).id ?? "", name: f.name, args: obj, type: "tool_call" as const }];
-        });
-        return new lc.AIMessage({ content, id, tool_calls });
-      }
-      case "tool":
-        return new lc.ToolMessage({ content, id, tool_call_id: m.tool_call_id });
-      default:
-        return new lc.HumanMessage({ content: contentText(m), id });
-    }
-  };
-  /** A LangChain message still holding what the original did, else undefined. */
-  const original = (m: BaseMessage, byId: Map<string, OpenAIChatMessage>): OpenAIChatMessage | undefined => {
-    const o = m.id !== undefined ? byId.get(m.id) : undefined;
-    if (!o) return undefined;
-    const c = m.content;
-    const same = typeof c === "string" ? c === (typeof o.content === "string" ? o.content : o.content == null ? "" : undefined) : JSON.stringify(c) === JSON.stringify(o.content);
-    return same ? o : undefined;
-  };
-  const fromLangchain = (m: BaseMessage): OpenAIChatMessage => {
-    const content = typeof m.content === "string" ? m.content : (m.content as OpenAIChatMessage["content"]);
-    const type = m.getType();
-    if (type === "system") return { role: "system", content };
-    if (type === "ai") {
-      const calls = (m as InstanceType<typeof lc.AIMessage>).tool_calls ?? [];
-      const out: OpenAIChatMessage = { role: "assistant", content };
-      if (calls.length) out.tool_calls = calls.map((c) => ({ id: c.id ?? "", type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.args) } }));
-      return out;
-    }
-    if (type === "tool") return { role: "tool", tool_call_id: (m as InstanceType<typeof lc.ToolMessage>).tool_call_id, content };
-    return { role: "user", content };
-  };
-
   return {
     name: "LangChain trimMessages",
     version,
     note: 'strategy "last", includeSystem: true, startOn: ["human", "ai"] (so a tail never opens on an orphan tool result; with startOn "human" alone, the docs\' chat advice, a tail without a human message, as in every agent run whose only human message is its task, comes back as [undefined], system message included), tokenCounter: this bench\'s exact o200k with OpenAI overheads',
-    async compact(messages, budget) {
-      const byId = new Map<string, OpenAIChatMessage>();
-      const input = messages.map((m, i) => {
-        byId.set(String(i), m);
-        return toLangchain(m, String(i));
-      });
-      // The OpenAI message each LangChain message stands for, made once per object (the measure memoises per object).
-      const asOpenAI = new WeakMap<BaseMessage, OpenAIChatMessage>();
-      const openaiOf = (m: BaseMessage): OpenAIChatMessage => {
-        let o = asOpenAI.get(m);
-        if (o === undefined) asOpenAI.set(m, (o = original(m, byId) ?? fromLangchain(m)));
-        return o;
-      };
-      const tokenCounter = (ms: BaseMessage[]): number => promptTokens(ms.map(openaiOf));
-      const out = await lc.trimMessages(input, { maxTokens: budget, strategy: "last", includeSystem: true, startOn: ["human", "ai"], tokenCounter });
-      // When nothing after the system message can start the tail, trimMessages returns [undefined].
-      const kept = out.filter((m): m is BaseMessage => m !== undefined && m !== null);
-      const anomaly = kept.length < out.length ? "trimMessages returned undefined entries (dropped)" : undefined;
-      return { messages: kept.map((m) => original(m, byId) ?? fromLangchain(m)), anomaly };
-    },
+    compact: (messages, budget) => trimWithLangchain(lc, messages, budget),
   };
 }
 

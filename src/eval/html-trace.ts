@@ -11,29 +11,44 @@ const kPlot = { width: 880, height: 330, left: 64, right: 20, top: 40, bottom: 4
 /** The token value of a point, or null when absent or not a finite number. */
 const tok = (v: number | null | undefined): number | null => (isNum(v) ? v : null);
 
-function renderTracePlot(trace: TraceRun, index: number): string {
+/** Where the plot draws: the area inside the margins and the scales from a point's index and its tokens to SVG coordinates. */
+interface TraceFrame {
+  left: number;
+  top: number;
+  /** Width and height of the plot area. */
+  pw: number;
+  ph: number;
+  /** The largest token value the y axis shows (at least the budget). */
+  yMax: number;
+  /** Prompt points plotted. */
+  n: number;
+  x: (i: number) => number;
+  y: (v: number) => number;
+}
+
+/** A series of token values, one per point, null where a point has none. */
+type TokenSeries = (p: TracePoint) => number | null;
+
+/** The frame for `points` and `budget`: the y axis reaches the largest value plotted, the x axis spans the points. */
+function traceFrame(points: readonly TracePoint[], budget: number | null): TraceFrame {
   const { width: W, height: H, left, right, top, bottom } = kPlot;
   const pw = W - left - right;
   const ph = H - top - bottom;
-  const points: TracePoint[] = trace.points ?? [];
   const n = points.length;
-  const budget = isNum(trace.budget) && trace.budget > 0 ? trace.budget : null;
-
   let yMax = budget ?? 0;
   for (const p of points) yMax = Math.max(yMax, tok(p.tokensIn) ?? 0, tok(p.tokensOut) ?? 0);
   if (!(yMax > 0)) yMax = 1;
   const xMax = Math.max(n - 1, 1);
   const x = (i: number) => (n <= 1 ? left + pw / 2 : left + (i / xMax) * pw);
   const y = (v: number) => top + ph - (v / yMax) * ph;
-  const pt = (i: number, v: number) => `${coord(x(i))},${coord(y(v))}`;
+  return { left, top, pw, ph, yMax, n, x, y };
+}
 
-  const parts: string[] = [];
-  parts.push(`<title>${esc(`Tokens per prompt point of run ${trace.runId} at budget ${int(trace.budget)} (${trace.contender})`)}</title>`);
-  parts.push(`<rect class="plot-area" x="${coord(left)}" y="${coord(top)}" width="${coord(pw)}" height="${coord(ph)}"/>`);
-
-  // Axes and ticks.
+/** The grid, the ticks and their labels, the two axes and their labels. */
+function renderAxes(f: TraceFrame): string[] {
+  const { left, top, pw, ph, n, x, y } = f;
   const grid: string[] = [];
-  for (const v of ticks(yMax, 5, true)) {
+  for (const v of ticks(f.yMax, 5, true)) {
     const yy = coord(y(v));
     grid.push(`<line class="grid" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${yy}" y2="${yy}"/>`);
     grid.push(`<line class="tick" x1="${coord(left - 5)}" x2="${coord(left)}" y1="${yy}" y2="${yy}"/>`);
@@ -45,82 +60,94 @@ function renderTracePlot(trace: TraceRun, index: number): string {
     grid.push(`<line class="tick" x1="${xx}" x2="${xx}" y1="${coord(top + ph)}" y2="${coord(top + ph + 5)}"/>`);
     grid.push(`<text class="tick-label x" x="${xx}" y="${coord(top + ph + 18)}" text-anchor="middle">${esc(int(i))}</text>`);
   }
-  parts.push(`<g class="axes">${grid.join("")}<line class="axis" x1="${coord(left)}" x2="${coord(left)}" y1="${coord(top)}" y2="${coord(top + ph)}"/><line class="axis" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${coord(top + ph)}" y2="${coord(top + ph)}"/></g>`);
-  parts.push(`<text class="axis-label" x="${coord(left + pw / 2)}" y="${coord(H - 6)}" text-anchor="middle">prompt point</text>`);
-  parts.push(`<text class="axis-label" transform="translate(14 ${coord(top + ph / 2)}) rotate(-90)" text-anchor="middle">tokens</text>`);
+  return [
+    `<g class="axes">${grid.join("")}<line class="axis" x1="${coord(left)}" x2="${coord(left)}" y1="${coord(top)}" y2="${coord(top + ph)}"/><line class="axis" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${coord(top + ph)}" y2="${coord(top + ph)}"/></g>`,
+    `<text class="axis-label" x="${coord(left + pw / 2)}" y="${coord(kPlot.height - 6)}" text-anchor="middle">prompt point</text>`,
+    `<text class="axis-label" transform="translate(14 ${coord(top + ph / 2)}) rotate(-90)" text-anchor="middle">tokens</text>`,
+  ];
+}
 
-  // Epoch markers, under the lines.
+/** A labelled vertical line where each epoch starts (drawn under the token lines); none when no epoch starts. */
+function renderEpochMarkers(f: TraceFrame, points: readonly TracePoint[]): string[] {
   const epochs: string[] = [];
   points.forEach((p, i) => {
     if (!p.newEpoch) return;
-    const xx = coord(x(i));
-    epochs.push(`<line class="epoch" data-point="${i}" data-epoch="${esc(int(p.epoch))}" x1="${xx}" x2="${xx}" y1="${coord(top)}" y2="${coord(top + ph)}"><title>${esc(`epoch ${int(p.epoch)} starts at point ${i}`)}</title></line>`);
-    epochs.push(`<text class="epoch-label" x="${coord(x(i) + 3)}" y="${coord(top + 11)}">${esc(`e${int(p.epoch)}`)}</text>`);
+    const xx = coord(f.x(i));
+    epochs.push(`<line class="epoch" data-point="${i}" data-epoch="${esc(int(p.epoch))}" x1="${xx}" x2="${xx}" y1="${coord(f.top)}" y2="${coord(f.top + f.ph)}"><title>${esc(`epoch ${int(p.epoch)} starts at point ${i}`)}</title></line>`);
+    epochs.push(`<text class="epoch-label" x="${coord(f.x(i) + 3)}" y="${coord(f.top + 11)}">${esc(`e${int(p.epoch)}`)}</text>`);
   });
-  if (epochs.length) parts.push(`<g class="epochs">${epochs.join("")}</g>`);
+  return epochs.length ? [`<g class="epochs">${epochs.join("")}</g>`] : [];
+}
 
-  // Budget line.
-  if (budget !== null) {
-    const yy = coord(y(budget));
-    parts.push(`<line class="budget" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${yy}" y2="${yy}"><title>${esc(`budget ${int(budget)} tokens`)}</title></line>`);
-    parts.push(`<text class="budget-label" x="${coord(left + pw - 4)}" y="${coord(y(budget) + 13)}" text-anchor="end">${esc(`budget ${int(budget)}`)}</text>`);
+/** The budget's horizontal line and its label; none without a budget. */
+function renderBudgetLine(f: TraceFrame, budget: number | null): string[] {
+  if (budget === null) return [];
+  const yy = coord(f.y(budget));
+  return [
+    `<line class="budget" x1="${coord(f.left)}" x2="${coord(f.left + f.pw)}" y1="${yy}" y2="${yy}"><title>${esc(`budget ${int(budget)} tokens`)}</title></line>`,
+    `<text class="budget-label" x="${coord(f.left + f.pw - 4)}" y="${coord(f.y(budget) + 13)}" text-anchor="end">${esc(`budget ${int(budget)}`)}</text>`,
+  ];
+}
+
+/** The unbroken runs of a series: a point without a value ends one. */
+function seriesRuns(points: readonly TracePoint[], value: TokenSeries): { i: number; v: number }[][] {
+  const out: { i: number; v: number }[][] = [];
+  let cur: { i: number; v: number }[] = [];
+  points.forEach((p, i) => {
+    const v = value(p);
+    if (v === null) {
+      if (cur.length) out.push(cur);
+      cur = [];
+    } else cur.push({ i, v });
+  });
+  if (cur.length) out.push(cur);
+  return out;
+}
+
+/** A series as a line per run (a dot for a run of one point); a missing value breaks the line. */
+function renderSeries(f: TraceFrame, points: readonly TracePoint[], cls: string, value: TokenSeries): string {
+  const pt = (i: number, v: number) => `${coord(f.x(i))},${coord(f.y(v))}`;
+  const s: string[] = [];
+  for (const seg of seriesRuns(points, value)) {
+    if (seg.length === 1) s.push(`<circle class="${cls} dot" cx="${coord(f.x(seg[0].i))}" cy="${coord(f.y(seg[0].v))}" r="3"/>`);
+    else s.push(`<polyline class="${cls}" points="${seg.map((q) => pt(q.i, q.v)).join(" ")}"/>`);
   }
+  return s.join("");
+}
 
-  // Tokens in: one line; a missing value (not a number) breaks it like a missing output.
-  const runs = (value: (p: TracePoint) => number | null) => {
-    const out: { i: number; v: number }[][] = [];
-    let cur: { i: number; v: number }[] = [];
-    points.forEach((p, i) => {
-      const v = value(p);
-      if (v === null) {
-        if (cur.length) out.push(cur);
-        cur = [];
-      } else cur.push({ i, v });
-    });
-    if (cur.length) out.push(cur);
-    return out;
-  };
-  const series = (cls: string, value: (p: TracePoint) => number | null) => {
-    const s: string[] = [];
-    for (const seg of runs(value)) {
-      if (seg.length === 1) s.push(`<circle class="${cls} dot" cx="${coord(x(seg[0].i))}" cy="${coord(y(seg[0].v))}" r="3"/>`);
-      else s.push(`<polyline class="${cls}" points="${seg.map((q) => pt(q.i, q.v)).join(" ")}"/>`);
-    }
-    return s.join("");
-  };
-  parts.push(series("tokens-in", (p) => tok(p.tokensIn)));
-  parts.push(series("tokens-out", (p) => tok(p.tokensOut)));
-
-  // Points without an output: a cross on the x axis.
+/** A cross on the x axis at each point without an output (refused or threw); none when every point has one. */
+function renderMissingOutputs(f: TraceFrame, points: readonly TracePoint[]): string[] {
   const missing: string[] = [];
   points.forEach((p, i) => {
     if (tok(p.tokensOut) !== null) return;
-    const cx = x(i);
-    const cy = top + ph;
+    const cx = f.x(i);
+    const cy = f.top + f.ph;
     missing.push(`<path class="out-missing" data-point="${i}" d="M${coord(cx - 4)},${coord(cy - 4)}L${coord(cx + 4)},${coord(cy + 4)}M${coord(cx - 4)},${coord(cy + 4)}L${coord(cx + 4)},${coord(cy - 4)}"><title>${esc(`point ${i}: no output (refused or threw)`)}</title></path>`);
   });
-  if (missing.length) parts.push(`<g class="missing">${missing.join("")}</g>`);
+  return missing.length ? [`<g class="missing">${missing.join("")}</g>`] : [];
+}
 
-  // Hover targets with the values of each point (only for traces a reader can hover point by point).
-  if (n > 0 && n <= 2000) {
-    const band = n <= 1 ? pw : pw / (n - 1);
-    const hovers = points.map((p, i) => {
-      const x0 = Math.max(left, x(i) - band / 2);
-      const x1 = Math.min(left + pw, x(i) + band / 2);
-      const label = `point ${i}: ${int(p.messages)} messages, in ${int(tok(p.tokensIn))}, out ${tok(p.tokensOut) === null ? "none" : int(p.tokensOut)}, epoch ${int(p.epoch)}${p.newEpoch ? " (new)" : ""}`;
-      return `<rect x="${coord(x0)}" y="${coord(top)}" width="${coord(Math.max(0, x1 - x0))}" height="${coord(ph)}"><title>${esc(label)}</title></rect>`;
-    });
-    parts.push(`<g class="hover">${hovers.join("")}</g>`);
-  }
+/** Hover targets with the values of each point, only for traces a reader can hover point by point. */
+function renderHoverTargets(f: TraceFrame, points: readonly TracePoint[]): string[] {
+  const { n, left, top, pw, ph, x } = f;
+  if (!(n > 0 && n <= 2000)) return [];
+  const band = n <= 1 ? pw : pw / (n - 1);
+  const hovers = points.map((p, i) => {
+    const x0 = Math.max(left, x(i) - band / 2);
+    const x1 = Math.min(left + pw, x(i) + band / 2);
+    const label = `point ${i}: ${int(p.messages)} messages, in ${int(tok(p.tokensIn))}, out ${tok(p.tokensOut) === null ? "none" : int(p.tokensOut)}, epoch ${int(p.epoch)}${p.newEpoch ? " (new)" : ""}`;
+    return `<rect x="${coord(x0)}" y="${coord(top)}" width="${coord(Math.max(0, x1 - x0))}" height="${coord(ph)}"><title>${esc(label)}</title></rect>`;
+  });
+  return [`<g class="hover">${hovers.join("")}</g>`];
+}
 
-  if (n === 0) parts.push(`<text class="empty" x="${coord(left + pw / 2)}" y="${coord(top + ph / 2)}" text-anchor="middle">no prompt points</text>`);
-
-  // Legend, in the top margin.
+/** The legend in the top margin: the two token lines, then the budget, epochs and missing outputs where the plot has them. */
+function renderLegend(has: { budget: boolean; epochs: boolean; missing: boolean }): string {
   const legend: [string, string][] = [["tokens-in", "tokens in (before)"], ["tokens-out", "tokens out (after compaction)"]];
-  if (budget !== null) legend.push(["budget", "budget"]);
-  if (epochs.length) legend.push(["epoch", "new epoch"]);
-  if (missing.length) legend.push(["out-missing", "no output"]);
-  let lx = left;
+  if (has.budget) legend.push(["budget", "budget"]);
+  if (has.epochs) legend.push(["epoch", "new epoch"]);
+  if (has.missing) legend.push(["out-missing", "no output"]);
+  let lx = kPlot.left;
   const items = legend.map(([cls, label]) => {
     const swatch = cls === "out-missing"
       ? `<path class="key-out-missing" d="M${coord(lx + 5)},${coord(10)}L${coord(lx + 13)},${coord(18)}M${coord(lx + 5)},${coord(18)}L${coord(lx + 13)},${coord(10)}"/>`
@@ -129,8 +156,31 @@ function renderTracePlot(trace: TraceRun, index: number): string {
     lx += 23 + label.length * 6.6 + 16;
     return item;
   });
-  parts.push(`<g class="legend">${items.join("")}</g>`);
+  return `<g class="legend">${items.join("")}</g>`;
+}
 
+/** One traced run at one budget as an SVG line plot, its layers drawn bottom to top. */
+function renderTracePlot(trace: TraceRun, index: number): string {
+  const { width: W, height: H } = kPlot;
+  const points: TracePoint[] = trace.points ?? [];
+  const budget = isNum(trace.budget) && trace.budget > 0 ? trace.budget : null;
+  const f = traceFrame(points, budget);
+  const { left, top, pw, ph, n } = f;
+  const epochs = renderEpochMarkers(f, points);
+  const missing = renderMissingOutputs(f, points);
+  const parts = [
+    `<title>${esc(`Tokens per prompt point of run ${trace.runId} at budget ${int(trace.budget)} (${trace.contender})`)}</title>`,
+    `<rect class="plot-area" x="${coord(left)}" y="${coord(top)}" width="${coord(pw)}" height="${coord(ph)}"/>`,
+    ...renderAxes(f),
+    ...epochs,
+    ...renderBudgetLine(f, budget),
+    renderSeries(f, points, "tokens-in", (p) => tok(p.tokensIn)),
+    renderSeries(f, points, "tokens-out", (p) => tok(p.tokensOut)),
+    ...missing,
+    ...renderHoverTargets(f, points),
+    ...(n === 0 ? [`<text class="empty" x="${coord(left + pw / 2)}" y="${coord(top + ph / 2)}" text-anchor="middle">no prompt points</text>`] : []),
+    renderLegend({ budget: budget !== null, epochs: epochs.length > 0, missing: missing.length > 0 }),
+  ];
   return `<svg class="trace" id="trace-svg-${index}" data-run="${esc(trace.runId)}" data-budget="${attrNum(trace.budget)}" data-contender="${esc(trace.contender)}" data-points="${n}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">
 ${parts.join("\n")}
 </svg>`;

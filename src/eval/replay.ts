@@ -15,7 +15,8 @@
 import { openaiChatAdapter } from "../adapters/index.js";
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
 import { newViolations, validate, type ValidationResult } from "../validate/index.js";
-import { kCounter, messageTokens, promptTokens, type CompactOutput, type Contender } from "./contenders.js";
+import { kCounter, messageTokens, promptTokens } from "./tokens.js";
+import type { CompactOutput, Contender } from "./protocol.js";
 import { evidenceKept, nextStepEvidence } from "./evidence.js";
 import {
   cachePricedCost, kPricing, prefixShare, prefixSplit, type Pricing, contentText, criticalCore, criticalVerbatim, failedVisible, isFailedToolResult, kCriticalKinds, percentile, recoverable, samplePoints,

@@ -17,8 +17,8 @@
  * budget_infeasible does.
  */
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
-import type { CompactOutput, Contender } from "./contenders.js";
 import { anchorIndices } from "./metrics.js";
+import type { CompactOutput, Contender } from "./protocol.js";
 import { messageTokens, promptTokens } from "./tokens.js";
 
 /** The messages other than `skip` as units (see the module comment), each a list of indices in input order. */

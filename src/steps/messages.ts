@@ -117,6 +117,22 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   const gone = steps.filter((s) => !recent.has(s.id));
   if (gone.length === 0) return untouched();
 
+  const removal = removeMarked(messages, markParts(gone, history.recentSteps, options.reduceRecent));
+  const { ref: removedRef, refs: removedRefs } = putMessages(reducer.store, removal.removed);
+  insertSummary(removal, stepSummary(messages, history, gone, removedRef));
+  // Merge what removal made adjacent: user + user, assistant + assistant.
+  return { messages: mergeAdjacent(removal.out, removal.gapBefore), compacted: true, history, steps, removedRef, removedRefs };
+}
+
+/** The parts a compaction touches: the calls and results of the steps that leave, and the recent results it reduces. */
+interface PartMarks {
+  removeCalls: PartSet;
+  removeResults: PartSet;
+  reduceRecent: PartSet<ReducedStep>;
+}
+
+/** Marks the parts of the steps that leave (`gone`), and with `reduceRecent` the recent results whose output was offloaded. */
+function markParts(gone: readonly ReducedStep[], recentSteps: readonly ReducedStep[], reduceRecent: boolean | undefined): PartMarks {
   const removeCalls = new PartSet();
   const removeResults = new PartSet();
   for (const s of gone) {
@@ -124,82 +140,119 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
     if (s.callMessage !== undefined) removeCalls.set(s.callMessage, s.callId, true);
     if (s.resultMessage !== undefined) removeResults.set(s.resultMessage, s.callId, true);
   }
-  const reduceRecent = new PartSet<ReducedStep>();
-  if (options.reduceRecent) {
-    for (const s of history.recentSteps) {
-      if (s.outcomeRef && s.callId !== undefined && s.resultMessage !== undefined) reduceRecent.set(s.resultMessage, s.callId, s);
+  const recent = new PartSet<ReducedStep>();
+  if (reduceRecent) {
+    for (const s of recentSteps) {
+      if (s.outcomeRef && s.callId !== undefined && s.resultMessage !== undefined) recent.set(s.resultMessage, s.callId, s);
     }
   }
+  return { removeCalls, removeResults, reduceRecent: recent };
+}
 
-  const out: Message[] = [];
-  const removed: Message[] = [];
+/**
+ * Message i's parts without the marked calls and results, a reduced recent result as its
+ * observation and ref: `changed` when a part left, `lostCalls` when a call did.
+ */
+function remainingParts(m: Message, i: number, marks: PartMarks): { parts: Part[]; changed: boolean; lostCalls: boolean } {
+  const { removeCalls, removeResults, reduceRecent } = marks;
+  if (!removeCalls.touches(i) && !removeResults.touches(i) && !reduceRecent.touches(i)) return { parts: m.parts, changed: false, lostCalls: false };
+  const parts: Part[] = [];
+  let changed = false;
+  let lostCalls = false;
+  for (const p of m.parts) {
+    if (p.type === "tool-call" && removeCalls.get(i, p.id)) { lostCalls = true; changed = true; continue; }
+    if (p.type === "tool-result" && removeResults.get(i, p.callId)) { changed = true; continue; }
+    const recent = p.type === "tool-result" ? reduceRecent.get(i, p.callId) : undefined;
+    if (p.type === "tool-result" && recent) {
+      parts.push({ ...p, content: [{ type: "text", text: `${recent.observation}\n(full output: ${recent.outcomeRef})` }] });
+      continue;
+    }
+    parts.push(p);
+  }
+  return { parts, changed, lostCalls };
+}
+
+/**
+ * What is left of message i: its remaining parts, or undefined when it leaves whole (nothing
+ * left, its calls all left, or only reasoning left), except that a message holding a provider's
+ * compaction keeps that part alone; `changed` when a part left.
+ */
+function leftOf(m: Message, i: number, marks: PartMarks): { parts: Part[] | undefined; changed: boolean } {
+  const { parts, changed, lostCalls } = remainingParts(m, i, marks);
+  const keepsCalls = parts.some((p) => p.type === "tool-call");
+  const dropWhole = changed && (parts.length === 0 || (lostCalls && !keepsCalls) || !parts.some((p) => p.type !== "reasoning"));
+  if (dropWhole && holdsServerContext(m)) return { parts: parts.filter((p) => serverContextKind(p) !== undefined), changed };
+  return { parts: dropWhole ? undefined : parts, changed };
+}
+
+/** The messages with the marked parts removed, and where the summary goes. */
+interface Removal {
+  out: Message[];
   /** Output index → whether a removal happened right before it (for the adjacency merge). */
-  const gapBefore: boolean[] = [];
-  let insertAt = -1;
+  gapBefore: boolean[];
+  /** The original messages a part left, each whole. */
+  removed: Message[];
+  /** The output index of the first message a part left. */
+  insertAt: number;
+  /** Where the latest compaction's message is in `out` (-1: none), and whether a step after it is removed. */
+  boundaryAt: number;
+  removesAfterBoundary: boolean;
+}
+
+/** Removes the marked parts, message by message, and the messages left with nothing to stand for. */
+function removeMarked(messages: readonly Message[], marks: PartMarks): Removal {
+  const r: Removal = { out: [], gapBefore: [], removed: [], insertAt: -1, boundaryAt: -1, removesAfterBoundary: false };
   let gap = false;
   const boundary = compactionBoundary(messages);
-  /** Where the latest compaction's message is in `out`, and whether a step after it is removed. */
-  let boundaryAt = -1;
-  let after = false;
   messages.forEach((m, i) => {
-    let parts: Part[] = m.parts;
-    let changed = false;
-    let lostCalls = false;
-    if (removeCalls.touches(i) || removeResults.touches(i) || reduceRecent.touches(i)) {
-      parts = [];
-      for (const p of m.parts) {
-        if (p.type === "tool-call" && removeCalls.get(i, p.id)) { lostCalls = true; changed = true; continue; }
-        if (p.type === "tool-result" && removeResults.get(i, p.callId)) { changed = true; continue; }
-        const recent = p.type === "tool-result" ? reduceRecent.get(i, p.callId) : undefined;
-        if (p.type === "tool-result" && recent) {
-          parts.push({ ...p, content: [{ type: "text", text: `${recent.observation}\n(full output: ${recent.outcomeRef})` }] });
-          continue;
-        }
-        parts.push(p);
-      }
-    }
-    const keepsCalls = parts.some((p) => p.type === "tool-call");
-    let dropWhole = changed && (parts.length === 0 || (lostCalls && !keepsCalls) || !parts.some((p) => p.type !== "reasoning"));
-    if (dropWhole && holdsServerContext(m)) {
-      parts = parts.filter((p) => serverContextKind(p) !== undefined);
-      dropWhole = false;
-    }
+    const { parts, changed } = leftOf(m, i, marks);
     if (changed) {
-      removed.push(m);
-      if (insertAt < 0) insertAt = out.length;
-      if (boundary >= 0 && i > boundary) after = true;
+      r.removed.push(m);
+      if (r.insertAt < 0) r.insertAt = r.out.length;
+      if (boundary >= 0 && i > boundary) r.removesAfterBoundary = true;
     }
-    if (i === boundary) boundaryAt = out.length;
-    if (dropWhole) {
+    if (i === boundary) r.boundaryAt = r.out.length;
+    if (parts === undefined) {
       gap = true;
       return;
     }
-    out.push(parts === m.parts ? m : { ...m, parts });
-    gapBefore.push(gap);
+    r.out.push(parts === m.parts ? m : { ...m, parts });
+    r.gapBefore.push(gap);
     gap = false;
   });
+  return r;
+}
 
-  const store = reducer.store;
-  const { ref: removedRef, refs: removedRefs } = putMessages(store, removed);
+/**
+ * The summary message: the design's "Previous actions (summarized):" section of the compact and
+ * dropped tiers, the failed steps' call ids, and the ref of the removed messages.
+ */
+function stepSummary(messages: readonly Message[], history: CompactedHistory, gone: readonly ReducedStep[], removedRef: string): Message {
   const section = formatForPrompt({ ...history, recentSteps: [] }).trimEnd();
   // Failed steps name their tool call ids too, so a failure stays traceable to its call.
   const failed = gone.filter((s) => !s.success && s.callId !== undefined).map((s) => s.callId!);
   // Each step's lines are redacted by the reducer; a step's output may also repeat another call's secret argument.
   const text = redactEchoes(`${section}\n${failed.length > 0 ? `  (failed calls: ${failed.join(", ")})\n` : ""}  (removed messages: ${removedRef})`, argumentSecrets(messages));
-  const summary: Message = {
+  return {
     id: `ctxfold-steps-${hashToHex(hashText(text))}`,
     role: "user",
     parts: [marked({ type: "text", text }, { kind: kStepSummaryKind, ref: removedRef, failed })],
     meta: { ctxfold: { kind: kStepSummaryKind, steps: gone.map((s) => s.id), ref: removedRef } },
   };
-  if (after && insertAt <= boundaryAt) {
-    insertAt = boundaryAt + 1;
-    while (insertAt < out.length && out[insertAt].role === "tool") insertAt++;
-  }
-  out.splice(insertAt, 0, summary);
-  gapBefore.splice(insertAt, 0, true);
-  if (insertAt + 1 < gapBefore.length) gapBefore[insertAt + 1] = true;
+}
 
-  // Merge what removal made adjacent: user + user, assistant + assistant.
-  return { messages: mergeAdjacent(out, gapBefore), compacted: true, history, steps, removedRef, removedRefs };
+/**
+ * Puts the summary where the first removed step was; when it summarises steps after the latest
+ * compaction and would stand before it, right after that message and the results answering it
+ * instead. A removal counts on both sides of it for the adjacency merge.
+ */
+function insertSummary(r: Removal, summary: Message): void {
+  let at = r.insertAt;
+  if (r.removesAfterBoundary && at <= r.boundaryAt) {
+    at = r.boundaryAt + 1;
+    while (at < r.out.length && r.out[at].role === "tool") at++;
+  }
+  r.out.splice(at, 0, summary);
+  r.gapBefore.splice(at, 0, true);
+  if (at + 1 < r.gapBefore.length) r.gapBefore[at + 1] = true;
 }

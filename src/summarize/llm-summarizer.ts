@@ -37,7 +37,7 @@
 import { CtxfoldError } from "../errors.js";
 import { redactSecrets } from "../steps/redact.js";
 import { TokenCounter } from "../tokens/token-counter.js";
-import { extractiveSummarizer, oneLineLabel } from "./extractive.js";
+import { extractiveSummarizer, oneLineLabel, type SyncSummarizer } from "./extractive.js";
 import type { Summarizer, SummarizerFallbackEvent } from "../steps/summarizer.js";
 
 /** A Summarizer that answers with a promise (assignable to Summarizer). */
@@ -99,8 +99,32 @@ function positiveNumber(value: unknown, path: string, integer: boolean, min: num
 
 const nonEmpty = (s: string | undefined): string | undefined => (typeof s === "string" && s.trim() !== "" ? s.trim() : undefined);
 
+/** A summariser's settings as resolved at construction (see resolveSettings). */
+interface LlmSettings {
+  apiKey: string;
+  /** The chat-completions endpoint. */
+  url: string;
+  model: string;
+  timeoutMs: number;
+  maxRetries: number;
+  maxInputTokens: number;
+  fetch: typeof fetch;
+  counter: TokenCounter;
+  fallback: Summarizer | undefined;
+  onEvent: ((e: LlmSummarizerEvent) => void) | undefined;
+}
+
 /** An OpenAI-compatible chat-completions Summarizer with a bounded retry and an extractive fallback (see the module comment). */
 export function llmSummarizer(options: LlmSummarizerOptions = {}): AsyncSummarizer {
+  const summarizer = new ChatSummarizer(resolveSettings(options));
+  return (text: string, targetTokens: number, label: string): Promise<string> => summarizer.summarize(text, targetTokens, label);
+}
+
+/**
+ * The settings: options first, then the environment, then the defaults (see the module
+ * comment); a missing key or a bad option is a CtxfoldError E_BAD_INPUT naming it.
+ */
+function resolveSettings(options: LlmSummarizerOptions): LlmSettings {
   // User configuration, not a test hook: the endpoint, model and key an option leaves out come
   // from these variables, as LlmSummarizerOptions' @default and the module comment document
   // (OPENAI_API_KEY / OPENAI_BASE_URL are every OpenAI client's own).
@@ -110,14 +134,7 @@ export function llmSummarizer(options: LlmSummarizerOptions = {}): AsyncSummariz
     throw new CtxfoldError("E_BAD_INPUT", "no API key: pass options.apiKey or set CTXFOLD_LLM_API_KEY or OPENAI_API_KEY", { path: "apiKey" });
   }
   const baseUrl = nonEmpty(options.baseUrl) ?? nonEmpty(env.CTXFOLD_LLM_BASE_URL) ?? nonEmpty(env.OPENAI_BASE_URL) ?? kLlmSummarizerDefaults.baseUrl;
-  let url: string;
-  try {
-    const u = new URL(baseUrl.replace(/\/+$/, "") + "/chat/completions");
-    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("not http(s)");
-    url = u.href;
-  } catch {
-    throw new CtxfoldError("E_BAD_INPUT", `not an http(s) URL: ${JSON.stringify(redactSecrets(baseUrl).split(apiKey).join("[REDACTED]"))} (options.baseUrl, CTXFOLD_LLM_BASE_URL or OPENAI_BASE_URL)`, { path: "baseUrl" });
-  }
+  const url = chatCompletionsUrl(baseUrl, apiKey);
   const model = nonEmpty(options.model) ?? nonEmpty(env.CTXFOLD_LLM_MODEL) ?? kLlmSummarizerDefaults.model;
   const timeoutMs = positiveNumber(options.timeoutMs ?? kLlmSummarizerDefaults.timeoutMs, "timeoutMs", false, 1);
   const maxRetries = positiveNumber(options.maxRetries ?? kLlmSummarizerDefaults.maxRetries, "maxRetries", true, 0);
@@ -127,47 +144,93 @@ export function llmSummarizer(options: LlmSummarizerOptions = {}): AsyncSummariz
   if (options.fallback !== undefined && typeof options.fallback !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a Summarizer", { path: "fallback" });
   if (options.onEvent !== undefined && typeof options.onEvent !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: "onEvent" });
   const counter = options.counter ?? new TokenCounter();
-  const extractive = extractiveSummarizer({ counter });
-  const fallback = options.fallback;
-  const onEvent = options.onEvent;
+  return { apiKey, url, model, timeoutMs, maxRetries, maxInputTokens, fetch: fetchImpl, counter, fallback: options.fallback, onEvent: options.onEvent };
+}
 
-  /** A reason as an event may carry it: without the key or any secret, one line, bounded. */
-  const scrub = (s: string): string => {
-    const clean = redactSecrets(s.split(apiKey).join("[REDACTED]")).replace(/\s+/g, " ").trim();
-    return clean.length > 300 ? clean.slice(0, 299) + "…" : clean;
-  };
-  const emit = (e: LlmSummarizerEvent): void => {
+/** The chat-completions URL under `baseUrl`; an E_BAD_INPUT quoting it (secrets and the key redacted) when it is not http(s). */
+function chatCompletionsUrl(baseUrl: string, apiKey: string): string {
+  try {
+    const u = new URL(baseUrl.replace(/\/+$/, "") + "/chat/completions");
+    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("not http(s)");
+    return u.href;
+  } catch {
+    throw new CtxfoldError("E_BAD_INPUT", `not an http(s) URL: ${JSON.stringify(redactSecrets(baseUrl).split(apiKey).join("[REDACTED]"))} (options.baseUrl, CTXFOLD_LLM_BASE_URL or OPENAI_BASE_URL)`, { path: "baseUrl" });
+  }
+}
+
+/**
+ * One llmSummarizer: asks the model, retries an answer over the target a bounded number of
+ * times, and falls back on every other failure (see the module comment). The key stays in a
+ * private field; the caller holds only the function llmSummarizer returns.
+ */
+class ChatSummarizer {
+  readonly #s: LlmSettings;
+  readonly #extractive: SyncSummarizer;
+
+  constructor(settings: LlmSettings) {
+    this.#s = settings;
+    this.#extractive = extractiveSummarizer({ counter: settings.counter });
+  }
+
+  /** The summary of `text` within `targetTokens`: never throws nor rejects. */
+  async summarize(text: string, targetTokens: number, label: string): Promise<string> {
+    const lbl = typeof label === "string" ? label : String(label);
     try {
-      onEvent?.({ ...e, reason: scrub(e.reason) });
-    } catch {
-      // an observer's failure is not the summariser's
-    }
-  };
-
-  /** The fallback's answer on the original text; the extractive summariser when the fallback fails. */
-  const fallBack = async (text: string, target: number, label: string, reason: string, attempt: number): Promise<string> => {
-    let why = reason;
-    if (fallback) {
+      if (typeof text !== "string" || typeof targetTokens !== "number" || Number.isNaN(targetTokens)) {
+        this.#emit({ type: "summarizer_fallback", label: lbl, reason: `bad_input: expected a string and a number of tokens`, attempt: 0 });
+        return "";
+      }
+      const target = Math.floor(targetTokens);
+      if (target <= 0 || text.length === 0) return "";
+      const tokens = this.#s.counter.estimate(text);
+      if (tokens <= target) return this.#extractive(text, target, lbl);
+      if (tokens > this.#s.maxInputTokens) return await this.#fallBack(text, target, lbl, `input_too_large: ${tokens} > ${this.#s.maxInputTokens} tokens`, 0);
+      return await this.#askModel(text, target, lbl);
+    } catch (err) {
+      // Nothing above should throw; if something does, the caller still gets a summary.
       try {
-        const out = await fallback(text, target, label);
-        if (typeof out === "string" && counter.estimate(out) <= target) {
-          emit({ type: "summarizer_fallback", label, reason: why, attempt });
-          return out;
-        }
-        why += typeof out === "string" ? `; the fallback answered over the target (${counter.estimate(out)} > ${target} tokens): used the extractive summariser` : "; the fallback answered no string: used the extractive summariser";
-      } catch (err) {
-        why += `; the fallback failed (${err instanceof Error ? err.message : String(err)}): used the extractive summariser`;
+        return await this.#fallBack(text, Math.max(0, Math.floor(targetTokens)), lbl, `internal_error: ${err instanceof Error ? err.message : String(err)}`, 0);
+      } catch {
+        return "";
       }
     }
-    emit({ type: "summarizer_fallback", label, reason: why, attempt });
-    try {
-      return extractive(text, target, label);
-    } catch {
-      return "";
-    }
-  };
+  }
 
-  const request = async (messages: { role: string; content: string }[], target: number, remainingMs: number): Promise<Outcome> => {
+  /**
+   * The model's answer within the target: requests until one fits, each retry asking more firmly
+   * (instruction), within one deadline; the fallback after the last retry or any other failure.
+   */
+  async #askModel(text: string, target: number, label: string): Promise<string> {
+    const { counter, timeoutMs, maxRetries } = this.#s;
+    const deadline = Date.now() + timeoutMs;
+    const sent = redactSecrets(text);
+    let previous: { tokens: number; truncated: boolean } | undefined;
+    for (let attempt = 1; ; attempt++) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return await this.#fallBack(text, target, label, `timeout: no answer within ${timeoutMs} ms`, attempt - 1);
+      const outcome = await this.#request(
+        [
+          { role: "system", content: instruction(oneLineLabel(label), target, previous) },
+          { role: "user", content: sent },
+        ],
+        target,
+        remaining,
+      );
+      if (!outcome.ok) return await this.#fallBack(text, target, label, outcome.reason, attempt);
+      const answer = redactSecrets(this.#withoutKey(outcome.content).trim());
+      if (answer.length === 0) return await this.#fallBack(text, target, label, "empty_answer", attempt);
+      const got = counter.estimate(answer);
+      if (got <= target && outcome.finishReason !== "length") return answer;
+      const reason = got > target ? `output_exceeds_target: ${got} > ${target} tokens` : `output_truncated: the answer hit max_tokens`;
+      if (attempt > maxRetries) return await this.#fallBack(text, target, label, reason, attempt);
+      this.#emit({ type: "summarizer_retry", label, reason, attempt });
+      previous = { tokens: got, truncated: got <= target };
+    }
+  }
+
+  /** One chat-completions request, aborted when `remainingMs` pass: the answer, or why there is none. */
+  async #request(messages: { role: string; content: string }[], target: number, remainingMs: number): Promise<Outcome> {
+    const { url, model, apiKey, timeoutMs, fetch: fetchImpl } = this.#s;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), remainingMs);
     try {
@@ -177,79 +240,86 @@ export function llmSummarizer(options: LlmSummarizerOptions = {}): AsyncSummariz
         body: JSON.stringify({ model, messages, max_tokens: Math.max(16, Math.ceil(target * kLlmSummarizerDefaults.maxTokensFactor)), temperature: 0 }),
         signal: controller.signal,
       });
-      const body = await res.text();
-      const quote = (): string => body.slice(0, kLlmSummarizerDefaults.reasonBodyChars);
-      if (!res.ok) return { ok: false, reason: `http_${res.status}: ${quote()}` };
-      let json: unknown;
-      try {
-        json = JSON.parse(body);
-      } catch {
-        return { ok: false, reason: `invalid_json: ${quote()}` };
-      }
-      const choice = (json as { choices?: { message?: { content?: unknown }; finish_reason?: unknown }[] } | null)?.choices?.[0];
-      const content = textOf(choice?.message?.content);
-      if (content === undefined) {
-        const error = (json as { error?: { message?: unknown } } | null)?.error;
-        const detail = typeof error?.message === "string" ? `: ${error.message}` : "";
-        return { ok: false, reason: `invalid_response: no choices[0].message.content${detail}` };
-      }
-      return { ok: true, content, finishReason: choice?.finish_reason };
+      return completionOutcome(res, await res.text());
     } catch (err) {
       if (controller.signal.aborted) return { ok: false, reason: `timeout: no answer within ${timeoutMs} ms` };
-      const cause = (err as { cause?: { code?: unknown; message?: unknown } })?.cause;
-      const detail = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : "";
-      return { ok: false, reason: `network_error: ${err instanceof Error ? err.message : String(err)}${detail ? ` (${detail})` : ""}` };
+      return { ok: false, reason: networkFailure(err) };
     } finally {
       clearTimeout(timer);
     }
-  };
+  }
 
-  return async (text: string, targetTokens: number, label: string): Promise<string> => {
-    const lbl = typeof label === "string" ? label : String(label);
-    try {
-      if (typeof text !== "string" || typeof targetTokens !== "number" || Number.isNaN(targetTokens)) {
-        emit({ type: "summarizer_fallback", label: lbl, reason: `bad_input: expected a string and a number of tokens`, attempt: 0 });
-        return "";
-      }
-      const target = Math.floor(targetTokens);
-      if (target <= 0 || text.length === 0) return "";
-      const tokens = counter.estimate(text);
-      if (tokens <= target) return extractive(text, target, lbl);
-      if (tokens > maxInputTokens) return await fallBack(text, target, lbl, `input_too_large: ${tokens} > ${maxInputTokens} tokens`, 0);
-
-      const deadline = Date.now() + timeoutMs;
-      const sent = redactSecrets(text);
-      let previous: { tokens: number; truncated: boolean } | undefined;
-      for (let attempt = 1; ; attempt++) {
-        const remaining = deadline - Date.now();
-        if (remaining <= 0) return await fallBack(text, target, lbl, `timeout: no answer within ${timeoutMs} ms`, attempt - 1);
-        const outcome = await request(
-          [
-            { role: "system", content: instruction(oneLineLabel(lbl), target, previous) },
-            { role: "user", content: sent },
-          ],
-          target,
-          remaining,
-        );
-        if (!outcome.ok) return await fallBack(text, target, lbl, outcome.reason, attempt);
-        const answer = redactSecrets(outcome.content.split(apiKey).join("[REDACTED]").trim());
-        if (answer.length === 0) return await fallBack(text, target, lbl, "empty_answer", attempt);
-        const got = counter.estimate(answer);
-        if (got <= target && outcome.finishReason !== "length") return answer;
-        const reason = got > target ? `output_exceeds_target: ${got} > ${target} tokens` : `output_truncated: the answer hit max_tokens`;
-        if (attempt > maxRetries) return await fallBack(text, target, lbl, reason, attempt);
-        emit({ type: "summarizer_retry", label: lbl, reason, attempt });
-        previous = { tokens: got, truncated: got <= target };
-      }
-    } catch (err) {
-      // Nothing above should throw; if something does, the caller still gets a summary.
+  /** The fallback's answer on the original text; the extractive summariser when the fallback fails. */
+  async #fallBack(text: string, target: number, label: string, reason: string, attempt: number): Promise<string> {
+    const { fallback, counter } = this.#s;
+    let why = reason;
+    if (fallback) {
       try {
-        return await fallBack(text, Math.max(0, Math.floor(targetTokens)), lbl, `internal_error: ${err instanceof Error ? err.message : String(err)}`, 0);
-      } catch {
-        return "";
+        const out = await fallback(text, target, label);
+        if (typeof out === "string" && counter.estimate(out) <= target) {
+          this.#emit({ type: "summarizer_fallback", label, reason: why, attempt });
+          return out;
+        }
+        why += typeof out === "string" ? `; the fallback answered over the target (${counter.estimate(out)} > ${target} tokens): used the extractive summariser` : "; the fallback answered no string: used the extractive summariser";
+      } catch (err) {
+        why += `; the fallback failed (${err instanceof Error ? err.message : String(err)}): used the extractive summariser`;
       }
     }
-  };
+    this.#emit({ type: "summarizer_fallback", label, reason: why, attempt });
+    try {
+      return this.#extractive(text, target, label);
+    } catch {
+      return "";
+    }
+  }
+
+  /** Tells onEvent, with the reason scrubbed. */
+  #emit(e: LlmSummarizerEvent): void {
+    const { onEvent } = this.#s;
+    try {
+      onEvent?.({ ...e, reason: this.#scrub(e.reason) });
+    } catch {
+      // an observer's failure is not the summariser's
+    }
+  }
+
+  /** A reason as an event may carry it: without the key or any secret, one line, bounded. */
+  #scrub(s: string): string {
+    const clean = redactSecrets(this.#withoutKey(s)).replace(/\s+/g, " ").trim();
+    return clean.length > 300 ? clean.slice(0, 299) + "…" : clean;
+  }
+
+  /** `s` with the API key replaced, in case a server echoes it back. */
+  #withoutKey(s: string): string {
+    return s.split(this.#s.apiKey).join("[REDACTED]");
+  }
+}
+
+/** A chat completion's reply as an outcome: its first choice's text and finish reason, or why there is none. */
+function completionOutcome(res: Response, body: string): Outcome {
+  const quote = (): string => body.slice(0, kLlmSummarizerDefaults.reasonBodyChars);
+  if (!res.ok) return { ok: false, reason: `http_${res.status}: ${quote()}` };
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return { ok: false, reason: `invalid_json: ${quote()}` };
+  }
+  const choice = (json as { choices?: { message?: { content?: unknown }; finish_reason?: unknown }[] } | null)?.choices?.[0];
+  const content = textOf(choice?.message?.content);
+  if (content === undefined) {
+    const error = (json as { error?: { message?: unknown } } | null)?.error;
+    const detail = typeof error?.message === "string" ? `: ${error.message}` : "";
+    return { ok: false, reason: `invalid_response: no choices[0].message.content${detail}` };
+  }
+  return { ok: true, content, finishReason: choice?.finish_reason };
+}
+
+/** Why a request failed without a reply (not a timeout): the error and its cause's code or message. */
+function networkFailure(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } })?.cause;
+  const detail = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : "";
+  return `network_error: ${err instanceof Error ? err.message : String(err)}${detail ? ` (${detail})` : ""}`;
 }
 
 /** A message content as text: a string, or the text parts of a content array. */
