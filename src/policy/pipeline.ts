@@ -75,7 +75,7 @@ export async function runPipeline(
   const preserve = tier === "critical" ? Math.min(1, s.preserveRecentSteps) : s.preserveRecentSteps;
   // Stages 1–3 leave the preserved tail alone, found anew when each runs (a stage moves messages).
   const stages: StageDef[] = [
-    { stage: 1, name: "tool_args", run: () => compactToolArgs(kit, w, kit.tailStart(w, preserve)), essential: true },
+    { stage: 1, name: "tool_args", run: () => compactToolArgs(kit, w, kit.tailStart(w, preserve), w.target), essential: true },
     { stage: 2, name: "tool_outputs", run: () => compactToolOutputs(kit, w, kit.tailStart(w, preserve), messages), essential: true },
     { stage: 3, name: "historical_text", run: () => compactHistory(kit, w, kit.tailStart(w, preserve)), essential: false },
     { stage: 4, name: "merge_oldest", run: () => mergeOldest(kit, w, budget), essential: false },
