@@ -1,6 +1,5 @@
 import type { Message, Part } from "../model/schema.js";
 import { argumentSecrets, redactEchoes } from "../steps/redact.js";
-import { classify } from "./classify.js";
 import { remainingMs } from "./options.js";
 import { compactHistory } from "./stages/history.js";
 import { mergeOldest } from "./stages/merge.js";
@@ -10,11 +9,12 @@ import { keepThinkingOpener } from "./stages/thinking-opener.js";
 import { compactToolArgs } from "./stages/tool-args.js";
 import { compactToolOutputs } from "./stages/tool-outputs.js";
 import type { CompactCallOptions, StageReport, Tier } from "./types.js";
-import type { StageKit, Work } from "./work.js";
+import { criticalSet, openWork, tailStart, type StageKit, type Work } from "./work.js";
 
-/** What the tiered pipeline gives back: the work, its exact total, and the verdict. */
+/** What the tiered pipeline gives back: the work, the stages' reports, its exact total, and the verdict. */
 export interface PipelineResult {
   work: Work;
+  stages: StageReport[];
   tokensAfter: number;
   status: "ok" | "budget_infeasible";
   /** Exact tokens of the critical set, when infeasible. */
@@ -45,26 +45,21 @@ export async function runPipeline(
   const s = kit.settings;
   // The recall hint goes in last, so the stages work to the budget less its room (recall-hint.ts).
   const budget = hintedBudget(callBudget, hint, kit.counter);
-  const msgs = [...messages];
-  const w: Work = {
-    msgs, classes: classify(msgs), total, target: Math.floor(s.targetRatio * budget), budget, input: messages,
-    refs: [], stages: [], compacted: 0, steps: kit.steps.reduce(msgs),
-  };
+  const w = openWork(kit, messages, total, budget);
+  const reports: StageReport[] = [];
   const remaining = () => remainingMs(deadline, now(), started);
   /** Runs one stage with its report (timed, emitted), unless the deadline or `skip` says otherwise. */
   const runStage = async ({ stage, name, run, essential }: StageDef, skip?: "no_gain"): Promise<void> => {
     const before = w.total;
     const t0 = now();
     const report: StageReport = { stage, name, candidateCount: 0, compacted: 0, skipped: {}, tokensBefore: before, tokensAfter: before, durationMs: 0 };
-    w.stages.push(report);
+    reports.push(report);
     if (!essential && remaining() < s.deadlineReserveMs) {
       report.skipped.deadline = 1;
     } else if (skip) {
       report.skipped[skip] = 1;
     } else {
-      kit.report = report;
-      await run();
-      kit.report = undefined;
+      await kit.tally(report, run);
     }
     report.tokensAfter = w.total;
     report.durationMs = now() - t0;
@@ -75,15 +70,15 @@ export async function runPipeline(
   const preserve = tier === "critical" ? Math.min(1, s.preserveRecentSteps) : s.preserveRecentSteps;
   // Stages 1–3 leave the preserved tail alone, found anew when each runs (a stage moves messages).
   const stages: StageDef[] = [
-    { stage: 1, name: "tool_args", run: () => compactToolArgs(kit, w, kit.tailStart(w, preserve), w.target), essential: true },
-    { stage: 2, name: "tool_outputs", run: () => compactToolOutputs(kit, w, kit.tailStart(w, preserve), messages), essential: true },
-    { stage: 3, name: "historical_text", run: () => compactHistory(kit, w, kit.tailStart(w, preserve)), essential: false },
+    { stage: 1, name: "tool_args", run: () => compactToolArgs(kit, w, tailStart(w, preserve), w.target), essential: true },
+    { stage: 2, name: "tool_outputs", run: () => compactToolOutputs(kit, w, tailStart(w, preserve), messages), essential: true },
+    { stage: 3, name: "historical_text", run: () => compactHistory(kit, w, tailStart(w, preserve)), essential: false },
     { stage: 4, name: "merge_oldest", run: () => mergeOldest(kit, w, budget), essential: false },
   ];
   // When even the best case of stages 1 and 2 leaves the request above the target and stage 3
   // will run, their work would be superseded: stage 3 replaces every old step (arguments and
   // outputs included, stored whole) by the step summary. They are then skipped as no_gain.
-  const superseded = remaining() >= s.deadlineReserveMs && bestCaseTraceSavings(kit, w, kit.tailStart(w, preserve)) < w.total - w.target;
+  const superseded = remaining() >= s.deadlineReserveMs && bestCaseTraceSavings(kit, w, tailStart(w, preserve)) < w.total - w.target;
   for (const def of stages) {
     if (w.total <= w.target) break;
     if (def.stage === 4 && w.total <= s.hardRatio * budget) break; // only above hard
@@ -107,8 +102,8 @@ export async function runPipeline(
     tokensAfter = tokensAfter + w.total - before;
     if (tokensAfter > 0.9 * callBudget) tokensAfter = kit.measure.exact(w.msgs);
   }
-  if (tokensAfter <= callBudget) return { work: w, tokensAfter, status: "ok" };
-  return { work: w, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(kit.criticalSet(w.msgs, w.classes)) };
+  if (tokensAfter <= callBudget) return { work: w, stages: reports, tokensAfter, status: "ok" };
+  return { work: w, stages: reports, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(criticalSet(w.msgs, w.classes)) };
 }
 
 /**

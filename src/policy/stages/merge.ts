@@ -12,7 +12,7 @@ import type { ReducedStep } from "../../steps/types.js";
 import { indexedRefs, putMessages } from "../../store/messages.js";
 import { summarizeExtractive } from "../../summarize/extractive.js";
 import { isLedgerPart } from "../relevance/ledger.js";
-import { shrinkLedger, writeLedger, type StageKit, type Work } from "../work.js";
+import { criticalSet, shrinkLedger, tailStart, writeLedger, type StageKit, type Work } from "../work.js";
 import { compactToolArgs } from "./tool-args.js";
 
 /**
@@ -59,20 +59,18 @@ interface Merged {
  * originals stored whole under one index; what they established goes into the ledger.
  */
 async function mergeMiddle(kit: StageKit, w: Work, budget: number): Promise<void> {
-  const tail = kit.tailStart(w, 1);
+  const tail = tailStart(w, 1);
   const middle = middleOf(w, tail);
   kit.candidate(middle.length);
   if (middle.length === 0) return;
   const gone = new Set(middle);
   const merged = gatherMerged(kit, w, tail, gone);
   const { ref, refs } = putMessages(kit.store, merged.items);
-  w.refs.push(ref, ...refs.filter((_, k) => typeof merged.items[k] !== "string"));
+  kit.addRefs(w, ref, ...refs.filter((_, k) => typeof merged.items[k] !== "string"));
   const summary = (await kit.summarize(merged.texts.join("\n"), mergeTarget(kit, w, budget), "merge")).text;
-  w.msgs.splice(0, w.msgs.length, ...withMerged(w.msgs, middle[0], gone, mergedMessage(merged, ref, summary)));
-  kit.relist(w);
+  kit.relist(w, withMerged(w.msgs, middle[0], gone, mergedMessage(merged, ref, summary)), false);
   writeLedger(kit, w, { messages: merged.items.filter((x): x is Message => typeof x !== "string"), steps: merged.steps });
-  w.compacted += middle.length;
-  if (kit.report) kit.report.compacted += middle.length;
+  kit.countCompactions(w, middle.length);
 }
 
 /**
@@ -131,12 +129,12 @@ function takeStepSummary(kit: StageKit, w: Work, i: number, merged: Merged): voi
   merged.failures.push(...summary.failed);
   kit.replace(w, i, m.parts.filter((_, k) => k !== at));
   // Its index is superseded by the merge's, which names the same messages.
-  w.refs = w.refs.filter((r) => r !== summary.ref);
+  kit.dropRef(w, summary.ref);
 }
 
 /** The merged summary's room: a quarter of what the critical messages leave of `budget` (at least 60), at most mergeTokens. */
 function mergeTarget(kit: StageKit, w: Work, budget: number): number {
-  return Math.min(kit.settings.mergeTokens, Math.max(60, Math.floor((budget - kit.measure.all(kit.criticalSet(w.msgs, w.classes))) / 4)));
+  return Math.min(kit.settings.mergeTokens, Math.max(60, Math.floor((budget - kit.measure.all(criticalSet(w.msgs, w.classes))) / 4)));
 }
 
 /** The message that stands for the merged ones: the ledger carried, then a header naming the index, the failures, the summary. */
@@ -202,7 +200,7 @@ async function summarizedOutput(kit: StageKit, w: Work, p: ToolResultPart, over:
   const failure = failureLine(p, text);
   const room = Math.max(60, tokens - over) - (failure ? kit.measure.text(failure) + 1 : 0);
   const summary = await kit.summarize(resultPayload(p.content).data, Math.max(20, room), `output:${p.name ?? "tool"}`);
-  w.refs.push(summary.ref);
+  kit.addRefs(w, summary.ref);
   return { ...p, content: [{ type: "text", text: failure ? `${failure}\n${summary.text}` : summary.text }] };
 }
 

@@ -36,7 +36,7 @@ export function dropSuperseded(kit: StageKit, w: Work): void {
   if (gone.length === 0) return;
   const items = gone.map((i) => w.msgs[i]);
   const { ref, refs } = putMessages(kit.store, items);
-  w.refs.push(ref, ...refs);
+  kit.addRefs(w, ref, ...refs);
   const text = `[ctxfold] ${items.length} earlier message${items.length === 1 ? "" : "s"}, superseded by the provider's compaction, moved out; originals: ${ref}`;
   const note: Message = {
     id: `ctxfold-superseded-${hashToHex(hashText(ref)).slice(0, 12)}`,
@@ -52,9 +52,6 @@ export function dropSuperseded(kit: StageKit, w: Work): void {
     if (!drop.has(i)) out.push(m);
     if (i === at && after) out.push(note);
   });
-  w.msgs.splice(0, w.msgs.length, ...out);
-  kit.relist(w);
-  w.steps = kit.steps.reduce(w.msgs);
-  w.compacted += gone.length;
-  if (kit.report) kit.report.compacted += gone.length;
+  kit.relist(w, out, true);
+  kit.countCompactions(w, gone.length);
 }

@@ -35,7 +35,7 @@ export function compactToolArgs(kit: StageKit, w: Work, tail: number, target: nu
         args = { text: JSON.stringify({ ...minimal, _ctxfold: `arguments offloaded: ${ref}` }), ref };
         kit.memoSet(key, args);
       }
-      w.refs.push(args.ref);
+      kit.addRefs(w, args.ref);
       changed = true;
       return { ...p, args: args.text } satisfies ToolCallPart;
     });

@@ -67,7 +67,7 @@ export function compactToolOutputs(kit: StageKit, w: Work, tail: number, input: 
       });
       const replacement = focus && !sup ? kit.withFocusLines(p, data, json, plain, focus) : plain;
       if (replacement !== plain) focused.push({ message: i, callId: p.callId, plain });
-      w.refs.push(replacement.ref);
+      kit.addRefs(w, replacement.ref);
       changed = true;
       return withText(p, replacement.text);
     });
@@ -96,7 +96,7 @@ function replaceStale(kit: StageKit, w: Work, stale: ReadonlyMap<string, Superse
       continue;
     }
     const replacement = supersededLine(kit, sup.reason, w.steps[sup.step], p.callId, data, json);
-    w.refs.push(replacement.ref);
+    kit.addRefs(w, replacement.ref);
     const parts = [...m.parts];
     parts[k] = withText(p, replacement.text);
     kit.replace(w, sup.message, parts);
