@@ -3,6 +3,15 @@ import { compactStepMessages, isStepSummaryPart } from "../../steps/messages.js"
 import type { ReducedStep } from "../../steps/types.js";
 import { isLedgerPart } from "../relevance/ledger.js";
 import { tailStart, writeLedger, type StageKit, type Work } from "../work.js";
+import { defineStage } from "./stage.js";
+
+/** Stage 3, on the work before the preserved tail; skipped near the deadline. */
+export const historicalTextStage = defineStage({
+  stage: 3,
+  name: "historical_text",
+  essential: false,
+  run: (kit, w, ctx) => compactHistory(kit, w, tailStart(w, ctx.preserve)),
+});
 
 /**
  * Stage 3: the steps before the tail grouped into one step summary (the step compactor; the

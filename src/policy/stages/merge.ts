@@ -13,7 +13,17 @@ import { indexedRefs, putMessages } from "../../store/messages.js";
 import { summarizeExtractive } from "../../summarize/extractive.js";
 import { isLedgerPart } from "../relevance/ledger.js";
 import { criticalSet, shrinkLedger, tailStart, writeLedger, type StageKit, type Work } from "../work.js";
+import { defineStage } from "./stage.js";
 import { compactToolArgs } from "./tool-args.js";
+
+/** Stage 4, only above the hard threshold, to the work's budget; skipped near the deadline. */
+export const mergeOldestStage = defineStage({
+  stage: 4,
+  name: "merge_oldest",
+  essential: false,
+  when: (w, ctx) => w.total > ctx.settings.hardRatio * w.budget,
+  run: (kit, w) => mergeOldest(kit, w, w.budget),
+});
 
 /**
  * Stage 4 (above hard only): the oldest context between the critical head (system prompt and

@@ -14,7 +14,8 @@ import type { StageKit, Work } from "../work.js";
  * the soft threshold, or when the opener stood at or before the input's latest provider
  * compaction (history it supersedes, or the message holding it, which stays in the output).
  */
-export function keepThinkingOpener(kit: StageKit, w: Work, input: readonly Message[], budget: number): void {
+export function keepThinkingOpener(kit: StageKit, w: Work): void {
+  const input = w.input;
   if (!usesThinking(input)) return;
   // Whether or not the turn is in progress yet: the agent's next call will make it so.
   const at = turnInProgressOpener(input, { evenIfDone: true });
@@ -47,7 +48,7 @@ export function keepThinkingOpener(kit: StageKit, w: Work, input: readonly Messa
   const msgs = [...w.msgs.slice(0, into), opener, ...shortened, ...w.msgs.slice(into)];
   // Only within the soft threshold: above it the output would not be a fixed point (compacting
   // it again would change it) and could miss the budget; there the gap stays.
-  if (kit.measure.all(msgs) > kit.settings.softRatio * budget) return;
+  if (kit.measure.all(msgs) > kit.settings.softRatio * w.budget) return;
   kit.addRefs(w, ...refs);
   kit.relist(w, msgs, true);
 }

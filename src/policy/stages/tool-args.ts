@@ -1,6 +1,17 @@
 import { hashText, hashToHex } from "../../core/hash.js";
 import type { ToolCallPart } from "../../model/schema.js";
-import type { StageKit, Work } from "../work.js";
+import { tailStart, type StageKit, type Work } from "../work.js";
+import { skipWhenTracesSuperseded } from "./plan.js";
+import { defineStage } from "./stage.js";
+
+/** Stage 1, on the work before the preserved tail; no_gain where the plan found stage 3 would replace it. */
+export const toolArgsStage = defineStage({
+  stage: 1,
+  name: "tool_args",
+  essential: true,
+  skip: skipWhenTracesSuperseded,
+  run: (kit, w, ctx) => compactToolArgs(kit, w, tailStart(w, ctx.preserve), w.target),
+});
 
 /**
  * Stage 1: long tool-call arguments before the tail (`tail`: where the preserved tail starts)
