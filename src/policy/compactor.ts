@@ -162,9 +162,10 @@ export class Compactor {
     }
     const kit = new StageKit(carry?.emit || carry?.settings ? { ...this.#services, emit, settings: carry.settings ?? this.settings } : this.#services, measure);
     if (carry) ({ ledger: kit.priorLedger, facts: kit.facts } = carry);
-    const { work: w, tokensAfter, status, criticalTokens } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started, hint);
+    const { work: w, stages, tokensAfter, status, criticalTokens } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started, hint);
+    const canonical = [...w.msgs];
     const result: CanonicalResult = {
-      ...base, messages: w.msgs, canonical: w.msgs, status, tokensAfter, stages: w.stages, refs: w.refs,
+      ...base, messages: canonical, canonical, status, tokensAfter, stages, refs: [...w.refs],
       ...(criticalTokens !== undefined ? { infeasible: { criticalTokens, budget } } : {}),
     };
     if (w.compacted > this.settings.churnWarnAt) emit({ type: "churn_warning", compacted: w.compacted, limit: this.settings.churnWarnAt });

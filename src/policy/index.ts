@@ -14,3 +14,5 @@ export { llmSummarizer, kLlmSummarizerDefaults } from "../summarize/llm-summariz
 export type { LlmSummarizerOptions, LlmSummarizerEvent, AsyncSummarizer } from "../summarize/llm-summarizer.js";
 export { compactionStats, addEvent, newCompactionStats } from "./telemetry.js";
 export type { CtxfoldEvent, CompactionStats } from "./telemetry.js";
+// StageReport's stage names are declared by the stages' registry: its declarations come along with it.
+import "./stages/index.js";

@@ -1,95 +1,96 @@
 import type { Message, Part } from "../model/schema.js";
 import { argumentSecrets, redactEchoes } from "../steps/redact.js";
-import { classify } from "./classify.js";
 import { remainingMs } from "./options.js";
-import { compactHistory } from "./stages/history.js";
-import { mergeOldest } from "./stages/merge.js";
 import { hintedBudget, placeRecallHint } from "./recall-hint.js";
-import { dropSuperseded, supersededHistory } from "./stages/superseded.js";
+import { kStages, type RegisteredStage } from "./stages/index.js";
+import { mergeOldest } from "./stages/merge.js";
+import { makePlan } from "./stages/plan.js";
+import type { StageContext } from "./stages/stage.js";
 import { keepThinkingOpener } from "./stages/thinking-opener.js";
-import { compactToolArgs } from "./stages/tool-args.js";
-import { compactToolOutputs } from "./stages/tool-outputs.js";
 import type { CompactCallOptions, StageReport, Tier } from "./types.js";
-import type { StageKit, Work } from "./work.js";
+import { criticalSet, openWork, type StageKit, type Work } from "./work.js";
 
-/** What the tiered pipeline gives back: the work, its exact total, and the verdict. */
+/** What the tiered pipeline gives back: the work, the stages' reports, its exact total, and the verdict. */
 export interface PipelineResult {
   work: Work;
+  stages: StageReport[];
   tokensAfter: number;
   status: "ok" | "budget_infeasible";
   /** Exact tokens of the critical set, when infeasible. */
   criticalTokens?: number;
 }
 
-interface StageDef {
-  stage: StageReport["stage"];
-  name: StageReport["name"];
-  run: () => Promise<void> | void;
-  /** Whether it runs even when the deadline is near (cheap, and what the budget most depends on). */
-  essential: boolean;
+/** The clock of one call: now, and the milliseconds left before its deadline. */
+export interface CallClock {
+  now(): number;
+  remaining(): number;
 }
 
 /**
- * The tiered policy over messages above the soft threshold: classify; when the input carries a
- * provider's compaction, move out the history it supersedes first (stage 0); plan (where the
- * preserved tail starts, which stages can pay), run the stages in order until the total is at
- * or below the target (stage 4 only above the hard threshold), each re-measured after it runs;
- * then put back a thinking turn's opener, and finish: near the budget the exact count decides,
- * and where it is over, stage 4 runs again against the budget scaled by how far the estimate
- * was off.
+ * The tiered policy over messages above the soft threshold, as named steps: the work opened
+ * (classified, to the budget less the recall hint's room, which goes in last); the registry's
+ * stages run (stages/index.ts: each re-measured after it runs, until the total is at or below
+ * the target); a thinking turn's opener put back; the exact finish; the echoes of secrets in
+ * what the stages wrote redacted; the recall hint placed; the verdict.
  */
 export async function runPipeline(
   kit: StageKit, messages: readonly Message[], total: number, callBudget: number, tier: Tier, deadline: CompactCallOptions["deadline"], now: () => number, started: number,
   hint?: string,
 ): Promise<PipelineResult> {
-  const s = kit.settings;
-  // The recall hint goes in last, so the stages work to the budget less its room (recall-hint.ts).
-  const budget = hintedBudget(callBudget, hint, kit.counter);
-  const msgs = [...messages];
-  const w: Work = {
-    msgs, classes: classify(msgs), total, target: Math.floor(s.targetRatio * budget), budget, input: messages,
-    refs: [], stages: [], compacted: 0, steps: kit.steps.reduce(msgs),
-  };
-  const remaining = () => remainingMs(deadline, now(), started);
-  /** Runs one stage with its report (timed, emitted), unless the deadline or `skip` says otherwise. */
-  const runStage = async ({ stage, name, run, essential }: StageDef, skip?: "no_gain"): Promise<void> => {
-    const before = w.total;
-    const t0 = now();
-    const report: StageReport = { stage, name, candidateCount: 0, compacted: 0, skipped: {}, tokensBefore: before, tokensAfter: before, durationMs: 0 };
-    w.stages.push(report);
-    if (!essential && remaining() < s.deadlineReserveMs) {
-      report.skipped.deadline = 1;
-    } else if (skip) {
-      report.skipped[skip] = 1;
-    } else {
-      kit.report = report;
-      await run();
-      kit.report = undefined;
-    }
-    report.tokensAfter = w.total;
-    report.durationMs = now() - t0;
-    kit.emit({ type: "compaction_stage", tier, ...report });
-  };
-  // Only an input that carries a provider's compaction has a stage 0 (and its report).
-  if (w.total > w.target && supersededHistory(w.msgs).length > 0) await runStage({ stage: 0, name: "superseded_history", run: () => dropSuperseded(kit, w), essential: true });
-  const preserve = tier === "critical" ? Math.min(1, s.keepRecent) : s.keepRecent;
-  // Stages 1–3 leave the preserved tail alone, found anew when each runs (a stage moves messages).
-  const stages: StageDef[] = [
-    { stage: 1, name: "tool_args", run: () => compactToolArgs(kit, w, kit.tailStart(w, preserve)), essential: true },
-    { stage: 2, name: "tool_outputs", run: () => compactToolOutputs(kit, w, kit.tailStart(w, preserve), messages), essential: true },
-    { stage: 3, name: "historical_text", run: () => compactHistory(kit, w, kit.tailStart(w, preserve)), essential: false },
-    { stage: 4, name: "merge_oldest", run: () => mergeOldest(kit, w, budget), essential: false },
-  ];
-  // When even the best case of stages 1 and 2 leaves the request above the target and stage 3
-  // will run, their work would be superseded: stage 3 replaces every old step (arguments and
-  // outputs included, stored whole) by the step summary. They are then skipped as no_gain.
-  const superseded = remaining() >= s.deadlineReserveMs && bestCaseTraceSavings(kit, w, kit.tailStart(w, preserve)) < w.total - w.target;
+  const w = openWork(kit, messages, total, hintedBudget(callBudget, hint, kit.counter));
+  const preserve = tier === "critical" ? Math.min(1, kit.settings.keepRecent) : kit.settings.keepRecent;
+  const clock: CallClock = { now, remaining: () => remainingMs(deadline, now(), started) };
+  const stages = await runStages(kit, w, { settings: kit.settings, tier, preserve }, clock);
+  keepThinkingOpener(kit, w);
+  let tokensAfter = await finishExact(kit, w);
+  const before = w.total;
+  redactWrittenEchoes(kit, w);
+  tokensAfter += w.total - before;
+  if (hint !== undefined) tokensAfter = placeHint(kit, w, hint, tokensAfter, callBudget);
+  if (tokensAfter <= callBudget) return { work: w, stages, tokensAfter, status: "ok" };
+  return { work: w, stages, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(criticalSet(w.msgs, w.classes)) };
+}
+
+/**
+ * The registry's stages in its order, each with its turn (and report) while the work is above
+ * its target and the stage's `when` holds. The plan is made once, after stage 0 (which works on
+ * the input as given) and before every other stage, whether or not they then have a turn.
+ */
+export async function runStages(kit: StageKit, w: Work, call: StageContext, clock: CallClock, stages: readonly RegisteredStage[] = kStages): Promise<StageReport[]> {
+  const reports: StageReport[] = [];
+  let ctx = call;
   for (const def of stages) {
-    if (w.total <= w.target) break;
-    if (def.stage === 4 && w.total <= s.hardRatio * budget) break; // only above hard
-    await runStage(def, superseded && def.stage <= 2 ? "no_gain" : undefined);
+    if (def.stage > 0 && ctx.plan === undefined) ctx = { ...ctx, plan: makePlan(kit, w, ctx, clock.remaining()) };
+    if (w.total <= w.target || (def.when !== undefined && !def.when(w, ctx))) continue;
+    reports.push(await runStage(kit, w, def, ctx, clock));
   }
-  keepThinkingOpener(kit, w, messages, budget);
+  return reports;
+}
+
+/**
+ * One stage's turn, timed and emitted: skipped whole near the deadline unless the stage is
+ * essential, or for the reason its `skip` gives; otherwise run, counting into its report.
+ */
+async function runStage(kit: StageKit, w: Work, def: RegisteredStage, ctx: StageContext, clock: CallClock): Promise<StageReport> {
+  const before = w.total;
+  const t0 = clock.now();
+  const report: StageReport = { stage: def.stage, name: def.name, candidateCount: 0, compacted: 0, skipped: {}, tokensBefore: before, tokensAfter: before, durationMs: 0 };
+  const skip = !def.essential && clock.remaining() < ctx.settings.deadlineReserveMs ? "deadline" : def.skip?.(w, ctx);
+  if (skip) report.skipped[skip] = 1;
+  else await kit.tally(report, () => def.run(kit, w, ctx));
+  report.tokensAfter = w.total;
+  report.durationMs = clock.now() - t0;
+  kit.emit({ type: "compaction_stage", tier: ctx.tier, ...report });
+  return report;
+}
+
+/**
+ * The exact finish: near the budget the exact count decides; where it is over, stage 4's merge
+ * runs again (at most twice, unreported) against the budget scaled by how far the estimate was
+ * off. The request's tokens after it.
+ */
+async function finishExact(kit: StageKit, w: Work): Promise<number> {
+  const budget = w.budget;
   let tokensAfter = w.total;
   if (tokensAfter > 0.9 * budget) tokensAfter = kit.measure.exact(w.msgs);
   for (let retry = 0; retry < 2 && tokensAfter > budget; retry++) {
@@ -97,18 +98,7 @@ export async function runPipeline(
     await mergeOldest(kit, w, scaled);
     tokensAfter = kit.measure.exact(w.msgs);
   }
-  const before = w.total;
-  redactWrittenEchoes(kit, w, messages);
-  tokensAfter += w.total - before;
-  const hinted = hint === undefined ? undefined : placeRecallHint(w.msgs, messages, kit.store.prefix, hint);
-  if (hinted) {
-    const before = w.total;
-    kit.replace(w, hinted.index, hinted.parts, false);
-    tokensAfter = tokensAfter + w.total - before;
-    if (tokensAfter > 0.9 * callBudget) tokensAfter = kit.measure.exact(w.msgs);
-  }
-  if (tokensAfter <= callBudget) return { work: w, tokensAfter, status: "ok" };
-  return { work: w, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(kit.criticalSet(w.msgs, w.classes)) };
+  return tokensAfter;
 }
 
 /**
@@ -117,10 +107,10 @@ export async function runPipeline(
  * line, a ledger fact or an observation read from a tool's output or the agent's text that
  * repeated one. The parts kept from the input are the caller's own and stay as they are.
  */
-function redactWrittenEchoes(kit: StageKit, w: Work, input: readonly Message[]): void {
-  const secrets = argumentSecrets(input);
+function redactWrittenEchoes(kit: StageKit, w: Work): void {
+  const secrets = argumentSecrets(w.input);
   if (secrets.length === 0) return;
-  const own = new Set<Part>(input.flatMap((m) => m.parts));
+  const own = new Set<Part>(w.input.flatMap((m) => m.parts));
   w.msgs.forEach((m, i) => {
     const parts = m.parts.map((p) => (own.has(p) ? p : redactEchoes(p, secrets)));
     if (parts.some((p, k) => p !== m.parts[k])) kit.replace(w, i, parts, false);
@@ -128,17 +118,14 @@ function redactWrittenEchoes(kit: StageKit, w: Work, input: readonly Message[]):
 }
 
 /**
- * An upper bound of what stages 1 and 2 can save: every tool-trace message before the tail
- * shrunk to 40 tokens a part (a replacement is an observation or minimal arguments plus a ref,
- * rarely less).
+ * The recall hint placed (recall-hint.ts), within the room the stages left it: the request's
+ * tokens after it, counted exactly near the call's budget.
  */
-function bestCaseTraceSavings(kit: StageKit, w: Work, tail: number): number {
-  let saving = 0;
-  for (let i = 0; i < tail; i++) {
-    if (w.classes[i] !== "tool_trace") continue;
-    const m = w.msgs[i];
-    const trace = m.parts.filter((p) => p.type === "tool-call" || p.type === "tool-result").length;
-    saving += Math.max(0, kit.measure.of(m) - 40 * Math.max(1, trace));
-  }
-  return saving;
+function placeHint(kit: StageKit, w: Work, hint: string, tokensAfter: number, callBudget: number): number {
+  const hinted = placeRecallHint(w.msgs, w.input, kit.store.prefix, hint);
+  if (!hinted) return tokensAfter;
+  const before = w.total;
+  kit.replace(w, hinted.index, hinted.parts, false);
+  const after = tokensAfter + w.total - before;
+  return after > 0.9 * callBudget ? kit.measure.exact(w.msgs) : after;
 }

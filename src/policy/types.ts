@@ -30,10 +30,19 @@ export interface CompactCallOptions {
   recallHint?: boolean | string;
 }
 
+/**
+ * The names of a compaction's stages with their numbers: "fits" here (the normal tier, where no
+ * stage runs), and each stage of the tiered pipeline's registry, merged in from its definition
+ * by stages/index.ts (so a new stage needs no line here).
+ */
+export interface StageNumbers {
+  fits: 0;
+}
+
 /** One stage of a compaction, as the telemetry reports it (the tiered policy's compaction_stage). */
 export interface StageReport {
-  stage: 0 | 1 | 2 | 3 | 4;
-  name: "fits" | "superseded_history" | "tool_args" | "tool_outputs" | "historical_text" | "merge_oldest";
+  stage: StageNumbers[keyof StageNumbers];
+  name: keyof StageNumbers;
   candidateCount: number;
   compacted: number;
   skipped: Partial<Record<SkipReason, number>>;

@@ -24,24 +24,67 @@ import type { MessageClass, SkipReason, StageReport } from "./types.js";
 /** Memo entries kept before the oldest are forgotten. */
 const kMemoEntries = 50_000;
 
-/** What one run of the stages works on: the shared state every stage reads and changes. */
+/**
+ * What one run of the stages works on: the state every stage reads. Only the kit writes it
+ * (StageKit's replace, relist, addRefs, dropRef, countCompactions), so that every change keeps
+ * the total, the classes and the running stage's report current; to anyone else its fields
+ * are read-only.
+ */
 export interface Work {
-  msgs: Message[];
-  classes: MessageClass[];
+  readonly msgs: readonly Message[];
+  readonly classes: readonly MessageClass[];
   /** Estimated tokens of `msgs` as a request, kept current by every change. */
-  total: number;
-  /** What the stages work down to (targetRatio × budget; stage 4's later passes, the budget). */
-  target: number;
-  /** The call's budget (the ledger's room is a share of it). */
-  budget: number;
+  readonly total: number;
+  /** What the stages work down to (targetRatio × budget). */
+  readonly target: number;
+  /** The budget the stages work to (the ledger's room is a share of it). */
+  readonly budget: number;
   /** The call's input: until a stage moves messages (stage 3 is the first), `msgs[i]` stands for `input[i]`, originals whole. */
-  input: readonly Message[];
+  readonly input: readonly Message[];
   /** Refs of everything removed or shortened so far. */
-  refs: string[];
-  stages: StageReport[];
-  compacted: number;
+  readonly refs: readonly string[];
+  /** How many parts and messages the stages compacted. */
+  readonly compacted: number;
   /** The steps of `msgs`, reduced (observations and minimal arguments for the stages). */
-  steps: ReducedStep[];
+  readonly steps: readonly ReducedStep[];
+}
+
+/** The work as its one writer, the kit, holds it. */
+type WorkState = { -readonly [K in keyof Work]: Work[K] extends readonly (infer T)[] ? T[] : Work[K] };
+
+const writable = (w: Work): WorkState => w as WorkState;
+
+/** The work of one run over `input` (`total` tokens), to `budget`: its target targetRatio × budget. */
+export function openWork(kit: StageKit, input: readonly Message[], total: number, budget: number): Work {
+  const msgs = [...input];
+  return { msgs, classes: classify(msgs), total, target: Math.floor(kit.settings.targetRatio * budget), budget, input, refs: [], compacted: 0, steps: kit.steps.reduce(msgs) };
+}
+
+/**
+ * Where the preserved tail starts: the call message of the `keep`-th step from the end (the
+ * latest assistant/tool exchange and the ones before it stay whole in stages 1–3).
+ */
+export function tailStart(w: Work, keep: number): number {
+  const calls: number[] = [];
+  let criticalCall = w.msgs.length;
+  w.msgs.forEach((m, i) => {
+    if (m.role === "assistant" && m.parts.some((p) => p.type === "tool-call")) {
+      calls.push(i);
+      // A critical message that calls tools (the latest assistant text) keeps its exchange whole.
+      if (w.classes[i] === "critical" && criticalCall === w.msgs.length) criticalCall = i;
+    }
+  });
+  const byCount = keep === 0 ? w.msgs.length : calls.length >= keep ? calls[calls.length - keep] : calls.length > 0 ? calls[0] : w.msgs.length;
+  return Math.min(byCount, criticalCall);
+}
+
+/** The critical messages and, for a critical message that calls tools, the results it needs (provider rules). */
+export function criticalSet(msgs: readonly Message[], classes: readonly MessageClass[]): Message[] {
+  const calls = new Set<string>();
+  msgs.forEach((m, i) => {
+    if (classes[i] === "critical") for (const p of m.parts) if (p.type === "tool-call") calls.add(p.id);
+  });
+  return msgs.filter((m, i) => classes[i] === "critical" || m.parts.some((p) => p.type === "tool-result" && calls.has(p.callId)));
 }
 
 /** A memoised replacement: the text that stands in for an original, and the ref of that original. */
@@ -71,13 +114,13 @@ export interface KitServices {
 /**
  * What the stages of one call work with: the compactor's services (settings, store, memo,
  * summariser with its timeout and extractive fallback, step reductions), the measure of the
- * call's provider, and the report of the stage running now (candidates, compactions, skip
- * reasons). One per call, so concurrent calls of one compactor never count into each other's
- * reports.
+ * call's provider, the report of the stage running now (candidates, compactions, skip
+ * reasons), and the writes of the work, which no one else makes. One per call, so concurrent
+ * calls of one compactor never count into each other's reports.
  */
 export class StageKit {
   /** The stage running now, whose report the helpers below count into. */
-  report: StageReport | undefined;
+  #report: StageReport | undefined;
   /** Set when the summariser failed or timed out in this call: it is not asked again in it. */
   summarizerDown = false;
   /** The ledger lines of the session's previous epoch, which this call's ledger starts with while they hold (policy/relevance/ledger.ts). */
@@ -115,29 +158,61 @@ export class StageKit {
     return c;
   }
 
+  /** Runs a stage with `report` as the one its candidates, compactions and skips count into. */
+  async tally(report: StageReport, run: () => Promise<void> | void): Promise<void> {
+    this.#report = report;
+    try {
+      await run();
+    } finally {
+      this.#report = undefined;
+    }
+  }
+
   candidate(n = 1): void {
-    if (this.report) this.report.candidateCount += n;
+    if (this.#report) this.#report.candidateCount += n;
   }
 
   skip(reason: SkipReason, n = 1): void {
-    if (this.report) this.report.skipped[reason] = (this.report.skipped[reason] ?? 0) + n;
+    if (this.#report) this.#report.skipped[reason] = (this.#report.skipped[reason] ?? 0) + n;
   }
 
   /** Message `i` of the work with new parts; the total follows. `count`: it counts as a compaction (not a second change of one). */
   replace(w: Work, i: number, parts: Part[], count = true): void {
-    const old = w.msgs[i];
+    const state = writable(w);
+    const old = state.msgs[i];
     const next: Message = { ...old, parts };
-    w.total += this.measure.of(next) - this.measure.of(old);
-    w.msgs[i] = next;
-    if (!count) return;
-    w.compacted++;
-    if (this.report) this.report.compacted++;
+    state.total += this.measure.of(next) - this.measure.of(old);
+    state.msgs[i] = next;
+    if (count) this.countCompactions(w, 1);
   }
 
-  /** After a stage changed the list itself: classes and total anew. */
-  relist(w: Work): void {
-    w.classes = classify(w.msgs);
-    w.total = this.measure.all(w.msgs);
+  /**
+   * The work's list replaced by `msgs` (a stage moved messages): classes and total anew, and
+   * with `restep` its steps reduced anew (stage 4 keeps the steps it merged from, for its later passes).
+   */
+  relist(w: Work, msgs: readonly Message[], restep: boolean): void {
+    const state = writable(w);
+    state.msgs.splice(0, state.msgs.length, ...msgs);
+    state.classes = classify(state.msgs);
+    state.total = this.measure.all(state.msgs);
+    if (restep) state.steps = this.steps.reduce(state.msgs);
+  }
+
+  /** Refs of what a stage removed or shortened, after those the work has. */
+  addRefs(w: Work, ...refs: string[]): void {
+    writable(w).refs.push(...refs);
+  }
+
+  /** A ref the work no longer leads to directly (an index superseded by one that names the same originals). */
+  dropRef(w: Work, ref: string): void {
+    const state = writable(w);
+    state.refs = state.refs.filter((r) => r !== ref);
+  }
+
+  /** `n` compactions, in the work's count and the running stage's report. */
+  countCompactions(w: Work, n: number): void {
+    writable(w).compacted += n;
+    if (this.#report) this.#report.compacted += n;
   }
 
   memoGet(key: string): Replacement | undefined {
@@ -150,33 +225,6 @@ export class StageKit {
     const memo = this.services.memo;
     if (memo.size >= kMemoEntries) memo.delete(memo.keys().next().value!);
     memo.set(key, value);
-  }
-
-  /**
-   * Where the preserved tail starts: the call message of the `keep`-th step from the end (the
-   * latest assistant/tool exchange and the ones before it stay whole in stages 1–3).
-   */
-  tailStart(w: Work, keep: number): number {
-    const calls: number[] = [];
-    let criticalCall = w.msgs.length;
-    w.msgs.forEach((m, i) => {
-      if (m.role === "assistant" && m.parts.some((p) => p.type === "tool-call")) {
-        calls.push(i);
-        // A critical message that calls tools (the latest assistant text) keeps its exchange whole.
-        if (w.classes[i] === "critical" && criticalCall === w.msgs.length) criticalCall = i;
-      }
-    });
-    const byCount = keep === 0 ? w.msgs.length : calls.length >= keep ? calls[calls.length - keep] : calls.length > 0 ? calls[0] : w.msgs.length;
-    return Math.min(byCount, criticalCall);
-  }
-
-  /** The critical messages and, for a critical message that calls tools, the results it needs (provider rules). */
-  criticalSet(msgs: readonly Message[], classes: readonly MessageClass[]): Message[] {
-    const calls = new Set<string>();
-    msgs.forEach((m, i) => {
-      if (classes[i] === "critical") for (const p of m.parts) if (p.type === "tool-call") calls.add(p.id);
-    });
-    return msgs.filter((m, i) => classes[i] === "critical" || m.parts.some((p) => p.type === "tool-result" && calls.has(p.callId)));
   }
 
   /** A tool output's stage-2 replacement: its step's observation plus the ref of the output (memoised). */
@@ -271,14 +319,6 @@ function ledgerPlace(w: Work): { i: number; k: number; exists: boolean } | undef
   return anchor;
 }
 
-/** `w` with message `i` given new parts, its total following (the ledger is not a compaction of its own). */
-function setParts(kit: StageKit, w: Work, i: number, parts: Part[]): void {
-  const old = w.msgs[i];
-  const next: Message = { ...old, parts };
-  w.total += kit.measure.of(next) - kit.measure.of(old);
-  w.msgs[i] = next;
-}
-
 /**
  * Writes the ledger into `w` after a stage removed `removed`: the ledger already there (or, for
  * the first one of this call, the previous epoch's lines, `kit.priorLedger`) extended with the
@@ -308,7 +348,7 @@ export function writeLedger(kit: StageKit, w: Work, removed: Removed, window?: F
   if (lines.length === 0 || (!fresh && lines.length === prior.length)) return;
   if (place.exists) parts[place.k] = ledgerPart(lines);
   else parts.splice(place.k, 0, ledgerPart(lines));
-  setParts(kit, w, place.i, parts);
+  kit.replace(w, place.i, parts, false);
 }
 
 /**
@@ -326,6 +366,6 @@ export function shrinkLedger(kit: StageKit, w: Work): boolean {
   if (errors.length === mark.lines.length) return false;
   if (errors.length > 0) parts[place.k] = ledgerPart(errors);
   else parts.splice(place.k, 1);
-  setParts(kit, w, place.i, parts);
+  kit.replace(w, place.i, parts, false);
   return true;
 }

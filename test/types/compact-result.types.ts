@@ -1,6 +1,6 @@
 // Compile-time checks of compact()'s typed results as users see them (the built declarations),
 // type-checked by typed-results.test.ts with tsc; a line marked @ts-expect-error fails the check if it compiles.
-import type { AnthropicForm, CanonicalResult, CompactResult } from "../../dist/src/policy/index.js";
+import type { AnthropicForm, CanonicalResult, CompactResult, StageReport } from "../../dist/src/policy/index.js";
 import { createCompactor } from "../../dist/src/policy/index.js";
 import type { Message } from "../../dist/src/model/schema.js";
 
@@ -38,3 +38,10 @@ export async function checks(): Promise<void> {
   e.messages[0].parts satisfies Message["parts"];
   void [kept, wrong, form];
 }
+
+/** Whether two types are the same. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+// A stage report's names and numbers, which the stages' registry declares, as a user sees them.
+export const stageNames: Same<StageReport["name"], "fits" | "superseded_history" | "tool_args" | "tool_outputs" | "historical_text" | "merge_oldest"> = true;
+export const stageNumbers: Same<StageReport["stage"], 0 | 1 | 2 | 3 | 4> = true;

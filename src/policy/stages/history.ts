@@ -2,7 +2,16 @@ import type { Message, Part } from "../../model/schema.js";
 import { compactStepMessages, isStepSummaryPart } from "../../steps/messages.js";
 import type { ReducedStep } from "../../steps/types.js";
 import { isLedgerPart } from "../relevance/ledger.js";
-import { writeLedger, type StageKit, type Work } from "../work.js";
+import { tailStart, writeLedger, type StageKit, type Work } from "../work.js";
+import { defineStage } from "./stage.js";
+
+/** Stage 3, on the work before the preserved tail; skipped near the deadline. */
+export const historicalTextStage = defineStage({
+  stage: 3,
+  name: "historical_text",
+  essential: false,
+  run: (kit, w, ctx) => compactHistory(kit, w, tailStart(w, ctx.preserve)),
+});
 
 /**
  * Stage 3: the steps before the tail grouped into one step summary (the step compactor; the
@@ -25,15 +34,12 @@ export async function compactHistory(kit: StageKit, w: Work, tail: number): Prom
         gone = w.steps.filter((x) => !kept.has(x.id));
         removed.push(...removedOriginals(w, gone));
       }
-      w.msgs.splice(0, w.msgs.length, ...r.messages);
-      kit.relist(w);
-      w.steps = kit.steps.reduce(w.msgs);
-      if (r.removedRef) w.refs.push(r.removedRef, ...(r.removedRefs ?? []));
-      w.compacted += oldSteps;
-      if (kit.report) kit.report.compacted += oldSteps;
+      kit.relist(w, r.messages, true);
+      if (r.removedRef) kit.addRefs(w, r.removedRef, ...(r.removedRefs ?? []));
+      kit.countCompactions(w, oldSteps);
     }
   }
-  const tailNow = kit.tailStart(w, Math.min(1, s.keepRecent));
+  const tailNow = tailStart(w, Math.min(1, s.keepRecent));
   for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
     if (w.classes[i] !== "historical_context" && w.classes[i] !== "background_extraction") continue;
     if (i >= tailNow) {
@@ -58,7 +64,7 @@ export async function compactHistory(kit: StageKit, w: Work, tail: number): Prom
       const target = Math.max(40, Math.floor(tokens * s.textRatio));
       const summary = await kit.summarize(p.text, target, `text:${m.role}`);
       parts.push({ ...p, text: summary.text });
-      w.refs.push(summary.ref);
+      kit.addRefs(w, summary.ref);
       changed = true;
     }
     if (changed) {

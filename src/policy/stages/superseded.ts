@@ -3,6 +3,7 @@ import { hashText, hashToHex } from "../../core/hash.js";
 import type { Message } from "../../model/schema.js";
 import { putMessages } from "../../store/messages.js";
 import type { StageKit, Work } from "../work.js";
+import { defineStage } from "./stage.js";
 
 /** `meta.ctxfold.kind` of the note that stands where superseded history was. */
 export const kSupersededKind = "superseded" as const;
@@ -18,6 +19,15 @@ export function supersededHistory(messages: readonly Message[], at = compactionB
   for (let i = 0; i < at; i++) if (messages[i].role !== "system" && !isNote(messages[i])) out.push(i);
   return out;
 }
+
+/** Stage 0: only an input that carries a provider's compaction has one (and its report). */
+export const supersededHistoryStage = defineStage({
+  stage: 0,
+  name: "superseded_history",
+  essential: true,
+  when: (w) => supersededHistory(w.msgs).length > 0,
+  run: (kit, w) => dropSuperseded(kit, w),
+});
 
 /**
  * Stage 0, before the others, when the input carries a provider's compaction (an OpenAI
@@ -36,7 +46,7 @@ export function dropSuperseded(kit: StageKit, w: Work): void {
   if (gone.length === 0) return;
   const items = gone.map((i) => w.msgs[i]);
   const { ref, refs } = putMessages(kit.store, items);
-  w.refs.push(ref, ...refs);
+  kit.addRefs(w, ref, ...refs);
   const text = `[ctxfold] ${items.length} earlier message${items.length === 1 ? "" : "s"}, superseded by the provider's compaction, moved out; originals: ${ref}`;
   const note: Message = {
     id: `ctxfold-superseded-${hashToHex(hashText(ref)).slice(0, 12)}`,
@@ -52,9 +62,6 @@ export function dropSuperseded(kit: StageKit, w: Work): void {
     if (!drop.has(i)) out.push(m);
     if (i === at && after) out.push(note);
   });
-  w.msgs.splice(0, w.msgs.length, ...out);
-  kit.relist(w);
-  w.steps = kit.steps.reduce(w.msgs);
-  w.compacted += gone.length;
-  if (kit.report) kit.report.compacted += gone.length;
+  kit.relist(w, out, true);
+  kit.countCompactions(w, gone.length);
 }

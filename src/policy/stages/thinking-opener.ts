@@ -2,7 +2,6 @@ import type { Message, ResultContentPart } from "../../model/schema.js";
 import { resultPayload, resultText } from "../../steps/reducer.js";
 import { compactionBoundary } from "../../adapters/server-context.js";
 import { opensWithSignedReasoning, turnInProgressOpener, usesThinking } from "../../validate/rules.js";
-import { classify } from "../classify.js";
 import type { StageKit, Work } from "../work.js";
 
 /**
@@ -15,7 +14,8 @@ import type { StageKit, Work } from "../work.js";
  * the soft threshold, or when the opener stood at or before the input's latest provider
  * compaction (history it supersedes, or the message holding it, which stays in the output).
  */
-export function keepThinkingOpener(kit: StageKit, w: Work, input: readonly Message[], budget: number): void {
+export function keepThinkingOpener(kit: StageKit, w: Work): void {
+  const input = w.input;
   if (!usesThinking(input)) return;
   // Whether or not the turn is in progress yet: the agent's next call will make it so.
   const at = turnInProgressOpener(input, { evenIfDone: true });
@@ -30,7 +30,7 @@ export function keepThinkingOpener(kit: StageKit, w: Work, input: readonly Messa
   const answered = new Set(results.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool-result" ? [p.callId] : []))));
   if ([...ids].some((id) => !answered.has(id))) return;
   const calls = new Map(opener.parts.flatMap((p) => (p.type === "tool-call" ? [[p.id, p] as const] : [])));
-  const refsBefore = w.refs.length;
+  const refs: string[] = [];
   const shortened = results.map((m) => {
     let changed = false;
     const parts = m.parts.map((p) => {
@@ -39,22 +39,16 @@ export function keepThinkingOpener(kit: StageKit, w: Work, input: readonly Messa
       if (data.startsWith("[ctxfold]") || kit.measure.text(resultText(p.content)) <= kit.settings.outputTokens) return p;
       const call = calls.get(p.callId)!;
       const replacement = kit.observation(p, data, json, () => kit.reducer.reduce(call.name, call.args, p.content, { isError: p.isError }));
-      w.refs.push(replacement.ref);
+      refs.push(replacement.ref);
       changed = true;
       return { ...p, content: [{ type: "text", text: replacement.text }] as ResultContentPart[] };
     });
     return changed ? { ...m, parts } : m;
   });
   const msgs = [...w.msgs.slice(0, into), opener, ...shortened, ...w.msgs.slice(into)];
-  const total = kit.measure.all(msgs);
   // Only within the soft threshold: above it the output would not be a fixed point (compacting
   // it again would change it) and could miss the budget; there the gap stays.
-  if (total > kit.settings.softRatio * budget) {
-    w.refs.length = refsBefore;
-    return;
-  }
-  w.msgs = msgs;
-  w.classes = classify(msgs);
-  w.total = total;
-  w.steps = kit.steps.reduce(msgs);
+  if (kit.measure.all(msgs) > kit.settings.softRatio * w.budget) return;
+  kit.addRefs(w, ...refs);
+  kit.relist(w, msgs, true);
 }

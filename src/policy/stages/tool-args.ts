@@ -1,17 +1,29 @@
 import { hashText, hashToHex } from "../../core/hash.js";
 import type { ToolCallPart } from "../../model/schema.js";
-import type { StageKit, Work } from "../work.js";
+import { tailStart, type StageKit, type Work } from "../work.js";
+import { skipWhenTracesSuperseded } from "./plan.js";
+import { defineStage } from "./stage.js";
+
+/** Stage 1, on the work before the preserved tail; no_gain where the plan found stage 3 would replace it. */
+export const toolArgsStage = defineStage({
+  stage: 1,
+  name: "tool_args",
+  essential: true,
+  skip: skipWhenTracesSuperseded,
+  run: (kit, w, ctx) => compactToolArgs(kit, w, tailStart(w, ctx.preserve), w.target),
+});
 
 /**
  * Stage 1: long tool-call arguments before the tail (`tail`: where the preserved tail starts)
  * become their minimal arguments plus the ref of the original, oldest first, until the work is
- * at its target. `includeCritical` takes critical messages' calls too (stage 4's last resort:
- * a critical message's text stays, its calls' arguments are trace).
+ * at `target` (stage 1's is the work's own; stage 4's last resort passes the budget).
+ * `includeCritical` takes critical messages' calls too (stage 4's last resort: a critical
+ * message's text stays, its calls' arguments are trace).
  */
-export function compactToolArgs(kit: StageKit, w: Work, tail: number, includeCritical = false): void {
+export function compactToolArgs(kit: StageKit, w: Work, tail: number, target: number, includeCritical = false): void {
   const s = kit.settings;
   const reduced = new Map(w.steps.filter((x) => x.callId !== undefined).map((x) => [`${x.callMessage}:${x.callId}`, x]));
-  for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
+  for (let i = 0; i < w.msgs.length && w.total > target; i++) {
     const m = w.msgs[i];
     if (!m.parts.some((p) => p.type === "tool-call")) continue;
     if (i >= tail || (w.classes[i] === "critical" && !includeCritical)) {
@@ -34,7 +46,7 @@ export function compactToolArgs(kit: StageKit, w: Work, tail: number, includeCri
         args = { text: JSON.stringify({ ...minimal, _ctxfold: `arguments offloaded: ${ref}` }), ref };
         kit.memoSet(key, args);
       }
-      w.refs.push(args.ref);
+      kit.addRefs(w, args.ref);
       changed = true;
       return { ...p, args: args.text } satisfies ToolCallPart;
     });

@@ -1,10 +1,12 @@
 import { hashText, hashToHex } from "../../core/hash.js";
-import type { Message, ResultContentPart, ToolResultPart } from "../../model/schema.js";
+import type { ResultContentPart, ToolResultPart } from "../../model/schema.js";
 import { extractSteps, resultPayload, resultText } from "../../steps/reducer.js";
 import type { ReducedStep } from "../../steps/types.js";
 import { Focus, focusTerms } from "../relevance/focus.js";
 import { findSuperseded, type Supersession } from "../relevance/supersede.js";
-import { refLine, type Replacement, type StageKit, type Work } from "../work.js";
+import { refLine, tailStart, type Replacement, type StageKit, type Work } from "../work.js";
+import { skipWhenTracesSuperseded } from "./plan.js";
+import { defineStage } from "./stage.js";
 
 /** A part stage 2 gave focus lines: where it is, and its replacement without them. */
 interface Focused {
@@ -12,6 +14,15 @@ interface Focused {
   callId: string;
   plain: Replacement;
 }
+
+/** Stage 2, on the work before the preserved tail; no_gain where the plan found stage 3 would replace it. */
+export const toolOutputsStage = defineStage({
+  stage: 2,
+  name: "tool_outputs",
+  essential: true,
+  skip: skipWhenTracesSuperseded,
+  run: (kit, w, ctx) => compactToolOutputs(kit, w, tailStart(w, ctx.preserve)),
+});
 
 /**
  * Stage 2: tool outputs above outputTokens before the tail become shorter stand-ins with the
@@ -26,14 +37,14 @@ interface Focused {
  * a later step shows again is not worth its tokens. The outputs still current go oldest first
  * as before, so an epoch's compacted prefix still grows from the front and the next epoch keeps
  * it (taking the stale ones first instead would leave older current outputs whole, for the next
- * epoch to change early in the prompt). `input` is the list as the call gave it (index for index
- * the work's, whose calls stage 1 may have shortened): supersession compares the calls'
- * arguments as the agent wrote them.
+ * epoch to change early in the prompt). Supersession compares the calls' arguments as the agent
+ * wrote them: the work's input, while it is index for index the work's list (whose calls stage
+ * 1 may have shortened).
  */
-export function compactToolOutputs(kit: StageKit, w: Work, tail: number, input: readonly Message[] = w.msgs): void {
+export function compactToolOutputs(kit: StageKit, w: Work, tail: number): void {
   const s = kit.settings;
   const stale = new Map<string, Supersession>();
-  if (s.supersede) for (const x of findSuperseded(w.steps, input.length === w.msgs.length ? input : w.msgs, w.classes, tail)) stale.set(`${x.message}:${x.callId}`, x);
+  if (s.supersede) for (const x of findSuperseded(w.steps, w.input.length === w.msgs.length ? w.input : w.msgs, w.classes, tail)) stale.set(`${x.message}:${x.callId}`, x);
   // The observations were made once, from the original outputs (w.steps); a result whose step
   // is not there (its call was compacted away) is reduced on its own.
   const reduced = new Map<string, ReducedStep>();
@@ -67,7 +78,7 @@ export function compactToolOutputs(kit: StageKit, w: Work, tail: number, input: 
       });
       const replacement = focus && !sup ? kit.withFocusLines(p, data, json, plain, focus) : plain;
       if (replacement !== plain) focused.push({ message: i, callId: p.callId, plain });
-      w.refs.push(replacement.ref);
+      kit.addRefs(w, replacement.ref);
       changed = true;
       return withText(p, replacement.text);
     });
@@ -96,7 +107,7 @@ function replaceStale(kit: StageKit, w: Work, stale: ReadonlyMap<string, Superse
       continue;
     }
     const replacement = supersededLine(kit, sup.reason, w.steps[sup.step], p.callId, data, json);
-    w.refs.push(replacement.ref);
+    kit.addRefs(w, replacement.ref);
     const parts = [...m.parts];
     parts[k] = withText(p, replacement.text);
     kit.replace(w, sup.message, parts);

@@ -274,7 +274,7 @@ describe("in the pipeline", () => {
     const k = kit();
     const lines: LedgerLine[] = [{ text: "- names: alpha_beta gamma_delta", keys: ["alpha_beta", "gamma_delta"] }, { text: "- error: ValueError: bad input", keys: ["error:ValueError: bad input"] }];
     const msgs: Message[] = [user("task", "t"), { id: "s", role: "user", parts: [ledgerPart(lines), { type: "text", text: "summary" }], meta: {} }];
-    const w: Work = { msgs, classes: classify(msgs), total: k.measure.all(msgs), target: 0, budget: 100, input: msgs, refs: [], stages: [], compacted: 0, steps: [] };
+    const w: Work = { msgs, classes: classify(msgs), total: k.measure.all(msgs), target: 0, budget: 100, input: msgs, refs: [], compacted: 0, steps: [] };
     expect(shrinkLedger(k, w)).toBe(true);
     expect(ledgerLines(w.msgs)).toEqual([lines[1]]);
     expect((w.msgs[1].parts[0] as { text: string }).text).toBe(`${kLedgerHeading}\n- error: ValueError: bad input`);
