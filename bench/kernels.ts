@@ -1,5 +1,5 @@
 import { getCore } from "../src/core/core-instance.js";
-import { buildTurnMapReference } from "../src/session/turn-map.reference.js";
+import { buildTurnMapReference } from "../src/block/turn-map.reference.js";
 import { groupCategoriesReference, kGroupSimilar } from "../src/steps/group-categories.reference.js";
 import { createRng } from "../src/gen/text.js";
 import type { Case } from "./lib.js";

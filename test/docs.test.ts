@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { kCommandUsage } from "../src/cli/usage.js";
 import { kDeprecatedTieredNames } from "../src/policy/config.js";
-import { kDeprecatedSessionNames } from "../src/session/config.js";
+import { kDeprecatedSessionNames } from "../src/block/config.js";
 import { kDeprecatedStepNames } from "../src/steps/config.js";
 import { generatedRunLines } from "./helpers.js";
 

@@ -413,7 +413,7 @@ export class CoreInstance {
     return result;
   }
 
-  /** Turn groups of messages by turn index: the kernel behind TurnMap (src/session/turn-map.ts). */
+  /** Turn groups of messages by turn index: the kernel behind TurnMap (src/block/turn-map.ts). */
   buildTurnMap(turns: Int32Array): { start: Int32Array; end: Int32Array; turn: Int32Array } {
     const n = turns.length;
     const input = this.#arena();

@@ -3,7 +3,7 @@
  * arena, the kernels' batched calls, the debug build, content hashing, and the content addresses
  * stored outputs are named by. The kernels of the
  * other concepts are reached through their own modules (token estimates through ctxfold/tokens,
- * step grouping through ctxfold/steps, turn maps through ctxfold/session).
+ * step grouping through ctxfold/steps, turn maps through ctxfold/block).
  */
 export { getCore, CoreInstance } from "./core-instance.js";
 export type { CoreExports, StringBatch } from "./core-instance.js";

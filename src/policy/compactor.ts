@@ -1,6 +1,6 @@
 import { parseMessages, renderMessages, type Format } from "../adapters/index.js";
 import type { Message } from "../model/schema.js";
-import { compactMessages } from "../session/legacy.js";
+import { compactMessages } from "../block/legacy.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { providerOf, tokenMeasure, type TokenMeasure } from "../tokens/measure.js";
 import { StepReducer } from "../steps/reducer.js";

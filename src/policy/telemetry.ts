@@ -6,7 +6,7 @@
  */
 import type { PolicyEvent } from "./events.js";
 import type { SkipReason, StageReport, Tier } from "./types.js";
-import type { SessionEvent } from "../session/events.js";
+import type { SessionEvent } from "../block/events.js";
 
 export type { PolicyEvent, SessionEvent };
 

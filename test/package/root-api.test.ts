@@ -63,11 +63,18 @@ describe("the package root", () => {
   it("every subpath in package.json resolves to a built module with exports", async () => {
     const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as { exports: Record<string, unknown> };
     const subpaths = Object.keys(pkg.exports).filter((k) => k !== "." && !/\.(wasm|json)$/.test(k));
-    expect(subpaths).toEqual(expect.arrayContaining(["./steps", "./session", "./policy", "./adapters", "./validate", "./store", "./recall", "./model", "./tokens", "./core"]));
+    expect(subpaths).toEqual(expect.arrayContaining(["./steps", "./block", "./session", "./policy", "./adapters", "./validate", "./store", "./recall", "./model", "./tokens", "./core"]));
     for (const sub of subpaths) {
       const mod = (await import(/* @vite-ignore */ `ctxfold/${sub.slice(2)}`)) as Record<string, unknown>;
       expect(Object.keys(mod).length, sub).toBeGreaterThan(0);
     }
+  });
+
+  it("ctxfold/session, block compaction's earlier name, is the very module ctxfold/block is", async () => {
+    const block = (await import("ctxfold/block")) as Record<string, unknown>;
+    const session = (await import(/* @vite-ignore */ "ctxfold/session")) as Record<string, unknown>;
+    expect(Object.keys(session).sort()).toEqual(Object.keys(block).sort());
+    for (const name of Object.keys(block)) expect(session[name], name).toBe(block[name]);
   });
 
   it("the tarball holds the built modules every export names, the wasm core, README, the docs it links to and LICENSE; no source maps, no generators", () => {

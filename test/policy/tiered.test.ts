@@ -15,7 +15,7 @@ import { classify } from "../../src/policy/classify.js";
 import { isLedgerPart } from "../../src/policy/relevance/ledger.js";
 import type { PolicyEvent } from "../../src/policy/events.js";
 import { compactionStats, type CtxfoldEvent } from "../../src/policy/telemetry.js";
-import { compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt } from "../../src/session/events.js";
+import { compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt } from "../../src/block/events.js";
 import { createCompactor, type Compactor } from "../../src/policy/index.js";
 import { StepCache } from "../../src/policy/step-cache.js";
 import { createMemoryStore, getMessages, reachableRefs, type OffloadStore } from "../../src/store/index.js";

@@ -8,8 +8,8 @@
 import { describe, expect, it } from "vitest";
 import { kFormats, parseMessages } from "../../src/adapters/index.js";
 import { createCompactor } from "../../src/policy/index.js";
-import { DefaultBlockCompaction, compactMessages, resolveSessionConfig, turnMapOf } from "../../src/session/index.js";
-import { assignTurns } from "../../src/session/loops.js";
+import { DefaultBlockCompaction, compactMessages, resolveSessionConfig, turnMapOf } from "../../src/block/index.js";
+import { assignTurns } from "../../src/block/loops.js";
 import { compactStepMessages } from "../../src/steps/messages.js";
 import { StepReducer } from "../../src/steps/reducer.js";
 import { createMemoryStore } from "../../src/store/index.js";

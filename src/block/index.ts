@@ -1,4 +1,4 @@
-// The public names of block compaction (the session module): one block per source file; add lines, never `export *`.
+// The public names of block compaction (`ctxfold/block`, also reachable as `ctxfold/session`, its earlier name): one block per source file; add lines, never `export *`.
 export { CompactionSettings, FixedCount, TokenBudget, kDefaultCompactionSettings, resolveSessionConfig, shouldCompactSession } from "./config.js";
 export type { SessionCompactionConfig, SessionCompactionInput, CompactionScope, CompactionInfo, CompactionStrategy } from "./config.js";
 export { DefaultBlockCompaction, blockMatches, blockSourceHash, loadLoop, joinPieces, turnMapOf, isKeptVerbatim } from "./block.js";

@@ -5,7 +5,7 @@ import type { Message } from "../../src/model/schema.js";
 import { StepReducer } from "../../src/steps/reducer.js";
 import {
   droppedLine, kTurnSummaryKind, mergeAdjacent, summarizeTurn, summarizeTurns, summaryMessage, truncateToolOutput, truncateToolOutputs,
-} from "../../src/session/turns.js";
+} from "../../src/block/turns.js";
 import { createMemoryStore } from "../../src/store/index.js";
 
 const lines = (n: number, width = 10) => Array.from({ length: n }, (_, i) => `line ${i}`.padEnd(width, "."));

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import {
   compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt, type SessionEvent,
-} from "../../src/session/events.js";
-import { readSessionEvents, SessionRecorder } from "../../src/session/recorder.js";
+} from "../../src/block/events.js";
+import { readSessionEvents, SessionRecorder } from "../../src/block/recorder.js";
 import { thrown } from "../helpers.js";
 
 let root: string;

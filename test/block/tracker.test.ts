@@ -3,7 +3,7 @@ import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
-import { ContextTracker, kCorrectionBounds } from "../../src/session/tracker.js";
+import { ContextTracker, kCorrectionBounds } from "../../src/block/tracker.js";
 import { kMessageOverhead, TokenCounter } from "../../src/tokens/token-counter.js";
 import { thrown } from "../helpers.js";
 

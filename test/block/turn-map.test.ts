@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/core/core-instance.js";
-import { buildTurnMapReference } from "../../src/session/turn-map.reference.js";
-import { TurnMap } from "../../src/session/turn-map.js";
+import { buildTurnMapReference } from "../../src/block/turn-map.reference.js";
+import { TurnMap } from "../../src/block/turn-map.js";
 import { CtxfoldError } from "../../src/errors.js";
 import { createRng } from "../helpers.js";
 

@@ -1,5 +1,5 @@
 /**
- * Block compaction's SessionRecorder: session events (src/session/events.ts) appended to a JSONL file,
+ * Block compaction's SessionRecorder: session events (src/block/events.ts) appended to a JSONL file,
  * one event per line, and read back with `readSessionEvents`.
  *
  * Decisions:

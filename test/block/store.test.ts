@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import { generateRun } from "../../src/gen/run.js";
 import { Session, type CompactionBlock, type Loop, type Message } from "../../src/model/schema.js";
-import { FsSessionStore, MemorySessionStore, sessionDirName, type SessionFsOps, type SessionStore } from "../../src/session/store.js";
+import { FsSessionStore, MemorySessionStore, sessionDirName, type SessionFsOps, type SessionStore } from "../../src/block/store.js";
 import { tempDirs, thrown } from "../helpers.js";
 
 const tmp = tempDirs("ctxfold-sessions-");

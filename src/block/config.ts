@@ -6,7 +6,7 @@
  * which also holds their defaults.
  *
  * Each compaction system has its own configuration name: SessionCompactionConfig here
- * (`ctxfold/session`), StepCompactionConfig for the step compactor (`ctxfold/steps`),
+ * (`ctxfold/block`), StepCompactionConfig for the step compactor (`ctxfold/steps`),
  * CompactorConfig for the tiered compactor (the package root). The design documents call both
  * of the first two "CompactionConfig".
  */

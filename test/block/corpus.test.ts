@@ -1,9 +1,9 @@
 /** Block compaction over the dev corpus, each run cut into loops at its user turns. */
 import { describe, expect, it } from "vitest";
 import { kFormats, openaiChatAdapter } from "../../src/adapters/index.js";
-import { DefaultBlockCompaction } from "../../src/session/block.js";
-import { sessionFromMessages } from "../../src/session/loops.js";
-import { buildContextFromSession, compactSessionLoops } from "../../src/session/orchestration.js";
+import { DefaultBlockCompaction } from "../../src/block/block.js";
+import { sessionFromMessages } from "../../src/block/loops.js";
+import { buildContextFromSession, compactSessionLoops } from "../../src/block/orchestration.js";
 import { createMemoryStore } from "../../src/store/index.js";
 import { newViolations, validate } from "../../src/validate/index.js";
 import { corpusLines, type CorpusRun } from "../helpers-corpus.js";
