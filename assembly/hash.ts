@@ -188,7 +188,71 @@ function xxh64Latin1(ptr: usize, units: usize, seed: u64): u64 {
   v128.store(t, i8x16.narrow_i16x8_u(v128.load(q, 32), v128.load(q, 48)), 16);
 }
 
-/** XXH64 of the grouped view (see the top of this file) of `units` code units at ptr. */
+/** Whether any of the 32 units of a block, loaded as a, c, d, e, is above 0xFF. */
+// @ts-ignore: decorator
+@inline function anyWide(a: v128, c: v128, d: v128, e: v128): bool {
+  return v128.any_true(v128.and(v128.or(v128.or(a, c), v128.or(d, e)), i16x8.splat(<i16>0xff00)));
+}
+
+/** Marks the block `index` blocks into its group as wide in the group's bitmap (at `flags`). */
+// @ts-ignore: decorator
+@inline function markWide(index: usize): void {
+  const at = flags + (index >> 3);
+  store<u8>(at, load<u8>(at) | <u8>(<u32>1 << <u32>(index & 7)));
+}
+
+/**
+ * Opens the tail with the last block, n (< 32) units at q, `index` blocks into its group: its
+ * UTF-16LE bytes when it holds a unit above 0xFF (marked wide), one byte per unit otherwise.
+ * Returns the tail's length, bytes.
+ */
+// @ts-ignore: decorator
+@inline function openTail(q: usize, n: usize, index: usize): usize {
+  const simd = canOverRead(q);
+  let wide = false;
+  if (simd) wide = partialWide(q, n);
+  else for (let i: usize = 0; i < n; i++) if (load<u16>(q + (i << 1)) > 0xff) wide = true;
+  let length: usize;
+  if (wide) {
+    markWide(index);
+    memory.copy(tail, q, n << 1);
+    length = n << 1;
+  } else {
+    if (simd) narrowBlock(q, tail);
+    else for (let i: usize = 0; i < n; i++) store<u8>(tail + i, <u8>load<u16>(q + (i << 1)));
+    length = n;
+  }
+  return length;
+}
+
+/**
+ * The grouped view's end, from the lanes v1..v4 that took `fed` bytes of it: the unit count
+ * appended to the tail (`tailLen` bytes so far), the tail's whole stripes fed to the lanes,
+ * and the lanes converged and finished over the rest.
+ */
+// @ts-ignore: decorator
+@inline function finishGrouped(v1: u64, v2: u64, v3: u64, v4: u64, fed: u64, tailLen: usize, units: usize): u64 {
+  store<u64>(tail + tailLen, <u64>units);
+  tailLen += 8;
+  let t = tail;
+  while (tailLen >= 32) {
+    v1 = round(v1, load<u64>(t));
+    v2 = round(v2, load<u64>(t, 8));
+    v3 = round(v3, load<u64>(t, 16));
+    v4 = round(v4, load<u64>(t, 24));
+    fed += 32;
+    t += 32;
+    tailLen -= 32;
+  }
+  const h = converge(v1, v2, v3, v4) + fed + <u64>tailLen;
+  return finish(h, t, t + tailLen);
+}
+
+/**
+ * XXH64 of the grouped view (see the top of this file) of `units` code units at ptr: group by
+ * group, each whole block tested, narrowed and fed in one pass, the last (short) block opening
+ * the tail, and the group's bitmap fed after it (the last group's goes to the tail).
+ */
 function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
   let v1 = seed + P1 + P2;
   let v2 = seed + P2;
@@ -196,7 +260,6 @@ function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
   let v4 = seed - P1;
   let fed: u64 = 0;
   let tailLen: usize = 0;
-  const high = i16x8.splat(<i16>0xff00);
   const blocks = (units + 31) >> 5;
   const full = units >> 5;
   for (let g0: usize = 0; g0 < blocks; g0 += 256) {
@@ -211,9 +274,8 @@ function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
       const c = v128.load(q, 16);
       const d = v128.load(q, 32);
       const e = v128.load(q, 48);
-      if (v128.any_true(v128.and(v128.or(v128.or(a, c), v128.or(d, e)), high))) {
-        const at = flags + ((b - g0) >> 3);
-        store<u8>(at, load<u8>(at) | <u8>(<u32>1 << <u32>((b - g0) & 7)));
+      if (anyWide(a, c, d, e)) {
+        markWide(b - g0);
         v1 = round(v1, i64x2.extract_lane(a, 0));
         v2 = round(v2, i64x2.extract_lane(a, 1));
         v3 = round(v3, i64x2.extract_lane(c, 0));
@@ -233,25 +295,8 @@ function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
         fed += 32;
       }
     }
-    if (gEnd > fullEnd) {
-      // The last block, shorter than 32 units: its bytes open the tail.
-      const q = ptr + (full << 6);
-      const n = units & 31;
-      const simd = canOverRead(q);
-      let wide = false;
-      if (simd) wide = partialWide(q, n);
-      else for (let i: usize = 0; i < n; i++) if (load<u16>(q + (i << 1)) > 0xff) wide = true;
-      if (wide) {
-        const at = flags + ((full - g0) >> 3);
-        store<u8>(at, load<u8>(at) | <u8>(<u32>1 << <u32>((full - g0) & 7)));
-        memory.copy(tail, q, n << 1);
-        tailLen = n << 1;
-      } else {
-        if (simd) narrowBlock(q, tail);
-        else for (let i: usize = 0; i < n; i++) store<u8>(tail + i, <u8>load<u16>(q + (i << 1)));
-        tailLen = n;
-      }
-    }
+    // The last block, shorter than 32 units: its bytes open the tail.
+    if (gEnd > fullEnd) tailLen = openTail(ptr + (full << 6), units & 31, full - g0);
     if (gEnd < blocks) {
       v1 = round(v1, load<u64>(flags));
       v2 = round(v2, load<u64>(flags, 8));
@@ -263,20 +308,7 @@ function xxh64Grouped(ptr: usize, units: usize, seed: u64): u64 {
       tailLen += 32;
     }
   }
-  store<u64>(tail + tailLen, <u64>units);
-  tailLen += 8;
-  let t = tail;
-  while (tailLen >= 32) {
-    v1 = round(v1, load<u64>(t));
-    v2 = round(v2, load<u64>(t, 8));
-    v3 = round(v3, load<u64>(t, 16));
-    v4 = round(v4, load<u64>(t, 24));
-    fed += 32;
-    t += 32;
-    tailLen -= 32;
-  }
-  const h = converge(v1, v2, v3, v4) + fed + <u64>tailLen;
-  return finish(h, t, t + tailLen);
+  return finishGrouped(v1, v2, v3, v4, fed, tailLen, units);
 }
 
 /** The string hash of `units` UTF-16 code units at p (see the top of this file). */

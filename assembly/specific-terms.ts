@@ -112,6 +112,116 @@ function isSpecific(c: usize, n: usize): bool {
 }
 
 /**
+ * The table's size for a text of `len` units: the least power of two from 16 that reaches `len`
+ * (the text holds at most len / 2 terms, so the table stays at most half full), or `slots`.
+ */
+// @ts-ignore: decorator
+@inline function tableSize(len: usize, slots: u32): u32 {
+  let size: u32 = 16;
+  while (size < slots && <usize>size < len) size <<= 1;
+  return size;
+}
+
+/**
+ * Where the edge code that starts a candidate at p must be: past a path's or a flag's lead
+ * (`../`, `./`, `~/`, `/`, `--` before an edge code, `-`), at p otherwise; `len` (past the end:
+ * no candidate) for a `.` or `~` that leads no path.
+ */
+// @ts-ignore: decorator
+@inline function leadEnd(t: usize, len: usize, p: usize): usize {
+  const c = at(t, len, p);
+  if (c == 0x2e) {
+    if (at(t, len, p + 1) == 0x2e && at(t, len, p + 2) == 0x2f) return p + 3;
+    if (at(t, len, p + 1) == 0x2f) return p + 2;
+    return len;
+  }
+  if (c == 0x7e) return at(t, len, p + 1) == 0x2f ? p + 2 : len;
+  if (c == 0x2f) return p + 1;
+  if (c == 0x2d) return at(t, len, p + 1) == 0x2d && isEdge(at(t, len, p + 2)) ? p + 2 : p + 1;
+  return p;
+}
+
+/** Set by candidateLast: whether the candidate's run up to its last edge code is lower-case letters alone. */
+let lowerOnly = false;
+
+/**
+ * The index of a candidate's last edge code, its run read from the edge code at q over inner
+ * codes and `::`; sets lowerOnly (a candidate of those alone is a word of prose).
+ */
+// @ts-ignore: decorator
+@inline function candidateLast(t: usize, len: usize, q: usize): usize {
+  let last = q;
+  // Where the run stops being lower-case letters.
+  let upper = isLower(<u32>load<u16>(t + (q << 1))) ? len : q;
+  for (let k = q + 1; k < len; ) {
+    const d = <u32>load<u16>(t + (k << 1));
+    if (isInner(d)) {
+      if (isEdge(d)) last = k;
+      if (upper == len && !isLower(d)) upper = k;
+      k++;
+    } else if (d == 0x3a && at(t, len, k + 1) == 0x3a) {
+      if (upper == len) upper = k;
+      k += 2;
+    } else break;
+  }
+  lowerOnly = upper > last;
+  return last;
+}
+
+/**
+ * The slot of `table` (mask + 1 slots, each 0 or a term's index in this text plus 1) for the
+ * term of `units` units at c0, or -1 when this text's terms so far (pairs from `first` at `out`,
+ * offsets into the text at t) hold it already.
+ */
+// @ts-ignore: decorator
+@inline function termSlot(table: usize, mask: u32, t: usize, c0: usize, units: usize, out: usize, first: u32): i32 {
+  let slot = hashUnits(c0, units) & mask;
+  for (;;) {
+    const k = load<u32>(table + (<usize>slot << 2));
+    if (k == 0) break;
+    const o = out + (<usize>(first + k - 1) << 3);
+    const a = <usize>load<u32>(o);
+    if (<usize>load<u32>(o, 4) - a == units && memory.compare(t + (a << 1), c0, units << 1) == 0) return -1;
+    slot = (slot + 1) & mask;
+  }
+  return <i32>slot;
+}
+
+/**
+ * Appends the specific terms of the ASCII text of `len` units at t, distinct, in order of first
+ * occurrence, to the pairs at `out` (`pairs` of them so far), with `table` of `size` slots
+ * cleared for finding repeats; returns the pair count.
+ */
+// @ts-ignore: decorator
+@inline function textTerms(t: usize, len: usize, out: usize, pairs: u32, table: usize, size: u32): u32 {
+  const mask = size - 1;
+  memory.fill(table, 0, <usize>size << 2);
+  const first = pairs;
+  for (let p: usize = 0; p < len; ) {
+    const q = leadEnd(t, len, p);
+    if (!isEdge(at(t, len, q))) {
+      p++;
+      continue;
+    }
+    const last = candidateLast(t, len, q);
+    const start = p;
+    const stop = last + 1;
+    p = stop;
+    if (start == q && lowerOnly) continue;
+    const units = stop - start;
+    const c0 = t + (start << 1);
+    if (!isSpecific(c0, units)) continue;
+    const slot = termSlot(table, mask, t, c0, units, out, first);
+    if (slot < 0) continue;
+    store<u32>(table + (<usize>slot << 2), pairs - first + 1);
+    store<u32>(out + (<usize>pairs << 3), <u32>start);
+    store<u32>(out + (<usize>pairs << 3), <u32>stop, 4);
+    pairs++;
+  }
+  return pairs;
+}
+
+/**
  * The specific terms of each of n texts (UTF-16LE at `data`, u32 byte offsets, n + 1): for each
  * ASCII text, its distinct terms in order of first occurrence as (start, end) unit offsets in
  * the text, u32 pairs at `out`, text after text; after text i the pairs written so far at
@@ -136,70 +246,7 @@ export function specificTermSpans(data: usize, offsets: usize, n: i32, out: usiz
       continue;
     }
     store<u8>(nonAscii + i, 0);
-    // A table sized to this text (at most `slots`), cleared.
-    let size: u32 = 16;
-    while (size < slots && <usize>size < len) size <<= 1;
-    const mask = size - 1;
-    memory.fill(table, 0, <usize>size << 2);
-    const first = pairs;
-    for (let p: usize = 0; p < len; ) {
-      const c = at(t, len, p);
-      let q: usize = p;
-      let lead = true;
-      if (c == 0x2e) {
-        if (at(t, len, p + 1) == 0x2e && at(t, len, p + 2) == 0x2f) q = p + 3;
-        else if (at(t, len, p + 1) == 0x2f) q = p + 2;
-        else lead = false;
-      } else if (c == 0x7e) {
-        if (at(t, len, p + 1) == 0x2f) q = p + 2;
-        else lead = false;
-      } else if (c == 0x2f) q = p + 1;
-      else if (c == 0x2d) q = at(t, len, p + 1) == 0x2d && isEdge(at(t, len, p + 2)) ? p + 2 : p + 1;
-      if (!lead || !isEdge(at(t, len, q))) {
-        p++;
-        continue;
-      }
-      let last = q;
-      // Where the run stops being lower-case letters: a candidate of those alone is a word of prose.
-      let upper = isLower(<u32>load<u16>(t + (q << 1))) ? len : q;
-      for (let k = q + 1; k < len; ) {
-        const d = <u32>load<u16>(t + (k << 1));
-        if (isInner(d)) {
-          if (isEdge(d)) last = k;
-          if (upper == len && !isLower(d)) upper = k;
-          k++;
-        } else if (d == 0x3a && at(t, len, k + 1) == 0x3a) {
-          if (upper == len) upper = k;
-          k += 2;
-        } else break;
-      }
-      const start = p;
-      const stop = last + 1;
-      p = stop;
-      if (start == q && upper > last) continue;
-      const units = stop - start;
-      const c0 = t + (start << 1);
-      if (!isSpecific(c0, units)) continue;
-      // Seen already in this text?
-      let slot = hashUnits(c0, units) & mask;
-      let seen = false;
-      for (;;) {
-        const k = load<u32>(table + (<usize>slot << 2));
-        if (k == 0) break;
-        const o = out + (<usize>(first + k - 1) << 3);
-        const a = <usize>load<u32>(o);
-        if (<usize>load<u32>(o, 4) - a == units && memory.compare(t + (a << 1), c0, units << 1) == 0) {
-          seen = true;
-          break;
-        }
-        slot = (slot + 1) & mask;
-      }
-      if (seen) continue;
-      store<u32>(table + (<usize>slot << 2), pairs - first + 1);
-      store<u32>(out + (<usize>pairs << 3), <u32>start);
-      store<u32>(out + (<usize>pairs << 3), <u32>stop, 4);
-      pairs++;
-    }
+    pairs = textTerms(t, len, out, pairs, table, tableSize(len, slots));
     store<u32>(ends + (<usize>i << 2), pairs);
   }
   return <i32>pairs;

@@ -38,6 +38,9 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
 const msf = (ms: number) => `${ms.toFixed(2)} ms`;
 
+/** The budget of the runs whose epochs are timed: an epoch every ~35 steps of the generated run. */
+const kEpochBudget = 32_000;
+
 async function main(): Promise<void> {
   const messages = generateRun({ seed: 5, steps: 520 }).messages;
   if (process.argv.includes("--integrations")) {
@@ -46,11 +49,42 @@ async function main(): Promise<void> {
     return;
   }
   const ends = stepEnds(messages);
-  const budget = 32_000;
+  const appends = await timeAppends(messages, ends);
+  const wire = await timeWireAppends(messages, ends);
+  const fed = await timeFedEpochs(messages, ends);
+  const whole = await timeWholeEpochs(messages);
+  const md = [
+    `Generated run: 520 steps, ${messages.length} messages, budget ${kEpochBudget.toLocaleString("en-US")} for epochs.`,
+    "",
+    "| in a session | p50 | p99 | baseline p50 | vs baseline | target |",
+    "|---|---:|---:|---:|---:|---|",
+    row("append one step", appends.append, us, appends.render, " (render the step)", 1, "p50 ≤ 20 µs, p99 ≤ 1 ms"),
+    row("append one step, OpenAI chat input (parsed each call; steps past 400)", wire.compact, msf, wire.parse, " (parse the input)", 1),
+    row(`one epoch compaction, session called every step, runner awaiting its model in between (${fed.idle.length} epochs past step 400)`, fed.idle, msf, whole.stringify, " (JSON.stringify of the run)", 2, "≤ 5 ms"),
+    row("the same, each epoch compacted in its own call (aheadRatio 0)", fed.own, msf, whole.stringify, "", 2),
+    row("one epoch compaction, session called every step back to back (no idle time)", fed.busy, msf, whole.stringify, "", 2),
+    row("one epoch compaction, session last called 60 steps before", whole.epoch, msf, whole.stringify, "", 1),
+    row("one epoch compaction, cold compactor", whole.cold, msf, whole.stringify, "", 1),
+    "",
+    await integrationTable(messages),
+  ].join("\n");
+  if (process.argv.includes("--docs")) rewriteDocSection("policy", md);
+  process.stdout.write(md + "\n");
+}
 
-  // Appending one step in a session (budget large enough that appends stay in the epoch).
-  const appendTimes: number[] = [];
-  const renderTimes: number[] = [];
+/** A row of the session table: the times' p50 and p99, the baseline's p50 (and what it is), their ratio with `digits` decimals, the target. */
+function row(name: string, times: number[], unit: (ms: number) => string, baseline: number[], baselineNote: string, digits: number, target = ""): string {
+  const ratio = (pct(times, 0.5) / pct(baseline, 0.5)).toFixed(digits);
+  return `| ${name} | ${unit(pct(times, 0.5))} | ${unit(pct(times, 0.99))} | ${unit(pct(baseline, 0.5))}${baselineNote} | ${ratio}x |${target ? ` ${target} ` : " "}|`;
+}
+
+/**
+ * Appending one step in a session (a budget large enough that appends stay in the epoch), three
+ * rounds of fresh sessions; the baseline is rendering that step to OpenAI Chat JSON.
+ */
+async function timeAppends(messages: Message[], ends: number[]): Promise<{ append: number[]; render: number[] }> {
+  const append: number[] = [];
+  const render: number[] = [];
   for (let round = 0; round < 3; round++) {
     const compactor = createCompactor({ store: createMemoryStore() });
     const session = compactor.session();
@@ -60,44 +94,51 @@ async function main(): Promise<void> {
       const view = messages.slice(0, ends[k]);
       let t = performance.now();
       await session.compactCanonical(view, { budget: big });
-      appendTimes.push(performance.now() - t);
+      append.push(performance.now() - t);
       t = performance.now();
       JSON.stringify(renderMessages(messages.slice(ends[k - 1], ends[k]), "openai-chat"));
-      renderTimes.push(performance.now() - t);
+      render.push(performance.now() - t);
     }
   }
+  return { append, render };
+}
 
-  // Appending one step through a provider format (OpenAI chat, as the integrations and
-  // session.compact() receive it): the conversation is parsed again at every call and compared
-  // with the previous call's; the baseline is that parse alone (work any such call does). Steps
-  // past 400, with the rendered conversations made beforehand.
-  const wireTimes: number[] = [];
-  const parseTimes: number[] = [];
-  {
-    const compactor = createCompactor({ store: createMemoryStore() });
-    const session = compactor.session();
-    const big = compactor.measure(messages) * 2;
-    const views = ends.map((e) => renderMessages(messages.slice(0, e), "openai-chat"));
-    for (let k = 0; k < ends.length; k++) {
-      let t = performance.now();
-      await session.compact(views[k], { budget: big, format: "openai-chat" });
-      const took = performance.now() - t;
-      t = performance.now();
-      parseMessages(views[k], { format: "openai-chat" });
-      if (k >= 400) {
-        wireTimes.push(took);
-        parseTimes.push(performance.now() - t);
-      }
+/**
+ * Appending one step through a provider format (OpenAI chat, as the integrations and
+ * session.compact() receive it): the conversation is parsed again at every call and compared
+ * with the previous call's; the baseline is that parse alone (work any such call does). Steps
+ * past 400, with the rendered conversations made beforehand.
+ */
+async function timeWireAppends(messages: Message[], ends: number[]): Promise<{ compact: number[]; parse: number[] }> {
+  const compact: number[] = [];
+  const parse: number[] = [];
+  const compactor = createCompactor({ store: createMemoryStore() });
+  const session = compactor.session();
+  const big = compactor.measure(messages) * 2;
+  const views = ends.map((e) => renderMessages(messages.slice(0, e), "openai-chat"));
+  for (let k = 0; k < ends.length; k++) {
+    let t = performance.now();
+    await session.compact(views[k], { budget: big, format: "openai-chat" });
+    const took = performance.now() - t;
+    t = performance.now();
+    parseMessages(views[k], { format: "openai-chat" });
+    if (k >= 400) {
+      compact.push(took);
+      parse.push(performance.now() - t);
     }
   }
+  return { compact, parse };
+}
 
-  // Epoch compactions in a session fed at every step, as a runner calls it (budget 32k: an
-  // epoch every ~35 steps); the epochs that start past step 400 are the samples. A runner
-  // awaits its model between calls: `idle` gives the event loop one turn there (what any I/O
-  // wait gives, and all idle-time work needs: the step preparation, and the next epoch
-  // compacted ahead); `own` does the same with epochs compacted in their own call (aheadRatio
-  // 0); back to back gives it none, so the epoch does all its work itself. Rounds take the
-  // three in turn (the machine's load hits all).
+/**
+ * Epoch compactions in a session fed at every step, as a runner calls it (kEpochBudget); the
+ * epochs that start past step 400 are the samples. A runner awaits its model between calls:
+ * `idle` gives the event loop one turn there (what any I/O wait gives, and all idle-time work
+ * needs: the step preparation, and the next epoch compacted ahead); `own` does the same with
+ * epochs compacted in their own call (aheadRatio 0); back to back (`busy`) gives it none, so the
+ * epoch does all its work itself. Rounds take the three in turn (the machine's load hits all).
+ */
+async function timeFedEpochs(messages: Message[], ends: number[]): Promise<{ idle: number[]; own: number[]; busy: number[] }> {
   const fed = { idle: [] as number[], own: [] as number[], busy: [] as number[] };
   for (let round = 0; round < 18; round++) {
     const mode = (["idle", "own", "busy"] as const)[round % 3];
@@ -105,50 +146,39 @@ async function main(): Promise<void> {
     for (let k = 0; k < ends.length; k++) {
       const epochBefore = session.epoch;
       const t = performance.now();
-      await session.compactCanonical(messages.slice(0, ends[k]), { budget });
+      await session.compactCanonical(messages.slice(0, ends[k]), { budget: kEpochBudget });
       const took = performance.now() - t;
       if (session.epoch !== epochBefore && k >= 400) fed[mode].push(took);
       if (mode !== "busy") await new Promise((resolve) => setImmediate(resolve));
     }
   }
+  return fed;
+}
 
-  // One epoch compaction of the whole run in a session last called 60 steps earlier (stress:
-  // twice the new steps a runner's epoch sees), and cold (a fresh compactor).
+/**
+ * One epoch compaction of the whole run in a session last called 60 steps earlier (stress:
+ * twice the new steps a runner's epoch sees), and cold (a fresh compactor); the baseline is one
+ * JSON.stringify of the run.
+ */
+async function timeWholeEpochs(messages: Message[]): Promise<{ epoch: number[]; cold: number[]; stringify: number[] }> {
   const epoch: number[] = [];
   const cold: number[] = [];
   const stringify: number[] = [];
   for (let round = 0; round < 10; round++) {
     const compactor = createCompactor({ store: createMemoryStore() });
     const session = compactor.session();
-    for (let i = 50; i < messages.length - 30; i += 60) await session.compactCanonical(messages.slice(0, i), { budget });
+    for (let i = 50; i < messages.length - 30; i += 60) await session.compactCanonical(messages.slice(0, i), { budget: kEpochBudget });
     let t = performance.now();
-    await session.compactCanonical(messages, { budget });
+    await session.compactCanonical(messages, { budget: kEpochBudget });
     epoch.push(performance.now() - t);
     t = performance.now();
-    await createCompactor({ store: createMemoryStore() }).compactCanonical(messages, { budget });
+    await createCompactor({ store: createMemoryStore() }).compactCanonical(messages, { budget: kEpochBudget });
     cold.push(performance.now() - t);
     t = performance.now();
     JSON.stringify(messages);
     stringify.push(performance.now() - t);
   }
-
-  const md = [
-    `Generated run: 520 steps, ${messages.length} messages, budget ${budget.toLocaleString("en-US")} for epochs.`,
-    "",
-    "| in a session | p50 | p99 | baseline p50 | vs baseline | target |",
-    "|---|---:|---:|---:|---:|---|",
-    `| append one step | ${us(pct(appendTimes, 0.5))} | ${us(pct(appendTimes, 0.99))} | ${us(pct(renderTimes, 0.5))} (render the step) | ${(pct(appendTimes, 0.5) / pct(renderTimes, 0.5)).toFixed(1)}x | p50 ≤ 20 µs, p99 ≤ 1 ms |`,
-    `| append one step, OpenAI chat input (parsed each call; steps past 400) | ${msf(pct(wireTimes, 0.5))} | ${msf(pct(wireTimes, 0.99))} | ${msf(pct(parseTimes, 0.5))} (parse the input) | ${(pct(wireTimes, 0.5) / pct(parseTimes, 0.5)).toFixed(1)}x | |`,
-    `| one epoch compaction, session called every step, runner awaiting its model in between (${fed.idle.length} epochs past step 400) | ${msf(pct(fed.idle, 0.5))} | ${msf(pct(fed.idle, 0.99))} | ${msf(pct(stringify, 0.5))} (JSON.stringify of the run) | ${(pct(fed.idle, 0.5) / pct(stringify, 0.5)).toFixed(2)}x | ≤ 5 ms |`,
-    `| the same, each epoch compacted in its own call (aheadRatio 0) | ${msf(pct(fed.own, 0.5))} | ${msf(pct(fed.own, 0.99))} | ${msf(pct(stringify, 0.5))} | ${(pct(fed.own, 0.5) / pct(stringify, 0.5)).toFixed(2)}x | |`,
-    `| one epoch compaction, session called every step back to back (no idle time) | ${msf(pct(fed.busy, 0.5))} | ${msf(pct(fed.busy, 0.99))} | ${msf(pct(stringify, 0.5))} | ${(pct(fed.busy, 0.5) / pct(stringify, 0.5)).toFixed(2)}x | |`,
-    `| one epoch compaction, session last called 60 steps before | ${msf(pct(epoch, 0.5))} | ${msf(pct(epoch, 0.99))} | ${msf(pct(stringify, 0.5))} | ${(pct(epoch, 0.5) / pct(stringify, 0.5)).toFixed(1)}x | |`,
-    `| one epoch compaction, cold compactor | ${msf(pct(cold, 0.5))} | ${msf(pct(cold, 0.99))} | ${msf(pct(stringify, 0.5))} | ${(pct(cold, 0.5) / pct(stringify, 0.5)).toFixed(1)}x | |`,
-    "",
-    await integrationTable(messages),
-  ].join("\n");
-  if (process.argv.includes("--docs")) rewriteDocSection("policy", md);
-  process.stdout.write(md + "\n");
+  return { epoch, cold, stringify };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -90,8 +90,37 @@ function wideCompare(cls: ClassName, v: string): string {
   }
 }
 
-export function emitAssembly(): string {
-  const F = kFeatureSpec.length;
+/** Appends a line (or lines) of generated source. */
+type Emit = (line: string) => void;
+
+/**
+ * What the kernel computes, read from the spec: the classes it tests, the sets its terms name,
+ * the terms it shifts, and which features only a block with wide units can count.
+ */
+interface KernelPlan {
+  /** Features, and the u64 accumulators they are packed into (four 16-bit lanes each). */
+  features: number;
+  accumulators: number;
+  /** The ASCII classes and wide classes tested, the complements (PO, SY) left out. */
+  ascii: ClassName[];
+  wide: ClassName[];
+  /** Whether the complements and controls are tested (NL comes with CT). */
+  has: { PO: boolean; SY: boolean; CT: boolean };
+  /** Each distinct set of the terms, by its mask name. */
+  sets: Map<string, Term>;
+  /** The terms at an offset > 0: mask name → the set shifted and by how much. */
+  shifted: Map<string, { set: string; k: number }>;
+  /** The sets whose previous block's bits are carried into the next. */
+  carried: Set<string>;
+  /** Per feature: every conjunction starts with a wide-only set (zero in a block without wide units). */
+  gatedFeature: boolean[];
+  /** Whether a set is computed only under `if (wide != 0)`: wide-only and used by gated features alone. */
+  gatedSet: (key: string) => boolean;
+}
+
+/** Reads the kernel's plan from the spec. */
+function planKernel(): KernelPlan {
+  const features = kFeatureSpec.length;
   const used = new Set<ClassName>(allTerms.flatMap(termClasses));
   // PO and SY are complements, so they need the classes they are the complement of.
   if (used.has("PO")) for (const c of kAsciiClasses) used.add(c);
@@ -101,10 +130,53 @@ export function emitAssembly(): string {
   for (const t of allTerms) if (!sets.has(setKey(t))) sets.set(setKey(t), t);
   const shifted = new Map<string, { set: string; k: number }>();
   for (const t of allTerms) if (t.at > 0) shifted.set(`${setKey(t)}_s${t.at}`, { set: setKey(t), k: t.at });
-  const carried = new Set([...shifted.values()].map((x) => x.set));
+  // Features whose every conjunction starts with a non-ASCII set are zero in a block without
+  // wide units; they, and the sets only they use, are computed under \`if (wide != 0)\`.
+  const wideOnlySet = (t: Term) => !t.chars && termClasses(t).every((c) => kWideClasses.includes(c));
+  const gatedFeature = kFeatureSpec.map((f) => f.alts.every((alt) => wideOnlySet(alt[0]!)));
+  const usedOutside = new Set(kFeatureSpec.flatMap((f, i) => (gatedFeature[i] ? [] : f.alts.flat().map(setKey))));
+  return {
+    // Counts are packed four to a u64 (16-bit lanes: a block adds at most 64 to a lane) and
+    // flushed to memory every kFlushBlocks blocks: 9 live accumulators instead of 33 keeps the
+    // loop's state in registers (measured: 1.6x faster than one u64 per feature).
+    features, accumulators: Math.ceil(features / 4),
+    ascii: kAsciiClasses.filter((c) => used.has(c) && c !== "PO"),
+    wide: kWideClasses.filter((c) => used.has(c) && c !== "SY"),
+    has: { PO: used.has("PO"), SY: used.has("SY"), CT: used.has("CT") },
+    sets, shifted, carried: new Set([...shifted.values()].map((x) => x.set)),
+    gatedFeature, gatedSet: (key) => wideOnlySet(sets.get(key)!) && !usedOutside.has(key),
+  };
+}
 
+export function emitAssembly(): string {
+  const plan = planKernel();
   const L: string[] = [];
-  const w = (x: string) => L.push(x);
+  const w: Emit = (x) => L.push(x);
+  emitKernelHead(plan, w);
+  emitBlockLoad(w);
+  emitClassMasks(plan, w);
+  emitFeatures(plan, false, "    ", w);
+  if (plan.gatedFeature.some(Boolean)) {
+    w(`    if (wide != 0) {`);
+    emitFeatures(plan, true, "      ", w);
+    w(`    } else {`);
+    for (const set of plan.carried) if (plan.gatedSet(set)) w(`      prev_${set} = 0;`);
+    w(`    }`);
+  }
+  w(`  }`);
+  for (let a = 0; a < plan.accumulators; a++) w(`  flush(out + ${a * 16}, acc${a}, ${lanesOf(plan, a)});`);
+  w(`}`);
+  return L.join("\n") + "\n";
+}
+
+/** The features packed into accumulator `a`. */
+const lanesOf = (plan: KernelPlan, a: number) => Math.min(4, plan.features - 4 * a);
+
+/**
+ * The file's helpers and the kernel up to its block loop's body: the accumulators, the carried
+ * sets' previous bits, and the flush of the packed counters every kFlushBlocks blocks.
+ */
+function emitKernelHead(plan: KernelPlan, w: Emit): void {
   w(header("Feature counting over blocks of 64 code units; see scripts/gen-estimator.ts and src/tokens/feature-spec.ts."));
   w(`// @ts-ignore: decorator`);
   w(`@inline function bits16(m: v128, at: i32): u64 {`);
@@ -118,25 +190,25 @@ export function emitAssembly(): string {
   w(`@inline function flush(out: usize, acc: u64, lanes: i32): void {`);
   w(`  for (let l = 0; l < lanes; l++) store<u32>(out + (<usize>l << 2), load<u32>(out + (<usize>l << 2)) + <u32>((acc >> (<u64>l << 4)) & 0xffff));`);
   w(`}\n`);
-  w(`export const FEATURE_COUNT: i32 = ${F};\n`);
+  w(`export const FEATURE_COUNT: i32 = ${plan.features};\n`);
   w(`/**`);
   w(` * Adds the feature counts of the \`units\` UTF-16 code units at \`data\` to the u32 counters at`);
   w(` * \`out\`. A last partial block is copied into \`scratch\` (128 bytes) and padded, so no read`);
   w(` * goes past the text.`);
   w(` */`);
   w(`export function countFeaturesSimd(data: usize, units: i32, out: usize, scratch: usize): void {`);
-  // Counts are packed four to a u64 (16-bit lanes: a block adds at most 64 to a lane) and
-  // flushed to memory every kFlushBlocks blocks: 9 live accumulators instead of 33 keeps the
-  // loop's state in registers (measured: 1.6x faster than one u64 per feature).
-  const A = Math.ceil(F / 4);
-  for (let a = 0; a < A; a++) w(`  let acc${a}: u64 = 0;`);
+  for (let a = 0; a < plan.accumulators; a++) w(`  let acc${a}: u64 = 0;`);
   // Before the text every position is class ST: a set with ST starts with all bits carried in.
-  for (const set of carried) w(`  let prev_${set}: u64 = ${termClasses(sets.get(set)!).includes("ST") ? "~<u64>0" : "0"};`);
+  for (const set of plan.carried) w(`  let prev_${set}: u64 = ${termClasses(plan.sets.get(set)!).includes("ST") ? "~<u64>0" : "0"};`);
   w(`  const blocks = (units + 63) >> 6;`);
   w(`  for (let b = 0; b < blocks; b++) {`);
   w(`    if ((b & ${kFlushBlocks - 1}) == 0 && b > 0) {`);
-  for (let a = 0; a < A; a++) w(`      flush(out + ${a * 16}, acc${a}, ${Math.min(4, F - 4 * a)}); acc${a} = 0;`);
+  for (let a = 0; a < plan.accumulators; a++) w(`      flush(out + ${a * 16}, acc${a}, ${lanesOf(plan, a)}); acc${a} = 0;`);
   w(`    }`);
+}
+
+/** A block's 64 units loaded (a last partial block from `scratch`, padded, with `valid` its units), and narrowed to bytes. */
+function emitBlockLoad(w: Emit): void {
   w(`    let p = data + (<usize>b << 7);`);
   w(`    const rest = units - (b << 6);`);
   w(`    let valid: u64 = ~<u64>0;`);
@@ -148,11 +220,18 @@ export function emitAssembly(): string {
   w(`    }`);
   for (let i = 0; i < 8; i++) w(`    const u${i} = v128.load(p, ${i * 16});`);
   for (let i = 0; i < 4; i++) w(`    const b${i} = i8x16.narrow_i16x8_u(u${2 * i}, u${2 * i + 1});`);
-  const ascii = kAsciiClasses.filter((c) => used.has(c) && c !== "PO");
+}
+
+/**
+ * Each class tested as a 64-bit mask of the block: the ASCII classes from the bytes, the wide
+ * classes (and which units are wide at all) only in a block that holds a unit above 0x7F, and
+ * the complements PO and SY from the rest.
+ */
+function emitClassMasks(plan: KernelPlan, w: Emit): void {
+  const { ascii, wide } = plan;
   for (const c of ascii) {
     w(`    let m_${c}: u64 = ${[0, 1, 2, 3].map((i) => `bits16(${byteCompare(c, `b${i}`)}, ${16 * i})`).join(" | ")};`);
   }
-  const wide = kWideClasses.filter((c) => used.has(c) && c !== "SY");
   w(`    const any = v128.or(v128.or(v128.or(u0, u1), v128.or(u2, u3)), v128.or(v128.or(u4, u5), v128.or(u6, u7)));`);
   w(`    let wide: u64 = 0;`);
   for (const c of wide) w(`    let m_${c}: u64 = 0;`);
@@ -163,47 +242,36 @@ export function emitAssembly(): string {
   for (const c of wide) w(`      m_${c} = ${Array.from({ length: 4 }, (_, i) => `bits16(i8x16.narrow_i16x8_s(${wideCompare(c, `u${2 * i}`)}, ${wideCompare(c, `u${2 * i + 1}`)}), ${16 * i})`).join(" | ")};`);
   for (const c of ascii) w(`      m_${c} &= ~wide;`);
   w(`    }`);
-  if (used.has("CT")) w(`    m_CT &= ~m_NL;`);
-  if (used.has("PO")) w(`    const m_PO: u64 = ~(${ascii.map((c) => `m_${c}`).join(" | ")} | wide);`);
-  if (used.has("SY")) w(`    const m_SY: u64 = wide & ~(${wide.map((c) => `m_${c}`).join(" | ")});`);
-  // Features whose every conjunction starts with a non-ASCII set are zero in a block without
-  // wide units; they, and the sets only they use, are computed under \`if (wide != 0)\`.
-  const wideOnlySet = (t: Term) => !t.chars && termClasses(t).every((c) => kWideClasses.includes(c));
-  const gatedFeature = kFeatureSpec.map((f) => f.alts.every((alt) => wideOnlySet(alt[0]!)));
-  const usedOutside = new Set(kFeatureSpec.flatMap((f, i) => (gatedFeature[i] ? [] : f.alts.flat().map(setKey))));
-  const gatedSet = (key: string) => wideOnlySet(sets.get(key)!) && !usedOutside.has(key);
-  const emitSets = (gated: boolean, indent: string) => {
-    // Sets: unions of classes, or chars; masked to the text's units (terms at 0 are what count).
-    for (const [key, t] of sets) {
-      if (gatedSet(key) !== gated) continue;
-      const parts = termClasses(t).filter((c) => c !== "ST").map((c) => `m_${c}`);
-      if (t.chars) parts.push([0, 1, 2, 3].map((i) => `bits16(${charsCompare(t.chars!, `b${i}`)}, ${16 * i})`).join(" | "));
-      w(`${indent}const ${key}: u64 = (${parts.length ? parts.join(" | ") : "0"}) & valid;`);
-    }
-    for (const [name, { set, k }] of shifted) if (gatedSet(set) === gated) w(`${indent}const ${name}: u64 = (${set} << ${k}) | (prev_${set} >> ${64 - k});`);
-    kFeatureSpec.forEach((f, i) => {
-      if (gatedFeature[i] !== gated) return;
-      const conj = (alt: readonly Term[]) => alt.map((t) => {
-        const m = t.at === 0 ? setKey(t) : `${setKey(t)}_s${t.at}`;
-        return t.not ? `~${m}` : m;
-      }).join(" & ");
-      const lane = (i & 3) * 16;
-      w(`${indent}acc${i >> 2} += popcnt<u64>(${f.alts.length === 1 ? conj(f.alts[0]!) : f.alts.map((a) => `(${conj(a)})`).join(" | ")})${lane ? ` << ${lane}` : ""}; // ${f.name}`);
-    });
-    for (const set of carried) if (gatedSet(set) === gated) w(`${indent}prev_${set} = ${set};`);
-  };
-  emitSets(false, "    ");
-  if (gatedFeature.some(Boolean)) {
-    w(`    if (wide != 0) {`);
-    emitSets(true, "      ");
-    w(`    } else {`);
-    for (const set of carried) if (gatedSet(set)) w(`      prev_${set} = 0;`);
-    w(`    }`);
+  if (plan.has.CT) w(`    m_CT &= ~m_NL;`);
+  if (plan.has.PO) w(`    const m_PO: u64 = ~(${ascii.map((c) => `m_${c}`).join(" | ")} | wide);`);
+  if (plan.has.SY) w(`    const m_SY: u64 = wide & ~(${wide.map((c) => `m_${c}`).join(" | ")});`);
+}
+
+/**
+ * The features counted in the block, those gated under `if (wide != 0)` or the others
+ * (`gated`): their sets, their shifted terms, the popcounts added to the accumulators' lanes,
+ * and the carried sets' bits kept for the next block.
+ */
+function emitFeatures(plan: KernelPlan, gated: boolean, indent: string, w: Emit): void {
+  const { sets, shifted, carried, gatedSet } = plan;
+  // Sets: unions of classes, or chars; masked to the text's units (terms at 0 are what count).
+  for (const [key, t] of sets) {
+    if (gatedSet(key) !== gated) continue;
+    const parts = termClasses(t).filter((c) => c !== "ST").map((c) => `m_${c}`);
+    if (t.chars) parts.push([0, 1, 2, 3].map((i) => `bits16(${charsCompare(t.chars!, `b${i}`)}, ${16 * i})`).join(" | "));
+    w(`${indent}const ${key}: u64 = (${parts.length ? parts.join(" | ") : "0"}) & valid;`);
   }
-  w(`  }`);
-  for (let a = 0; a < A; a++) w(`  flush(out + ${a * 16}, acc${a}, ${Math.min(4, F - 4 * a)});`);
-  w(`}`);
-  return L.join("\n") + "\n";
+  for (const [name, { set, k }] of shifted) if (gatedSet(set) === gated) w(`${indent}const ${name}: u64 = (${set} << ${k}) | (prev_${set} >> ${64 - k});`);
+  kFeatureSpec.forEach((f, i) => {
+    if (plan.gatedFeature[i] !== gated) return;
+    const conj = (alt: readonly Term[]) => alt.map((t) => {
+      const m = t.at === 0 ? setKey(t) : `${setKey(t)}_s${t.at}`;
+      return t.not ? `~${m}` : m;
+    }).join(" & ");
+    const lane = (i & 3) * 16;
+    w(`${indent}acc${i >> 2} += popcnt<u64>(${f.alts.length === 1 ? conj(f.alts[0]!) : f.alts.map((a) => `(${conj(a)})`).join(" | ")})${lane ? ` << ${lane}` : ""}; // ${f.name}`);
+  });
+  for (const set of carried) if (gatedSet(set) === gated) w(`${indent}prev_${set} = ${set};`);
 }
 
 // ---------------------------------------------------------------------------------------------

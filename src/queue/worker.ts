@@ -14,13 +14,13 @@
  */
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import { asCtxfoldError, CtxfoldError } from "../errors.js";
-import type { JobOptions } from "../pool/job.js";
+import type { ChunkResult, JobOptions } from "../pool/job.js";
 import { PoolRunner, type ChunkRunner } from "../pool/worker-pool.js";
 import { kQueueName, type QueueAddress } from "./address.js";
 import { reachQueue } from "./connection.js";
-import { admitJob, type WorkerRoots } from "./confine.js";
+import { admitJob, type AdmittedJob, type WorkerRoots } from "./confine.js";
 import { sealResult } from "./result.js";
-import { compactShard, kWorkerName, packResult, shardId, type ShardJob } from "./shard.js";
+import { compactShard, kWorkerName, packResult, shardId, type ShardJob, type ShardMeta } from "./shard.js";
 
 export interface QueueWorkerOptions {
   address: QueueAddress;
@@ -69,60 +69,104 @@ function refusing<T>(f: () => T): T {
   }
 }
 
-/** Runs until stopped; resolves with what it did. E_QUEUE when Redis cannot be reached at the start. */
-export async function runQueueWorker(o: QueueWorkerOptions): Promise<QueueWorkerSummary> {
-  await reachQueue(o.address);
-  // A pool per batch and options: its threads keep a compactor and an offload store, whose index
-  // of the offload dir lasts one batch (a new producer may have removed the dir since). A new
-  // batch's shards get a new pool; the old one closes once its shards in hand are done.
-  const lanes = new Map<string, Lane>();
-  const all = new Set<Lane>();
-  const laneFor = (options: JobOptions, batch: string): Lane => {
+/**
+ * The worker's pools, a lane per set of options and batch: a pool's threads keep a compactor and
+ * an offload store, whose index of the offload dir lasts one batch (a new producer may have
+ * removed the dir since). A new batch's shards get a new pool; the old one closes once its shards
+ * in hand are done.
+ */
+class Lanes {
+  /** The current lane of each set of options (by its JSON). */
+  private readonly current = new Map<string, Lane>();
+  /** Every lane not closed yet, retired ones with shards in hand included. */
+  private readonly open = new Set<Lane>();
+
+  constructor(private readonly concurrency: number, private readonly heapMb: number) {}
+
+  /**
+   * Compacts a shard of `batch` on its options' lane (counted in hand meanwhile): its result, or
+   * the error that stopped it, as the producer is to read it.
+   */
+  async compact(options: JobOptions, batch: string, bytes: Uint8Array, firstLine: number): Promise<ShardOutcome> {
+    const lane = this.laneFor(options, batch);
+    lane.active++;
+    try {
+      return { result: await compactShard(bytes, firstLine, lane.runner) };
+    } catch (err) {
+      return { fatal: asCtxfoldError(err).toWire() };
+    } finally {
+      lane.active--;
+      this.retire(lane);
+    }
+  }
+
+  /** Closes every lane's pool, whatever each close comes to. */
+  async closeAll(): Promise<void> {
+    await Promise.allSettled([...this.open].map((lane) => lane.runner.close()));
+  }
+
+  /** The lane of `options` for `batch`: the current one, or a new one when that is another batch's (retired). */
+  private laneFor(options: JobOptions, batch: string): Lane {
     const key = JSON.stringify(options);
-    let lane = lanes.get(key);
+    let lane = this.current.get(key);
     if (lane && lane.batch !== batch) {
       lane.retired = true;
-      retire(lane);
+      this.retire(lane);
       lane = undefined;
     }
     if (!lane) {
-      lane = { batch, runner: new PoolRunner(options, { workers: o.concurrency, heapMb: o.heapMb }), active: 0, retired: false };
-      lanes.set(key, lane);
-      all.add(lane);
+      lane = { batch, runner: new PoolRunner(options, { workers: this.concurrency, heapMb: this.heapMb }), active: 0, retired: false };
+      this.current.set(key, lane);
+      this.open.add(lane);
     }
     return lane;
-  };
-  const retire = (lane: Lane) => {
-    if (!lane.retired || lane.active > 0) return;
-    all.delete(lane);
-    void lane.runner.close();
-  };
-  const summary: QueueWorkerSummary = { shards: 0, runs: 0 };
+  }
 
-  const compactJob = async (job: Job<ShardJob>): Promise<void> => {
+  /** Closes a retired lane once it has no shard in hand. */
+  private retire(lane: Lane): void {
+    if (!lane.retired || lane.active > 0) return;
+    this.open.delete(lane);
+    void lane.runner.close();
+  }
+}
+
+/** A shard compacted: its result, or the error that stopped it (E_STORE_WRITE…). */
+type ShardOutcome = { result: ChunkResult; fatal?: undefined } | { result?: undefined; fatal: NonNullable<ShardMeta["fatal"]> };
+
+/** A job admitted (confine.ts) with its shard's bytes, read from the storage and checked against the shard's id. */
+interface AdmittedShard extends AdmittedJob {
+  bytes: Uint8Array;
+}
+
+/**
+ * Admits a job and reads its shard: a job the producer could not have queued, or whose bytes
+ * are not the ones its shard id names, is refused for good; a shard no longer in the storage
+ * fails the job (its batch finished or was started afresh).
+ */
+function admitShard(job: Job<ShardJob>, roots: WorkerRoots): AdmittedShard {
+  const admitted = refusing(() => admitJob(String(job.id), job.data, roots));
+  const { storage, shard, firstLine, asQueued } = admitted;
+  const bytes = storage.readShard(shard);
+  // Its batch finished or was started afresh: a failure the producer (if any) has moved past.
+  if (!bytes) throw new Error(`shard ${shard} is not in ${storage.url} (its batch finished or was started afresh)`);
+  if (shardId(asQueued, firstLine, bytes) !== shard) {
+    refusing(() => {
+      throw new CtxfoldError("E_JOB_REFUSED", `job ${job.id}: shard: ${shard} is not the hash of its bytes, first line and options`);
+    });
+  }
+  return { ...admitted, bytes };
+}
+
+/**
+ * The queue's job handler: admits a job, compacts its shard on its lane, writes the sealed
+ * result (or the error that stopped it) to the storage, and counts it in `summary`.
+ */
+function shardHandler(o: QueueWorkerOptions, lanes: Lanes, summary: QueueWorkerSummary): (job: Job<ShardJob>) => Promise<void> {
+  return async (job) => {
     const started = performance.now();
-    const { storage, shard, firstLine, options, asQueued, batch, key } = refusing(() => admitJob(String(job.id), job.data, o.roots));
-    const bytes = storage.readShard(shard);
-    // Its batch finished or was started afresh: a failure the producer (if any) has moved past.
-    if (!bytes) throw new Error(`shard ${shard} is not in ${storage.url} (its batch finished or was started afresh)`);
-    if (shardId(asQueued, firstLine, bytes) !== shard) {
-      refusing(() => {
-        throw new CtxfoldError("E_JOB_REFUSED", `job ${job.id}: shard: ${shard} is not the hash of its bytes, first line and options`);
-      });
-    }
+    const { storage, shard, firstLine, options, batch, key, bytes } = admitShard(job, o.roots);
     if (o.dieAtLine === firstLine) process.exit(70);
-    let result;
-    let fatal;
-    const lane = laneFor(options, batch);
-    lane.active++;
-    try {
-      result = await compactShard(bytes, firstLine, lane.runner);
-    } catch (err) {
-      fatal = asCtxfoldError(err).toWire();
-    } finally {
-      lane.active--;
-      retire(lane);
-    }
+    const { result, fatal } = await lanes.compact(options, batch, bytes, firstLine);
     const ms = performance.now() - started;
     storage.putResult(shard, sealResult(shard, key, packResult(result, { worker: kWorkerName, attempt: job.attemptsStarted, ms, ...(fatal ? { fatal } : {}) })));
     summary.shards++;
@@ -133,10 +177,10 @@ export async function runQueueWorker(o: QueueWorkerOptions): Promise<QueueWorker
         : `shard ${shard.slice(0, 8)}: stopped by ${fatal!.code}: ${fatal!.message}`);
     }
   };
+}
 
-  const worker = new Worker<ShardJob>(kQueueName, compactJob, {
-    connection: o.address.options, concurrency: o.concurrency, lockDuration: o.stallMs, stalledInterval: o.stallMs, maxStalledCount: 1, autorun: false,
-  });
+/** Logs the queue's troubles: a connection error at most every 30 s (ioredis retries), each job refused or failed. */
+function logQueueEvents(worker: Worker<ShardJob>, o: QueueWorkerOptions): void {
   let lastError = -Infinity;
   worker.on("error", (err) => {
     if (performance.now() - lastError < 30_000) return;
@@ -147,20 +191,36 @@ export async function runQueueWorker(o: QueueWorkerOptions): Promise<QueueWorker
     if (err instanceof UnrecoverableError) o.log(`refused ${err.message.replace(/^E_JOB_REFUSED: /, "")}`);
     else if (job) o.log(`job ${job.id} failed (try ${job.attemptsStarted}): ${err.message}`);
   });
+}
 
+/** The stop signals as they come: the first closes the worker once its shards in hand are done, a second abandons them. */
+function closeOnStop(worker: Worker<ShardJob>, o: QueueWorkerOptions): { abandoning: () => boolean; remove: () => void } {
   let stops = 0;
-  const removeStop = o.onStop(() => {
+  const remove = o.onStop(() => {
     stops++;
     if (stops === 1) o.log("stopping: finishing the shards in hand (again to abandon them to other workers)");
     void worker.close(stops > 1);
   });
+  return { abandoning: () => stops > 1, remove };
+}
+
+/** Runs until stopped; resolves with what it did. E_QUEUE when Redis cannot be reached at the start. */
+export async function runQueueWorker(o: QueueWorkerOptions): Promise<QueueWorkerSummary> {
+  await reachQueue(o.address);
+  const lanes = new Lanes(o.concurrency, o.heapMb);
+  const summary: QueueWorkerSummary = { shards: 0, runs: 0 };
+  const worker = new Worker<ShardJob>(kQueueName, shardHandler(o, lanes, summary), {
+    connection: o.address.options, concurrency: o.concurrency, lockDuration: o.stallMs, stalledInterval: o.stallMs, maxStalledCount: 1, autorun: false,
+  });
+  logQueueEvents(worker, o);
+  const stop = closeOnStop(worker, o);
   o.log(`taking shards from ${o.address.shown} (queue ${kQueueName}, concurrency ${o.concurrency}, ${kWorkerName})`);
   try {
     await worker.run();
   } finally {
-    removeStop();
-    await worker.close(stops > 1);
-    await Promise.allSettled([...all].map((lane) => lane.runner.close()));
+    stop.remove();
+    await worker.close(stop.abandoning());
+    await lanes.closeAll();
   }
   o.log(`stopped after ${summary.shards} shards (${summary.runs} runs)`);
   return summary;
