@@ -12,7 +12,7 @@ import type { Readable } from "node:stream";
 import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
 import { inputChanged, kCheckpointVersion, skipLines, writeCheckpoint, writtenAsRecorded, type Checkpoint, type InputFile, type JobKey } from "./checkpoint.js";
 import type { LongLine } from "./chunks.js";
-import type { BatchOptions, BatchSummary } from "./engine.js";
+import type { BatchOptions, BatchSummary } from "./batch-options.js";
 import { gunzipIfGzip } from "./input.js";
 import { addStats, emptyStats, type ChunkResult, type JobOptions } from "./job.js";
 import { fileSink, streamSink, writingTo, type Sink } from "./output.js";
