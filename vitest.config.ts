@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/setup/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -14,5 +15,6 @@ export default defineConfig({
     // files, while most of a file's time goes to child processes and I/O the other core could
     // overlap.
     maxWorkers: Math.max(2, availableParallelism()),
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });
