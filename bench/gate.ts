@@ -1,12 +1,13 @@
 /**
- * `npm run bench:gate [-- --runs 3 (9 with --update)] [--scope hash,estimate,kernels,adapters,batch] [--tolerance 0.25]
+ * `npm run bench:gate [-- --runs 3 (9 with --update)] [--scope hash,estimate,kernels,adapters,enormous,batch] [--tolerance 0.25]
  *   [--baseline FILE (default: this CPU's, see baselineFor)] [--from FILE] [--save FILE] [--update] [--json] [--no-confirm]`
  *
  * The CI bench gate. Measures the ratios bench/ratios.ts defines, all higher-is-better
- * (ctxfold's WASM path over its TypeScript twin, over peer libraries, ctxfold compact with 2
- * workers over 1), `--runs` times, each in fresh processes: bench/pairs.ts (the quick bench's
- * own cases, each ratio's two sides timed as interleaved blocks, which a loaded machine moves far
- * less than the quick bench's one-case-after-another figures) and a short bench:batch
+ * (ctxfold's WASM path over its TypeScript twin, over peer libraries, its reading of enormous
+ * tool outputs over counting their lines, ctxfold compact with 2 workers over 1), `--runs`
+ * times, each in fresh processes: bench/pairs.ts (the quick bench's own cases and
+ * bench/enormous.ts's, each ratio's two sides timed as interleaved blocks, which a loaded machine
+ * moves far less than the quick bench's one-case-after-another figures) and a short bench:batch
  * (`batch.js --json --mb 20 --rss-gb 0 --no-corpus-once`: the dev corpus and one salted copy,
  * ~32 MB of unique runs). It takes each
  * ratio's median over the runs and compares it with bench/baseline.json:

@@ -1,9 +1,10 @@
 /**
- * `node --expose-gc dist/bench/pairs.js [--scope hash,estimate,kernels,adapters] [--rounds 5] [--block-ms 20]`:
+ * `node --expose-gc dist/bench/pairs.js [--scope hash,estimate,kernels,adapters,enormous] [--rounds 5] [--block-ms 20]`:
  * the bench gate's measurement (bench/gate.ts runs it), one process's worth.
  *
  * For each ratio bench/ratios.ts defines, its two contenders, the quick bench's own cases
- * (bench/hash.ts, estimate.ts with quick: true, kernels.ts, adapters.ts), are timed as
+ * (bench/hash.ts, estimate.ts with quick: true, kernels.ts, adapters.ts) and the enormous
+ * outputs' (bench/enormous.ts), are timed as
  * interleaved blocks of calls, A B B A, --rounds times, every block as long as the other (at
  * least --block-ms, at least one call of the slower side), after 150 ms of unmeasured blocks of
  * each side. The ratio is A's throughput in its fastest block over B's in its fastest block.
@@ -20,13 +21,14 @@
  * stdout, one line per ratio on stderr. CTXFOLD_BENCH_SLOWDOWN applies (see bench/run.ts).
  */
 import { adapterCases } from "./adapters.js";
+import { enormousCases } from "./enormous.js";
 import { estimateCases } from "./estimate.js";
 import { hashCases } from "./hash.js";
 import { kernelCases } from "./kernels.js";
 import { applySlowdown, kSlowdownEnv, parseSlowdown, type Case } from "./lib.js";
 import { kRatioDefs } from "./ratios.js";
 
-const kPairScopes = ["hash", "estimate", "kernels", "adapters"] as const;
+const kPairScopes = ["hash", "estimate", "kernels", "adapters", "enormous"] as const;
 
 /** Warm-up per pair and side, ms. */
 const kWarmMs = 150;
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
   if (scopes.includes("estimate")) cases.push(...estimateCases({ quick: true }));
   if (scopes.includes("kernels")) cases.push(...kernelCases());
   if (scopes.includes("adapters")) cases.push(...adapterCases());
+  if (scopes.includes("enormous")) cases.push(...enormousCases());
   cases = applySlowdown(cases, parseSlowdown(process.env[kSlowdownEnv]));
   const ratios: Record<string, number> = {};
   const perRound: Record<string, number[]> = {};

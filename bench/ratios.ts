@@ -16,7 +16,7 @@ export const kDefaultTolerance = 0.25;
 const kEpsilon = 1e-9;
 
 /** The bench scopes (bench/run.ts --scope) the gate runs, and "batch" (bench/batch.ts). */
-export const kGateScopes = ["hash", "estimate", "kernels", "adapters", "batch"] as const;
+export const kGateScopes = ["hash", "estimate", "kernels", "adapters", "enormous", "batch"] as const;
 export type GateScope = (typeof kGateScopes)[number];
 
 /** One ratio: throughput of case `a` over case `b` of `group` (or, for batch, as `batch` says). */
@@ -66,6 +66,15 @@ export const kRatioDefs: readonly RatioDef[] = [
   { name: "hash 200 B: store name, content address / xxh64", scope: "hash", group: "hash 200 B", a: "ctxfold content address (store name)", b: "xxh64 store name (before)" },
   { name: "hash 1 MB: store name, content address / xxh64", scope: "hash", group: "hash 1 MB", a: "ctxfold content address (store name)", b: "xxh64 store name (before)" },
   { name: "adapters: openai-chat parse + render / JSON.parse + stringify", scope: "adapters", group: "adapters, dev corpus", a: "openai-chat parse + render", b: "JSON.parse + JSON.stringify" },
+  // Enormous tool outputs (bench/enormous.ts): ctxfold's first sight of a 0.5-4 MB output against
+  // counting its lines in JavaScript. These read an output's head and tail, or scan it once: a fall means
+  // one of them started reading all of it, or more than once.
+  ...[
+    ["summary 1 MB log + 1 MB line", "ctxfold extractive", "extractive"],
+    ["facts 4 MB output", "ctxfold ledger facts", "ledger facts"],
+    ["focus 1 MB output", "ctxfold focus lines", "focus lines"],
+    ["evidence 500 KB output", "ctxfold next-step evidence", "next-step evidence"],
+  ].map(([group, a, label]): RatioDef => ({ name: `${group}: ${label} / line count`, scope: "enormous", group, a, b: "line count" })),
   // The batch engine (bench/batch.ts --json): ctxfold compact's speed-up from a 2-worker pool.
   { name: "batch: 2 workers / 1 worker", scope: "batch" },
 ];

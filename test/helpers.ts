@@ -42,6 +42,15 @@ export function generatedRunLines(count: number, seed: number): string[] {
 }
 
 
+/**
+ * Runs just over the batch engine's in-process threshold (1 MiB), so that `--workers 2` runs the
+ * pool: the first 12 of seed 5's (1.34 MB, a quarter over it). No bigger: the tests that need a
+ * pool run it tens of times, and compaction's cost grows with the input.
+ */
+export function poolSizedRunLines(): string[] {
+  return generatedRunLines(12, 5);
+}
+
 /** The first of `names` that is an executable in /usr/bin or on PATH (a Debian package's binary .ci/run installs), or null. */
 export function findExecutable(names: string[]): string | null {
   const dirs = ["/usr/bin", ...(process.env.PATH ?? "").split(delimiter)].filter(Boolean);

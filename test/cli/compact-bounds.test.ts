@@ -15,7 +15,12 @@ import { interruptedCli, spawnCli, startCli } from "./spawn-cli.js";
 
 let dir: string;
 let lines: string[];
-/** ~2.5 MB of runs: over the in-process threshold, so --workers 2 runs the pool. */
+/**
+ * ~2.2 MB of runs: over the in-process threshold, so --workers 2 runs the pool, and compacted
+ * into ~290 KB of output, more than a pipe and a reader's first read hold, so that a reader
+ * that stops early meets a writer that still has output (test/helpers.ts' poolSizedRunLines,
+ * ~160 KB of output, let a loaded run write it all before the reader closed).
+ */
 let big: string[];
 
 beforeAll(() => {

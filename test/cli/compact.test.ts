@@ -5,8 +5,10 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliTestHooks } from "../../src/cli/common.js";
+import { runCli } from "../../src/cli/main.js";
+import { fakeIo } from "./fake-io.js";
 import { interruptedCli, spawnCli, type CliRunOptions } from "./spawn-cli.js";
-import { generatedRunLines } from "../helpers.js";
+import { poolSizedRunLines } from "../helpers.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { createMemoryStore, createPackStore, getMessages } from "../../src/store/index.js";
 
@@ -17,6 +19,17 @@ let input: string;
 let lines: string[];
 
 const cli = (args: string[], options: CliRunOptions = {}) => spawnCli(dir, args, options);
+
+/**
+ * The command in-process, for what it decides before any process-wide effect (usage, the names
+ * it refuses): a process's start costs more than such a run. Names are this process's (absolute,
+ * or relative to its directory).
+ */
+async function inProcess(args: string[]) {
+  const f = fakeIo();
+  const code = await runCli(args, f.io);
+  return { code, stderr: f.stderr() };
+}
 
 /** What the in-process API gives for each line (the CLI's output must equal it run for run). */
 async function expected(source: string[]): Promise<string[]> {
@@ -47,7 +60,7 @@ let want: string[];
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "ctxfold-cli-"));
-  lines = generatedRunLines(20, 5); // ~2.5 MB: above the in-process threshold, so the pool runs
+  lines = poolSizedRunLines();
   input = path.join(dir, "in.jsonl");
   writeFileSync(input, lines.join("\n") + "\n");
   want = await expected(lines);
@@ -60,8 +73,8 @@ describe("ctxfold compact", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.stdout.toString()) as { runs: number; compacted: number; workers: number; errors: number; offloadDir: string };
-    expect(summary).toMatchObject({ runs: 20, workers: 2, errors: 0 });
-    expect(summary.compacted).toBeGreaterThan(10);
+    expect(summary).toMatchObject({ runs: lines.length, workers: 2, errors: 0 });
+    expect(summary.compacted).toBeGreaterThan(lines.length / 2);
     expect(outLines(path.join(dir, "out.jsonl"))).toEqual(want);
     // The summary messages' history refs resolve from the packs.
     const store = createPackStore({ dir: path.join(dir, "out.jsonl.offload") });
@@ -140,25 +153,29 @@ describe("ctxfold compact", () => {
     out.forEach((l, i) => expect(l).toBe(dead.has(i) ? lines[i] : want[i]));
   });
 
-  it("refuses with exit 2 an output, errors file or checkpoint that is the input under any name, naming both and leaving it whole", () => {
+  it("refuses with exit 2 an output, errors file or checkpoint that is the input under any name, naming both and leaving it whole", async () => {
     const source = readFileSync(input);
     for (const name of ["same.jsonl", "batch.errors.jsonl", "batch.checkpoint.json"]) copyFileSync(input, path.join(dir, name));
     symlinkSync("same.jsonl", path.join(dir, "same-symlink.jsonl"));
     linkSync(path.join(dir, "same.jsonl"), path.join(dir, "same-hardlink.jsonl"));
+    // In-process, so each name is spelled from this process's directory: relative, with ./, absolute.
+    const rel = (name: string) => path.relative(process.cwd(), path.join(dir, name));
+    const same = rel("same.jsonl");
     const cases: [input: string, output: string, written: string][] = [
-      ["same.jsonl", "same.jsonl", "same.jsonl"], ["same.jsonl", "./same.jsonl", "./same.jsonl"],
-      ["same.jsonl", path.join(dir, "same.jsonl"), path.join(dir, "same.jsonl")], ["same.jsonl", "same-symlink.jsonl", "same-symlink.jsonl"],
-      ["same-symlink.jsonl", "same.jsonl", "same.jsonl"], ["same.jsonl", "same-hardlink.jsonl", "same-hardlink.jsonl"],
-      ["batch.errors.jsonl", "batch", "batch.errors.jsonl"], ["batch.checkpoint.json", "batch", "batch.checkpoint.json"],
+      [same, same, same], [same, `./${same}`, `./${same}`],
+      [same, path.join(dir, "same.jsonl"), path.join(dir, "same.jsonl")], [same, rel("same-symlink.jsonl"), rel("same-symlink.jsonl")],
+      [rel("same-symlink.jsonl"), same, same], [same, rel("same-hardlink.jsonl"), rel("same-hardlink.jsonl")],
+      [rel("batch.errors.jsonl"), rel("batch"), rel("batch.errors.jsonl")], [rel("batch.checkpoint.json"), rel("batch"), rel("batch.checkpoint.json")],
     ];
     for (const workers of ["1", "2"]) {
       for (const [from, to, written] of cases) {
-        const r = cli(["compact", from, "-o", to, "--budget", String(kBudget), "--workers", workers, "--quiet"]);
+        const r = await inProcess(["compact", from, "-o", to, "--budget", String(kBudget), "--workers", workers, "--quiet"]);
         expect(r.code, `${from} -o ${to}: ${r.stderr}`).toBe(2);
         expect(r.stderr).toContain(`the input ${from} `);
         expect(r.stderr).toContain(` ${written}: `);
-        expect(readFileSync(path.join(dir, from)).equals(source)).toBe(true);
+        expect(readFileSync(from).equals(source)).toBe(true);
       }
+      // What a shell's `< same.jsonl` opens is only a process's stdin.
       const piped = cli(["compact", "-", "-o", "same.jsonl", "--budget", String(kBudget), "--workers", workers, "--quiet"], { redirect: { stdin: "same.jsonl" } });
       expect(piped.code, piped.stderr).toBe(2);
       expect(piped.stderr).toContain("stdin");
@@ -238,7 +255,7 @@ describe("ctxfold compact", () => {
 
     const resumed = cli(["compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--resume", "--json"], { hooks: { compact: { chunkBytes: 60_000 } } });
     expect(resumed.code).toBe(0);
-    expect(JSON.parse(resumed.stdout.toString())).toMatchObject({ resumedAfterLine: checkpoint.lines, runs: 20 });
+    expect(JSON.parse(resumed.stdout.toString())).toMatchObject({ resumedAfterLine: checkpoint.lines, runs: lines.length });
     expect(outLines(out)).toEqual(want);
     expect(existsSync(`${out}.checkpoint.json`)).toBe(false);
 
@@ -286,7 +303,7 @@ describe("ctxfold compact", () => {
     writeFileSync(`${out}.checkpoint.json`, checkpointText);
     const resumed = resume();
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(JSON.parse(resumed.stdout.toString())).toMatchObject({ resumedAfterLine: checkpoint.lines, runs: 20 });
+    expect(JSON.parse(resumed.stdout.toString())).toMatchObject({ resumedAfterLine: checkpoint.lines, runs: lines.length });
     expect(outLines(out)).toEqual(want);
   });
 
@@ -310,11 +327,11 @@ describe("ctxfold compact", () => {
     expect(packs(path.join(dir, "raw.offload"))).toContain(key);
   });
 
-  it("explains bad usage with exit code 2", () => {
-    expect(cli(["compact", "in.jsonl", "-o", "x.jsonl"]).code).toBe(2);
-    const r = cli(["compact", "in.jsonl", "-o", "x.jsonl", "--budget", "8000", "--format", "klingon"]);
+  it("explains bad usage with exit code 2", async () => {
+    expect((await inProcess(["compact", input, "-o", path.join(dir, "x.jsonl")])).code).toBe(2);
+    const r = await inProcess(["compact", input, "-o", path.join(dir, "x.jsonl"), "--budget", "8000", "--format", "klingon"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--format");
-    expect(cli(["compact", "-", "-o", "-", "--budget", "8000", "--resume"]).code).toBe(1);
+    expect((await inProcess(["compact", "-", "-o", "-", "--budget", "8000", "--resume"])).code).toBe(1);
   });
 });

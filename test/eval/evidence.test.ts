@@ -239,13 +239,13 @@ describe("evidence and the other metrics on awkward runs", () => {
     expect(m.errors).toBe(0);
   });
 
-  it("an enormous (5 MB) tool output and an enormous next message: bounded time, exact counts", async () => {
+  // Its speed is the bench gate's ("evidence 500 KB output" in bench/enormous.ts).
+  it("an enormous (5 MB) tool output and an enormous next message: exact counts", async () => {
     let big = "";
     for (let i = 0; big.length < 5_000_000; i++) big += `row_${i} = compute_${i % 997}(x.y${i % 31})\n`;
     // The agent writes back half of it: thousands of distinct names, most of them in the output.
     const write: M = { role: "assistant", content: null, tool_calls: [call("call_2", "write_file", JSON.stringify({ path: "out/rows.py", content: big.slice(0, 2_500_000) + "new_row_x = 1\n" }))] };
     const huge: EvalRun = { id: "huge", messages: [sys, task, a1, { role: "tool", tool_call_id: "call_1", content: big }, write] };
-    const started = performance.now();
     const ev = nextStepEvidence(huge.messages.slice(0, 4), write);
     expect(ev.length).toBeGreaterThan(50_000);
     expect(ev).not.toContain("new_row_x");
@@ -257,7 +257,6 @@ describe("evidence and the other metrics on awkward runs", () => {
     const keptInMb = ev.filter((t) => inFirstMb.has(t)).length;
     expect(m.evidence).toEqual({ prompts: 1, terms: ev.length, kept: keptInMb });
     expect(m.evidence.kept).toBeLessThan(ev.length);
-    expect(performance.now() - started).toBeLessThan(30_000);
   }, 60_000);
 
   it("non-English text: Cyrillic and CJK names are terms, prose is not", async () => {

@@ -7,9 +7,10 @@
  * shows two real, different messages that collide under a truncated hash of the old kind get
  * distinct names from the store's default (SHA-256) naming.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { hashBytes } from "../../src/core/hash.js";
@@ -29,28 +30,31 @@ const kWeakHashes = {
 type WeakHash = keyof typeof kWeakHashes;
 
 /**
- * A writer process: waits for the go file (so both writers start together), puts each message
- * of its list (flushing a pack store every few puts, as the batch engine flushes per chunk), and
- * prints the refs as JSON.
+ * A writer process for a series of trials: for each, it waits for the trial's go file (so both
+ * writers start together), puts each message of its list into the trial's directory (flushing a
+ * pack store every few puts, as the batch engine flushes per chunk), and prints the refs as one
+ * JSON line. One process per writer for all the trials: a process's start costs far more than a
+ * trial, and each trial has a store and a directory of its own.
  */
 const kWriter = `
 import { existsSync, readFileSync } from "node:fs";
 import { createFsStore, createPackStore } from ${JSON.stringify(kDistStore)};
 import { hashBytes } from ${JSON.stringify(kDistHash)};
-const [kind, dir, hashName, messagesFile, go] = process.argv.slice(2);
+const [kind, hashName, trialsFile] = process.argv.slice(2);
 const hashes = { constant: () => 7n, xxh20: (bytes) => hashBytes(bytes) & 0xfffffn };
 const hash = hashes[hashName];
-const store = kind === "fs" ? createFsStore({ dir, hash }) : createPackStore({ dir, hash });
-const messages = JSON.parse(readFileSync(messagesFile, "utf8"));
 const nap = new Int32Array(new SharedArrayBuffer(4));
-while (!existsSync(go)) Atomics.wait(nap, 0, 0, 1);
-const refs = messages.map((m, i) => {
-  const ref = store.put(m, { kind: "message", ext: "json" });
-  if (i % 3 === 2) store.flush();
-  return ref;
-});
-store.flush();
-process.stdout.write(JSON.stringify(refs));
+for (const { dir, messages, go } of JSON.parse(readFileSync(trialsFile, "utf8"))) {
+  const store = kind === "fs" ? createFsStore({ dir, hash }) : createPackStore({ dir, hash });
+  while (!existsSync(go)) Atomics.wait(nap, 0, 0, 1);
+  const refs = messages.map((m, i) => {
+    const ref = store.put(m, { kind: "message", ext: "json" });
+    if (i % 3 === 2) store.flush();
+    return ref;
+  });
+  store.flush();
+  process.stdout.write(JSON.stringify(refs) + "\\n");
+}
 `;
 
 type Kind = "fs" | "pack";
@@ -61,23 +65,45 @@ function writerScript(): string {
   return file;
 }
 
-/** Runs one writer process per message list at the same time, into `dir`; resolves to each one's refs. */
-async function writeConcurrently(kind: Kind, dir: string, hash: WeakHash, lists: string[][]): Promise<string[][]> {
-  const go = path.join(tmp.root(), `go-${path.basename(dir)}`);
-  const children = lists.map((messages, i) => {
-    const file = path.join(tmp.root(), `${path.basename(dir)}-messages-${i}.json`);
-    fs.writeFileSync(file, JSON.stringify(messages));
-    const child = spawn(process.execPath, [writerScript(), kind, dir, hash, file, go], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    return new Promise<string[]>((resolve, reject) => {
-      child.on("close", (code) => (code === 0 ? resolve(JSON.parse(stdout) as string[]) : reject(new Error(`writer ${i} exited ${code}: ${stderr}`))));
-    });
+/** One trial: a fresh directory, and each writer's list of messages. */
+interface Trial {
+  dir: string;
+  lists: string[][];
+}
+
+/** A writer process's refs, one trial's list at a time, as it prints them. */
+function refLines(child: ChildProcess, name: string): () => Promise<string[]> {
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  return async () => {
+    const line = await lines.next();
+    if (line.done) throw new Error(`${name} exited ${child.exitCode ?? child.signalCode} before its refs: ${stderr}`);
+    return JSON.parse(line.value as string) as string[];
+  };
+}
+
+/**
+ * Runs one writer process per message list, each trial at the same time in both, into the
+ * trial's directory; checks each trial's refs with `check` before the next one starts.
+ */
+async function writeConcurrently(kind: Kind, hash: WeakHash, trials: Trial[], check: (trial: Trial, refs: string[][]) => void): Promise<void> {
+  const children = trials[0].lists.map((_, w) => {
+    const plan = trials.map((t) => ({ dir: t.dir, messages: t.lists[w], go: `${t.dir}.go` }));
+    const file = path.join(tmp.root(), `${path.basename(trials[0].dir)}-writer-${w}.json`);
+    fs.writeFileSync(file, JSON.stringify(plan));
+    return spawn(process.execPath, [writerScript(), kind, hash, file], { stdio: ["ignore", "pipe", "pipe"] });
   });
-  fs.writeFileSync(go, "");
-  return Promise.all(children);
+  const writers = children.map((child, w) => refLines(child, `writer ${w}`));
+  try {
+    for (const trial of trials) {
+      fs.writeFileSync(`${trial.dir}.go`, "");
+      check(trial, await Promise.all(writers.map((next) => next())));
+    }
+  } finally {
+    // A failed check leaves the writers waiting for the next trial's go file.
+    for (const child of children) if (child.exitCode === null) child.kill();
+  }
 }
 
 /** A store reading `dir` as the writers named it (their weak hash verifies their names). */
@@ -101,14 +127,13 @@ function expectOwnBytes(kind: Kind, dir: string, hash: WeakHash, lists: string[]
 
 describe.each<Kind>(["fs", "pack"])("two %s-store writers in separate processes, one directory, colliding content", (kind) => {
   it("every ref of each writer reads back its own bytes, over many trials of a fully colliding hash", async () => {
-    for (let trial = 0; trial < 6; trial++) {
-      const dir = tmp.fresh();
+    const trials = Array.from({ length: 6 }, (_, trial): Trial => {
       const lists = ["a", "b"].map((w) => Array.from({ length: 12 }, (_, i) => JSON.stringify({ role: "tool", content: `writer ${w}, output ${i}, trial ${trial}` })));
       // Both writers also store one message they share: equal bytes meet under one name and stay one content.
       for (const list of lists) list.push(JSON.stringify({ role: "system", content: "the prompt both writers share" }));
-      const refs = await writeConcurrently(kind, dir, "constant", lists);
-      expectOwnBytes(kind, dir, "constant", lists, refs);
-    }
+      return { dir: tmp.fresh(), lists };
+    });
+    await writeConcurrently(kind, "constant", trials, ({ dir, lists }, refs) => expectOwnBytes(kind, dir, "constant", lists, refs));
   });
 });
 
@@ -146,12 +171,10 @@ describe("two real messages that collide under a truncated XXH64", () => {
   });
 
   it.each<Kind>(["fs", "pack"])("stored by two %s-store writers in separate processes under the weak hash, each reads back its own, over many trials", async (kind) => {
-    for (let trial = 0; trial < 6; trial++) {
-      const dir = tmp.fresh();
-      const lists = [[first], [second]];
-      const refs = await writeConcurrently(kind, dir, "xxh20", lists);
+    const trials = Array.from({ length: 6 }, (): Trial => ({ dir: tmp.fresh(), lists: [[first], [second]] }));
+    await writeConcurrently(kind, "xxh20", trials, ({ dir, lists }, refs) => {
       expectOwnBytes(kind, dir, "xxh20", lists, refs);
       expect(refs[0][0]).not.toBe(refs[1][0]);
-    }
+    });
   });
 });

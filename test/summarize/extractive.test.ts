@@ -213,18 +213,17 @@ describe("summarizeExtractive: behaviour", () => {
     expect(emoji.map((u) => u.text).join("")).toBe("😀".repeat(100));
   });
 
-  it("a single enormous line (1 MB, no newline) is summarised within target, fast", () => {
+  // How fast these two are is the bench gate's ("summary 1 MB log + 1 MB line" in
+  // bench/enormous.ts: against counting the lines of the same texts).
+  it("a single enormous line (1 MB, no newline) is summarised within target", () => {
     const line = Array.from({ length: 150_000 }, (_, i) => `tok${i % 977}`).join(" ").slice(0, 1 << 20);
-    const t0 = performance.now();
     const out = summarizeExtractive(line, 200, "one-line", counter);
-    const ms = performance.now() - t0;
     expect(counter.estimate(out)).toBeLessThanOrEqual(200);
     expect(out).toMatch(/^\[summary of one-line: 1\/1 lines, /);
     expect(out).toContain("tok0 tok1 tok2");
-    expect(ms).toBeLessThan(500);
   });
 
-  it("a 1 MB log is summarised within target in a few milliseconds", () => {
+  it("a 1 MB log is summarised within target", () => {
     const text = syntheticText("logs", 1 << 20, createRng(11));
     const middle = text.length >> 1;
     const cut = text.indexOf("\n", middle) + 1;
@@ -236,15 +235,6 @@ describe("summarizeExtractive: behaviour", () => {
     }
     // The middle error line is among the candidates (the keyword scan finds it).
     expect(summarizeExtractive(log(30_000, { 15_000: "DatabaseError: connection refused" }), 100, "x", counter)).toContain("DatabaseError: connection refused");
-    for (let i = 0; i < 5; i++) summarizeExtractive(withError, 500, "x", counter); // warm up
-    const times: number[] = [];
-    for (let i = 0; i < 9; i++) {
-      const t0 = performance.now();
-      summarizeExtractive(withError, 500, "x", counter);
-      times.push(performance.now() - t0);
-    }
-    times.sort((a, b) => a - b);
-    expect(times[4]).toBeLessThan(100); // typically 5-10 ms; generous for loaded CI machines
   });
 });
 

@@ -121,13 +121,12 @@ describe("focusLines", () => {
     expect(focusLines(bin, ["parse_config"], 200, quarter)).toBe("");
   });
 
+  // That this stays fast is the bench gate's ("focus 1 MB output" in bench/enormous.ts).
   it("an enormous output: its head and tail are scanned, with true line numbers", () => {
     const n = 60_000;
     const big = Array.from({ length: n }, (_, i) => (i === 10 ? "head hit parse_config" : i === n / 2 ? "middle parse_config" : i === n - 3 ? "tail hit parse_config" : `filler line ${i} with some words`)).join("\n");
     expect(big.length).toBeGreaterThan(1 << 20);
-    const t0 = performance.now();
     const lines = focusLines(big, ["parse_config"], 200, quarter).split("\n");
-    expect(performance.now() - t0).toBeLessThan(2000);
     expect(lines).toEqual([kFocusHeader, "11: head hit parse_config", `${n - 2}: tail hit parse_config`]);
   });
 

@@ -102,13 +102,12 @@ describe("extraction", () => {
     expect(all).not.toMatch(/^- decision:/m);
   });
 
+  // That this stays fast is the bench gate's ("facts 4 MB output" in bench/enormous.ts).
   it("reads an enormous output in its head and tail windows only, and a binary one not at all", () => {
     const middle = "x".repeat(2_000_000) + " hidden_middle_name " + "y".repeat(2_000_000);
     const huge = `first_visible_name at the top\n${middle}\nlast_visible_name at the end`;
     const binary = "\x00\x01\x02PNG binary_looking_name\x00\x00" + "\x03".repeat(5000);
-    const t0 = performance.now();
     const facts = [messageFacts(result("7", huge)), messageFacts(result("8", binary))];
-    expect(performance.now() - t0).toBeLessThan(2000);
     expect([...facts[0].terms.keys()]).toEqual(expect.arrayContaining(["first_visible_name", "last_visible_name"]));
     expect(facts[0].terms.has("hidden_middle_name")).toBe(false);
     expect(facts[1].terms.size).toBe(0);
