@@ -237,4 +237,11 @@ export function formatOption(value: string | undefined): Format | undefined {
   return kFormatNames[value];
 }
 
+/** --mode: the tiered compactor (the default) or block compaction's levels (legacy), or a UsageError. */
+export function modeOption(value: string | undefined): "tiered" | "legacy" {
+  const mode = value ?? "tiered";
+  if (mode !== "tiered" && mode !== "legacy") throw new UsageError(`--mode: tiered or legacy (got ${JSON.stringify(mode)})`);
+  return mode;
+}
+
 export { runOfLine, wireOf, type JsonlRun } from "../pool/jsonl.js";

@@ -91,67 +91,142 @@ function legend(items: { swatch: (x: number, y: number) => string; label: string
   return { svg: `<g class="frontier-legend">${out.join("")}</g>`, height: y - top + 18 };
 }
 
-function plot(markers: Marker[], budgets: number[], contenders: string[], pricing: Pricing | undefined): string {
+/** Where the plot draws and how a marker's cost and recall map onto it (the axes' ranges: see the module comment). */
+interface Frame {
+  /** The plot area's width and height, inside kPlot's margins. */
+  pw: number;
+  ph: number;
+  /** The largest cost on the x axis, and the lowest recall on the y axis (which ends at 1). */
+  xMax: number;
+  yMin: number;
+  x: (cost: number) => number;
+  y: (recall: number) => number;
+}
+
+/** The plot's frame for these markers. */
+function frameOf(markers: readonly Marker[]): Frame {
   const { width: W, left, right, top, bottom } = kPlot;
   const pw = W - left - right;
   const ph = kPlot.height - top - bottom;
   const xMax = Math.max(...markers.map((m) => m.cost), 0) * 1.1 || 1;
   const yMin = Math.min(0.9, Math.max(0, Math.floor(Math.min(...markers.map((m) => m.recall), 1) * 10 - 0.5) / 10));
-  const x = (v: number) => left + (v / xMax) * pw;
-  const y = (v: number) => top + ph - ((v - yMin) / (1 - yMin)) * ph;
-  for (const m of markers) [m.x, m.y] = [x(m.cost), y(m.recall)];
+  return { pw, ph, xMax, yMin, x: (v) => left + (v / xMax) * pw, y: (v) => top + ph - ((v - yMin) / (1 - yMin)) * ph };
+}
 
-  const parts: string[] = [`<rect class="plot-area" x="${coord(left)}" y="${coord(top)}" width="${coord(pw)}" height="${coord(ph)}"/>`];
+/** The recall axis's grid lines, ticks and percentages, from 100% down to the axis's lowest recall. */
+function recallGrid(f: Frame): string[] {
+  const { left } = kPlot;
   const grid: string[] = [];
-  const span = 1 - yMin;
+  const span = 1 - f.yMin;
   const step = span > 0.5 ? 0.2 : span > 0.25 ? 0.1 : 0.05;
-  for (let k = 0; 1 - k * step >= yMin - 1e-9; k++) {
+  for (let k = 0; 1 - k * step >= f.yMin - 1e-9; k++) {
     const v = Math.round((1 - k * step) * 100) / 100;
-    const yy = coord(y(v));
-    grid.push(`<line class="grid" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${yy}" y2="${yy}"/><line class="tick" x1="${coord(left - 5)}" x2="${coord(left)}" y1="${yy}" y2="${yy}"/>`);
+    const yy = coord(f.y(v));
+    grid.push(`<line class="grid" x1="${coord(left)}" x2="${coord(left + f.pw)}" y1="${yy}" y2="${yy}"/><line class="tick" x1="${coord(left - 5)}" x2="${coord(left)}" y1="${yy}" y2="${yy}"/>`);
     grid.push(`<text class="tick-label y" x="${coord(left - 8)}" y="${yy}" text-anchor="end" dominant-baseline="middle">${esc(`${Math.round(v * 100)}%`)}</text>`);
   }
-  for (const v of ticks(xMax, 6, false)) {
-    const xx = coord(x(v));
-    grid.push(`<line class="tick" x1="${xx}" x2="${xx}" y1="${coord(top + ph)}" y2="${coord(top + ph + 5)}"/><text class="tick-label x" x="${xx}" y="${coord(top + ph + 18)}" text-anchor="middle">${esc(compact(v))}</text>`);
-  }
-  parts.push(`<g class="axes">${grid.join("")}<line class="axis" x1="${coord(left)}" x2="${coord(left)}" y1="${coord(top)}" y2="${coord(top + ph)}"/><line class="axis" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${coord(top + ph)}" y2="${coord(top + ph)}"/></g>`);
-  const priced = pricing ? `, ${pricing.name} pricing: cached ×${pricing.read}, the rest ×${pricing.write}` : "";
-  parts.push(`<text class="axis-label" x="${coord(left + pw / 2)}" y="${coord(top + ph + 36)}" text-anchor="middle">${esc(`cost per call (input-token units${priced})`)}</text>`);
-  parts.push(`<text class="axis-label" transform="translate(14 ${coord(top + ph / 2)}) rotate(-90)" text-anchor="middle">next-step evidence recall</text>`);
+  return grid;
+}
 
+/** The cost axis's ticks and their values. */
+function costTicks(f: Frame): string[] {
+  const axisY = kPlot.top + f.ph;
+  return ticks(f.xMax, 6, false).map((v) => {
+    const xx = coord(f.x(v));
+    return `<line class="tick" x1="${xx}" x2="${xx}" y1="${coord(axisY)}" y2="${coord(axisY + 5)}"/><text class="tick-label x" x="${xx}" y="${coord(axisY + 18)}" text-anchor="middle">${esc(compact(v))}</text>`;
+  });
+}
+
+/** The plot area, both axes with their grid and ticks, and the axes' labels (the cost's names the pricing). */
+function axes(f: Frame, pricing: Pricing | undefined): string[] {
+  const { left, top } = kPlot;
+  const { pw, ph } = f;
+  const priced = pricing ? `, ${pricing.name} pricing: cached ×${pricing.read}, the rest ×${pricing.write}` : "";
+  return [
+    `<rect class="plot-area" x="${coord(left)}" y="${coord(top)}" width="${coord(pw)}" height="${coord(ph)}"/>`,
+    `<g class="axes">${[...recallGrid(f), ...costTicks(f)].join("")}<line class="axis" x1="${coord(left)}" x2="${coord(left)}" y1="${coord(top)}" y2="${coord(top + ph)}"/><line class="axis" x1="${coord(left)}" x2="${coord(left + pw)}" y1="${coord(top + ph)}" y2="${coord(top + ph)}"/></g>`,
+    `<text class="axis-label" x="${coord(left + pw / 2)}" y="${coord(top + ph + 36)}" text-anchor="middle">${esc(`cost per call (input-token units${priced})`)}</text>`,
+    `<text class="axis-label" transform="translate(14 ${coord(top + ph / 2)}) rotate(-90)" text-anchor="middle">next-step evidence recall</text>`,
+  ];
+}
+
+/** Each budget's Pareto front as a dashed line (one of two markers or more). */
+function paretoLines(markers: readonly Marker[], budgets: readonly number[]): string[] {
+  const lines: string[] = [];
   budgets.forEach((b, i) => {
     const front = paretoFront(markers.filter((m) => m.budget === b));
-    if (front.length >= 2) parts.push(`<polyline class="pareto" data-budget="${attrNum(b)}" stroke-dasharray="${kDashes[i % kDashes.length]}" points="${front.map((m) => `${coord(m.x)},${coord(m.y)}`).join(" ")}"/>`);
+    if (front.length >= 2) lines.push(`<polyline class="pareto" data-budget="${attrNum(b)}" stroke-dasharray="${kDashes[i % kDashes.length]}" points="${front.map((m) => `${coord(m.x)},${coord(m.y)}`).join(" ")}"/>`);
   });
+  return lines;
+}
 
-  // Labels right of their marker (left of it in the right quarter), on its line when free, else
-  // the nearest line below or above clear of every marker and of the labels placed before.
-  const placed = markers.map((m) => ({ x0: m.x - 7, x1: m.x + 7, y: m.y + 4 }));
-  const points = [...markers].sort((a, b) => a.y - b.y || a.x - b.x).map((m) => {
+/** Where a marker's label goes: its text's left edge and width, its baseline, and whether it sits left of the marker. */
+interface LabelPlace {
+  x0: number;
+  w: number;
+  ly: number;
+  onLeft: boolean;
+}
+
+/** A box no label may overlap: a marker's, or a label placed already. */
+interface Taken {
+  x0: number;
+  x1: number;
+  y: number;
+}
+
+/**
+ * Places a marker's label right of it (left of it in the plot's right quarter), on its line when
+ * free, else on the nearest line below or above clear of every marker and of the labels placed
+ * before; the label's box is added to `taken`.
+ */
+function placeLabel(m: Marker, label: string, taken: Taken[], pw: number): LabelPlace {
+  const w = label.length * 6.2;
+  const onLeft = m.x > kPlot.left + pw * 0.75;
+  const x0 = onLeft ? m.x - 9 - w : m.x + 9;
+  const free = (ly: number) => !taken.some((p) => Math.abs(p.y - ly) < 12 && p.x0 < x0 + w && x0 < p.x1);
+  const shifts = [0, 12, -12, 24, -24, 36, -36, 48, -48];
+  const ly = m.y + 4 + (shifts.find((d) => free(m.y + 4 + d)) ?? 0);
+  taken.push({ x0, x1: x0 + w, y: ly });
+  return { x0, w, ly, onLeft };
+}
+
+/** One contender × budget's marker: its tooltip, the leader to a moved label, the marker and its label. */
+function pointMark(m: Marker, label: string, { x0, w, ly, onLeft }: LabelPlace): string {
+  const leader = Math.abs(ly - (m.y + 4)) > 1 ? `<line class="leader" x1="${coord(m.x)}" y1="${coord(m.y)}" x2="${coord(onLeft ? x0 + w : x0)}" y2="${coord(ly - 4)}"/>` : "";
+  const tip = `${m.contender} at budget ${int(m.budget)}: evidence recall ${share(m.recall)}, cost per call ${int(m.cost)}`;
+  return `<g class="point" data-contender="${esc(m.contender)}" data-budget="${attrNum(m.budget)}" data-cost="${attrNum(m.cost)}" data-recall="${attrNum(m.recall)}"><title>${esc(tip)}</title>${leader}${markerPath(m, m.x, m.y)}<text class="point-label" x="${coord(onLeft ? x0 + w : x0)}" y="${coord(ly)}"${onLeft ? ' text-anchor="end"' : ""}>${esc(label)}</text></g>`;
+}
+
+/** Every marker with its label, labels placed from the top of the plot down (left to right on a line). */
+function pointMarks(markers: readonly Marker[], pw: number): string[] {
+  const taken: Taken[] = markers.map((m) => ({ x0: m.x - 7, x1: m.x + 7, y: m.y + 4 }));
+  return [...markers].sort((a, b) => a.y - b.y || a.x - b.x).map((m) => {
     const label = `${m.contender} @ ${compact(m.budget)}`;
-    const w = label.length * 6.2;
-    const onLeft = m.x > left + pw * 0.75;
-    const x0 = onLeft ? m.x - 9 - w : m.x + 9;
-    const free = (ly: number) => !placed.some((p) => Math.abs(p.y - ly) < 12 && p.x0 < x0 + w && x0 < p.x1);
-    const shifts = [0, 12, -12, 24, -24, 36, -36, 48, -48];
-    const ly = m.y + 4 + (shifts.find((d) => free(m.y + 4 + d)) ?? 0);
-    placed.push({ x0, x1: x0 + w, y: ly });
-    const leader = Math.abs(ly - (m.y + 4)) > 1 ? `<line class="leader" x1="${coord(m.x)}" y1="${coord(m.y)}" x2="${coord(onLeft ? x0 + w : x0)}" y2="${coord(ly - 4)}"/>` : "";
-    const tip = `${m.contender} at budget ${int(m.budget)}: evidence recall ${share(m.recall)}, cost per call ${int(m.cost)}`;
-    return `<g class="point" data-contender="${esc(m.contender)}" data-budget="${attrNum(m.budget)}" data-cost="${attrNum(m.cost)}" data-recall="${attrNum(m.recall)}"><title>${esc(tip)}</title>${leader}${markerPath(m, m.x, m.y)}<text class="point-label" x="${coord(onLeft ? x0 + w : x0)}" y="${coord(ly)}"${onLeft ? ' text-anchor="end"' : ""}>${esc(label)}</text></g>`;
+    return pointMark(m, label, placeLabel(m, label, taken, pw));
   });
-  parts.push(...points);
+}
 
-  const key = legend([
+/** The legend: the contenders' colours, then the budgets' shapes with their front's dash. */
+function frontierKey(contenders: readonly string[], budgets: readonly number[], top: number): { svg: string; height: number } {
+  return legend([
     ...contenders.map((c, i) => ({ label: c, swatch: (lx: number, ly: number) => markerPath({ shape: 0, color: kColors[i % kColors.length] }, lx + 9, ly) })),
     ...budgets.map((b, i) => ({
       label: `budget ${int(b)}`,
       swatch: (lx: number, ly: number) => `<line class="key-pareto" x1="${coord(lx)}" x2="${coord(lx + 18)}" y1="${coord(ly)}" y2="${coord(ly)}" stroke-dasharray="${kDashes[i % kDashes.length]}"/>${markerPath({ shape: i, color: "#667" }, lx + 9, ly)}`,
     })),
-  ], top + ph + bottom + 8, W);
-  parts.push(key.svg);
-  const H = top + ph + bottom + 8 + key.height;
+  ], top, kPlot.width);
+}
+
+/** The frontier plot as an inline SVG: axes, the budgets' fronts, the markers, and the legend under them. */
+function plot(markers: Marker[], budgets: number[], contenders: string[], pricing: Pricing | undefined): string {
+  const f = frameOf(markers);
+  for (const m of markers) [m.x, m.y] = [f.x(m.cost), f.y(m.recall)];
+  const keyTop = kPlot.top + f.ph + kPlot.bottom + 8;
+  const key = frontierKey(contenders, budgets, keyTop);
+  const parts = [...axes(f, pricing), ...paretoLines(markers, budgets), ...pointMarks(markers, f.pw), key.svg];
+  const W = kPlot.width;
+  const H = keyTop + key.height;
   return `<svg class="frontier" data-points="${markers.length}" width="${W}" height="${coord(H)}" viewBox="0 0 ${W} ${coord(H)}" role="img">
 <title>Next-step evidence recall against cost per call, per contender and budget</title>
 ${parts.join("\n")}

@@ -140,12 +140,22 @@ export function renderHtmlReport(report: EvalReport): string {
   const budgets = report.budgets ?? [];
   const traces = report.traces ?? [];
   const thresholds = report.thresholds ?? [];
-  const notes = report.notes ?? [];
-  const failedRuns = report.failedRuns ?? [];
-  const infeasibleRuns = report.infeasibleRuns ?? [];
-  const contenders = report.contenders ?? [];
   const opts = report.options ?? ({} as EvalReport["options"]);
+  const sections = [
+    renderThresholds(thresholds),
+    renderNotes(report.notes ?? []),
+    renderFailedRuns(report.failedRuns ?? []),
+    renderInfeasibleRuns(report.infeasibleRuns ?? []),
+    renderContenders(report.contenders ?? []),
+    renderFrontier(budgets, opts.pricing),
+    renderBudgets(budgets, checksByCell(thresholds)),
+    renderTraces(traces),
+  ];
+  return htmlDocument(report.date, renderHeader(headerFacts(report, opts), navLinks(budgets, traces)), sections.filter(Boolean).join("\n"));
+}
 
+/** The --fail-under checks by the metric table cell they judge (thresholdKey); a check of a metric with no column has none. */
+function checksByCell(thresholds: readonly ThresholdResult[]): Map<string, ThresholdResult[]> {
   const checks = new Map<string, ThresholdResult[]>();
   for (const t of thresholds) {
     const c = columnOf(t.metric);
@@ -153,8 +163,12 @@ export function renderHtmlReport(report: EvalReport): string {
     const key = thresholdKey(t.budget, t.contender, c);
     checks.set(key, [...(checks.get(key) ?? []), t]);
   }
+  return checks;
+}
 
-  const meta: [string, string][] = [
+/** The header's facts, as name and HTML: when and where the eval ran, what it read, with which options and prices, over what corpus. */
+function headerFacts(report: EvalReport, opts: EvalReport["options"]): [string, string][] {
+  return [
     ["date", esc(report.date)],
     ["node", esc(report.node)],
     ["input", `<code>${esc(report.input)}</code>`],
@@ -166,30 +180,55 @@ export function renderHtmlReport(report: EvalReport): string {
     ...(opts.pricing ? [["pricing", esc(`${opts.pricing.name}: cached prefix ×${opts.pricing.read}, the rest ×${opts.pricing.write} (cost per call, in input-token units)`)] as [string, string]] : []),
     ["corpus", esc(`${int(report.corpus?.runs)} runs, ${int(report.corpus?.prompts)} prompt points, ${int(report.corpus?.pairs)} consecutive pairs`)],
   ];
+}
 
+/** The table of contents: the frontier, each budget's metrics, each trace. */
+function navLinks(budgets: EvalReport["budgets"], traces: EvalReport["traces"]): string[] {
   const nav: string[] = [];
   if (budgets.length) nav.push(`<li><a href="#frontier">evidence recall against cost per call</a></li>`);
   budgets.forEach((b, i) => nav.push(`<li><a href="#budget-${i}">budget ${esc(int(b.budget))}</a></li>`));
   traces.forEach((t, i) => nav.push(`<li><a href="#trace-${i}">run <code>${esc(t.runId)}</code> at ${esc(int(t.budget))}</a></li>`));
+  return nav;
+}
 
-  const sections: string[] = [];
-  sections.push(renderThresholds(thresholds));
-  if (notes.length) sections.push(`<section id="notes"><h2>Notes</h2><ul class="notes">${notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul></section>`);
-  sections.push(renderFailedRuns(failedRuns));
-  sections.push(renderInfeasibleRuns(infeasibleRuns));
-  if (contenders.length) {
-    sections.push(`<section id="contenders"><h2>Contenders</h2><table class="contenders"><thead><tr><th>name</th><th>version</th><th>note</th></tr></thead><tbody>
+/** The page's header: its title, the facts and the table of contents (none when empty). */
+function renderHeader(facts: [string, string][], nav: string[]): string {
+  return `<header><h1>ctxfold eval</h1>
+<dl class="meta">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join("")}</dl>
+${nav.length ? `<nav><ul>${nav.join("")}</ul></nav>` : ""}
+</header>`;
+}
+
+/** The report's notes; "" when it has none. */
+function renderNotes(notes: readonly string[]): string {
+  if (!notes.length) return "";
+  return `<section id="notes"><h2>Notes</h2><ul class="notes">${notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul></section>`;
+}
+
+/** The contenders with their versions and notes; "" when the report names none. */
+function renderContenders(contenders: EvalReport["contenders"]): string {
+  if (!contenders.length) return "";
+  return `<section id="contenders"><h2>Contenders</h2><table class="contenders"><thead><tr><th>name</th><th>version</th><th>note</th></tr></thead><tbody>
 ${contenders.map((c) => `<tr><td>${esc(c.name)}</td><td><code>${esc(c.version)}</code></td><td>${esc(c.note)}</td></tr>`).join("\n")}
-</tbody></table></section>`);
-  }
-  sections.push(renderFrontier(budgets, opts.pricing));
-  sections.push(`<section id="metrics"><h2>Metrics per budget</h2>${budgets.length ? "" : `<p class="empty">No budget was evaluated.</p>`}
+</tbody></table></section>`;
+}
+
+/** Per budget, the metric table (its cells judged by `checks`) and the samples behind it. */
+function renderBudgets(budgets: EvalReport["budgets"], checks: Map<string, ThresholdResult[]>): string {
+  return `<section id="metrics"><h2>Metrics per budget</h2>${budgets.length ? "" : `<p class="empty">No budget was evaluated.</p>`}
 ${budgets.map((b, i) => `<section class="budget" id="budget-${i}"><h3>Budget ${esc(int(b.budget))} tokens</h3>
 ${renderMetricTable(i, b.budget, b.rows ?? [], checks)}
-${renderMetricDetails(b.rows ?? [])}</section>`).join("\n")}</section>`);
-  sections.push(`<section id="traces"><h2>Traces: tokens per prompt point, before and after compaction</h2>${traces.length ? "" : `<p class="empty">No run was traced.</p>`}
-${traces.map(renderTrace).join("\n")}</section>`);
+${renderMetricDetails(b.rows ?? [])}</section>`).join("\n")}</section>`;
+}
 
+/** Every traced run's plot and epochs. */
+function renderTraces(traces: EvalReport["traces"]): string {
+  return `<section id="traces"><h2>Traces: tokens per prompt point, before and after compaction</h2>${traces.length ? "" : `<p class="empty">No run was traced.</p>`}
+${traces.map(renderTrace).join("\n")}</section>`;
+}
+
+/** The whole page around its header and main content: the security policy, the style sheet, and the render check. */
+function htmlDocument(date: string | undefined, header: string, main: string): string {
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -197,16 +236,13 @@ ${traces.map(renderTrace).join("\n")}</section>`);
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="ctxfold eval">
-<title>${esc(`ctxfold eval — ${report.date ?? ""}`)}</title>
+<title>${esc(`ctxfold eval — ${date ?? ""}`)}</title>
 <style>${kStyle}${kFrontierStyle}</style>
 </head>
 <body>
-<header><h1>ctxfold eval</h1>
-<dl class="meta">${meta.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join("")}</dl>
-${nav.length ? `<nav><ul>${nav.join("")}</ul></nav>` : ""}
-</header>
+${header}
 <main>
-${sections.filter(Boolean).join("\n")}
+${main}
 </main>
 <pre id="render-check" hidden></pre>
 <script>${kRenderCheck}</script>

@@ -14,14 +14,12 @@
  */
 import { openaiChatAdapter } from "../adapters/index.js";
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
-import { newViolations, validate, type ValidationResult } from "../validate/index.js";
-import { kCounter, messageTokens, promptTokens } from "./tokens.js";
+import { validate } from "../validate/index.js";
+import { messageTokens, promptTokens } from "./tokens.js";
 import type { CompactOutput, Contender } from "./protocol.js";
-import { evidenceKept, nextStepEvidence } from "./evidence.js";
-import {
-  cachePricedCost, kPricing, prefixShare, prefixSplit, type Pricing, contentText, criticalCore, criticalVerbatim, failedVisible, isFailedToolResult, kCriticalKinds, percentile, recoverable, samplePoints,
-  visibleHead, type CriticalKind,
-} from "./metrics.js";
+import { nextStepEvidence } from "./evidence.js";
+import { kPricing, type Pricing, contentText, criticalCore, isFailedToolResult, samplePoints, visibleHead } from "./metrics.js";
+import { countError, countPair, measure, summary, Tally, type Point } from "./tally.js";
 import type { EvalMetrics, TraceEpoch, TraceRun } from "./types.js";
 
 export interface EvalRun {
@@ -57,23 +55,6 @@ export interface ReplayResult {
   infeasibleRuns: InfeasibleRun[];
 }
 
-/** One prompt point of a run, with what every contender's measurement shares. */
-interface Point {
-  runId: string;
-  input: OpenAIChatMessage[];
-  withPrev: boolean;
-  tokens: number;
-  /** The input messages' tokens without the reply primer: what the uncompacted prompt is priced by. */
-  messageTokens: number;
-  criticalTokens: number;
-  validation: ValidationResult;
-  failed: { message: OpenAIChatMessage; head: string }[];
-  /** Prompt points the sample skipped since the previous sampled point (message counts), for stateful contenders. */
-  skipped: number[];
-  /** What the next assistant message named from the trajectory (evidence.ts); only for points above some budget. */
-  evidence: string[];
-}
-
 /** `count` items spread evenly over `items` (a quick eval over part of a corpus), or all of them. */
 export function spread<T>(items: readonly T[], count: number | undefined): T[] {
   if (count === undefined || count >= items.length) return [...items];
@@ -89,6 +70,7 @@ export function promptPoints(messages: readonly OpenAIChatMessage[]): number[] {
   return at;
 }
 
+/** The run's sampled prompt points (samplePoints), each with what every contender's measurement shares; evidence only where the prompt is over `minBudget`. */
 function preparePoints(run: EvalRun, max: number, minBudget: number): Point[] {
   const at = promptPoints(run.messages);
   let next = 0;
@@ -112,158 +94,6 @@ function preparePoints(run: EvalRun, max: number, minBudget: number): Point[] {
   });
 }
 
-/** What one contender scored at one budget, as it accumulates. */
-class Tally {
-  prompts = 0;
-  errors = 0;
-  errorSamples: string[] = [];
-  failedMissSamples: string[] = [];
-  overBudget = 0;
-  criticalFits = 0;
-  withinWhereCriticalFits = 0;
-  feasible = 0;
-  infeasible = 0;
-  infeasibleWhereCriticalFits = 0;
-  violationPrompts = 0;
-  violationCodes: Record<string, number> = {};
-  criticalAll = 0;
-  criticalKinds = Object.fromEntries(kCriticalKinds.map((k) => [k, { verbatim: 0, of: 0 }])) as Record<CriticalKind, { verbatim: number; of: number }>;
-  failed = 0;
-  failedVisible = 0;
-  recover?: { affectedBytes: number; recoveredBytes: number; refs: number; refsResolved: number };
-  compression: number[] = [];
-  evidence = { prompts: 0, terms: 0, kept: 0 };
-  cost = { sum: 0, uncompacted: 0, pairs: 0 };
-  fill: number[] = [];
-  cache: number[] = [];
-  cacheOverBudget: number[] = [];
-  latencyMs: number[] = [];
-  anomalies: Record<string, number> = {};
-}
-
-const sameArray = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((x, i) => x === b[i]);
-
-/** Counts a prompt point: every call, also one that threw (which then scores as not within budget). */
-function countPoint(t: Tally, p: Point, budget: number): boolean {
-  const fits = p.criticalTokens <= budget;
-  t.prompts++;
-  if (p.tokens > budget) t.overBudget++;
-  if (fits) t.criticalFits++;
-  return fits;
-}
-
-function measure(t: Tally, p: Point, budget: number, r: CompactOutput): void {
-  const fits = countPoint(t, p, budget);
-  if (r.anomaly) t.anomalies[r.anomaly] = (t.anomalies[r.anomaly] ?? 0) + 1;
-  if (r.infeasible) {
-    t.infeasible++;
-    if (fits) t.infeasibleWhereCriticalFits++;
-    return;
-  }
-  const out = r.messages;
-  const tokens = promptTokens(out);
-  t.feasible++;
-  if (tokens <= budget && fits) t.withinWhereCriticalFits++;
-  if (p.tokens > budget) {
-    t.compression.push(tokens / p.tokens);
-    t.fill.push(tokens / budget);
-    if (p.evidence.length > 0) {
-      t.evidence.prompts++;
-      t.evidence.terms += p.evidence.length;
-      t.evidence.kept += evidenceKept(p.evidence, out);
-    }
-  }
-  // Provider rules: only what the output breaks that the input did not.
-  if (!sameArray(out, p.input)) {
-    let issues;
-    try {
-      issues = newViolations(p.validation, validate(openaiChatAdapter.parse(out), "openai-chat"));
-    } catch (e) {
-      issues = [{ code: "UNPARSABLE", severity: "error", message: (e as Error).message }];
-    }
-    let errors = 0;
-    for (const i of issues) {
-      if (i.severity !== "error") continue;
-      t.violationCodes[i.code] = (t.violationCodes[i.code] ?? 0) + 1;
-      errors++;
-    }
-    if (errors > 0) t.violationPrompts++;
-  }
-  const critical = criticalVerbatim(p.input, out);
-  let all = true;
-  for (const [kind, ok] of Object.entries(critical) as [CriticalKind, boolean][]) {
-    t.criticalKinds[kind].of++;
-    if (ok) t.criticalKinds[kind].verbatim++;
-    else all = false;
-  }
-  if (all) t.criticalAll++;
-  for (const f of p.failed) {
-    t.failed++;
-    if (failedVisible(f.message, out, f.head)) t.failedVisible++;
-    else if (t.failedMissSamples.length < 5) t.failedMissSamples.push(`${p.runId}@${p.input.length}: ${f.message.role === "tool" ? f.message.tool_call_id : ""} head=${JSON.stringify(f.head.slice(0, 60))}`);
-  }
-  if (r.refs) {
-    t.recover ??= { affectedBytes: 0, recoveredBytes: 0, refs: 0, refsResolved: 0 };
-    const stored: string[] = [];
-    for (const ref of r.refs) {
-      t.recover.refs++;
-      try {
-        stored.push(r.resolve!(ref));
-        t.recover.refsResolved++;
-      } catch {
-        // unresolved: counted by refs - refsResolved
-      }
-    }
-    const { affected, recovered } = recoverable(p.input, out, stored);
-    t.recover.affectedBytes += affected;
-    t.recover.recoveredBytes += recovered;
-  }
-}
-
-const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
-const share = (a: number, b: number) => (b === 0 ? null : a / b);
-const finite = (x: number) => (Number.isFinite(x) ? x : null);
-
-function summary(t: Tally): EvalMetrics {
-  const spentMs = t.latencyMs.reduce((a, b) => a + b, 0);
-  const answered = t.prompts - t.errors - t.infeasible;
-  return {
-    prompts: t.prompts,
-    overBudget: t.overBudget,
-    criticalFits: t.criticalFits,
-    withinBudget: share(t.withinWhereCriticalFits, t.criticalFits),
-    infeasible: t.infeasible,
-    infeasibleWhereCriticalFits: t.infeasibleWhereCriticalFits,
-    errors: t.errors,
-    errorSamples: t.errorSamples,
-    newViolationPrompts: t.violationPrompts,
-    newViolationCodes: t.violationCodes,
-    violationFree: share(answered - t.violationPrompts, answered),
-    criticalVerbatim: share(t.criticalAll, t.feasible),
-    criticalVerbatimByKind: Object.fromEntries(kCriticalKinds.map((k) => [k, share(t.criticalKinds[k].verbatim, t.criticalKinds[k].of)])),
-    failedResults: t.failed,
-    failedVisible: share(t.failedVisible, t.failed),
-    failedMissSamples: t.failedMissSamples,
-    recoverable: t.recover ? (t.recover.affectedBytes === 0 ? 1 : t.recover.recoveredBytes / t.recover.affectedBytes) : null,
-    refs: t.recover ? { total: t.recover.refs, unresolved: t.recover.refs - t.recover.refsResolved } : null,
-    compression: mean(t.compression),
-    evidenceRecall: share(t.evidence.kept, t.evidence.terms),
-    evidence: { ...t.evidence },
-    costPerCall: t.cost.pairs ? t.cost.sum / t.cost.pairs : null,
-    costSavings: t.cost.pairs && t.cost.uncompacted > 0 ? 1 - t.cost.sum / t.cost.uncompacted : null,
-    costPairs: t.cost.pairs,
-    budgetFill: { p50: finite(percentile(t.fill, 50)), p95: finite(percentile(t.fill, 95)) },
-    cachePrefix: mean(t.cache),
-    cachePrefixOverBudget: mean(t.cacheOverBudget),
-    cachePrefixPairs: t.cache.length,
-    latencyMs: { p50: finite(percentile(t.latencyMs, 50)), p99: finite(percentile(t.latencyMs, 99)) },
-    throughput: spentMs > 0 ? t.latencyMs.length / (spentMs / 1000) : null,
-    anomalies: t.anomalies,
-  };
-}
-
-const kPrefixCounter = { message: messageTokens, text: (s: string) => kCounter.exact(s) };
-
 /** Replays `runs` through `contenders` at every budget (see the module comment). */
 export async function replayRuns(runs: readonly EvalRun[], contenders: readonly Contender[], options: ReplayOptions): Promise<ReplayResult> {
   const tallies = new Map(options.budgets.map((b) => [b, new Map(contenders.map((c) => [c, new Tally()]))]));
@@ -271,70 +101,75 @@ export async function replayRuns(runs: readonly EvalRun[], contenders: readonly 
   let prompts = 0;
   let pairs = 0;
   const pricing = options.pricing ?? kPricing.anthropic;
-  // Warm-up: each contender's first calls (module loading, JIT) are not measured.
-  const warmRun = runs.find((r) => promptPoints(r.messages).length > 0);
-  if (warmRun) {
-    const warm = preparePoints(warmRun, 3, Infinity);
-    for (const c of contenders) {
-      c.startRun?.();
-      for (const p of warm) await c.compact(p.input.slice(), options.budgets[0]).catch(() => undefined);
-    }
-  }
+  await warmUp(runs, contenders, options.budgets[0]);
   for (const [n, run] of runs.entries()) {
     const points = preparePoints(run, options.points, Math.min(...options.budgets));
     prompts += points.length;
     pairs += points.filter((p) => p.withPrev).length;
     for (const budget of options.budgets) {
       for (const [k, c] of contenders.entries()) {
-        const t = tallies.get(budget)!.get(c)!;
-        c.startRun?.();
-        let prev: OpenAIChatMessage[] | undefined;
-        let refused = 0;
-        for (const p of points) {
-          if (c.startRun) for (const at of p.skipped) await c.compact(run.messages.slice(0, at), budget).catch(() => undefined);
-          let r: CompactOutput;
-          const t0 = performance.now();
-          try {
-            r = await c.compact(p.input.slice(), budget);
-          } catch (e) {
-            countPoint(t, p, budget);
-            t.errors++;
-            if (t.errorSamples.length < 3) t.errorSamples.push(`${run.id}: ${(e as Error).message?.split("\n")[0]}`);
-            prev = undefined;
-            continue;
-          }
-          t.latencyMs.push(performance.now() - t0);
-          measure(t, p, budget, r);
-          if (r.infeasible) {
-            refused++;
-            prev = undefined;
-            continue;
-          }
-          if (p.withPrev && prev) {
-            const split = prefixSplit(prev, r.messages, kPrefixCounter);
-            const s = prefixShare(split);
-            t.cache.push(s);
-            if (p.tokens > budget) {
-              t.cacheOverBudget.push(s);
-              t.cost.pairs++;
-              t.cost.sum += cachePricedCost(split, pricing);
-              t.cost.uncompacted += p.messageTokens * pricing.write;
-            }
-          }
-          prev = r.messages;
-        }
+        const refused = await replayPoints(run, points, c, budget, tallies.get(budget)!.get(c)!, pricing);
         if (k === 0 && refused > 0) infeasibleRuns.push({ id: run.id, budget, points: refused });
       }
     }
     options.onProgress?.(n + 1, runs.length, prompts);
   }
-  const traces: TraceRun[] = [];
-  const traced = new Set(options.trace ?? []);
-  if (contenders.length > 0) {
-    for (const run of runs) if (traced.has(run.id)) for (const budget of options.budgets) traces.push(await traceRun(run, contenders[0], budget));
-  }
+  const traces = contenders.length > 0 ? await traceRuns(runs, contenders[0], options) : [];
   const metrics = new Map(options.budgets.map((b) => [b, new Map(contenders.map((c) => [c, summary(tallies.get(b)!.get(c)!)]))]));
   return { metrics, prompts, pairs, traces, infeasibleRuns };
+}
+
+/** Each contender's first calls (module loading, JIT), on a few points of the first run that has any: not measured. */
+async function warmUp(runs: readonly EvalRun[], contenders: readonly Contender[], budget: number): Promise<void> {
+  const warmRun = runs.find((r) => promptPoints(r.messages).length > 0);
+  if (!warmRun) return;
+  const warm = preparePoints(warmRun, 3, Infinity);
+  for (const c of contenders) {
+    c.startRun?.();
+    for (const p of warm) await c.compact(p.input.slice(), budget).catch(() => undefined);
+  }
+}
+
+/**
+ * Replays a run's sampled points through one contender at one budget, in one session, into its
+ * tally: each call timed and measured, and with the call before it (when both were answered) a
+ * pair for the cache and cost metrics. A stateful contender is also called, unmeasured, at the
+ * points the sample skipped. Returns how many points it refused (budget_infeasible).
+ */
+async function replayPoints(run: EvalRun, points: readonly Point[], c: Contender, budget: number, t: Tally, pricing: Pricing): Promise<number> {
+  c.startRun?.();
+  let prev: OpenAIChatMessage[] | undefined;
+  let refused = 0;
+  for (const p of points) {
+    if (c.startRun) for (const at of p.skipped) await c.compact(run.messages.slice(0, at), budget).catch(() => undefined);
+    let r: CompactOutput;
+    const t0 = performance.now();
+    try {
+      r = await c.compact(p.input.slice(), budget);
+    } catch (e) {
+      countError(t, p, budget, run.id, e);
+      prev = undefined;
+      continue;
+    }
+    t.latencyMs.push(performance.now() - t0);
+    measure(t, p, budget, r);
+    if (r.infeasible) {
+      refused++;
+      prev = undefined;
+      continue;
+    }
+    if (p.withPrev && prev) countPair(t, p, budget, prev, r.messages, pricing);
+    prev = r.messages;
+  }
+  return refused;
+}
+
+/** The traced runs (options.trace, in input order) through the first contender at every budget. */
+async function traceRuns(runs: readonly EvalRun[], first: Contender, options: ReplayOptions): Promise<TraceRun[]> {
+  const traces: TraceRun[] = [];
+  const traced = new Set(options.trace ?? []);
+  for (const run of runs) if (traced.has(run.id)) for (const budget of options.budgets) traces.push(await traceRun(run, first, budget));
+  return traces;
 }
 
 /** Every prompt point of `run` through `c` in one session: tokens, epochs and what each removed. */

@@ -141,61 +141,100 @@ function scanAscii(text: string, found: (start: number, end: number) => void): v
   }
 }
 
-/** isSpecific of the ASCII candidate `text[start..end)`, by character codes (the same answer, rule for rule; nothing sliced). */
+/**
+ * isSpecific of the ASCII candidate `text[start..end)`, by character codes (the same answer, rule
+ * for rule; nothing sliced), step for step as the kernel's twin (assembly/specific-terms.ts):
+ * the cheap refusals first (too short, a lower-case word), then the rules in isSpecific's order.
+ * Each step reads the candidate from `start`, `n` codes long.
+ */
 function isSpecificAscii(text: string, start: number, end: number): boolean {
   const n = end - start;
-  const code = (i: number) => (i < n ? text.charCodeAt(start + i) : -1);
-  if (n < 3) return false;
-  // Most candidates are words of prose: lower-case letters only are never specific.
+  if (n < 3 || isLowerWord(text, start, end)) return false;
+  const c0 = text.charCodeAt(start);
+  if (isAsciiNumber(text, start, n, c0)) return true;
+  if (isInitials(text, start, n)) return false;
+  const lead = leadLength(text, start, c0);
+  const seen = classesAfterFirst(text, start, n);
+  if (lead === 1 && c0 === 0x2d) return (seen & kLetter) !== 0 && (seen & kFlagMark) !== 0; // `-rf` is a flag word, `-k_x` / `-O2` specific
+  if (lead > 0) return n - lead >= 2;
+  const letter = (seen & kLetter) !== 0 || isUpper(c0) || isLower(c0);
+  const digit = (seen & kDigit) !== 0 || isDigit(c0);
+  return hasSeparator(text, start, n) || (letter && digit) || hasCaseShift(text, start, n);
+}
+
+/** Lower-case letters only: a word of prose, as most candidates are, and never specific. */
+function isLowerWord(text: string, start: number, end: number): boolean {
   let i = start;
   while (i < end && isLower(text.charCodeAt(i))) i++;
-  if (i === end) return false;
-  const c0 = code(0);
-  // A number: [+-]?\d[\d.,eE+-]* (it has a digit).
+  return i === end;
+}
+
+/** A number, `[+-]?\d[\d.,eE+-]*` (it has a digit); `c0` is the candidate's first code. */
+function isAsciiNumber(text: string, start: number, n: number, c0: number): boolean {
   const s = c0 === 0x2b || c0 === 0x2d ? 1 : 0;
-  if (s < n && isDigit(code(s))) {
-    let number = true;
-    for (let i = s + 1; i < n && number; i++) {
-      const c = code(i);
-      number = isDigit(c) || c === 0x2e || c === 0x2c || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
-    }
-    if (number) return true;
+  if (!(s < n && isDigit(text.charCodeAt(start + s)))) return false;
+  for (let i = s + 1; i < n; i++) {
+    const c = text.charCodeAt(start + i);
+    if (!(isDigit(c) || c === 0x2e || c === 0x2c || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d)) return false;
   }
-  // Single letters joined by dots (e.g, i.e).
-  if (n % 2 === 1) {
-    let initials = true;
-    for (let i = 0; i < n && initials; i++) {
-      const c = code(i);
-      initials = i % 2 === 0 ? isUpper(c) || isLower(c) : c === 0x2e;
-    }
-    if (initials) return false;
-  }
-  // A lead: `../`, `./`, `~/`, `/`, `--`, `-`.
-  const c1 = code(1);
-  const lead = c0 === 0x2e ? (c1 === 0x2e && code(2) === 0x2f ? 3 : c1 === 0x2f ? 2 : 0) : c0 === 0x7e ? (c1 === 0x2f ? 2 : 0) : c0 === 0x2f ? 1 : c0 === 0x2d ? (c1 === 0x2d ? 2 : 1) : 0;
-  let letter = false;
-  let digit = false;
-  let flagMark = false;
-  for (let i = 1; i < n; i++) {
-    const c = code(i);
-    if (isUpper(c) || isLower(c)) letter = true;
-    else if (isDigit(c)) digit = true;
-    if (c === 0x2d || c === 0x5f || isDigit(c)) flagMark = true;
-  }
-  if (lead === 1 && c0 === 0x2d) return letter && flagMark; // `-rf` is a flag word, `-k_x` / `-O2` specific
-  if (lead > 0) return n - lead >= 2;
-  letter ||= isUpper(c0) || isLower(c0);
-  digit ||= isDigit(c0);
+  return true;
+}
+
+/** Single letters joined by dots (`e.g`, `i.e`). */
+function isInitials(text: string, start: number, n: number): boolean {
+  if (n % 2 === 0) return false;
   for (let i = 0; i < n; i++) {
-    const c = code(i);
-    if (c === 0x2f || c === 0x2e || c === 0x5c || c === 0x5f || c === 0x24 || (c === 0x3a && code(i + 1) === 0x3a)) return true;
+    const c = text.charCodeAt(start + i);
+    if (!(i % 2 === 0 ? isUpper(c) || isLower(c) : c === 0x2e)) return false;
   }
-  if (letter && digit) return true;
+  return true;
+}
+
+/** The length of the candidate's lead (`../`, `./`, `~/`, `/`, `--`, `-`), 0 when none; `c0` is its first code. */
+function leadLength(text: string, start: number, c0: number): number {
+  if (c0 === 0x2e) {
+    const c1 = text.charCodeAt(start + 1);
+    return c1 === 0x2e && text.charCodeAt(start + 2) === 0x2f ? 3 : c1 === 0x2f ? 2 : 0;
+  }
+  if (c0 === 0x7e) return text.charCodeAt(start + 1) === 0x2f ? 2 : 0;
+  if (c0 === 0x2f) return 1;
+  if (c0 === 0x2d) return text.charCodeAt(start + 1) === 0x2d ? 2 : 1;
+  return 0;
+}
+
+/** classesAfterFirst's bits: a letter, a digit, a flag's mark (`-`, `_` or a digit). */
+const kLetter = 1;
+const kDigit = 2;
+const kFlagMark = 4;
+
+/** What the candidate's codes after the first hold, as kLetter | kDigit | kFlagMark bits. */
+function classesAfterFirst(text: string, start: number, n: number): number {
+  let seen = 0;
+  for (let i = 1; i < n; i++) {
+    const c = text.charCodeAt(start + i);
+    if (isUpper(c) || isLower(c)) seen |= kLetter;
+    else if (isDigit(c)) seen |= kDigit;
+    if (c === 0x2d || c === 0x5f || isDigit(c)) seen |= kFlagMark;
+  }
+  return seen;
+}
+
+/** A path or member separator (`/ . \ ::`), an `_` or a `$` anywhere in the candidate. */
+function hasSeparator(text: string, start: number, n: number): boolean {
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(start + i);
+    if (c === 0x2f || c === 0x2e || c === 0x5c || c === 0x5f || c === 0x24 || (c === 0x3a && i + 1 < n && text.charCodeAt(start + i + 1) === 0x3a)) return true;
+  }
+  return false;
+}
+
+/** A lower-case letter followed by an upper-case one (`camelCase`), or two upper-case letters followed by a lower-case one (`HTTPServer`). */
+function hasCaseShift(text: string, start: number, n: number): boolean {
   for (let i = 0; i + 1 < n; i++) {
-    const c = code(i);
-    const d = code(i + 1);
+    const c = text.charCodeAt(start + i);
+    const d = text.charCodeAt(start + i + 1);
     if (isLower(c) && isUpper(d)) return true;
-    if (isUpper(c) && isUpper(d) && i + 2 < n && isLower(code(i + 2))) return true;
+    if (isUpper(c) && isUpper(d) && i + 2 < n && isLower(text.charCodeAt(start + i + 2))) return true;
   }
   return false;
 }

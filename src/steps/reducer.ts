@@ -113,6 +113,65 @@ function parseArgs(raw: string): { args: Record<string, unknown>; valid: boolean
   return { args: {}, valid: raw.length === 0 };
 }
 
+/** A call's result as reduce takes it: its text, its bytes, or a canonical tool result's content parts. */
+type CallResult = string | Uint8Array | readonly ResultContentPart[];
+
+/** What an offload stores of a result: its bytes or text, and whether the text is the parts' JSON. */
+interface OffloadPayload {
+  data: string | Uint8Array;
+  json: boolean;
+}
+
+/** No secret-named argument: nothing to hide, nothing the step's texts may not echo. */
+const kNoSecrets: readonly string[] = [];
+
+/**
+ * What the rules are given of a call, before any redaction: the arguments both parsed (an
+ * object given as such is taken as it is) and raw, and the result's text (a placeholder for
+ * bytes), its size in bytes (media by their decoded size) and whether it holds more than text.
+ */
+function ruleInput(tool: string, args: unknown, result: CallResult | undefined, isError: boolean): RuleInput {
+  const rawArgs = typeof args === "string" ? args : JSON.stringify(args ?? {}) ?? "";
+  const parsed = typeof args === "string" ? parseArgs(args) : args && typeof args === "object" && !Array.isArray(args)
+    ? { args: args as Record<string, unknown>, valid: true } : { args: {}, valid: false };
+  let output = "";
+  let outputBytes = 0;
+  let binary = false;
+  if (typeof result === "string") {
+    output = result;
+    outputBytes = Buffer.byteLength(result);
+  } else if (result instanceof Uint8Array) {
+    binary = true;
+    outputBytes = result.byteLength;
+    output = `<${result.byteLength} bytes of binary data>`;
+  } else if (result) {
+    output = resultText(result);
+    binary = result.some((c) => c.type !== "text");
+    outputBytes = result.reduce((n, c) => n + mediaBytes(c), 0);
+  }
+  return { tool, args: parsed.args, rawArgs, argsValid: parsed.valid, output, outputBytes, binary, isError, missingResult: result === undefined };
+}
+
+/** What an offload of `result` would store (resultPayload for content parts); undefined with no result. */
+function offloadPayload(result: CallResult | undefined): OffloadPayload | undefined {
+  if (typeof result === "string" || result instanceof Uint8Array) return { data: result, json: false };
+  return result ? resultPayload(result) : undefined;
+}
+
+/** The reduced step the rule's output makes, numbered `id`, its texts passed through `redact`. */
+function reducedStep(id: string, tool: string, rule: ReductionRule, out: RuleOutput, outcomeRef: string | null, redact: <T>(v: T) => T): ReducedStep {
+  const step: ReducedStep = {
+    id, tool, category: rule.category, action: rule.action,
+    minimalArgs: redact(out.minimalArgs), observation: redact(out.observation), summary: redact(out.summary), outcomeRef, success: out.success,
+  };
+  if (out.error !== undefined) step.error = redact(out.error);
+  if (out.size !== undefined) step.size = out.size;
+  if (out.count !== undefined) step.count = out.count;
+  if (out.exitCode !== undefined) step.exitCode = out.exitCode;
+  if (out.lines !== undefined) step.lines = out.lines;
+  return step;
+}
+
 /**
  * The StepReducer (step reduction): turns each tool call and its result into a ReducedStep —
  * `{tool, minimal_args, observation, outcome_ref, success, error?}` — keeping what the agent
@@ -172,67 +231,52 @@ export class StepReducer {
    * Reduces one call: `args` as the raw argument string or an object, `result` as a string,
    * bytes, or the content parts of a canonical tool result (undefined when unanswered).
    */
-  reduce(tool: string, args: unknown, result?: string | Uint8Array | readonly ResultContentPart[], options: { isError?: boolean; callId?: string; part?: ToolCallPart } = {}): ReducedStep {
-    const rawArgs = typeof args === "string" ? args : JSON.stringify(args ?? {}) ?? "";
-    const parsed = typeof args === "string" ? parseArgs(args) : args && typeof args === "object" && !Array.isArray(args)
-      ? { args: args as Record<string, unknown>, valid: true } : { args: {}, valid: false };
-    let output = "";
-    let outputBytes = 0;
-    let binary = false;
-    let payload: { data: string | Uint8Array; json: boolean } | undefined;
-    if (typeof result === "string") {
-      output = result;
-      outputBytes = Buffer.byteLength(result);
-      payload = { data: result, json: false };
-    } else if (result instanceof Uint8Array) {
-      binary = true;
-      outputBytes = result.byteLength;
-      output = `<${result.byteLength} bytes of binary data>`;
-      payload = { data: result, json: false };
-    } else if (result) {
-      output = resultText(result);
-      binary = result.some((c) => c.type !== "text");
-      outputBytes = result.reduce((n, c) => n + mediaBytes(c), 0);
-      payload = resultPayload(result);
-    }
+  reduce(tool: string, args: unknown, result?: CallResult, options: { isError?: boolean; callId?: string; part?: ToolCallPart } = {}): ReducedStep {
+    const input = ruleInput(tool, args, result, options.isError ?? false);
+    const payload = offloadPayload(result);
     const redact = this.#options.redact ?? true;
-    // The rules never see a secret-named argument's value: what they render from the arguments
-    // (summaries, minimal arguments, targets) shows its redaction.
-    const named = redact && parsed.valid ? redactNamedFields(parsed.args, this.#patterns) : { value: parsed.args, secrets: [] };
-    // What the arguments held is read once: argumentSecrets takes it from here for this call.
-    if (options.part && redact && parsed.valid) noteCallSecrets(options.part, named.secrets);
-    const input: RuleInput = {
-      tool, args: named.value, rawArgs: named.secrets.length > 0 ? JSON.stringify(named.value) : rawArgs, argsValid: parsed.valid, output, outputBytes, binary,
-      isError: options.isError ?? false, missingResult: result === undefined,
-    };
-    const rule = this.ruleFor(tool, named.value);
-    let out: RuleOutput;
-    try {
-      out = rule.reduce(input, this.thresholds);
-    } catch (cause) {
-      if (rule === defaultRule) throw cause;
-      out = defaultRule.reduce(input, this.thresholds);
-      out.observation += ` (rule ${rule.name} failed: ${oneLine((cause as Error)?.message ?? String(cause), 120)})`;
-    }
-    let outcomeRef: string | null = null;
-    if (out.offload && payload && (this.#options.offload ?? true)) {
-      const redactOffload = this.#options.redactOffload ?? false;
-      const data = redactOffload && typeof payload.data === "string" ? redactEchoes(redactSecrets(payload.data, this.#patterns), named.secrets) : payload.data;
-      outcomeRef = this.store.put(data, { kind: out.offload.kind, ext: payload.json ? "json" : out.offload.ext });
-    }
+    const secrets = redact && input.argsValid ? this.#hideSecretArguments(input, options.part) : kNoSecrets;
+    const rule = this.ruleFor(tool, input.args);
+    const out = this.#applyRule(rule, input);
+    const outcomeRef = out.offload && payload && (this.#options.offload ?? true) ? this.#offload(out.offload, payload, secrets) : null;
     // Shapes anywhere, and the secret arguments' values where the output echoes them.
-    const r = <T>(v: T): T => (redact ? redactEchoes(redactValue(v, this.#patterns), named.secrets) : v);
-    const step: ReducedStep = {
-      id: this.#nextId(), tool, category: rule.category, action: rule.action,
-      minimalArgs: r(out.minimalArgs), observation: r(out.observation), summary: r(out.summary), outcomeRef, success: out.success,
-    };
-    if (out.error !== undefined) step.error = r(out.error);
-    if (out.size !== undefined) step.size = out.size;
-    if (out.count !== undefined) step.count = out.count;
-    if (out.exitCode !== undefined) step.exitCode = out.exitCode;
-    if (out.lines !== undefined) step.lines = out.lines;
+    const r = <T>(v: T): T => (redact ? redactEchoes(redactValue(v, this.#patterns), secrets) : v);
+    const step = reducedStep(this.#nextId(), tool, rule, out, outcomeRef, r);
     if (options.callId !== undefined) step.callId = options.callId;
     return step;
+  }
+
+  /**
+   * Hides the values of the secret-named arguments from the rules: what they render from the
+   * arguments (summaries, minimal arguments, targets) shows their redaction. Returns the values
+   * hidden, which no text of the step may echo either.
+   */
+  #hideSecretArguments(input: RuleInput, part: ToolCallPart | undefined): readonly string[] {
+    const named = redactNamedFields(input.args, this.#patterns);
+    // What the arguments held is read once: argumentSecrets takes it from here for this call.
+    if (part) noteCallSecrets(part, named.secrets);
+    input.args = named.value;
+    if (named.secrets.length > 0) input.rawArgs = JSON.stringify(named.value);
+    return named.secrets;
+  }
+
+  /** The rule's reduction; a rule that throws gives way to the default rule, the failure told in the observation. */
+  #applyRule(rule: ReductionRule, input: RuleInput): RuleOutput {
+    try {
+      return rule.reduce(input, this.thresholds);
+    } catch (cause) {
+      if (rule === defaultRule) throw cause;
+      const out = defaultRule.reduce(input, this.thresholds);
+      out.observation += ` (rule ${rule.name} failed: ${oneLine((cause as Error)?.message ?? String(cause), 120)})`;
+      return out;
+    }
+  }
+
+  /** Stores the result as the rule asks (redacted first with redactOffload, a text only): its ref. */
+  #offload(as: NonNullable<RuleOutput["offload"]>, payload: OffloadPayload, secrets: readonly string[]): string {
+    const redactOffload = this.#options.redactOffload ?? false;
+    const data = redactOffload && typeof payload.data === "string" ? redactEchoes(redactSecrets(payload.data, this.#patterns), secrets) : payload.data;
+    return this.store.put(data, { kind: as.kind, ext: payload.json ? "json" : as.ext });
   }
 
   get #patterns(): readonly SecretPattern[] {

@@ -1,14 +1,14 @@
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { kPresets, type PresetName } from "../../steps/config.js";
-import { runBatch, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import { runBatch, type BatchOptions, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
 import { kDefaultMaxLineBytes } from "../../pool/input.js";
 import type { JobOptions } from "../../pool/job.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";
 import { ProgressLine } from "../progress.js";
 import { num } from "../runs.js";
-import { formatOption, heapMbOption, intOption, queueOption, kExit, parseCli, shownName, threadsOption, UsageError, type CliIo, type CliTestHooks } from "../common.js";
+import { formatOption, heapMbOption, intOption, modeOption, queueOption, kExit, parseCli, shownName, threadsOption, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
   output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
@@ -28,7 +28,43 @@ const kOptions = {
  */
 export const kDefaultWorkers = (): number => Math.max(1, Math.min(8, availableParallelism() - 1));
 
+/** What the command line asks of the batch, checked; `queue` is --queue's runner and report. */
+interface CompactFlags {
+  input: string;
+  output: string;
+  budget: number;
+  format: BatchOptions["format"];
+  mode: "tiered" | "legacy";
+  preset: string | undefined;
+  workers: number;
+  workerHeapMb: number;
+  maxLineMb: number;
+  offloadDir: string;
+  quiet: boolean;
+  json: boolean;
+  resume: boolean;
+  strict: boolean;
+  redactOffload: boolean;
+  queue: QueueFlags | undefined;
+}
+
 export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {}): Promise<number> {
+  const flags = compactFlags(argv, io);
+  const progress = !flags.quiet && io.stderrIsTTY ? new ProgressLine(io) : undefined;
+  const summary = await runBatch(batchOptions(flags, io, hooks, progress));
+  progress?.clear();
+  const report: Report = { ...summary, offloadDir: flags.offloadDir, ...(flags.queue ? { queue: flags.queue.report() } : {}) };
+  if (flags.json) (flags.output === "-" ? io.stderr : io.stdout).write(JSON.stringify(report) + "\n");
+  else if (!flags.quiet) io.stderr.write(summaryTable(report) + "\n");
+  if (summary.interrupted) {
+    if (!flags.quiet) io.stderr.write(`ctxfold: stopped after line ${summary.lines}; ${summary.checkpoint ? `rerun with --resume to continue (${summary.checkpoint})` : "output was stdout, so there is no checkpoint"}\n`);
+    return kExit.interrupted;
+  }
+  return summary.errors > 0 ? kExit.partial : kExit.ok;
+}
+
+/** The command line's flags, checked in order (a UsageError names what is wrong; a --workers over the cap is said on stderr). */
+function compactFlags(argv: string[], io: CliIo): CompactFlags {
   const { values, positionals } = parseCli(argv, kOptions);
   const [input, ...rest] = positionals;
   if (input === undefined) throw new UsageError("compact needs an input file (or - for stdin)");
@@ -37,53 +73,56 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   if (output === undefined) throw new UsageError("-o OUT is required (- for stdout)");
   const budget = intOption(values.budget as string | undefined, "budget");
   const format = formatOption(values.format as string | undefined) ?? "auto";
-  const mode = (values.mode as string | undefined) ?? "tiered";
-  if (mode !== "tiered" && mode !== "legacy") throw new UsageError(`--mode: tiered or legacy (got ${JSON.stringify(mode)})`);
+  const mode = modeOption(values.mode as string | undefined);
   const preset = values.preset as string | undefined;
   if (preset !== undefined && !(preset in kPresets)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
   // With --queue the batch runs in ctxfold worker processes, not threads of this one.
   const workers = values.queue === undefined ? threadsOption(values.workers as string | undefined, "compact", "workers", kDefaultWorkers(), io) : intOption(values.workers as string | undefined, "workers", 1);
   const workerHeapMb = heapMbOption(values["max-worker-heap-mb"] as string | undefined);
   const maxLineMb = intOption(values["max-line-mb"] as string | undefined, "max-line-mb", kDefaultMaxLineBytes / 2 ** 20);
-  let offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
+  const offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
   const quiet = Boolean(values.quiet);
   const queue = values.queue === undefined ? undefined : queueFlags(values, output);
-  // Workers on other machines write where the producer names, so the name must not depend on a cwd.
-  if (queue) offloadDir = path.resolve(offloadDir);
-  const progress = !quiet && io.stderrIsTTY ? new ProgressLine(io) : undefined;
+  return {
+    input, output, budget, format, mode, preset, workers, workerHeapMb, maxLineMb,
+    // Workers on other machines write where the producer names, so the name must not depend on a cwd.
+    offloadDir: queue ? path.resolve(offloadDir) : offloadDir,
+    quiet, json: Boolean(values.json), resume: Boolean(values.resume), strict: Boolean(values.strict), redactOffload: Boolean(values["redact-offload"]), queue,
+  };
+}
 
-  const summary = await runBatch({
+/** The batch the flags ask for, its progress drawn on `progress`, its line errors told on stderr. */
+function batchOptions(flags: CompactFlags, io: CliIo, hooks: CliTestHooks, progress: ProgressLine | undefined): BatchOptions {
+  const { input, output, budget, format, mode, preset, workers, offloadDir, workerHeapMb, maxLineMb, queue } = flags;
+  return {
     input, output, budget, format, mode, workers, offloadDir, workerHeapMb, maxLineBytes: maxLineMb * 2 ** 20,
     ...(preset ? { preset: preset as PresetName } : {}),
-    resume: Boolean(values.resume), strict: Boolean(values.strict), redactOffload: Boolean(values["redact-offload"]),
+    resume: flags.resume, strict: flags.strict, redactOffload: flags.redactOffload,
     stdin: io.stdin, stdout: io.stdout,
-    onInterrupt: (stop) => {
-      let interrupts = 0;
-      return io.onInterrupt(() => {
-        progress?.clear();
-        if (!quiet) {
-          io.stderr.write(interrupts++ === 0
-            ? `ctxfold: interrupted: finishing the ${queue ? "shards" : "chunks"} in flight${queue ? " (they need a worker)" : ""}… (again to stop at once)\n`
-            : `ctxfold: stopping at once: the ${queue ? "shards" : "chunks"} in flight are dropped (--resume redoes them${queue ? "; queued ones stay queued" : ""})\n`);
-        }
-        stop();
-      });
-    },
+    onInterrupt: (stop) => stopOnInterrupt(io, stop, flags.quiet, queue !== undefined, progress),
     onProgress: progress ? (p) => progress.draw(p) : undefined,
     onError: (e) => io.stderr.write(`ctxfold: ${shownName(input)}:${e.line}: ${e.code}: ${e.reason} (written through unchanged)\n`),
     ...(queue ? { runner: (job, resume) => queue.runner(job, resume, hooks.compact?.queueGraceMs), chunkBytes: queue.shardBytes } : {}),
     ...(hooks.compact?.chunkBytes !== undefined ? { chunkBytes: hooks.compact.chunkBytes } : {}),
     ...(hooks.compact?.testHooks ? { testHooks: hooks.compact.testHooks } : {}),
+  };
+}
+
+/**
+ * Stops the batch on an interrupt: the first lets the chunks (a queue's shards) in flight finish,
+ * the next drops them; each says so on stderr unless --quiet. Returns the handler's removal.
+ */
+function stopOnInterrupt(io: CliIo, stop: () => void, quiet: boolean, queued: boolean, progress: ProgressLine | undefined): () => void {
+  let interrupts = 0;
+  return io.onInterrupt(() => {
+    progress?.clear();
+    if (!quiet) {
+      io.stderr.write(interrupts++ === 0
+        ? `ctxfold: interrupted: finishing the ${queued ? "shards" : "chunks"} in flight${queued ? " (they need a worker)" : ""}… (again to stop at once)\n`
+        : `ctxfold: stopping at once: the ${queued ? "shards" : "chunks"} in flight are dropped (--resume redoes them${queued ? "; queued ones stay queued" : ""})\n`);
+    }
+    stop();
   });
-  progress?.clear();
-  const report: Report = { ...summary, offloadDir, ...(queue ? { queue: queue.report() } : {}) };
-  if (values.json) (output === "-" ? io.stderr : io.stdout).write(JSON.stringify(report) + "\n");
-  else if (!quiet) io.stderr.write(summaryTable(report) + "\n");
-  if (summary.interrupted) {
-    if (!quiet) io.stderr.write(`ctxfold: stopped after line ${summary.lines}; ${summary.checkpoint ? `rerun with --resume to continue (${summary.checkpoint})` : "output was stdout, so there is no checkpoint"}\n`);
-    return kExit.interrupted;
-  }
-  return summary.errors > 0 ? kExit.partial : kExit.ok;
 }
 
 /** The summary as printed (--json) or tabled: the batch's, where its originals went, and for a queue where its shards went. */
@@ -101,6 +140,9 @@ const kDefaultShardMb = 4;
 const kQueueInFlightBytes = 256 << 20;
 /** How long a batch waits for an unreachable Redis before it stops (checkpoint written), ms. */
 const kQueueGraceMs = 30_000;
+
+/** --queue's runner and report (queueFlags). */
+type QueueFlags = ReturnType<typeof queueFlags>;
 
 /** --queue, --shard-mb and --work-dir, checked; the runner is created (and bullmq loaded) only when the batch starts. */
 function queueFlags(values: Record<string, string | boolean | undefined>, output: string) {

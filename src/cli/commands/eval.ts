@@ -22,7 +22,8 @@ import { basename } from "node:path";
 import { renderMessages } from "../../adapters/index.js";
 import type { OpenAIChatMessage } from "../../adapters/openai-chat.js";
 import { CtxfoldError } from "../../errors.js";
-import { describeMisses, evaluate, kPeers, parsePricing, parseThresholds, readConfigFile, type EvalMetrics, type EvalReport, type FailedRun } from "../../eval/index.js";
+import type { Format } from "../../adapters/index.js";
+import { describeMisses, evaluate, kPeers, parsePricing, parseThresholds, readConfigFile, type EvalMetrics, type EvalReport, type EvaluateOptions, type FailedRun } from "../../eval/index.js";
 import { renderHtmlReport } from "../../eval/html.js";
 import { spread, type EvalRun } from "../../eval/replay.js";
 import { runIdOf } from "../../pool/jsonl.js";
@@ -56,7 +57,40 @@ export async function readEvalRuns(file: string, io: CliIo, format?: ReturnType<
   return { runs, failed };
 }
 
+/** evaluate's options the command line sets (all but the input's name and the progress). */
+type EvaluateFlags = Omit<EvaluateOptions, "input" | "onProgress">;
+
+/** What the command line asks for: the runs to read, what to evaluate of them, and what to print. */
+interface EvalFlags {
+  file: string;
+  /** At most this many runs, spread over the input (spread). */
+  limit: number | undefined;
+  format: Format | undefined;
+  evaluate: EvaluateFlags;
+  json: boolean;
+  quiet: boolean;
+  /** Where --html writes the HTML report. */
+  html: string | undefined;
+}
+
 export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
+  const flags = evalFlags(argv);
+  const { runs: all, failed } = await readEvalRuns(flags.file, io, flags.format);
+  const runs = spread(all, flags.limit);
+  const progress = !flags.quiet && !flags.json && io.stderrIsTTY ? new ProgressLine(io) : undefined;
+  const report = await evaluate(runs, failed, { input: shownName(flags.file), ...flags.evaluate, ...(progress ? { onProgress: drawProgress(progress) } : {}) });
+  progress?.clear();
+  if (flags.html) writeFileSync(flags.html, renderHtmlReport(report));
+  // --quiet leaves the verdict to the exit code and the misses on stderr (and the files asked for).
+  if (flags.json) await writeAll(io.stdout, `${JSON.stringify(report)}\n`);
+  else if (!flags.quiet) await writeAll(io.stdout, render(report, io.columns));
+  const misses = describeMisses(report.thresholds);
+  for (const m of misses) io.stderr.write(`ctxfold eval: threshold missed: ${m}\n`);
+  return misses.length > 0 ? kExit.failed : kExit.ok;
+}
+
+/** The command line's flags, checked in order (a UsageError names what is wrong). */
+function evalFlags(argv: string[]): EvalFlags {
   const { values, positionals } = parseCli(argv, kOptions);
   const [file, ...rest] = positionals;
   if (file === undefined) throw new UsageError("eval needs an input file (IN.jsonl[.gz], or - for stdin)");
@@ -67,48 +101,48 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
   if (points < 2) throw new UsageError("--points: at least 2 (consecutive pairs)");
   const limit = values.runs === undefined ? undefined : intOption(values.runs as string, "runs");
   const format = formatOption(values.format as string | undefined);
+  const evaluate = { budgets, points, ...contenderFlags(values) };
+  return { file, limit, format, evaluate, json: Boolean(values.json), quiet: Boolean(values.quiet), html: values.html as string | undefined };
+}
+
+/**
+ * The contenders and what is asked of them: --against, --fail-under, --pricing, --trace, then
+ * --config and --compare (read here, so a bad file stops the eval before any run is read).
+ */
+function contenderFlags(values: Record<string, string | boolean | undefined>): Omit<EvaluateFlags, "budgets" | "points"> {
   const against = ((values.against as string | undefined) ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   const unknownPeer = against.find((a) => !Object.hasOwn(kPeers, a));
   if (unknownPeer !== undefined) throw new UsageError(`--against: unknown peer ${JSON.stringify(unknownPeer)} (one of ${Object.keys(kPeers).join(", ")})`);
-  let thresholds;
-  try {
-    thresholds = values["fail-under"] === undefined ? undefined : parseThresholds(values["fail-under"] as string);
-  } catch (err) {
-    throw new UsageError(`--${(err as Error).message}`); // the error's path is "fail-under"
-  }
-  let pricing;
-  try {
-    pricing = parsePricing((values.pricing as string | undefined) ?? "anthropic");
-  } catch (err) {
-    throw new UsageError(`--${(err as Error).message}`); // the error's path is "pricing"
-  }
+  const thresholds = values["fail-under"] === undefined ? undefined : flagValue(parseThresholds, values["fail-under"] as string);
+  const pricing = flagValue(parsePricing, (values.pricing as string | undefined) ?? "anthropic");
   const traceArg = values.trace as string | undefined;
   const trace = traceArg === undefined ? undefined : /^\d+$/.test(traceArg) ? Number(traceArg) : traceArg.split(",").map((s) => s.trim()).filter(Boolean);
   const configFile = values.config as string | undefined;
   const compareFile = values.compare as string | undefined;
   const config = configFile ? readConfigFile(configFile) : undefined;
   const compare = compareFile ? { config: readConfigFile(compareFile), name: `ctxfold (${basename(compareFile)})` } : undefined;
-
-  const { runs: all, failed } = await readEvalRuns(file, io, format);
-  const runs = spread(all, limit);
-  const progress = !values.quiet && !values.json && io.stderrIsTTY ? new ProgressLine(io) : undefined;
-  const started = performance.now();
-  const report = await evaluate(runs, failed, {
-    input: shownName(file), budgets, points, against, pricing,
+  return {
+    against, pricing,
     ...(config ? { config, configName: `ctxfold (${basename(configFile!)})` } : {}),
     ...(compare ? { compare } : {}),
     ...(trace !== undefined ? { trace } : {}),
     ...(thresholds ? { thresholds } : {}),
-    ...(progress ? { onProgress: (done: number, total: number, prompts: number) => progress.draw({ runs: done, elapsedMs: performance.now() - started, doneFraction: done / total, note: `${num(prompts)} prompts` }) } : {}),
-  });
-  progress?.clear();
-  if (values.html) writeFileSync(values.html as string, renderHtmlReport(report));
-  // --quiet leaves the verdict to the exit code and the misses on stderr (and the files asked for).
-  if (values.json) await writeAll(io.stdout, `${JSON.stringify(report)}\n`);
-  else if (!values.quiet) await writeAll(io.stdout, render(report, io.columns));
-  const misses = describeMisses(report.thresholds);
-  for (const m of misses) io.stderr.write(`ctxfold eval: threshold missed: ${m}\n`);
-  return misses.length > 0 ? kExit.failed : kExit.ok;
+  };
+}
+
+/** A flag's value as `parse` reads it; its error, whose path is the flag's name, as a UsageError (`--fail-under: …`). */
+function flagValue<T>(parse: (value: string) => T, value: string): T {
+  try {
+    return parse(value);
+  } catch (err) {
+    throw new UsageError(`--${(err as Error).message}`);
+  }
+}
+
+/** evaluate's onProgress, drawn on `progress`: runs done, their pace since now, and the prompts replayed. */
+function drawProgress(progress: ProgressLine): NonNullable<EvaluateOptions["onProgress"]> {
+  const started = performance.now();
+  return (done, total, prompts) => progress.draw({ runs: done, elapsedMs: performance.now() - started, doneFraction: done / total, note: `${num(prompts)} prompts` });
 }
 
 /** A share as a percentage; two decimals only where one would round a near-miss to 100% (a fill may pass 100%). */

@@ -24,11 +24,12 @@ import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { CtxfoldError } from "../../errors.js";
 import type { PolicyEvent } from "../../policy/events.js";
-import { createCompactor } from "../../policy/index.js";
+import { createCompactor, type Compactor } from "../../policy/index.js";
 import type { CompactResult, StageReport } from "../../policy/types.js";
 import { kPresets, type PresetName } from "../../steps/config.js";
 import { createFsStore, createMemoryStore, type OffloadStore } from "../../store/index.js";
-import { formatOption, intOption, kExit, parseCli, shownName, UsageError, wireOf, type CliIo, type JsonlRun } from "../common.js";
+import type { Format } from "../../adapters/index.js";
+import { formatOption, intOption, kExit, modeOption, parseCli, shownName, UsageError, wireOf, type CliIo, type JsonlRun } from "../common.js";
 import { fail, num, readRuns, table } from "../runs.js";
 
 /** What `--json` prints. */
@@ -77,7 +78,47 @@ async function findRun(file: string, io: CliIo, id: string): Promise<{ line: num
   return atLine ?? { missing: bad };
 }
 
+/** What the command line asks for. */
+interface ExplainOptions {
+  file: string;
+  /** The run's id, `line N`, or a bare line number (findRun). */
+  id: string;
+  budget: number;
+  format: Format | undefined;
+  /** The fs store's directory; undefined for the in-memory store. */
+  dir: string | undefined;
+  mode: "tiered" | "legacy";
+  preset: string | undefined;
+  /** Refs the table lists. */
+  refsShown: number;
+  json: boolean;
+}
+
 export async function explain(argv: string[], io: CliIo): Promise<number> {
+  const opts = explainOptions(argv);
+  const found = await findRun(opts.file, io, opts.id);
+  if ("missing" in found) return fail(io, "explain", noRunMessage(opts, found.missing));
+  if ("error" in found) return fail(io, "explain", found.error.message);
+  const warnings: PolicyEvent[] = [];
+  const compactor = explainingCompactor(opts, warnings);
+  let r: CompactResult;
+  const t0 = performance.now();
+  try {
+    r = await compactor.compact(wireOf(found.run), { budget: opts.budget, ...(opts.format ? { format: opts.format } : {}) });
+  } catch (err) {
+    if (!CtxfoldError.isInstance(err)) throw err;
+    // A store that cannot be written is not the line's fault; anything else is the run's input.
+    return fail(io, "explain", err.code.startsWith("E_STORE") ? err.message : `${shownName(opts.file)}:${found.line}: ${err.message}`);
+  }
+  // Parsing, the stages and rendering: what a caller of compact() waits for.
+  const durationMs = performance.now() - t0;
+  const report = explainReport(opts, found, r, durationMs, warnings);
+  io.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : render(report, compactor.settings.softRatio, opts.refsShown));
+  return kExit.ok;
+}
+
+/** The command line's options, checked (a UsageError names what is wrong). */
+function explainOptions(argv: string[]): ExplainOptions {
   const { values, positionals } = parseCli(argv, {
     run: { type: "string" }, budget: { type: "string" }, json: { type: "boolean" }, "offload-dir": { type: "string" }, format: { type: "string" },
     mode: { type: "string" }, preset: { type: "string" }, refs: { type: "string" },
@@ -92,21 +133,22 @@ export async function explain(argv: string[], io: CliIo): Promise<number> {
   const format = formatOption(values.format as string | undefined);
   const dir = values["offload-dir"] as string | undefined;
   if (dir === "") throw new UsageError("--offload-dir: expected a directory");
-  const mode = (values.mode as string | undefined) ?? "tiered";
-  if (mode !== "tiered" && mode !== "legacy") throw new UsageError(`--mode: tiered or legacy (got ${JSON.stringify(mode)})`);
+  const mode = modeOption(values.mode as string | undefined);
   const preset = values.preset as string | undefined;
   if (preset !== undefined && !Object.hasOwn(kPresets, preset)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
+  return { file, id, budget, format, dir, mode, preset, refsShown, json: Boolean(values.json) };
+}
 
-  const found = await findRun(file, io, id);
-  if ("missing" in found) {
-    const also = found.missing ? ` (${found.missing} line${found.missing === 1 ? "" : "s"} could not be read)` : "";
-    return fail(io, "explain", `no run with id ${JSON.stringify(id)}${/^\d+$/.test(id) ? " and no line " + id : ""} in ${shownName(file)}${also}`);
-  }
-  if ("error" in found) return fail(io, "explain", found.error.message);
+/** Why no run was found: no line has its id (nor is its line, for a number), and how many lines could not be read. */
+function noRunMessage({ file, id }: ExplainOptions, unreadable: number): string {
+  const also = unreadable ? ` (${unreadable} line${unreadable === 1 ? "" : "s"} could not be read)` : "";
+  return `no run with id ${JSON.stringify(id)}${/^\d+$/.test(id) ? " and no line " + id : ""} in ${shownName(file)}${also}`;
+}
 
+/** The compactor `compact` would use, its refs stored at DIR or in memory, its fallbacks and churn warnings kept in `warnings`. */
+function explainingCompactor({ dir, mode, preset }: ExplainOptions, warnings: PolicyEvent[]): Compactor {
   const store: OffloadStore = dir !== undefined ? createFsStore({ dir }) : createMemoryStore();
-  const warnings: PolicyEvent[] = [];
-  const compactor = createCompactor({
+  return createCompactor({
     store,
     mode,
     ...(preset !== undefined ? { stepPreset: preset as PresetName } : {}),
@@ -117,25 +159,16 @@ export async function explain(argv: string[], io: CliIo): Promise<number> {
       if (e.type === "summarizer_fallback" || e.type === "churn_warning") warnings.push(e);
     },
   });
-  let r: CompactResult;
-  const t0 = performance.now();
-  try {
-    r = await compactor.compact(wireOf(found.run), { budget, ...(format ? { format } : {}) });
-  } catch (err) {
-    if (!CtxfoldError.isInstance(err)) throw err;
-    // A store that cannot be written is not the line's fault; anything else is the run's input.
-    return fail(io, "explain", err.code.startsWith("E_STORE") ? err.message : `${shownName(file)}:${found.line}: ${err.message}`);
-  }
-  // Parsing, the stages and rendering: what a caller of compact() waits for.
-  const durationMs = performance.now() - t0;
-  const report: ExplainReport = {
-    file: shownName(file), line: found.line, id: found.run.id, format: r.format, messages: found.run.messages.length, budget, mode: r.mode,
+}
+
+/** What `--json` prints of the run's compaction (refs once each, in the order first stored). */
+function explainReport(opts: ExplainOptions, found: { line: number; run: JsonlRun }, r: CompactResult, durationMs: number, warnings: PolicyEvent[]): ExplainReport {
+  return {
+    file: shownName(opts.file), line: found.line, id: found.run.id, format: r.format, messages: found.run.messages.length, budget: opts.budget, mode: r.mode,
     tier: r.tier, status: r.status, ...(r.infeasible ? { infeasible: r.infeasible } : {}),
     tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter, durationMs, stages: r.stages, refs: [...new Set(r.refs)],
-    offloadDir: dir !== undefined ? resolve(dir) : null, warnings,
+    offloadDir: opts.dir !== undefined ? resolve(opts.dir) : null, warnings,
   };
-  io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : render(report, compactor.settings.softRatio, refsShown));
-  return kExit.ok;
 }
 
 const ms = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(1));

@@ -32,6 +32,7 @@
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import * as path from "node:path";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { kFormats, type Format } from "../../adapters/index.js";
 import { asCtxfoldError } from "../../errors.js";
@@ -57,7 +58,35 @@ interface ToolAnswer {
   isError?: boolean;
 }
 
+/** What the command line asks of the server. */
+interface McpOptions {
+  dir: string;
+  /** The provider format history refs come back in unless a call names one. */
+  format: Format;
+  prefix: string;
+  /** The most bytes of a ref one recall returns. */
+  maxBytes: number;
+  /** The run whose refs alone the server reaches; undefined for every ref in DIR. */
+  scope: RunSelector | undefined;
+}
+
 export async function mcp(argv: string[], io: CliIo): Promise<number> {
+  const opts = mcpOptions(argv);
+  const stores = new StoreOpener(opts.dir, opts.prefix, opts.scope);
+  stores.current(); // a bad --prefix fails here, before the server starts
+  const server = await createServer(opts, stores);
+  const transport = new BoundedStdioTransport(io.stdin, io.stdout, kMaxRequestBytes);
+  transport.onerror = (err) => io.stderr.write(`ctxfold mcp: ${err.message}\n`);
+  const closed = untilClosed(io);
+  await server.connect(transport);
+  io.stderr.write(`ctxfold mcp: serving ${reachOf(opts.scope)} ${path.resolve(opts.dir)} over stdio (tools: ${kRecallToolName}, ${kSearchToolName})\n`);
+  await closed;
+  await server.close();
+  return kExit.ok;
+}
+
+/** The command line's options, checked (a UsageError names the flag). */
+function mcpOptions(argv: string[]): McpOptions {
   const { values, positionals } = parseCli(argv, {
     "offload-dir": { type: "string" }, format: { type: "string" }, prefix: { type: "string" }, "max-bytes": { type: "string" },
     run: { type: "string" }, "run-line": { type: "string" },
@@ -74,13 +103,14 @@ export async function mcp(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     throw new UsageError(`--max-bytes: ${(err as Error).message.replace(/^maxBytes: /, "")}`);
   }
-  const scope = runOption(values.run as string | undefined, values["run-line"] as string | undefined);
-  const stores = new StoreOpener(dir, prefix, scope);
-  const searches = new OneAtATime();
-  stores.current(); // a bad --prefix fails here, before the server starts
+  return { dir, format, prefix, maxBytes, scope: runOption(values.run as string | undefined, values["run-line"] as string | undefined) };
+}
 
+/** The MCP server with its two tools, recall and search, over the stores of DIR (searches run one at a time). */
+async function createServer({ dir, format, maxBytes }: McpOptions, stores: StoreOpener): Promise<McpServer> {
   // Imported here, not at the top: every other command would pay for loading the SDK (~180 ms).
   const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+  const searches = new OneAtATime();
   const server = new McpServer(
     { name: "ctxfold", version: packageRoot()?.version ?? "0.0.0" },
     { instructions: `Reads content a ctxfold compaction left out of the conversation (stored in ${path.resolve(dir)}): ${kRecallToolName} gives a ref's content, ${kSearchToolName} finds refs.` },
@@ -103,10 +133,12 @@ export async function mcp(argv: string[], io: CliIo): Promise<number> {
       return { content: [{ type: "text", text: searchText(entries) }], structuredContent: { entries } };
     }, stores)),
   );
+  return server;
+}
 
-  const transport = new BoundedStdioTransport(io.stdin, io.stdout, kMaxRequestBytes);
-  transport.onerror = (err) => io.stderr.write(`ctxfold mcp: ${err.message}\n`);
-  const closed = new Promise<void>((resolve) => {
+/** Settles when the client closes stdin, or on SIGINT / SIGTERM. */
+function untilClosed(io: CliIo): Promise<void> {
+  return new Promise<void>((resolve) => {
     io.stdin.once("end", resolve);
     io.stdin.once("close", resolve);
     const stop = io.onInterrupt(() => {
@@ -114,12 +146,12 @@ export async function mcp(argv: string[], io: CliIo): Promise<number> {
       resolve();
     });
   });
-  await server.connect(transport);
-  const reach = scope === undefined ? "the refs stored in" : `the refs of ${"run" in scope ? `run ${JSON.stringify(scope.run)}` : `the run at ${scope.file}:${scope.line}`} stored in`;
-  io.stderr.write(`ctxfold mcp: serving ${reach} ${path.resolve(dir)} over stdio (tools: ${kRecallToolName}, ${kSearchToolName})\n`);
-  await closed;
-  await server.close();
-  return kExit.ok;
+}
+
+/** What the server reaches, as the line at start says it: every ref, or the refs of one run. */
+function reachOf(scope: RunSelector | undefined): string {
+  if (scope === undefined) return "the refs stored in";
+  return `the refs of ${"run" in scope ? `run ${JSON.stringify(scope.run)}` : `the run at ${scope.file}:${scope.line}`} stored in`;
 }
 
 /** A recall page as the tool's answer (see the module comment). */

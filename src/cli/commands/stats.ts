@@ -131,7 +131,29 @@ export function budgetsOption(value: string | undefined): number[] {
   return [...new Set(budgets as number[])].sort((a, b) => a - b);
 }
 
+/** What the command line asks for. */
+interface StatsOptions {
+  file: string;
+  encoding: Encoding;
+  budgets: number[];
+  mode: MeasureMode;
+  json: boolean;
+}
+
 export async function stats(argv: string[], io: CliIo): Promise<number> {
+  const opts = statsOptions(argv);
+  const report = emptyReport(opts);
+  const totals = await tallyRuns(opts, io, report);
+  for (const x of [...Object.values(report.byCategory), ...Object.values(report.byAction)]) x.tokens = Math.round(x.tokens);
+  report.runs = totals.length;
+  report.tokens = tokenFigures(totals);
+  report.overBudget = opts.budgets.map((budget) => ({ budget, runs: totals.filter((n) => n > budget).length }));
+  io.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : render(report));
+  return report.badLines > 0 ? kExit.partial : kExit.ok;
+}
+
+/** The command line's options, checked (a UsageError names what is wrong). */
+function statsOptions(argv: string[]): StatsOptions {
   const { values, positionals } = parseCli(argv, { budget: { type: "string" }, json: { type: "boolean" }, exact: { type: "boolean" }, encoding: { type: "string" } });
   const encoding = (values.encoding ?? "o200k_base") as Encoding;
   if (!kEncodings.includes(encoding)) throw new UsageError(`--encoding: one of ${kEncodings.join(", ")}`);
@@ -139,17 +161,30 @@ export async function stats(argv: string[], io: CliIo): Promise<number> {
   const [file, ...rest] = positionals;
   if (file === undefined) throw new UsageError("stats needs an input file (IN.jsonl[.gz], or - for stdin)");
   if (rest.length) throw new UsageError(`unknown arguments: ${rest.join(" ")}`);
-  const mode: MeasureMode = values.exact ? "exact" : "estimate";
-  const counter = new TokenCounter({ encoding });
-  const reducer = new StepReducer({ offload: false });
+  return { file, encoding, budgets, mode: values.exact ? "exact" : "estimate", json: Boolean(values.json) };
+}
 
-  const totals: number[] = [];
-  const report: StatsReport = {
+/** Token figures of no run at all. */
+const noTokens = (): StatsReport["tokens"] => ({ count: 0, min: null, p50: null, p90: null, p99: null, max: null, total: 0, mean: null });
+
+/** The report before any run is counted. */
+function emptyReport({ file, encoding, mode }: StatsOptions): StatsReport {
+  return {
     file: shownName(file), encoding, mode, runs: 0, badLines: 0, messages: 0, formats: {},
-    tokens: { count: 0, min: null, p50: null, p90: null, p99: null, max: null, total: 0, mean: null },
+    tokens: noTokens(),
     byRole: byKey(kRoles, () => ({ messages: 0, tokens: 0 })), byCategory: byKey(kToolCategories, tally), byAction: byKey(kActions, tally),
     overBudget: [],
   };
+}
+
+/**
+ * Tallies every run of the input into `report` (a bad line is told on stderr and counted, not
+ * tallied); returns each good run's total tokens, in input order.
+ */
+async function tallyRuns({ file, encoding, mode }: StatsOptions, io: CliIo, report: StatsReport): Promise<number[]> {
+  const counter = new TokenCounter({ encoding });
+  const reducer = new StepReducer({ offload: false });
+  const totals: number[] = [];
   for await (const item of readRuns(file, io)) {
     let t: RunTally;
     try {
@@ -164,30 +199,33 @@ export async function stats(argv: string[], io: CliIo): Promise<number> {
       continue;
     }
     totals.push(t.total);
-    report.messages += t.messages;
-    for (const r of kRoles) {
-      report.byRole[r].messages += t.byRole[r].messages;
-      report.byRole[r].tokens += t.byRole[r].tokens;
-    }
-    for (const [into, from] of [[report.byCategory, t.byCategory], [report.byAction, t.byAction]] as [Record<string, ToolTally>, Record<string, ToolTally>][]) {
-      for (const k of Object.keys(into)) {
-        into[k].calls += from[k].calls;
-        into[k].results += from[k].results;
-        into[k].tokens += from[k].tokens;
-      }
+    addRun(report, t);
+  }
+  return totals;
+}
+
+/** Adds one run's messages and tokens by role, tool category and action to the report's. */
+function addRun(report: StatsReport, t: RunTally): void {
+  report.messages += t.messages;
+  for (const r of kRoles) {
+    report.byRole[r].messages += t.byRole[r].messages;
+    report.byRole[r].tokens += t.byRole[r].tokens;
+  }
+  for (const [into, from] of [[report.byCategory, t.byCategory], [report.byAction, t.byAction]] as [Record<string, ToolTally>, Record<string, ToolTally>][]) {
+    for (const k of Object.keys(into)) {
+      into[k].calls += from[k].calls;
+      into[k].results += from[k].results;
+      into[k].tokens += from[k].tokens;
     }
   }
-  for (const x of [...Object.values(report.byCategory), ...Object.values(report.byAction)]) x.tokens = Math.round(x.tokens);
+}
+
+/** The distribution of tokens per run (percentiles by nearest rank, the mean rounded). */
+function tokenFigures(totals: readonly number[]): StatsReport["tokens"] {
+  if (totals.length === 0) return noTokens();
   const sorted = [...totals].sort((a, b) => a - b);
   const total = totals.reduce((a, b) => a + b, 0);
-  report.runs = totals.length;
-  report.tokens = sorted.length === 0
-    ? { count: 0, min: null, p50: null, p90: null, p99: null, max: null, total: 0, mean: null }
-    : { count: sorted.length, min: sorted[0], p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[sorted.length - 1], total, mean: Math.round(total / sorted.length) };
-  report.overBudget = budgets.map((budget) => ({ budget, runs: totals.filter((n) => n > budget).length }));
-
-  io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : render(report));
-  return report.badLines > 0 ? kExit.partial : kExit.ok;
+  return { count: sorted.length, min: sorted[0], p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[sorted.length - 1], total, mean: Math.round(total / sorted.length) };
 }
 
 /** The human tables. */
