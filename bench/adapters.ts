@@ -24,15 +24,47 @@ export function adapterCases(): Case[] {
   const items = runs.reduce((n, r) => n + r.length, 0);
   const group = "adapters, dev corpus";
   const cases: Case[] = [
-    { group, name: "JSON.parse + JSON.stringify", bytes, items, fn: () => { for (const l of lines) JSON.stringify((JSON.parse(l) as { messages: unknown }).messages); } },
-    { group, name: "openai-chat parse + render", bytes, items, fn: () => { for (const r of runs) openaiChatAdapter.render(openaiChatAdapter.parse(r)); } },
-    { group, name: "openai-chat parse + render, rebuilt", bytes, items, fn: () => { for (const r of runs) openaiChatAdapter.render(openaiChatAdapter.parse(r), { reuse: false }); } },
+    {
+      group,
+      name: "JSON.parse + JSON.stringify",
+      bytes,
+      items,
+      fn: () => {
+        for (const l of lines) JSON.stringify((JSON.parse(l) as { messages: unknown }).messages);
+      },
+    },
+    {
+      group,
+      name: "openai-chat parse + render",
+      bytes,
+      items,
+      fn: () => {
+        for (const r of runs) openaiChatAdapter.render(openaiChatAdapter.parse(r));
+      },
+    },
+    {
+      group,
+      name: "openai-chat parse + render, rebuilt",
+      bytes,
+      items,
+      fn: () => {
+        for (const r of runs) openaiChatAdapter.render(openaiChatAdapter.parse(r), { reuse: false });
+      },
+    },
   ];
   for (const format of Object.keys(kAdapters) as Format[]) {
     if (format === "openai-chat") continue;
     const a = kAdapters[format];
     const wires = runs.map((r) => JSON.parse(JSON.stringify(a.render(openaiChatAdapter.parse(r)))) as unknown);
-    cases.push({ group, name: `${format} parse + render`, bytes, items, fn: () => { for (const w of wires) a.render(a.parse(w)); } });
+    cases.push({
+      group,
+      name: `${format} parse + render`,
+      bytes,
+      items,
+      fn: () => {
+        for (const w of wires) a.render(a.parse(w));
+      },
+    });
   }
   return cases;
 }

@@ -26,7 +26,14 @@ export function sourceLines(): { source: string; body: Buffer } {
 export function saltRun(line: string, k: number): string {
   const run = JSON.parse(line) as { id?: unknown; messages?: unknown };
   const salt = (t: string) => `${t} ~${k}`;
-  const leaves = (v: unknown): unknown => (typeof v === "string" ? salt(v) : Array.isArray(v) ? v.map(leaves) : v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([key, x]) => [key, leaves(x)])) : v);
+  const leaves = (v: unknown): unknown =>
+    typeof v === "string"
+      ? salt(v)
+      : Array.isArray(v)
+        ? v.map(leaves)
+        : v !== null && typeof v === "object"
+          ? Object.fromEntries(Object.entries(v).map(([key, x]) => [key, leaves(x)]))
+          : v;
   if (typeof run.id === "string") run.id = `${run.id}~${k}`;
   for (const m of Array.isArray(run.messages) ? (run.messages as Record<string, unknown>[]) : []) {
     if (typeof m.content === "string") m.content = salt(m.content);
@@ -50,7 +57,10 @@ export function saltRun(line: string, k: number): string {
  */
 export function makeInput(file: string, mb: number): { source: string; bytes: number } {
   const { source, body } = sourceLines();
-  const lines = body.toString("utf8").split("\n").filter((l) => l.length > 0);
+  const lines = body
+    .toString("utf8")
+    .split("\n")
+    .filter((l) => l.length > 0);
   const fd = openSync(file, "w");
   let bytes = 0;
   for (let k = 0; k === 0 || bytes < mb * 1e6; k++) {

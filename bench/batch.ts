@@ -89,7 +89,10 @@ function ctxfold(dir: string, input: string, workers: number, budget: number): R
   const out = path.join(dir, `out-${workers}.jsonl`);
   rmSync(`${out}.offload`, { recursive: true, force: true });
   const t = performance.now();
-  const r = spawnSync(process.execPath, [kCli, "compact", input, "-o", out, "--budget", String(budget), "--workers", String(workers), "--json", "--quiet"], { encoding: "utf8", maxBuffer: 1 << 26 });
+  const r = spawnSync(process.execPath, [kCli, "compact", input, "-o", out, "--budget", String(budget), "--workers", String(workers), "--json", "--quiet"], {
+    encoding: "utf8",
+    maxBuffer: 1 << 26,
+  });
   const wall = (performance.now() - t) / 1000;
   if (r.status !== 0) throw new Error(`ctxfold compact exited ${r.status}: ${r.stderr}`);
   const s = JSON.parse(r.stdout) as Run;
@@ -104,7 +107,9 @@ function passes(dir: string, input: string, budget: number): { base: number; one
   rmSync(path.join(dir, "base.jsonl"));
   const one = ctxfold(dir, input, 1, budget);
   const two = ctxfold(dir, input, 2, budget);
-  const slowdown = parseSlowdown(process.env[kSlowdownEnv]).filter((s) => s.target === "batch").reduce((n, s) => n * s.factor, 1);
+  const slowdown = parseSlowdown(process.env[kSlowdownEnv])
+    .filter((s) => s.target === "batch")
+    .reduce((n, s) => n * s.factor, 1);
   for (let i = 1; i < slowdown; i++) two.seconds += ctxfold(dir, input, 2, budget).seconds;
   return { base, one, two };
 }
@@ -147,12 +152,24 @@ async function main(): Promise<void> {
       "|---|---|---:|---:|---:|---:|---|",
       ...rows(`unique, ${(bytes / 1e6).toFixed(0)} MB`, bytes, unique, true),
       ...(corpus ? rows(`${source} once`, corpus.bytes, corpus, false) : []),
-      ...(big ? [`| unique, ${(bigBytes / 1e9).toFixed(2)} GB | ctxfold compact --workers 2 | ${(bigBytes / 1e6 / big.seconds).toFixed(1)} | | | ${big.peakRssMB} MB (${((big.peakRssMB / unique.two.peakRssMB - 1) * 100).toFixed(0)}% vs ${(bytes / 1e6).toFixed(0)} MB) | ≤ 300 MB, within 10% |`] : []),
+      ...(big
+        ? [
+            `| unique, ${(bigBytes / 1e9).toFixed(2)} GB | ctxfold compact --workers 2 | ${(bigBytes / 1e6 / big.seconds).toFixed(1)} | | | ${big.peakRssMB} MB (${((big.peakRssMB / unique.two.peakRssMB - 1) * 100).toFixed(0)}% vs ${(bytes / 1e6).toFixed(0)} MB) | ≤ 300 MB, within 10% |`,
+          ]
+        : []),
     ].join("\n");
     if (process.argv.includes("--docs")) rewriteDocSection("batch", md);
     const json = {
-      source, bytes, budget, cores: availableParallelism(), cpu, baselineSeconds: unique.base, workers1: unique.one, workers2: unique.two,
-      corpusOnce: corpus ?? null, big: big ? { bytes: bigBytes, ...big } : null,
+      source,
+      bytes,
+      budget,
+      cores: availableParallelism(),
+      cpu,
+      baselineSeconds: unique.base,
+      workers1: unique.one,
+      workers2: unique.two,
+      corpusOnce: corpus ?? null,
+      big: big ? { bytes: bigBytes, ...big } : null,
     };
     process.stdout.write(process.argv.includes("--json") ? JSON.stringify(json, null, 2) + "\n" : md + "\n");
   } finally {

@@ -47,7 +47,10 @@ export function boundaryCases(): Case[] {
     { group, name: "hash kernel only", bytes, items: kBatch, fn: kernelOnly(8, (b, out) => core.exports.hashBatch(b.data, b.offsets, b.count, 0n, out)) },
     { group, name: "estimate end to end", bytes, items: kBatch, fn: () => core.estimateStrings(texts, WEIGHT_TABLE) },
     {
-      group, name: "estimate kernel only", bytes, items: kBatch,
+      group,
+      name: "estimate kernel only",
+      bytes,
+      items: kBatch,
       fn: kernelOnly(8 * ENCODING_COUNT, (b, out) => core.exports.estimateBatch(b.data, b.offsets, b.count, core.weightTablePtr(WEIGHT_TABLE), out)),
     },
     { group, name: "boundary only (layout, call, results)", bytes, items: kBatch, fn: boundaryOnly },

@@ -61,7 +61,9 @@ function logWithError(): string {
 
 function summaryCases(counter: TokenCounter): Case[] {
   const log = logWithError();
-  const line = Array.from({ length: 150_000 }, (_, i) => `tok${i % 977}`).join(" ").slice(0, 1 << 20);
+  const line = Array.from({ length: 150_000 }, (_, i) => `tok${i % 977}`)
+    .join(" ")
+    .slice(0, 1 << 20);
   // One pair for both: the one-line path alone moved 2× between processes under load.
   return pair("summary 1 MB log + 1 MB line", "ctxfold extractive", [log, line], () => [
     summarizeExtractive(log, 500, "tool-output:bash", counter),
@@ -69,7 +71,12 @@ function summaryCases(counter: TokenCounter): Case[] {
   ]);
 }
 
-const toolResult = (id: string, text: string): Message => ({ id: `t_${id}`, role: "tool", parts: [{ type: "tool-result", callId: id, content: [{ type: "text", text }] }], meta: {} });
+const toolResult = (id: string, text: string): Message => ({
+  id: `t_${id}`,
+  role: "tool",
+  parts: [{ type: "tool-result", callId: id, content: [{ type: "text", text }] }],
+  meta: {},
+});
 
 function factsCase(): Case[] {
   const huge = `first_visible_name at the top\n${"x".repeat(2_000_000)} hidden_middle_name ${"y".repeat(2_000_000)}\nlast_visible_name at the end`;
@@ -79,7 +86,9 @@ function factsCase(): Case[] {
 
 function focusCase(): Case[] {
   const n = 60_000;
-  const big = Array.from({ length: n }, (_, i) => (i === 10 ? "head hit parse_config" : i === n / 2 ? "middle parse_config" : i === n - 3 ? "tail hit parse_config" : `filler line ${i} with some words`)).join("\n");
+  const big = Array.from({ length: n }, (_, i) =>
+    i === 10 ? "head hit parse_config" : i === n / 2 ? "middle parse_config" : i === n - 3 ? "tail hit parse_config" : `filler line ${i} with some words`,
+  ).join("\n");
   const quarter = (s: string) => Math.ceil(s.length / 4);
   return pair("focus 1 MB output", "ctxfold focus lines", [big], () => focusLines(big, ["parse_config"], 200, quarter));
 }

@@ -24,7 +24,9 @@ export function estimateCases(options: { quick: boolean }): Case[] {
     const texts = size.bytes <= 200 ? batchOf(kBatch, size.bytes, 41) : [mixedText(size.bytes, 43)];
     const bytes = totalBytes(texts);
     const items = texts.length;
-    const each = (f: (s: string) => unknown) => () => { for (const t of texts) f(t); };
+    const each = (f: (s: string) => unknown) => () => {
+      for (const t of texts) f(t);
+    };
     cases.push(
       { group, name: "ctxfold wasm", bytes, items, fn: () => core.estimateStrings(texts, WEIGHT_TABLE) },
       { group, name: "ctxfold ts twin", bytes, items, fn: () => twin.estimateMany(texts) },
@@ -50,7 +52,12 @@ export function estimateCases(options: { quick: boolean }): Case[] {
   if (!options.quick) {
     for (const kind of ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] as const) {
       const text = kindText(kind, 1_000_000, 47);
-      cases.push({ group: "estimate 1 MB by class", name: `ctxfold wasm ${kind}`, bytes: Buffer.byteLength(text), fn: () => core.estimateStrings([text], WEIGHT_TABLE) });
+      cases.push({
+        group: "estimate 1 MB by class",
+        name: `ctxfold wasm ${kind}`,
+        bytes: Buffer.byteLength(text),
+        fn: () => core.estimateStrings([text], WEIGHT_TABLE),
+      });
     }
   }
   return cases;

@@ -44,10 +44,14 @@ const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 function missed(slowed: ReturnType<typeof gate>, ratios: readonly string[]): string[] {
   const checks: [ok: boolean, what: string][] = [
     [new RegExp(`${kSlowdownEnv}="${escaped(kSlowdown)}" is set`).test(slowed.stderr), "the gate says the slowdown is set"],
-    [new RegExp(`past the tolerance: measuring ${kScope} 1 more time\\(s\\) to confirm`).test(slowed.stderr), "the gate measures the fallen scope once more before failing"],
+    [
+      new RegExp(`past the tolerance: measuring ${kScope} 1 more time\\(s\\) to confirm`).test(slowed.stderr),
+      "the gate measures the fallen scope once more before failing",
+    ],
     [slowed.status === 1, `exit 1 (got ${slowed.status})`],
     ...ratios.map((name): [boolean, string] => [
-      new RegExp(`\\| ${escaped(name)} \\| [^|]+ \\| [^|]+ \\| -\\d+% \\| \\*\\*REGRESSED\\*\\*`).test(slowed.stdout), `${name} REGRESSED in the table`,
+      new RegExp(`\\| ${escaped(name)} \\| [^|]+ \\| [^|]+ \\| -\\d+% \\| \\*\\*REGRESSED\\*\\*`).test(slowed.stdout),
+      `${name} REGRESSED in the table`,
     ]),
     [
       new RegExp(`bench gate FAILED \\(tolerance 25%\\): ${ratios.map((name) => `${escaped(name)} REGRESSED -\\d+%`).join("; ")}`).test(slowed.stdout),
@@ -66,13 +70,16 @@ function main(): number {
     const update = gate(["--scope", kScope, "--runs", "1", "--baseline", baseline, "--update"]);
     if (update.status !== 0) throw new Error(`the baseline run exited ${update.status}:\n${update.stderr}`);
     const measured = Object.keys(parseBaselineText(readFileSync(baseline, "utf8"), baseline)).sort();
-    if (measured.join("\n") !== [...ratios].sort().join("\n")) throw new Error(`the baseline run measured ${measured.join(", ")}; the ${kScope} scope defines ${ratios.join(", ")}`);
+    if (measured.join("\n") !== [...ratios].sort().join("\n"))
+      throw new Error(`the baseline run measured ${measured.join(", ")}; the ${kScope} scope defines ${ratios.join(", ")}`);
 
     process.stderr.write(`bench:gate:proof: the same with ${kSlowdownEnv}=${kSlowdown}\n`);
     const slowed = gate(["--scope", kScope, "--runs", "1", "--baseline", baseline], kSlowdown);
     const failures = missed(slowed, ratios);
     if (failures.length) {
-      process.stdout.write(`${slowed.stdout}\n${slowed.stderr}\nbench:gate:proof FAILED: the gate did not trip as it must on ${kSlowdown}:\n${failures.map((f) => `- ${f}`).join("\n")}\n`);
+      process.stdout.write(
+        `${slowed.stdout}\n${slowed.stderr}\nbench:gate:proof FAILED: the gate did not trip as it must on ${kSlowdown}:\n${failures.map((f) => `- ${f}`).join("\n")}\n`,
+      );
       return 1;
     }
     process.stdout.write(`${slowed.stdout}\nbench:gate:proof passed: ${kSlowdown} made the gate exit 1 with all ${ratios.length} ${kScope} ratios REGRESSED\n`);

@@ -38,8 +38,21 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { kSlowdownEnv, type CaseResult } from "./lib.js";
 import {
-  batchRatios, benchRatios, compareRatios, formatComparison, kDefaultTolerance, kGateScopes, medianRatios, parseBaseline,
-  parseBaselineText, round4, scopeOf, type BatchReport, type Baseline, type GateScope, type RatioSet,
+  batchRatios,
+  benchRatios,
+  compareRatios,
+  formatComparison,
+  kDefaultTolerance,
+  kGateScopes,
+  medianRatios,
+  parseBaseline,
+  parseBaselineText,
+  round4,
+  scopeOf,
+  type BatchReport,
+  type Baseline,
+  type GateScope,
+  type RatioSet,
 } from "./ratios.js";
 
 const kRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -67,7 +80,18 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { runs: kRuns, runsGiven: false, scopes: [...kGateScopes], scopeGiven: false, tolerance: kDefaultTolerance, baseline: kDefaultBaseline, baselineGiven: false, update: false, json: false, confirm: true };
+  const args: Args = {
+    runs: kRuns,
+    runsGiven: false,
+    scopes: [...kGateScopes],
+    scopeGiven: false,
+    tolerance: kDefaultTolerance,
+    baseline: kDefaultBaseline,
+    baselineGiven: false,
+    update: false,
+    json: false,
+    confirm: true,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -91,8 +115,7 @@ function parseArgs(argv: string[]): Args {
     } else if (a === "--baseline") {
       args.baseline = path.resolve(value());
       args.baselineGiven = true;
-    }
-    else if (a === "--from") args.from = path.resolve(value());
+    } else if (a === "--from") args.from = path.resolve(value());
     else if (a === "--save") args.save = path.resolve(value());
     else if (a === "--update") args.update = true;
     else if (a === "--json") args.json = true;
@@ -125,13 +148,19 @@ function machine(): string {
  */
 function baselineFor(model: string): { file: string; matched: boolean } {
   const dir = path.dirname(kDefaultBaseline);
-  for (const name of readdirSync(dir).filter((f) => /^baseline(-[a-z0-9-]+)?\.json$/.test(f)).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((f) => /^baseline(-[a-z0-9-]+)?\.json$/.test(f))
+    .sort()) {
     const file = path.join(dir, name);
     const measured = (JSON.parse(readFileSync(file, "utf8")) as { measured?: { machine?: unknown } }).measured?.machine;
     const of = typeof measured === "string" ? /×\s*(.*?),[^,]*$/.exec(measured)?.[1]?.trim() : undefined;
     if (of && model.startsWith(of)) return { file, matched: true };
   }
-  const slug = model.toLowerCase().replace(/\([a-z]+\)/g, "").replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+  const slug = model
+    .toLowerCase()
+    .replace(/\([a-z]+\)/g, "")
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "");
   return { file: path.join(dir, `baseline-${slug}.json`), matched: false };
 }
 
@@ -196,7 +225,11 @@ function readMeasurement(file: string): { ratios: RatioSet; scopes?: GateScope[]
   }
   const values = parseBaseline(json, shown(file));
   const saved = (json as { ratios: Record<string, { runs?: unknown }> }).ratios;
-  return { ratios: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { value: v, runs: Array.isArray(saved[k].runs) ? (saved[k].runs as number[]) : [v] }])) };
+  return {
+    ratios: Object.fromEntries(
+      Object.entries(values).map(([k, v]) => [k, { value: v, runs: Array.isArray(saved[k].runs) ? (saved[k].runs as number[]) : [v] }]),
+    ),
+  };
 }
 
 function toFile(current: RatioSet, args: Args, kept: RatioSet = {}): Baseline {
@@ -220,7 +253,10 @@ function main(): number {
   if (!args.baselineGiven) {
     const own = baselineFor(cpuModel());
     if (own.matched || args.update) args.baseline = own.file;
-    else process.stderr.write(`bench:gate: no baseline measured on this CPU (${cpuModel()}): comparing with ${shown(args.baseline)}; \`npm run bench:gate -- --update\` writes ${shown(own.file)}\n`);
+    else
+      process.stderr.write(
+        `bench:gate: no baseline measured on this CPU (${cpuModel()}): comparing with ${shown(args.baseline)}; \`npm run bench:gate -- --update\` writes ${shown(own.file)}\n`,
+      );
   }
   const slowdown = process.env[kSlowdownEnv];
   if (slowdown && !args.from) process.stderr.write(`bench:gate: ${kSlowdownEnv}=${JSON.stringify(slowdown)} is set: the benches are slowed on purpose\n`);
@@ -254,8 +290,14 @@ function main(): number {
     }
     const file = toFile(current, args, kept);
     writeFileSync(args.baseline, JSON.stringify(file, null, 2) + "\n");
-    const lines = ["| ratio (higher is better) | baseline | runs |", "|---|---:|---|", ...Object.entries(file.ratios).map(([k, v]) => `| ${k} | ${v.value} | ${v.runs.join(", ")} |`)];
-    process.stdout.write(`${lines.join("\n")}\n\nbench:gate: wrote ${shown(args.baseline)} (${Object.keys(file.ratios).length} ratios, measured in ${seconds.toFixed(0)} s)\n`);
+    const lines = [
+      "| ratio (higher is better) | baseline | runs |",
+      "|---|---:|---|",
+      ...Object.entries(file.ratios).map(([k, v]) => `| ${k} | ${v.value} | ${v.runs.join(", ")} |`),
+    ];
+    process.stdout.write(
+      `${lines.join("\n")}\n\nbench:gate: wrote ${shown(args.baseline)} (${Object.keys(file.ratios).length} ratios, measured in ${seconds.toFixed(0)} s)\n`,
+    );
     return 0;
   }
   if (!existsSync(args.baseline)) throw new Error(`${shown(args.baseline)}: no baseline file: create it with \`npm run bench:gate -- --update\``);
@@ -267,10 +309,15 @@ function main(): number {
     // A burst of load can take one ratio's median past the tolerance: before failing, measure
     // the scopes of the regressed ratios as many times again and judge the median of all runs.
     const scopes = [...new Set(regressed.map((r) => scopeOf(r.name)).filter((s): s is GateScope => s !== undefined))];
-    process.stderr.write(`bench:gate: ${regressed.map((r) => r.name).join("; ")} past the tolerance: measuring ${scopes.join(",")} ${args.runs} more time(s) to confirm\n`);
+    process.stderr.write(
+      `bench:gate: ${regressed.map((r) => r.name).join("; ")} past the tolerance: measuring ${scopes.join(",")} ${args.runs} more time(s) to confirm\n`,
+    );
     runs = [...runs, ...measure({ ...args, scopes })];
     current = medianRatios(runs);
-    comparison = compareRatios(baseline, Object.fromEntries(Object.entries(current).map(([k, v]) => [k, v.value])), { tolerance: args.tolerance, measured: ran });
+    comparison = compareRatios(baseline, Object.fromEntries(Object.entries(current).map(([k, v]) => [k, v.value])), {
+      tolerance: args.tolerance,
+      measured: ran,
+    });
   }
   save();
   if (args.json) {

@@ -41,10 +41,42 @@ function batchHashing(group: string, texts: string[], h64: H64, core: CoreInstan
   const bytes = totalBytes(texts);
   return [
     { group, name: "ctxfold wasm (batched)", bytes, items: kBatch, fn: () => core.hashStrings(texts) },
-    { group, name: "ctxfold wasm (one call each)", bytes, items: kBatch, fn: () => { for (const t of texts) core.hashStrings([t]); } },
-    { group, name: "ctxfold ts twin", bytes, items: kBatch, fn: () => { for (const t of texts) hashStringReference(t); } },
-    { group, name: "xxhash-wasm h64", bytes, items: kBatch, fn: () => { for (const t of texts) h64(t); } },
-    { group, name: "node:crypto sha1", bytes, items: kBatch, fn: () => { for (const t of texts) cryptoHash("sha1", t); } },
+    {
+      group,
+      name: "ctxfold wasm (one call each)",
+      bytes,
+      items: kBatch,
+      fn: () => {
+        for (const t of texts) core.hashStrings([t]);
+      },
+    },
+    {
+      group,
+      name: "ctxfold ts twin",
+      bytes,
+      items: kBatch,
+      fn: () => {
+        for (const t of texts) hashStringReference(t);
+      },
+    },
+    {
+      group,
+      name: "xxhash-wasm h64",
+      bytes,
+      items: kBatch,
+      fn: () => {
+        for (const t of texts) h64(t);
+      },
+    },
+    {
+      group,
+      name: "node:crypto sha1",
+      bytes,
+      items: kBatch,
+      fn: () => {
+        for (const t of texts) cryptoHash("sha1", t);
+      },
+    },
   ];
 }
 
@@ -52,8 +84,24 @@ function batchHashing(group: string, texts: string[], h64: H64, core: CoreInstan
 function batchNaming(group: string, texts: string[]): Case[] {
   const bytes = totalBytes(texts);
   return [
-    { group, name: "ctxfold content address (store name)", bytes, items: kBatch, fn: () => { for (const t of texts) contentAddress(encodeText(t)); } },
-    { group, name: "xxh64 store name (before)", bytes, items: kBatch, fn: () => { for (const t of texts) legacyContentAddress(encodeText(t)); } },
+    {
+      group,
+      name: "ctxfold content address (store name)",
+      bytes,
+      items: kBatch,
+      fn: () => {
+        for (const t of texts) contentAddress(encodeText(t));
+      },
+    },
+    {
+      group,
+      name: "xxh64 store name (before)",
+      bytes,
+      items: kBatch,
+      fn: () => {
+        for (const t of texts) legacyContentAddress(encodeText(t));
+      },
+    },
   ];
 }
 

@@ -50,13 +50,16 @@ export async function runCases(cases: Case[], options: RunOptions): Promise<Case
       // A few iterations suffice for the slow contenders (js-tiktoken on 1 MB takes seconds a call): tinybench's
       // defaults (64 runs, 16 warmups) would spend minutes there; fast cases are bounded by `time`.
       const bench = new Bench({
-        time: options.time, iterations: 8, warmupIterations: 2,
+        time: options.time,
+        iterations: 8,
+        warmupIterations: 2,
         warmupTime: round === 0 ? Math.min(200, options.time / 2) : Math.min(50, options.time / 4),
       });
       bench.add(`${c.group} ${c.name}`, c.fn);
       await bench.run();
       const r = bench.tasks[0].result;
-      if (r.state !== "completed") throw new Error(`bench case ${c.group} / ${c.name} did not complete: ${r.state}${"error" in r ? `: ${String(r.error)}` : ""}`);
+      if (r.state !== "completed")
+        throw new Error(`bench case ${c.group} / ${c.name} did not complete: ${r.state}${"error" in r ? `: ${String(r.error)}` : ""}`);
       const medianNs = r.latency.p50 * 1e6;
       const prev = best.get(c);
       if (!prev || medianNs < prev.medianNs) best.set(c, { medianNs, samples: (prev?.samples ?? 0) + (r.latency.samplesCount ?? 0) });
@@ -113,7 +116,9 @@ const kOwnCases = ["ctxfold wasm", "ctxfold content address"];
 export function slowdownFactor(slowdowns: readonly Slowdown[], group: string, name: string): number {
   let factor = 1;
   for (const s of slowdowns) {
-    const hit = s.target.includes(" / ") ? `${group} / ${name}`.startsWith(s.target) : group.startsWith(s.target) && kOwnCases.some((own) => name.startsWith(own));
+    const hit = s.target.includes(" / ")
+      ? `${group} / ${name}`.startsWith(s.target)
+      : group.startsWith(s.target) && kOwnCases.some((own) => name.startsWith(own));
     if (hit) factor *= s.factor;
   }
   return factor;
@@ -166,9 +171,15 @@ export function rewriteDocSection(name: string, md: string): void {
   const root = fileURLToPath(new URL("../../", import.meta.url));
   const begin = `<!-- ${name}:begin -->`;
   const end = `<!-- ${name}:end -->`;
-  const files = ["README.md", ...readdirSync(path.join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+  const files = [
+    "README.md",
+    ...readdirSync(path.join(root, "docs"))
+      .filter((f) => f.endsWith(".md"))
+      .map((f) => `docs/${f}`),
+  ];
   const holders = files.filter((f) => readFileSync(path.join(root, f), "utf8").includes(begin));
-  if (holders.length !== 1) throw new Error(`${begin} is in ${holders.length ? holders.join(" and ") : "none"} of README.md and docs/*.md; it must be in exactly one`);
+  if (holders.length !== 1)
+    throw new Error(`${begin} is in ${holders.length ? holders.join(" and ") : "none"} of README.md and docs/*.md; it must be in exactly one`);
   const file = path.join(root, holders[0]);
   const text = readFileSync(file, "utf8");
   const a = text.indexOf(begin);

@@ -60,7 +60,15 @@ async function main(): Promise<void> {
     "|---|---:|---:|---:|---:|---|",
     row("append one step", appends.append, us, appends.render, " (render the step)", 1, "p50 ≤ 20 µs, p99 ≤ 1 ms"),
     row("append one step, OpenAI chat input (parsed each call; steps past 400)", wire.compact, msf, wire.parse, " (parse the input)", 1),
-    row(`one epoch compaction, session called every step, runner awaiting its model in between (${fed.idle.length} epochs past step 400)`, fed.idle, msf, whole.stringify, " (JSON.stringify of the run)", 2, "≤ 5 ms"),
+    row(
+      `one epoch compaction, session called every step, runner awaiting its model in between (${fed.idle.length} epochs past step 400)`,
+      fed.idle,
+      msf,
+      whole.stringify,
+      " (JSON.stringify of the run)",
+      2,
+      "≤ 5 ms",
+    ),
     row("the same, each epoch compacted in its own call (aheadRatio 0)", fed.own, msf, whole.stringify, "", 2),
     row("one epoch compaction, session called every step back to back (no idle time)", fed.busy, msf, whole.stringify, "", 2),
     row("one epoch compaction, session last called 60 steps before", whole.epoch, msf, whole.stringify, "", 1),
@@ -190,7 +198,11 @@ function longestCorpusRuns(count: number): { id: string; messages: unknown[] }[]
     process.stderr.write(`  integrations: corpus runs skipped, ${kCorpus} is absent\n`);
     return [];
   }
-  const runs = gunzipSync(readFileSync(kCorpus)).toString("utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; messages: unknown[] });
+  const runs = gunzipSync(readFileSync(kCorpus))
+    .toString("utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { id: string; messages: unknown[] });
   return runs.sort((a, b) => b.messages.length - a.messages.length).slice(0, count);
 }
 
@@ -280,15 +292,32 @@ async function bestOf(rounds: number, run: () => Promise<CallTimes>): Promise<Ca
 const kFirstCalls = 5;
 
 /** p50 and p99 of the per-call ratios of the runs, all calls and calls that started no epoch. */
-function summary(times: CallTimes[]): { p50: number; p99: number; p99Appends: number; p99Later: number; p99Epochs: number; epochs: number; calls: number; ms50: number; ms99: number } {
+function summary(times: CallTimes[]): {
+  p50: number;
+  p99: number;
+  p99Appends: number;
+  p99Later: number;
+  p99Epochs: number;
+  epochs: number;
+  calls: number;
+  ms50: number;
+  ms99: number;
+} {
   const ratios = times.flatMap((t) => t.ratios);
   const appends = times.flatMap((t) => t.ratios.filter((_, k) => !t.epoch[k]));
   const later = times.flatMap((t) => t.ratios.filter((_, k) => !t.epoch[k] && k >= kFirstCalls));
   const epochs = times.flatMap((t) => t.ratios.filter((_, k) => t.epoch[k]));
   const ms = times.flatMap((t) => t.ms);
   return {
-    p50: pct(ratios, 0.5), p99: pct(ratios, 0.99), p99Appends: pct(appends, 0.99), p99Later: pct(later, 0.99), p99Epochs: epochs.length > 0 ? pct(epochs, 0.99) : Number.NaN,
-    epochs: epochs.length, calls: ratios.length, ms50: pct(ms, 0.5), ms99: pct(ms, 0.99),
+    p50: pct(ratios, 0.5),
+    p99: pct(ratios, 0.99),
+    p99Appends: pct(appends, 0.99),
+    p99Later: pct(later, 0.99),
+    p99Epochs: epochs.length > 0 ? pct(epochs, 0.99) : Number.NaN,
+    epochs: epochs.length,
+    calls: ratios.length,
+    ms50: pct(ms, 0.5),
+    ms99: pct(ms, 0.99),
   };
 }
 
@@ -298,7 +327,10 @@ async function integrationTable(generated: readonly Message[]): Promise<string> 
   const corpus = longestCorpusRuns(3);
   const inputs: { name: string; chat: unknown[] }[] = [
     ...(corpus.length > 0 ? [{ name: `dev corpus, 3 longest runs (${corpus.map((r) => r.messages.length).join(", ")} messages)`, chat: [] as unknown[] }] : []),
-    { name: `generated run (520 steps, ${generated.length} messages)`, chat: JSON.parse(JSON.stringify(renderMessages(generated, "openai-chat"))) as unknown[] },
+    {
+      name: `generated run (520 steps, ${generated.length} messages)`,
+      chat: JSON.parse(JSON.stringify(renderMessages(generated, "openai-chat"))) as unknown[],
+    },
   ];
   const rows: string[] = [];
   const x = (r: number) => (Number.isNaN(r) ? "–" : `${r.toFixed(r < 0.1 ? 3 : 2)}x`);
@@ -309,7 +341,11 @@ async function integrationTable(generated: readonly Message[]): Promise<string> 
         const times: CallTimes[] = [];
         for (const chat of chats) {
           const prompt = entry === "compactOpenAIRequest" ? chat : providerPrompt(chat);
-          times.push(await bestOf(kRounds, () => (entry === "compactOpenAIRequest" ? viaRequests(prompt, budget, fresh) : viaMiddleware(prompt as AiSdkPromptMessage[], budget, fresh))));
+          times.push(
+            await bestOf(kRounds, () =>
+              entry === "compactOpenAIRequest" ? viaRequests(prompt, budget, fresh) : viaMiddleware(prompt as AiSdkPromptMessage[], budget, fresh),
+            ),
+          );
         }
         const s = summary(times);
         rows.push(

@@ -62,7 +62,9 @@ async function ctxfold(args: string[], during?: () => void): Promise<Timed> {
 
 /** `run` with `n` worker processes up, confined to `dir`; they are stopped (SIGTERM) after it. */
 async function withWorkers<T>(redis: LocalRedis, dir: string, n: number, run: (workers: WorkerProcess[]) => Promise<T>): Promise<T> {
-  const workers = await Promise.all(Array.from({ length: n }, () => startWorkerProcess(kCli, redis.url, ["--work-dir", dir, "--stall-ms", kStallMs, "--quiet"])));
+  const workers = await Promise.all(
+    Array.from({ length: n }, () => startWorkerProcess(kCli, redis.url, ["--work-dir", dir, "--stall-ms", kStallMs, "--quiet"])),
+  );
   try {
     return await run(workers);
   } finally {
@@ -76,10 +78,22 @@ async function handoffMs(dir: string, input: string, redis: LocalRedis, budget: 
     let runner: QueueRunner | undefined;
     const output = path.join(dir, "handoff.jsonl");
     await runBatch({
-      input, output, budget, format: "auto", mode: "tiered", workers: 1, offloadDir: `${output}.offload`, chunkBytes: shardMb * (1 << 20),
-      runner: async (job, resume) => (runner = await queueRunner(job, {
-        address: queueAddress(redis.url), storage: new DirStorage(`${output}.work`), capacity: 1, fresh: !resume, graceMs: 30_000,
-      })),
+      input,
+      output,
+      budget,
+      format: "auto",
+      mode: "tiered",
+      workers: 1,
+      offloadDir: `${output}.offload`,
+      chunkBytes: shardMb * (1 << 20),
+      runner: async (job, resume) =>
+        (runner = await queueRunner(job, {
+          address: queueAddress(redis.url),
+          storage: new DirStorage(`${output}.work`),
+          capacity: 1,
+          fresh: !resume,
+          graceMs: 30_000,
+        })),
     });
     return { ms: runner!.handoff.ms / runner!.handoff.shards, shards: runner!.handoff.shards };
   });
@@ -112,23 +126,26 @@ async function main(): Promise<void> {
     const one = await withWorkers(redis, dir, 1, () => queued("one"));
     const two = await withWorkers(redis, dir, 2, () => queued("two"));
     let killedAt = 0;
-    const killed = await withWorkers(redis, dir, 2, ([victim]) => queued("killed", (out) => {
-      let size = 0;
-      try {
-        size = statSync(out).size;
-      } catch {
-        return;
-      }
-      if (killedAt === 0 && size >= expected.length / 3) {
-        killedAt = size;
-        void victim.kill("SIGKILL");
-      }
-    }));
+    const killed = await withWorkers(redis, dir, 2, ([victim]) =>
+      queued("killed", (out) => {
+        let size = 0;
+        try {
+          size = statSync(out).size;
+        } catch {
+          return;
+        }
+        if (killedAt === 0 && size >= expected.length / 3) {
+          killedAt = size;
+          void victim.kill("SIGKILL");
+        }
+      }),
+    );
     if (killedAt === 0) throw new Error("the killed run finished before a third of its output was written");
     const handoff = await handoffMs(dir, once, redis, budget, 1);
 
     const mbs = (t: Timed) => (bytes / 1e6 / t.seconds).toFixed(1);
-    const row = (what: string, t: Timed, note: string) => `| ${what} | ${t.seconds.toFixed(1)} | ${mbs(t)} | ${(reference.seconds / t.seconds).toFixed(2)}x | ${note} |`;
+    const row = (what: string, t: Timed, note: string) =>
+      `| ${what} | ${t.seconds.toFixed(1)} | ${mbs(t)} | ${(reference.seconds / t.seconds).toFixed(2)}x | ${note} |`;
     const md = [
       `Measured (\`npm run bench:queue -- --docs\`, ${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model.trim() ?? "unknown CPU"}, ${availableParallelism()} cores; ${source}`,
       `repeated to ${(bytes / 1e6).toFixed(0)} MB, copies salted; budget ${budget}; shards of ${shardMb} MB; redis-server on this machine):`,
@@ -138,7 +155,11 @@ async function main(): Promise<void> {
       row("`compact --workers 1` (in-process)", reference, `reference (${reference.summary.runs} runs)`),
       row("`compact --queue`, 1 worker process", one, `byte-identical, ${one.summary.queue?.shards} shards`),
       row("`compact --queue`, 2 worker processes", two, `byte-identical; ${(one.seconds / two.seconds).toFixed(2)}x of 1 process`),
-      row("`compact --queue`, 2 workers, one killed at a third", killed, `byte-identical; ${killed.summary.retried} shard retried, ${killed.summary.crashed} written through`),
+      row(
+        "`compact --queue`, 2 workers, one killed at a third",
+        killed,
+        `byte-identical; ${killed.summary.retried} shard retried, ${killed.summary.crashed} written through`,
+      ),
       "",
       `The queue's own cost per shard (one shard in flight, an idle worker; the round trip less the worker's time on it, over ${handoff.shards} shards of 1 MB): **${handoff.ms.toFixed(1)} ms**.`,
     ].join("\n");

@@ -30,7 +30,10 @@ interface RatioDef {
 
 const wasmOver = (scope: GateScope, group: string, a: string, b: string, label: string): RatioDef => ({
   name: `${group}: ${a === "ctxfold wasm (batched)" ? "wasm batched" : "wasm"} / ${label}`,
-  scope, group, a, b,
+  scope,
+  group,
+  a,
+  b,
 });
 
 /**
@@ -63,9 +66,27 @@ export const kRatioDefs: readonly RatioDef[] = [
   // What naming stored content by SHA-256 (128 bits) costs beside the XXH64 names of before: below
   // 1 by design (a cryptographic hash against a fast one); a fall means the content address got
   // slower, not XXH64 faster (XXH64 is gated against its peers above).
-  { name: "hash 200 B: store name, content address / xxh64", scope: "hash", group: "hash 200 B", a: "ctxfold content address (store name)", b: "xxh64 store name (before)" },
-  { name: "hash 1 MB: store name, content address / xxh64", scope: "hash", group: "hash 1 MB", a: "ctxfold content address (store name)", b: "xxh64 store name (before)" },
-  { name: "adapters: openai-chat parse + render / JSON.parse + stringify", scope: "adapters", group: "adapters, dev corpus", a: "openai-chat parse + render", b: "JSON.parse + JSON.stringify" },
+  {
+    name: "hash 200 B: store name, content address / xxh64",
+    scope: "hash",
+    group: "hash 200 B",
+    a: "ctxfold content address (store name)",
+    b: "xxh64 store name (before)",
+  },
+  {
+    name: "hash 1 MB: store name, content address / xxh64",
+    scope: "hash",
+    group: "hash 1 MB",
+    a: "ctxfold content address (store name)",
+    b: "xxh64 store name (before)",
+  },
+  {
+    name: "adapters: openai-chat parse + render / JSON.parse + stringify",
+    scope: "adapters",
+    group: "adapters, dev corpus",
+    a: "openai-chat parse + render",
+    b: "JSON.parse + JSON.stringify",
+  },
   // Enormous tool outputs (bench/enormous.ts): ctxfold's first sight of a 0.5-4 MB output against
   // counting its lines in JavaScript. These read an output's head and tail, or scan it once: a fall means
   // one of them started reading all of it, or more than once.
@@ -172,7 +193,14 @@ export function compareRatios(
     const now = current[name];
     if (now === undefined) {
       if (options.measured && !options.measured(name)) rows.push({ name, baseline: base, verdict: "not run", fails: false, note: "its scope was not run" });
-      else rows.push({ name, baseline: base, verdict: "MISSING", fails: true, note: "in the baseline but not measured: a bench case was renamed or dropped (fix it, or --update the baseline)" });
+      else
+        rows.push({
+          name,
+          baseline: base,
+          verdict: "MISSING",
+          fails: true,
+          note: "in the baseline but not measured: a bench case was renamed or dropped (fix it, or --update the baseline)",
+        });
       continue;
     }
     if (!(Number.isFinite(now) && now > 0)) {
@@ -199,11 +227,14 @@ const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 
 /** The comparison as a markdown table and a one-line verdict; `runs`: each ratio's value in each run. */
 export function formatComparison(c: Comparison, runs: Readonly<Record<string, readonly number[]>> = {}): string {
-  const num = (x: number | undefined) => (x === undefined ? "—" : Number.isFinite(x) ? (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)) : String(x));
+  const num = (x: number | undefined) =>
+    x === undefined ? "—" : Number.isFinite(x) ? (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)) : String(x);
   const lines = ["| ratio (higher is better) | baseline | now | change | verdict | runs |", "|---|---:|---:|---:|---|---|"];
   for (const r of c.rows) {
     const change = r.change === undefined ? "—" : `${r.change >= 0 ? "+" : ""}${(r.change * 100).toFixed(0)}%`;
-    lines.push(`| ${r.name} | ${num(r.baseline)} | ${num(r.now)} | ${change} | ${r.fails ? `**${r.verdict}**` : r.verdict}${r.note ? `: ${r.note}` : ""} | ${(runs[r.name] ?? []).map(num).join(", ")} |`);
+    lines.push(
+      `| ${r.name} | ${num(r.baseline)} | ${num(r.now)} | ${change} | ${r.fails ? `**${r.verdict}**` : r.verdict}${r.note ? `: ${r.note}` : ""} | ${(runs[r.name] ?? []).map(num).join(", ")} |`,
+    );
   }
   const failing = c.rows.filter((r) => r.fails);
   lines.push(
@@ -227,8 +258,9 @@ export interface Baseline {
  * its ratios' values; a malformed one throws an error naming `file` and the field.
  */
 export function parseBaseline(json: unknown, file: string): Record<string, number> {
-  const bad = (field: string, want: string, got: unknown) => new Error(`${file}: field ${field} must be ${want}, got ${got === undefined ? "nothing" : JSON.stringify(got)}`);
-  if (typeof json !== "object" || json === null || Array.isArray(json)) throw bad("(top level)", "an object with a \"ratios\" object", json);
+  const bad = (field: string, want: string, got: unknown) =>
+    new Error(`${file}: field ${field} must be ${want}, got ${got === undefined ? "nothing" : JSON.stringify(got)}`);
+  if (typeof json !== "object" || json === null || Array.isArray(json)) throw bad("(top level)", 'an object with a "ratios" object', json);
   const ratios = (json as { ratios?: unknown }).ratios;
   if (typeof ratios !== "object" || ratios === null || Array.isArray(ratios)) throw bad("ratios", "an object of ratio name → { value }", ratios);
   const out: Record<string, number> = {};

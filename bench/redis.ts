@@ -57,7 +57,8 @@ export async function startRedis(binary = "redis-server"): Promise<LocalRedis> {
   };
   await start();
   return {
-    port, url: `redis://127.0.0.1:${port}`,
+    port,
+    url: `redis://127.0.0.1:${port}`,
     async kill() {
       const c = child;
       if (!c || c.exitCode !== null || c.signalCode !== null) return;
@@ -92,7 +93,9 @@ export async function startWorkerProcess(script: string, url: string, args: stri
   for (let i = 0; i < 400 && !log.includes("taking shards") && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 50));
   if (!log.includes("taking shards")) throw new Error(`ctxfold worker exited ${child.exitCode} before taking shards: ${log}`);
   return {
-    child, log: () => log, exited,
+    child,
+    log: () => log,
+    exited,
     kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

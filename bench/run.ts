@@ -54,21 +54,57 @@ function targets(results: CaseResult[], scopes: Scope[], quick: boolean): Target
   const t: Target[] = [];
   const has = (g: string, n: string) => results.some((r) => r.group === g && r.name === n);
   if (scopes.includes("estimate")) {
-    t.push({ what: "estimator, 1 MB from a JS string", value: find(results, "estimate 1 MB", "ctxfold wasm").mbPerSec, unit: "MB/s", goal: 1000, atLeast: true });
+    t.push({
+      what: "estimator, 1 MB from a JS string",
+      value: find(results, "estimate 1 MB", "ctxfold wasm").mbPerSec,
+      unit: "MB/s",
+      goal: 1000,
+      atLeast: true,
+    });
     const size = has("estimate 1 MB", "js-tiktoken (exact)") ? "1 MB" : "4 KB";
-    t.push({ what: `estimator vs js-tiktoken, ${size}${quick ? " (quick)" : ""}`, value: ratio(results, `estimate ${size}`, "ctxfold wasm", "js-tiktoken (exact)"), unit: "x", goal: 150, atLeast: true });
+    t.push({
+      what: `estimator vs js-tiktoken, ${size}${quick ? " (quick)" : ""}`,
+      value: ratio(results, `estimate ${size}`, "ctxfold wasm", "js-tiktoken (exact)"),
+      unit: "x",
+      goal: 150,
+      atLeast: true,
+    });
   }
   if (scopes.includes("hash")) {
     t.push({ what: "hash, 1 MB from a JS string", value: find(results, "hash 1 MB", "ctxfold wasm").mbPerSec, unit: "MB/s", goal: 5000, atLeast: true });
-    t.push({ what: "hash vs xxhash-wasm h64, 1 MB", value: ratio(results, "hash 1 MB", "ctxfold wasm", "xxhash-wasm h64"), unit: "x", goal: 2.5, atLeast: true });
-    t.push({ what: "hash vs xxhash-wasm h64, 200 B batched", value: ratio(results, "hash 200 B", "ctxfold wasm (batched)", "xxhash-wasm h64"), unit: "x", goal: 2, atLeast: true });
+    t.push({
+      what: "hash vs xxhash-wasm h64, 1 MB",
+      value: ratio(results, "hash 1 MB", "ctxfold wasm", "xxhash-wasm h64"),
+      unit: "x",
+      goal: 2.5,
+      atLeast: true,
+    });
+    t.push({
+      what: "hash vs xxhash-wasm h64, 200 B batched",
+      value: ratio(results, "hash 200 B", "ctxfold wasm (batched)", "xxhash-wasm h64"),
+      unit: "x",
+      goal: 2,
+      atLeast: true,
+    });
   }
   if (scopes.includes("adapters") && has("adapters, dev corpus", "JSON.parse + JSON.stringify")) {
-    t.push({ what: "openai-chat parse + render vs JSON.parse + stringify", value: 1 / ratio(results, "adapters, dev corpus", "JSON.parse + JSON.stringify", "openai-chat parse + render"), unit: "x", goal: 0.5, atLeast: true });
+    t.push({
+      what: "openai-chat parse + render vs JSON.parse + stringify",
+      value: 1 / ratio(results, "adapters, dev corpus", "JSON.parse + JSON.stringify", "openai-chat parse + render"),
+      unit: "x",
+      goal: 0.5,
+      atLeast: true,
+    });
   }
   if (scopes.includes("boundary")) {
     const g = "boundary 200 B x1000";
-    t.push({ what: "boundary per 200 B string (layout, call, results)", value: find(results, g, "boundary only (layout, call, results)").nsPerItem, unit: "ns", goal: 100, atLeast: false });
+    t.push({
+      what: "boundary per 200 B string (layout, call, results)",
+      value: find(results, g, "boundary only (layout, call, results)").nsPerItem,
+      unit: "ns",
+      goal: 100,
+      atLeast: false,
+    });
   }
   return t;
 }
@@ -83,7 +119,9 @@ function tables(results: CaseResult[]): string {
     out.push(`| ${g} | MB/s | ${perItem ? "ns/item | " : "ms/call | "}vs ${base.name} |`, "|---|---:|---:|---:|");
     for (const r of rows) {
       const rel = r.mbPerSec / base.mbPerSec;
-      out.push(`| ${r.name} | ${fmt(r.mbPerSec)} | ${perItem ? fmt(r.nsPerItem) : fmt(r.medianNs / 1e6)} | ${rel >= 1 ? fmt(rel) + "x" : "1/" + fmt(1 / rel)} |`);
+      out.push(
+        `| ${r.name} | ${fmt(r.mbPerSec)} | ${perItem ? fmt(r.nsPerItem) : fmt(r.medianNs / 1e6)} | ${rel >= 1 ? fmt(rel) + "x" : "1/" + fmt(1 / rel)} |`,
+      );
     }
     out.push("");
   }

@@ -28,10 +28,14 @@ function main(): void {
   if (!existsSync(kCorpus)) throw new Error(`needs ${kCorpus} (../shared beside the checkout)`);
   const counter = new TokenCounter({ encoding: "o200k_base" });
   const tokens = (ms: readonly Message[]) => messageTexts(ms).reduce((n, t) => n + counter.exact(t), 0);
-  const runs = gunzipSync(readFileSync(kCorpus)).toString("utf8").split("\n").filter(Boolean).map((l) => {
-    const r = JSON.parse(l) as { id: string; messages: unknown[] };
-    return openaiChatAdapter.parse(r.messages, { source: r.id });
-  });
+  const runs = gunzipSync(readFileSync(kCorpus))
+    .toString("utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => {
+      const r = JSON.parse(l) as { id: string; messages: unknown[] };
+      return openaiChatAdapter.parse(r.messages, { source: r.id });
+    });
   const rows: string[] = [];
   for (const n of kLengths) {
     let before = 0;
@@ -59,7 +63,9 @@ function main(): void {
     const mean = (x: number) => Math.round(x / count);
     const hb = before - prefix;
     const ha = after - prefix;
-    rows.push(`| ${n} | ${count} | ${mean(before)} → ${mean(after)} | ${pct(1 - after / before)} | ${pct(savings[count >> 1])} | ${mean(hb)} → ${mean(ha)} | ${pct(1 - ha / hb)} | ${sb} → ${sa} (${pct(1 - sa / sb)}) |`);
+    rows.push(
+      `| ${n} | ${count} | ${mean(before)} → ${mean(after)} | ${pct(1 - after / before)} | ${pct(savings[count >> 1])} | ${mean(hb)} → ${mean(ha)} | ${pct(1 - ha / hb)} | ${sb} → ${sa} (${pct(1 - sa / sb)}) |`,
+    );
     process.stderr.write(`  ${n} steps: ${count} runs\n`);
   }
   const md = [

@@ -77,7 +77,14 @@ async function main(): Promise<void> {
     const a = termLines(r.outputs, r.set, { backend: "wasm" });
     const b = termLinesByIndexOf(r.outputs, r.terms);
     const c = termLines(r.outputs, r.set, { backend: "ts" });
-    if (a.pairs.join() !== b.pairs.join() || a.ends.join() !== b.ends.join() || a.pairs.join() !== c.pairs.join() || a.found.join() !== b.found.join() || a.found.join() !== c.found.join()) throw new Error("contenders disagree");
+    if (
+      a.pairs.join() !== b.pairs.join() ||
+      a.ends.join() !== b.ends.join() ||
+      a.pairs.join() !== c.pairs.join() ||
+      a.found.join() !== b.found.join() ||
+      a.found.join() !== c.found.join()
+    )
+      throw new Error("contenders disagree");
   }
   const cases: Case[] = [];
   for (const which of ["outputs", "large"] as const) {
@@ -98,7 +105,9 @@ async function main(): Promise<void> {
     const base = results.find((x) => x.group === group && x.name === "wasm per output")!;
     process.stdout.write(`${group}: ${base.items} outputs, ${fmt(base.bytes / 1e6)} MB\n`);
     for (const x of results.filter((y) => y.group === group)) {
-      process.stdout.write(`  ${x.name.padEnd(16)} ${fmt(x.medianNs / 1e6).padStart(8)} ms  ${fmt(x.mbPerSec).padStart(7)} MB/s  ${fmt(x.nsPerItem / 1000).padStart(7)} us/output  ×${fmt(x.medianNs / base.medianNs)} of wasm per output\n`);
+      process.stdout.write(
+        `  ${x.name.padEnd(16)} ${fmt(x.medianNs / 1e6).padStart(8)} ms  ${fmt(x.mbPerSec).padStart(7)} MB/s  ${fmt(x.nsPerItem / 1000).padStart(7)} us/output  ×${fmt(x.medianNs / base.medianNs)} of wasm per output\n`,
+      );
     }
   }
 }

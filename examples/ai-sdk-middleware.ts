@@ -16,7 +16,10 @@ import { ctxfoldMiddleware, type CompactInfo } from "../src/integrations/ai-sdk.
 import { readFile } from "./fake-files.js";
 import { stubReaderModel } from "./stub-model.js";
 
-export async function main(steps = 40, log: (line: string) => void = console.log): Promise<{ budget: number; reports: CompactInfo[]; prompts: unknown[]; text: string }> {
+export async function main(
+  steps = 40,
+  log: (line: string) => void = console.log,
+): Promise<{ budget: number; reports: CompactInfo[]; prompts: unknown[]; text: string }> {
   const budget = 8000;
   // The stub model: at call n it reads src/module<n>.ts; at the last step it answers.
   const model = stubReaderModel(steps);
@@ -28,7 +31,9 @@ export async function main(steps = 40, log: (line: string) => void = console.log
       budget, // or leave it out for a model whose context window ctxfold knows (gpt-4o, claude-sonnet-4, …)
       onCompact: (info) => {
         reports.push(info);
-        log(`call ${String(reports.length).padStart(3)}: ${String(info.tokensBefore).padStart(6)} → ${String(info.tokensAfter).padStart(5)} tokens${info.newEpoch ? `  new epoch ${info.epoch}: prefix rebuilt` : ""}`);
+        log(
+          `call ${String(reports.length).padStart(3)}: ${String(info.tokensBefore).padStart(6)} → ${String(info.tokensAfter).padStart(5)} tokens${info.newEpoch ? `  new epoch ${info.epoch}: prefix rebuilt` : ""}`,
+        );
       },
     }),
   });
@@ -42,7 +47,9 @@ export async function main(steps = 40, log: (line: string) => void = console.log
     },
     stopWhen: stepCountIs(steps),
   });
-  log(`${result.steps.length} steps, ${reports.filter((r) => r.newEpoch).length} epochs, every prompt ≤ ${budget} tokens: ${reports.every((r) => r.tokensAfter <= budget)}`);
+  log(
+    `${result.steps.length} steps, ${reports.filter((r) => r.newEpoch).length} epochs, every prompt ≤ ${budget} tokens: ${reports.every((r) => r.tokensAfter <= budget)}`,
+  );
   return { budget, reports, prompts: model.doGenerateCalls.map((c) => c.prompt), text: result.text };
 }
 

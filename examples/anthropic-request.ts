@@ -18,7 +18,9 @@ type Block = { type: string; [key: string]: unknown };
 type Message = { role: "user" | "assistant"; content: string | Block[] };
 type Body = { model: string; max_tokens: number; system: string; messages: Message[]; tools: unknown[] };
 
-const tools = [{ name: "read_file", description: "Read a file.", input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }];
+const tools = [
+  { name: "read_file", description: "Read a file.", input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+];
 
 /** The model stand-in: records each body, asks to read the next file. */
 function stubModel() {
@@ -26,7 +28,12 @@ function stubModel() {
   const create = async (body: Body) => {
     bodies.push(body);
     const n = bodies.length;
-    return { content: [{ type: "text", text: `Reading module ${n}.` }, { type: "tool_use", id: `toolu_${n}`, name: "read_file", input: { path: `src/module${n}.ts` } }] as Block[] };
+    return {
+      content: [
+        { type: "text", text: `Reading module ${n}.` },
+        { type: "tool_use", id: `toolu_${n}`, name: "read_file", input: { path: `src/module${n}.ts` } },
+      ] as Block[],
+    };
   };
   return { bodies, create };
 }
@@ -57,10 +64,14 @@ export async function main(steps = 30, log: (line: string) => void = console.log
     prev = sent;
     const out = tokens(body);
     maxTokens = Math.max(maxTokens, out);
-    log(`call ${step}: ${tokens({ system, messages: history })} -> ${out} tokens, ${body.messages.length} messages, ${kept ? "prefix kept (cache hit)" : step === 1 ? "first call" : "new epoch"}, cache_control on message ${breakpoints(body.messages).join(", ")}`);
+    log(
+      `call ${step}: ${tokens({ system, messages: history })} -> ${out} tokens, ${body.messages.length} messages, ${kept ? "prefix kept (cache hit)" : step === 1 ? "first call" : "new epoch"}, cache_control on message ${breakpoints(body.messages).join(", ")}`,
+    );
 
     history.push({ role: "assistant", content: reply.content });
-    const results = reply.content.filter((b) => b.type === "tool_use").map((b) => ({ type: "tool_result", tool_use_id: b.id, content: readFile((b.input as { path: string }).path) }));
+    const results = reply.content
+      .filter((b) => b.type === "tool_use")
+      .map((b) => ({ type: "tool_result", tool_use_id: b.id, content: readFile((b.input as { path: string }).path) }));
     history.push({ role: "user", content: results });
   }
   return { calls: model.bodies.length, epochs, maxTokens };

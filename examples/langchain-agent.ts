@@ -41,9 +41,13 @@ class StubReader extends BaseChatModel {
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     this.prompts.push(messages);
     const n = this.prompts.length;
-    const message = n < this.steps
-      ? new AIMessage({ content: `Reading module ${n}.`, tool_calls: [{ id: `call_${n}`, name: "read_file", args: { path: `src/module${n}.ts` }, type: "tool_call" }] })
-      : new AIMessage(`Read ${n - 1} files.`);
+    const message =
+      n < this.steps
+        ? new AIMessage({
+            content: `Reading module ${n}.`,
+            tool_calls: [{ id: `call_${n}`, name: "read_file", args: { path: `src/module${n}.ts` }, type: "tool_call" }],
+          })
+        : new AIMessage(`Read ${n - 1} files.`);
     return { generations: [{ text: String(message.content), message }] };
   }
 }
@@ -78,7 +82,9 @@ export async function main(steps = 30, log: (line: string) => void = console.log
     const kept = before !== undefined && before.every((m, i) => m === prompt[i]);
     if (before !== undefined && !kept) epochs++;
     const held = [prompt[0], ...result.messages.slice(0, 1 + 2 * k)];
-    log(`call ${k + 1}: ${tokens(held)} -> ${tokens(prompt)} tokens, ${prompt.length} messages, ${kept ? "prefix kept (same objects)" : k === 0 ? "first call" : "new epoch"}`);
+    log(
+      `call ${k + 1}: ${tokens(held)} -> ${tokens(prompt)} tokens, ${prompt.length} messages, ${kept ? "prefix kept (same objects)" : k === 0 ? "first call" : "new epoch"}`,
+    );
   });
   return { calls: model.prompts.length, epochs, history: result.messages.length };
 }

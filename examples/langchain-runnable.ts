@@ -21,7 +21,10 @@ function stubModel() {
   const model = RunnableLambda.from(async (messages: BaseMessage[]) => {
     prompts.push(messages);
     const n = prompts.length;
-    return new AIMessage({ content: `Reading module ${n}.`, tool_calls: [{ id: `call_${n}`, name: "read_file", args: { path: `src/module${n}.ts` }, type: "tool_call" }] });
+    return new AIMessage({
+      content: `Reading module ${n}.`,
+      tool_calls: [{ id: `call_${n}`, name: "read_file", args: { path: `src/module${n}.ts` }, type: "tool_call" }],
+    });
   });
   return { prompts, model };
 }
@@ -34,7 +37,10 @@ export async function main(steps = 30, log: (line: string) => void = console.log
   const compact = await ctxfoldRunnable<BaseMessage>({ budget: 12_000 }); // or { model: "gpt-4o" }: its context window
   const { prompts, model } = stubModel();
   const chain = compact.pipe(model);
-  const history: BaseMessage[] = [new SystemMessage("You are a coding agent. Read what you need, then answer."), new HumanMessage("Find where the retry policy is configured.")];
+  const history: BaseMessage[] = [
+    new SystemMessage("You are a coding agent. Read what you need, then answer."),
+    new HumanMessage("Find where the retry policy is configured."),
+  ];
   let epochs = 0;
   for (let step = 1; step <= steps; step++) {
     const reply = (await chain.invoke(history, { configurable: { thread_id: "demo" } })) as AIMessage;
@@ -43,7 +49,9 @@ export async function main(steps = 30, log: (line: string) => void = console.log
     const before = prompts.at(-2);
     const kept = before !== undefined && before.every((m, i) => m === prompt[i]);
     if (before !== undefined && !kept) epochs++;
-    log(`call ${step}: ${tokens(history)} -> ${tokens(prompt)} tokens, ${prompt.length} messages, ${kept ? "prefix kept (same objects)" : step === 1 ? "first call" : "new epoch"}`);
+    log(
+      `call ${step}: ${tokens(history)} -> ${tokens(prompt)} tokens, ${prompt.length} messages, ${kept ? "prefix kept (same objects)" : step === 1 ? "first call" : "new epoch"}`,
+    );
 
     history.push(reply);
     for (const call of reply.tool_calls ?? []) history.push(new ToolMessage({ tool_call_id: call.id!, content: readFile(String(call.args.path)) }));

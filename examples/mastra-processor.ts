@@ -18,7 +18,10 @@ import { CtxfoldProcessor } from "../src/integrations/mastra.js";
 import { readFile } from "./fake-files.js";
 import { stubReaderModel } from "./stub-model.js";
 
-export async function main(steps = 40, log: (line: string) => void = console.log): Promise<{ budget: number; reports: CompactInfo[]; prompts: unknown[]; text: string }> {
+export async function main(
+  steps = 40,
+  log: (line: string) => void = console.log,
+): Promise<{ budget: number; reports: CompactInfo[]; prompts: unknown[]; text: string }> {
   const budget = 8000;
   // The stub model: at call n it reads src/module<n>.ts; at the last step it answers.
   const model = stubReaderModel(steps);
@@ -30,21 +33,30 @@ export async function main(steps = 40, log: (line: string) => void = console.log
     instructions: "You are a coding agent. Read the files you need, then answer.",
     model,
     tools: {
-      readFile: createTool({ id: "readFile", description: "Read a file", inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => readFile(path) }),
+      readFile: createTool({
+        id: "readFile",
+        description: "Read a file",
+        inputSchema: z.object({ path: z.string() }),
+        execute: async ({ path }) => readFile(path),
+      }),
     },
     inputProcessors: [
       new CtxfoldProcessor({
         budget, // or leave it out for a model whose context window ctxfold knows (gpt-4o, claude-sonnet-4, …)
         onCompact: (info) => {
           reports.push(info);
-          log(`call ${String(reports.length).padStart(3)}: ${String(info.tokensBefore).padStart(6)} → ${String(info.tokensAfter).padStart(5)} tokens${info.newEpoch ? `  new epoch ${info.epoch}: prefix rebuilt` : ""}`);
+          log(
+            `call ${String(reports.length).padStart(3)}: ${String(info.tokensBefore).padStart(6)} → ${String(info.tokensAfter).padStart(5)} tokens${info.newEpoch ? `  new epoch ${info.epoch}: prefix rebuilt` : ""}`,
+          );
         },
       }),
     ],
   });
 
   const result = await agent.generate("Read every module of the project and summarise what it does.", { maxSteps: steps });
-  log(`${result.steps.length} steps, ${reports.filter((r) => r.newEpoch).length} epochs, every prompt ≤ ${budget} tokens: ${reports.every((r) => r.tokensAfter <= budget)}`);
+  log(
+    `${result.steps.length} steps, ${reports.filter((r) => r.newEpoch).length} epochs, every prompt ≤ ${budget} tokens: ${reports.every((r) => r.tokensAfter <= budget)}`,
+  );
   return { budget, reports, prompts: model.doGenerateCalls.map((c) => c.prompt), text: result.text };
 }
 

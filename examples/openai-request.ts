@@ -18,7 +18,12 @@ type ChatMessage = { role: string; content: string | null; tool_calls?: ToolCall
 type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
 type Body = { model: string; messages: ChatMessage[]; tools: unknown[]; max_completion_tokens: number };
 
-const tools = [{ type: "function", function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } } }];
+const tools = [
+  {
+    type: "function",
+    function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+  },
+];
 
 /** The model stand-in: records each body, asks to read the next file. */
 function stubModel() {
@@ -55,11 +60,14 @@ export async function main(steps = 30, log: (line: string) => void = console.log
     prev = sent;
     const out = tokens(body.messages);
     maxTokens = Math.max(maxTokens, out);
-    log(`call ${step}: ${tokens(history)} -> ${out} tokens, ${body.messages.length} messages, ${prev && kept ? "prefix kept (cache hit)" : step === 1 ? "first call" : "new epoch"}`);
+    log(
+      `call ${step}: ${tokens(history)} -> ${out} tokens, ${body.messages.length} messages, ${prev && kept ? "prefix kept (cache hit)" : step === 1 ? "first call" : "new epoch"}`,
+    );
 
     const message = reply.choices[0].message;
     history.push(message);
-    for (const call of message.tool_calls ?? []) history.push({ role: "tool", tool_call_id: call.id, content: readFile(JSON.parse(call.function.arguments).path) });
+    for (const call of message.tool_calls ?? [])
+      history.push({ role: "tool", tool_call_id: call.id, content: readFile(JSON.parse(call.function.arguments).path) });
   }
   return { calls: model.bodies.length, epochs, maxTokens };
 }

@@ -12,7 +12,12 @@ export function stubReaderModel(steps: number): MockLanguageModelV3 {
     doGenerate: async () => {
       const n = model.doGenerateCalls.length; // the call being answered (its prompt is recorded)
       return n < steps
-        ? { content: [{ type: "tool-call", toolCallId: `call_${n}`, toolName: "readFile", input: JSON.stringify({ path: `src/module${n}.ts` }) }], finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage, warnings: [] }
+        ? {
+            content: [{ type: "tool-call", toolCallId: `call_${n}`, toolName: "readFile", input: JSON.stringify({ path: `src/module${n}.ts` }) }],
+            finishReason: { unified: "tool-calls", raw: "tool_calls" },
+            usage,
+            warnings: [],
+          }
         : { content: [{ type: "text", text: `Read ${n - 1} files.` }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
     },
   });

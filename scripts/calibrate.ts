@@ -190,10 +190,17 @@ function evaluate(samples: Sample[], X: Float64Array, b: Float64Array, e: Encodi
   });
   const perClass: Record<string, { corpus: ReturnType<typeof mape>; generated: ReturnType<typeof mape> }> = {};
   for (const c of kClasses) {
-    perClass[c] = { corpus: mape((s) => s.source === "corpus" && s.test && s.cls === c), generated: mape((s) => s.source === "generated" && s.test && s.cls === c) };
+    perClass[c] = {
+      corpus: mape((s) => s.source === "corpus" && s.test && s.cls === c),
+      generated: mape((s) => s.source === "generated" && s.test && s.cls === c),
+    };
   }
   return {
-    perMessage: { all: mape((s) => s.source === "corpus"), heldOut: mape((s) => s.source === "corpus" && s.test), train: mape((s) => s.source === "corpus" && !s.test) },
+    perMessage: {
+      all: mape((s) => s.source === "corpus"),
+      heldOut: mape((s) => s.source === "corpus" && s.test),
+      train: mape((s) => s.source === "corpus" && !s.test),
+    },
     transcripts: { all: runTotals(undefined), heldOut: runTotals(true) },
     corpusBias: (estSum / exactSum - 1) * 100,
     perClass,
@@ -230,7 +237,9 @@ function main(): void {
     });
     weights[e] = fit(texts, runs, kRunShare);
     report[e] = evaluate(samples, X, weights[e], e);
-    process.stderr.write(`  ${e}: per-message MAPE ${f2(report[e].perMessage.heldOut.mape)}% held out, transcripts ${f2(report[e].transcripts.heldOut.mean)}% mean\n`);
+    process.stderr.write(
+      `  ${e}: per-message MAPE ${f2(report[e].perMessage.heldOut.mape)}% held out, transcripts ${f2(report[e].transcripts.heldOut.mean)}% mean\n`,
+    );
   }
   const corpusTexts = samples.filter((s) => s.source === "corpus").length;
   const corpusBytes = samples.filter((s) => s.source === "corpus").reduce((n, s) => n + Buffer.byteLength(s.text), 0);
@@ -273,7 +282,8 @@ function writeEstimatorSection(date: string, texts: number, bytes: number, gener
     const r = report[e];
     return `| ${e} | ${f2(r.perMessage.heldOut.mape)}% (${r.perMessage.heldOut.texts}) | ${f2(r.perMessage.all.mape)}% | ${f2(r.transcripts.heldOut.mean)}% / ${f2(r.transcripts.heldOut.max)}% | ${f2(r.transcripts.all.mean)}% | ${f2(r.corpusBias)}% |`;
   };
-  const cls = (e: Encoding) => `| ${e} | ${kClasses.map((c) => `${f2(report[e].perClass[c].corpus.mape)} / ${f2(report[e].perClass[c].generated.mape)}`).join(" | ")} |`;
+  const cls = (e: Encoding) =>
+    `| ${e} | ${kClasses.map((c) => `${f2(report[e].perClass[c].corpus.mape)} / ${f2(report[e].perClass[c].generated.mape)}`).join(" | ")} |`;
   const md = `Calibrated by \`npm run calibrate\` on ${date} against js-tiktoken: ${texts} corpus texts (${(bytes / 1e6).toFixed(1)} MB)
 and ${generated} generated ones, fitted on half the runs; "held out" is the other half.
 

@@ -101,7 +101,10 @@ export function compactDigest(lines: string[], budget: number, keys: string[]): 
   const dir = mkdtempSync(path.join(tmpdir(), "ctxfold-golden-"));
   try {
     writeFileSync(path.join(dir, "in.jsonl"), lines.join("\n") + "\n");
-    const summary = cli(["compact", "in.jsonl", "-o", "out.jsonl", "--budget", String(budget), "--offload-dir", "store", "--workers", "1", "--json", "--quiet"], dir);
+    const summary = cli(
+      ["compact", "in.jsonl", "-o", "out.jsonl", "--budget", String(budget), "--offload-dir", "store", "--workers", "1", "--json", "--quiet"],
+      dir,
+    );
     const out = readFileSync(path.join(dir, "out.jsonl"), "utf8").split("\n").filter(Boolean);
     if (out.length !== lines.length) throw new Error(`${out.length} output lines for ${lines.length} runs`);
     const store = createPackStore({ dir: path.join(dir, "store") });
@@ -171,8 +174,13 @@ export function compareGolden(now: Golden, recorded: Golden, quick: boolean): st
         diffs.push(`${input} @${budget}: not recorded`);
         continue;
       }
-      const changed = Object.entries(d.runs).filter(([k, v]) => r.runs[k] !== v).map(([k]) => k);
-      if (changed.length > 0) diffs.push(`${input} @${budget}: ${changed.length} of ${Object.keys(d.runs).length} runs differ (${changed.slice(0, 5).join(", ")}${changed.length > 5 ? ", …" : ""})`);
+      const changed = Object.entries(d.runs)
+        .filter(([k, v]) => r.runs[k] !== v)
+        .map(([k]) => k);
+      if (changed.length > 0)
+        diffs.push(
+          `${input} @${budget}: ${changed.length} of ${Object.keys(d.runs).length} runs differ (${changed.slice(0, 5).join(", ")}${changed.length > 5 ? ", …" : ""})`,
+        );
       if (!quick && d.errors !== r.errors) diffs.push(`${input} @${budget}: the errors file differs`);
       if (!quick && d.summary !== r.summary) diffs.push(`${input} @${budget}: the summary differs`);
     }

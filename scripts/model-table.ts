@@ -9,7 +9,8 @@ const tokens = (n: number) => n.toLocaleString("en-US");
 
 /** How a profile's budget is counted, for the table's factor column. */
 function factorCell(p: ModelProfile): string {
-  if (p.basis === "exact") return p.encoding === "o200k_base" ? "1 (exact)" : `exact with a ${p.encoding} counter; else ${p.factor} + ${Math.round(p.margin * 100)} %`;
+  if (p.basis === "exact")
+    return p.encoding === "o200k_base" ? "1 (exact)" : `exact with a ${p.encoding} counter; else ${p.factor} + ${Math.round(p.margin * 100)} %`;
   return `${p.factor} + ${Math.round(p.margin * 100)} %`;
 }
 

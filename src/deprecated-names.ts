@@ -33,7 +33,11 @@ export function readDeprecatedNames<T>(input: T, names: DeprecatedNames, path: s
     if (value === undefined) continue;
     const current = given[name];
     if (current !== undefined && current !== value) {
-      throw new CtxfoldError("E_BAD_INPUT", `the deprecated name of ${name}, given beside it with another value (${shownValue(value)} and ${shownValue(current)}): give ${name} only`, { path: `${path}.${old}` });
+      throw new CtxfoldError(
+        "E_BAD_INPUT",
+        `the deprecated name of ${name}, given beside it with another value (${shownValue(value)} and ${shownValue(current)}): give ${name} only`,
+        { path: `${path}.${old}` },
+      );
     }
     read[name] = value;
   }

@@ -132,7 +132,9 @@ export function configError(
   more: { options?: readonly string[]; describe?: (issue: z.core.$ZodIssue) => string } = {},
 ): CtxfoldError {
   if (issue.code === "unrecognized_keys" && more.options) {
-    return new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${more.options.join(", ")})`, { path });
+    return new CtxfoldError("E_BAD_INPUT", `unknown option ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (options: ${more.options.join(", ")})`, {
+      path,
+    });
   }
   const field = issue.code === "unrecognized_keys" ? issue.keys.join(", ") : issue.path.map(String).join(".");
   return new CtxfoldError("E_BAD_INPUT", more.describe?.(issue) ?? issue.message, { path: field ? `${path}.${field}` : path });

@@ -7,7 +7,17 @@
 // The tiered compactor, the default path.
 export { createCompactor, Compactor, CompactorSession, kDefaultTieredSettings, extractiveSummarizer, llmSummarizer } from "./policy/index.js";
 export type {
-  CompactorConfig, TieredSettings, CompactCallOptions, CompactResult, CanonicalResult, StageReport, Tier, MessageClass, SkipReason, PolicyEvent, Summarizer,
+  CompactorConfig,
+  TieredSettings,
+  CompactCallOptions,
+  CompactResult,
+  CanonicalResult,
+  StageReport,
+  Tier,
+  MessageClass,
+  SkipReason,
+  PolicyEvent,
+  Summarizer,
 } from "./policy/index.js";
 // Telemetry of both compaction systems.
 export { compactionStats } from "./policy/telemetry.js";

@@ -12,7 +12,14 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { applySlowdown, kSlowdownEnv, parseSlowdown, slowdownFactor, type Case, type CaseResult } from "../bench/lib.js";
 import {
-  benchRatios, compareRatios, formatComparison, kDefaultTolerance, kRatioDefs, medianRatios, parseBaseline, parseBaselineText,
+  benchRatios,
+  compareRatios,
+  formatComparison,
+  kDefaultTolerance,
+  kRatioDefs,
+  medianRatios,
+  parseBaseline,
+  parseBaselineText,
 } from "../bench/ratios.js";
 
 const kRoot = fileURLToPath(new URL("..", import.meta.url));
@@ -47,7 +54,12 @@ describe("compareRatios: a drop of more than the tolerance fails", () => {
   });
 
   it("a drop of exactly 25% passes (the rule is strictly more than), also where floating point rounds the other way", () => {
-    for (const [base, now] of [[4, 3], [0.4, 0.3], [1.2, 0.9], [100, 75]]) {
+    for (const [base, now] of [
+      [4, 3],
+      [0.4, 0.3],
+      [1.2, 0.9],
+      [100, 75],
+    ]) {
       const c = compareRatios({ r: base }, { r: now });
       expect(c.failed, `${base} -> ${now}`).toBe(false);
       expect(c.rows[0].verdict).toBe("ok");
@@ -59,7 +71,10 @@ describe("compareRatios: a drop of more than the tolerance fails", () => {
   });
 
   it("a 30% drop fails, naming the ratio in the rows and the verdict line", () => {
-    const c = compareRatios({ "hash 1 MB: wasm / xxhash-wasm": 5, "estimate 4 KB: wasm / ts twin": 26 }, { "hash 1 MB: wasm / xxhash-wasm": 3.5, "estimate 4 KB: wasm / ts twin": 25 });
+    const c = compareRatios(
+      { "hash 1 MB: wasm / xxhash-wasm": 5, "estimate 4 KB: wasm / ts twin": 26 },
+      { "hash 1 MB: wasm / xxhash-wasm": 3.5, "estimate 4 KB: wasm / ts twin": 25 },
+    );
     expect(c.failed).toBe(true);
     const bad = c.rows.filter((r) => r.fails);
     expect(bad.map((r) => r.name)).toEqual(["hash 1 MB: wasm / xxhash-wasm"]);
@@ -114,9 +129,13 @@ describe("baseline files", () => {
   it("a malformed one gives an error naming the file and the field", () => {
     expect(() => parseBaselineText("{ratios:", file)).toThrow(/^bench\/baseline\.json: not valid JSON/);
     expect(() => parseBaseline([], file)).toThrow(/^bench\/baseline\.json: field \(top level\) must be an object/);
-    expect(() => parseBaseline({ measured: {} }, file)).toThrow(/^bench\/baseline\.json: field ratios must be an object of ratio name → \{ value \}, got nothing$/);
+    expect(() => parseBaseline({ measured: {} }, file)).toThrow(
+      /^bench\/baseline\.json: field ratios must be an object of ratio name → \{ value \}, got nothing$/,
+    );
     expect(() => parseBaseline({ ratios: {} }, file)).toThrow(/field ratios must be a non-empty object/);
-    expect(() => parseBaseline({ ratios: { "hash 1 MB: wasm / xxhash-wasm": 5 } }, file)).toThrow(/^bench\/baseline\.json: field ratios\["hash 1 MB: wasm \/ xxhash-wasm"\] must be an object \{ value, runs \}, got 5$/);
+    expect(() => parseBaseline({ ratios: { "hash 1 MB: wasm / xxhash-wasm": 5 } }, file)).toThrow(
+      /^bench\/baseline\.json: field ratios\["hash 1 MB: wasm \/ xxhash-wasm"\] must be an object \{ value, runs \}, got 5$/,
+    );
     expect(() => parseBaseline({ ratios: { "hash 1 MB: wasm / xxhash-wasm": { value: "fast" } } }, file)).toThrow(
       /^bench\/baseline\.json: field ratios\["hash 1 MB: wasm \/ xxhash-wasm"\]\.value must be a positive number, got "fast"$/,
     );
@@ -132,7 +151,16 @@ describe("baseline files", () => {
 
 describe("ratios from measurements", () => {
   it("the quick bench's results give each defined ratio whose two cases are there, as a throughput ratio", () => {
-    const r = (group: string, name: string, mbPerSec: number): CaseResult => ({ group, name, bytes: 1, items: 1, medianNs: 1, mbPerSec, nsPerItem: 1, samples: 1 });
+    const r = (group: string, name: string, mbPerSec: number): CaseResult => ({
+      group,
+      name,
+      bytes: 1,
+      items: 1,
+      medianNs: 1,
+      mbPerSec,
+      nsPerItem: 1,
+      samples: 1,
+    });
     const ratios = benchRatios([r("hash 1 MB", "ctxfold wasm", 5000), r("hash 1 MB", "xxhash-wasm h64", 1000), r("hash 1 MB", "node:crypto sha1", 500)]);
     expect(ratios).toEqual({ "hash 1 MB: wasm / xxhash-wasm": 5, "hash 1 MB: wasm / node:crypto sha1": 10 });
   });
@@ -145,7 +173,10 @@ describe("ratios from measurements", () => {
 describe("CTXFOLD_BENCH_SLOWDOWN", () => {
   it("names ctxfold's WASM cases of a group prefix, or one case by GROUP / NAME", () => {
     const s = parseSlowdown("hash:3; adapters, dev corpus / openai-chat parse + render:2");
-    expect(s).toEqual([{ target: "hash", factor: 3 }, { target: "adapters, dev corpus / openai-chat parse + render", factor: 2 }]);
+    expect(s).toEqual([
+      { target: "hash", factor: 3 },
+      { target: "adapters, dev corpus / openai-chat parse + render", factor: 2 },
+    ]);
     expect(slowdownFactor(s, "hash 1 MB", "ctxfold wasm")).toBe(3);
     expect(slowdownFactor(s, "hash 200 B", "ctxfold wasm (batched)")).toBe(3);
     expect(slowdownFactor(s, "hash 1 MB", "xxhash-wasm h64")).toBe(1);

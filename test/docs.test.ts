@@ -16,7 +16,12 @@ import { generatedRunLines } from "./helpers.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const kCli = path.join(root, "dist/src/cli/main.js");
-const pages = ["README.md", ...readdirSync(path.join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const pages = [
+  "README.md",
+  ...readdirSync(path.join(root, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 const text = new Map(pages.map((p) => [p, readFileSync(path.join(root, p), "utf8")]));
 
 /** The fenced blocks of `lang` in a page. */
@@ -28,7 +33,12 @@ function blocks(page: string, lang: string): string[] {
 const prose = (page: string) => text.get(page)!.replace(/^```[\s\S]*?^```/gm, "");
 
 /** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
-const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+const slug = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
 
 describe("README and docs/", () => {
   it("every relative link reaches a file that exists, and a heading of it where it names one", () => {
@@ -55,7 +65,10 @@ describe("README and docs/", () => {
       for (const code of blocks(page, "ts")) {
         for (const [, names, entry] of code.matchAll(/^import \{([^}]*)\} from "(ctxfold(?:\/[\w-]+)?)";$/gm)) {
           const mod = (await import(/* @vite-ignore */ entry)) as Record<string, unknown>;
-          for (const name of names.split(",").map((n) => n.trim()).filter((n) => n && !n.startsWith("type "))) {
+          for (const name of names
+            .split(",")
+            .map((n) => n.trim())
+            .filter((n) => n && !n.startsWith("type "))) {
             checked++;
             if (!(name in mod)) missing.push(`${page}: ${name} from ${entry}`);
           }
@@ -67,11 +80,16 @@ describe("README and docs/", () => {
   });
 
   it("every deprecated setting name is documented under Deprecated names, and no snippet uses one", () => {
-    const section = prose("docs/concepts.md").split(/^## /m).find((s) => s.startsWith("Deprecated names\n"))!;
+    const section = prose("docs/concepts.md")
+      .split(/^## /m)
+      .find((s) => s.startsWith("Deprecated names\n"))!;
     const renames = { ...kDeprecatedTieredNames, ...kDeprecatedStepNames, ...kDeprecatedSessionNames };
     expect(Object.keys(renames).length).toBe(3);
     for (const [old, name] of Object.entries(renames)) {
-      expect(section.split("\n").some((row) => row.startsWith("|") && row.includes(`\`${old}\``)), old).toBe(true);
+      expect(
+        section.split("\n").some((row) => row.startsWith("|") && row.includes(`\`${old}\``)),
+        old,
+      ).toBe(true);
       expect(section).toContain(`\`${name}\``);
       for (const page of pages) for (const code of blocks(page, "ts")) expect(code, `${page} uses ${old}`).not.toMatch(new RegExp(`\\b${old}\\b`));
     }
@@ -92,7 +110,8 @@ describe("README and docs/", () => {
             wrong.push(`${page}: no command ${m[1]} (${line})`);
             continue;
           }
-          for (const [flag] of m[2].matchAll(/--[\w-]+/g)) if (!usage.includes(`[${flag}`) && !usage.includes(` ${flag} `)) wrong.push(`${page}: ${m[1]} has no ${flag}`);
+          for (const [flag] of m[2].matchAll(/--[\w-]+/g))
+            if (!usage.includes(`[${flag}`) && !usage.includes(` ${flag} `)) wrong.push(`${page}: ${m[1]} has no ${flag}`);
         }
       }
     }
@@ -106,8 +125,15 @@ describe("README and docs/", () => {
 
     it("each ends as its documented exit codes say", () => {
       writeFileSync(path.join(dir, "runs.jsonl"), generatedRunLines(14, 21).join("\n") + "\n");
-      const section = text.get("README.md")!.split(/^## /m).find((s) => s.startsWith("The CLI in five commands"))!;
-      const lines = blocks("README.md", "sh").find((b) => section.includes(b))!.split("\n").filter(Boolean).map((l) => l.replace(/\s+#.*$/, ""));
+      const section = text
+        .get("README.md")!
+        .split(/^## /m)
+        .find((s) => s.startsWith("The CLI in five commands"))!;
+      const lines = blocks("README.md", "sh")
+        .find((b) => section.includes(b))!
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.replace(/\s+#.*$/, ""));
       expect(lines.map((l) => l.split(" ")[1])).toEqual(["compact", "explain", "show", "eval", "validate"]);
       const ok: Record<string, number[]> = { compact: [0, 3], explain: [0], show: [0], eval: [0], validate: [0, 4, 5] };
       for (const line of lines) {

@@ -14,14 +14,24 @@ export const kCalls: { name: string; args: Record<string, unknown> }[] = [
   { name: "publish", args: { package: "web", token: "Zt9qLmX4vB7nQ2wK" } },
   { name: "configure", args: { service: "billing", api_key: "Q7mV2xN9pL4kR8sT" } },
   { name: "rotate", args: { name: "db", secret: "s3cr3tV4lu3Quokka" } },
-  { name: "connect", args: { host: "db.internal", db_password: "P4ssw0rdNebula77", githubToken: "Gt5Yh8Kp2Wq6Ze3R", headers: { "X-Api-Key": "Hk4Jd9Lm2Vb6Nc8X" } } },
+  {
+    name: "connect",
+    args: { host: "db.internal", db_password: "P4ssw0rdNebula77", githubToken: "Gt5Yh8Kp2Wq6Ze3R", headers: { "X-Api-Key": "Hk4Jd9Lm2Vb6Nc8X" } },
+  },
   { name: "run_shell", args: { command: "release-tool push --token Rk3Wm8Zp5Xq2Lv7N --verbose" } },
 ];
 /** A known shape the user pasted into a steering message. */
 export const kUserSecret = "Mq8Ws3Ed5Rf7Tg9Y";
 export const kSecrets = [
-  "Hunter2Hunter2Zebra", "Zt9qLmX4vB7nQ2wK", "Q7mV2xN9pL4kR8sT", "s3cr3tV4lu3Quokka",
-  "P4ssw0rdNebula77", "Gt5Yh8Kp2Wq6Ze3R", "Hk4Jd9Lm2Vb6Nc8X", "Rk3Wm8Zp5Xq2Lv7N", kUserSecret,
+  "Hunter2Hunter2Zebra",
+  "Zt9qLmX4vB7nQ2wK",
+  "Q7mV2xN9pL4kR8sT",
+  "s3cr3tV4lu3Quokka",
+  "P4ssw0rdNebula77",
+  "Gt5Yh8Kp2Wq6Ze3R",
+  "Hk4Jd9Lm2Vb6Nc8X",
+  "Rk3Wm8Zp5Xq2Lv7N",
+  kUserSecret,
 ];
 
 /** A generated run with the secret calls planted among its first steps, and a steering message with a key in it. */
@@ -40,15 +50,26 @@ export function plantedRun(seed: number): Message[] {
     // Some outputs and the agent's text echo a value: what ctxfold writes from them must not.
     // …their own call's value, or (the last call) the first call's.
     const last = planted === kCalls.length - 1;
-    const echo = planted % 2 === 0 ? ` (${Object.values(args).filter((v) => typeof v === "string").at(-1)} accepted)` : "";
+    const echo =
+      planted % 2 === 0
+        ? ` (${Object.values(args)
+            .filter((v) => typeof v === "string")
+            .at(-1)} accepted)`
+        : "";
     const text = last ? `Error: push rejected for user deploy:${kSecrets[0]}` : `${name}: done${echo}`;
     result.parts.push({ type: "tool-result", callId: id, name, content: [{ type: "text", text }], ...(last ? { isError: true } : {}) });
-    if (planted === 4) m.parts.unshift({ type: "text", text: "I'll connect to db.internal with P4ssw0rdNebula77 and then check the replication lag on the primary." });
+    if (planted === 4)
+      m.parts.unshift({ type: "text", text: "I'll connect to db.internal with P4ssw0rdNebula77 and then check the replication lag on the primary." });
     planted++;
   }
   expect(planted).toBe(kCalls.length);
   const at = messages.findIndex((m, i) => i > 3 && m.role === "tool") + 1;
-  messages.splice(at, 0, { id: "steer-secret", role: "user", parts: [{ type: "text", text: `Use DB_PASSWORD=${kUserSecret} for the staging database.` }], meta: {} });
+  messages.splice(at, 0, {
+    id: "steer-secret",
+    role: "user",
+    parts: [{ type: "text", text: `Use DB_PASSWORD=${kUserSecret} for the staging database.` }],
+    meta: {},
+  });
   return messages;
 }
 
@@ -67,15 +88,20 @@ const partKey = (p: Part): string => {
 export function leaks(input: readonly Message[], output: readonly Message[]): string[] {
   const verbatim = new Set(input.flatMap((m) => m.parts.map(partKey)));
   const found: string[] = [];
-  output.forEach((m, i) => m.parts.forEach((p, k) => {
-    const key = partKey(p);
-    if (verbatim.has(key)) return;
-    for (const s of kSecrets) if (key.includes(s.slice(0, 8))) found.push(`message ${i} (${m.role}) part ${k}: ${s} in ${key.slice(0, 300)}`);
-  }));
+  output.forEach((m, i) =>
+    m.parts.forEach((p, k) => {
+      const key = partKey(p);
+      if (verbatim.has(key)) return;
+      for (const s of kSecrets) if (key.includes(s.slice(0, 8))) found.push(`message ${i} (${m.role}) part ${k}: ${s} in ${key.slice(0, 300)}`);
+    }),
+  );
   return found;
 }
 
 export const written = (input: readonly Message[], output: readonly Message[]): string => {
   const verbatim = new Set(input.flatMap((m) => m.parts.map(partKey)));
-  return output.flatMap((m) => m.parts.map(partKey)).filter((k) => !verbatim.has(k)).join("\n");
+  return output
+    .flatMap((m) => m.parts.map(partKey))
+    .filter((k) => !verbatim.has(k))
+    .join("\n");
 };

@@ -12,7 +12,10 @@
 
 /** A file's content, long enough that a few of them exceed a small budget. */
 function fileText(k: number, lines = 60): string {
-  return Array.from({ length: lines }, (_, j) => `export const value${k}_${j} = compute(${k}, ${j}); // module ${k} line ${j}: keeps the cache warm for node-${(k * 7 + j) % 13}`).join("\n");
+  return Array.from(
+    { length: lines },
+    (_, j) => `export const value${k}_${j} = compute(${k}, ${j}); // module ${k} line ${j}: keeps the cache warm for node-${(k * 7 + j) % 13}`,
+  ).join("\n");
 }
 
 /** Opaque provider ciphertext (base64-looking, deterministic). */
@@ -25,8 +28,20 @@ type Item = Record<string, unknown>;
 
 function responsesStep(k: number): Item[] {
   return [
-    { type: "reasoning", id: `rs_${k}`, summary: k % 3 === 0 ? [{ type: "summary_text", text: `Step ${k}: read the next module.` }] : [], encrypted_content: cipher(`reasoning-${k}-`) },
-    { type: "function_call", id: `fc_${k}`, call_id: `call_${k}`, name: "read_file", arguments: JSON.stringify({ path: `src/module${k}.ts` }), status: "completed" },
+    {
+      type: "reasoning",
+      id: `rs_${k}`,
+      summary: k % 3 === 0 ? [{ type: "summary_text", text: `Step ${k}: read the next module.` }] : [],
+      encrypted_content: cipher(`reasoning-${k}-`),
+    },
+    {
+      type: "function_call",
+      id: `fc_${k}`,
+      call_id: `call_${k}`,
+      name: "read_file",
+      arguments: JSON.stringify({ path: `src/module${k}.ts` }),
+      status: "completed",
+    },
     { type: "function_call_output", call_id: `call_${k}`, output: fileText(k) },
   ];
 }
@@ -48,7 +63,13 @@ export function responsesAgentInput(steps: number, compactAt: number): Item[] {
     if (k === compactAt) out.push(responsesCompaction("a"));
     out.push(...responsesStep(k));
   }
-  out.push({ type: "message", id: "msg_final", role: "assistant", status: "completed", content: [{ type: "output_text", text: "The cache is warmed in every module's compute call.", annotations: [] }] });
+  out.push({
+    type: "message",
+    id: "msg_final",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text: "The cache is warmed in every module's compute call.", annotations: [] }],
+  });
   out.push({ role: "user", content: "Which module warms node-3 first?" });
   return out;
 }
@@ -69,17 +90,28 @@ export function responsesCompactedWindow(steps: number): Item[] {
 // Anthropic.
 
 type Block = Record<string, unknown>;
-interface AnthropicMsg { role: "user" | "assistant"; content: string | Block[] }
+interface AnthropicMsg {
+  role: "user" | "assistant";
+  content: string | Block[];
+}
 
 const thinking = (k: number): Block => ({ type: "thinking", thinking: `I should read module ${k} next.`, signature: cipher(`sig-${k}-`, 120) });
 const toolUse = (k: number): Block => ({ type: "tool_use", id: `toolu_${k}`, name: "read_file", input: { path: `src/module${k}.ts` } });
 const toolResult = (k: number): AnthropicMsg => ({ role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${k}`, content: fileText(k) }] });
 
 /** A threshold compaction block (`compact_20260112`), as it opens the assistant response. */
-export const thresholdBlock: Block = { type: "compaction", content: "Summary of the conversation: the user asked where the cache is warmed; modules 0-5 were read, each warms it in compute().", encrypted_content: cipher("anthropic-compaction-", 300) };
+export const thresholdBlock: Block = {
+  type: "compaction",
+  content: "Summary of the conversation: the user asked where the cache is warmed; modules 0-5 were read, each warms it in compute().",
+  encrypted_content: cipher("anthropic-compaction-", 300),
+};
 
 /** An on-demand compaction block (`compact-2026-09-04`): readable summary and a signature. */
-export const onDemandBlock: Block = { type: "compaction", content: "Summary of the conversation: the user is tracing cache warming; modules 0-9 were read.", signature: cipher("anthropic-ondemand-", 160) };
+export const onDemandBlock: Block = {
+  type: "compaction",
+  content: "Summary of the conversation: the user is tracing cache warming; modules 0-9 were read.",
+  signature: cipher("anthropic-ondemand-", 160),
+};
 
 /**
  * An Anthropic agent loop with extended thinking and threshold compaction: `steps` read_file
@@ -100,7 +132,12 @@ export function anthropicThresholdBody(steps: number, compactAt: number): Record
     context_management: {
       edits: [
         { type: "clear_thinking_20251015", keep: { type: "thinking_turns", value: 2 } },
-        { type: "clear_tool_uses_20250919", trigger: { type: "input_tokens", value: 30000 }, keep: { type: "tool_uses", value: 3 }, clear_at_least: { type: "input_tokens", value: 5000 } },
+        {
+          type: "clear_tool_uses_20250919",
+          trigger: { type: "input_tokens", value: 30000 },
+          keep: { type: "tool_uses", value: 3 },
+          clear_at_least: { type: "input_tokens", value: 5000 },
+        },
         { type: "compact_20260112", trigger: { type: "input_tokens", value: 150000 } },
       ],
     },
@@ -127,7 +164,8 @@ export function anthropicOnDemandBody(steps: number): Record<string, unknown> & 
  * `turns` more pairs and a last question.
  */
 export function anthropicThresholdChat(turns: number): { system: string; messages: AnthropicMsg[] } {
-  const para = (k: number) => Array.from({ length: 40 }, (_, j) => `Point ${k}.${j}: the service at node-${(k * 7 + j) % 13} reported latency ${100 + ((k * j) % 50)} ms.`).join(" ");
+  const para = (k: number) =>
+    Array.from({ length: 40 }, (_, j) => `Point ${k}.${j}: the service at node-${(k * 7 + j) % 13} reported latency ${100 + ((k * j) % 50)} ms.`).join(" ");
   const messages: AnthropicMsg[] = [{ role: "user", content: `Task: analyse the latency logs below.\n${para(0)}` }];
   for (let k = 1; k <= 2 * turns; k++) {
     const answer: Block[] = [{ type: "text", text: para(1000 + k) }];
@@ -136,4 +174,3 @@ export function anthropicThresholdChat(turns: number): { system: string; message
   messages.push({ role: "assistant", content: "Noted." }, { role: "user", content: "Now: which node is slowest? Answer in one line." });
   return { system: "You are a careful analyst.", messages };
 }
-

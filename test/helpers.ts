@@ -41,7 +41,6 @@ export function generatedRunLines(count: number, seed: number): string[] {
   });
 }
 
-
 /**
  * Runs just over the batch engine's in-process threshold (1 MiB), so that `--workers 2` runs the
  * pool: the first 12 of seed 5's (1.34 MB, a quarter over it). No bigger: the tests that need a

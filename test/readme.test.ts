@@ -21,7 +21,10 @@ function snippets(): Map<string, string> {
 /** The lines of examples/quick-start.ts between `// readme:NAME` and `// readme:end`, unindented. */
 function marked(name: string): string {
   const m = new RegExp(`// readme:${name}\\n([\\s\\S]*?)\\n\\s*// readme:end`).exec(example);
-  return m![1].split("\n").map((l) => l.replace(/^ {4}/, "")).join("\n");
+  return m![1]
+    .split("\n")
+    .map((l) => l.replace(/^ {4}/, ""))
+    .join("\n");
 }
 
 describe("README for users", () => {
@@ -45,7 +48,10 @@ describe("README for users", () => {
 
   it("every export the integration snippets name exists in the subpath they name", async () => {
     const block = snippets().get("Integrations")!;
-    const pairs = block.trimEnd().split("\n").map((line) => [/\b(ctxfold\w+|Ctxfold\w+|compact\w+Request)\b/.exec(line)![1], /\/\/ [^:]+: (ctxfold\/[\w-]+)$/.exec(line)![1]] as const);
+    const pairs = block
+      .trimEnd()
+      .split("\n")
+      .map((line) => [/\b(ctxfold\w+|Ctxfold\w+|compact\w+Request)\b/.exec(line)![1], /\/\/ [^:]+: (ctxfold\/[\w-]+)$/.exec(line)![1]] as const);
     expect(pairs.map(([n]) => n).sort()).toEqual(["CtxfoldProcessor", "compactOpenAIRequest", "ctxfoldMiddleware", "ctxfoldMiddleware", "ctxfoldRunnable"]);
     for (const [name, sub] of pairs) {
       const mod = (await import(/* @vite-ignore */ sub)) as Record<string, unknown>;

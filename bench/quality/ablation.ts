@@ -38,7 +38,11 @@ const num = (x: number | null) => (x === null ? "n/a" : Math.round(x).toLocaleSt
 /** The five invariants as one cell: "100%" when all held, else what missed. */
 function invariants(m: EvalMetrics): string {
   const checks: [string, number | null][] = [
-    ["within budget", m.withinBudget], ["violation-free", m.violationFree], ["critical verbatim", m.criticalVerbatim], ["failed visible", m.failedVisible], ["recoverable", m.recoverable],
+    ["within budget", m.withinBudget],
+    ["violation-free", m.violationFree],
+    ["critical verbatim", m.criticalVerbatim],
+    ["failed visible", m.failedVisible],
+    ["recoverable", m.recoverable],
   ];
   const missed = checks.filter(([, v]) => v !== null && v < 1 - 1e-9).map(([k, v]) => `${k} ${pct(v)}`);
   return missed.length ? missed.join(", ") : "100%";
@@ -57,7 +61,9 @@ async function main(): Promise<void> {
   contenders.push(tailBaseline());
   const started = performance.now();
   const { metrics, prompts } = await replayRuns(runs, contenders, {
-    budgets, points, pricing: kPricing.anthropic,
+    budgets,
+    points,
+    pricing: kPricing.anthropic,
     onProgress: (done, total) => {
       if (done % 50 === 0 || done === total) process.stderr.write(`  ${done}/${total} runs, ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
     },
@@ -75,7 +81,9 @@ async function main(): Promise<void> {
       return [pct(m.evidenceRecall), num(m.costPerCall), pct(m.budgetFill.p50), m.cachePrefix === null ? "n/a" : m.cachePrefix.toFixed(3)];
     });
     const inv = budgets.map((b) => invariants(metrics.get(b)!.get(c)!));
-    out.push(`| ${c.name} | ${cells.join(" | ")} | ${c.name === "tail baseline" ? inv.map((v, k) => `${budgets[k] / 1000}k: ${v}`).join("; ") : [...new Set(inv)].join("; ")} |`);
+    out.push(
+      `| ${c.name} | ${cells.join(" | ")} | ${c.name === "tail baseline" ? inv.map((v, k) => `${budgets[k] / 1000}k: ${v}`).join("; ") : [...new Set(inv)].join("; ")} |`,
+    );
   }
   const md = out.join("\n");
   if (process.argv.includes("--docs")) rewriteDocSection("ablation", md);

@@ -23,4 +23,3 @@ export function loadRuns(limit?: number): EvalRun[] {
     return { id: r.id, messages: deepFreeze(r.messages) };
   });
 }
-

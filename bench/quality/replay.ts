@@ -61,7 +61,10 @@ function parseArgs(argv: string[]): Options {
     if (!Number.isInteger(n) || n < min) throw new Error(`${flag} takes an integer ≥ ${min}; got ${JSON.stringify(v)}`);
     return n;
   };
-  const budgets = (value("--budgets") ?? "8000,32000").split(",").filter(Boolean).map((b) => int("--budgets", b, 1));
+  const budgets = (value("--budgets") ?? "8000,32000")
+    .split(",")
+    .filter(Boolean)
+    .map((b) => int("--budgets", b, 1));
   if (budgets.length === 0) throw new Error("--budgets takes a comma list of token budgets");
   const points = int("--points", value("--points") ?? "40", 2);
   const r = value("--runs");
@@ -101,7 +104,8 @@ function table(budget: number, rows: [Contender, EvalMetrics][]): string {
   ];
   for (const [c, s] of rows) {
     const infeasible = s.infeasibleWhereCriticalFits > 0 ? `${s.infeasible} (${s.infeasibleWhereCriticalFits} fit)` : String(s.infeasible);
-    const violations = s.newViolationPrompts === 0 ? "0" : `${s.newViolationPrompts} (${pct(s.newViolationPrompts / Math.max(1, s.prompts - s.infeasible - s.errors))})`;
+    const violations =
+      s.newViolationPrompts === 0 ? "0" : `${s.newViolationPrompts} (${pct(s.newViolationPrompts / Math.max(1, s.prompts - s.infeasible - s.errors))})`;
     const rec = s.recoverable !== null ? pct(s.recoverable) + (s.refs && s.refs.unresolved > 0 ? `, ${s.refs.unresolved} refs unresolved` : "") : "n/a";
     const name = s.errors > 0 ? `${c.name} (${s.errors} errors)` : c.name;
     out.push(
@@ -117,16 +121,25 @@ function table(budget: number, rows: [Contender, EvalMetrics][]): string {
 }
 
 const definitions = (pricing: Pricing) => [
-  "Within budget: share of the prompts whose critical messages fit that got an output of at most the budget, in exact o200k tokens with OpenAI's message overheads (`TokenCounter.countMessages(…, \"exact\")`: 3 per message, 3 per tool call, 3 per request; a typed refusal counts as not within).",
+  'Within budget: share of the prompts whose critical messages fit that got an output of at most the budget, in exact o200k tokens with OpenAI\'s message overheads (`TokenCounter.countMessages(…, "exact")`: 3 per message, 3 per tool call, 3 per request; a typed refusal counts as not within).',
   "Critical messages: every system message, the first user message (the task), the latest user message and the latest assistant message with text; they fit when those messages' texts, plus the tool calls of a critical assistant message and the results answering them (which provider rules require with it), with their overheads, fit the budget. Verbatim: each one's whole text is inside some output message of the same role; the column is the share of outputs that keep all of them.",
-  "Infeasible: the contender's typed refusal (ctxfold's `budget_infeasible`, Mastra's TripWire); \"(n fit)\" counts refusals where the critical messages did fit. New violations: outputs with an error-severity provider-rule issue (`validate(…, \"openai-chat\")`) that the input did not have (`newViolations`).",
+  'Infeasible: the contender\'s typed refusal (ctxfold\'s `budget_infeasible`, Mastra\'s TripWire); "(n fit)" counts refusals where the critical messages did fit. New violations: outputs with an error-severity provider-rule issue (`validate(…, "openai-chat")`) that the input did not have (`newViolations`).',
   "Failed visible: tool results that failed (error text or non-zero exit code) whose answer is still in the output whole, or whose error head or tool_call_id appears in some output text. Recoverable: UTF-8 bytes of the input texts no output text contains any more that the contender's refs give back (peers keep no refs: n/a).",
-  "Compression: mean output tokens / input tokens over the prompts above the budget. Cache prefix: mean, over consecutive prompt points of a run, of the tokens of the longest common prefix of the two outputs (equal messages, then the common start of the first differing one) over the tokens of the later output; \"over budget\" keeps the pairs whose later input is above the budget. Latency: per call, conversion to and from the peer's message type included.",
+  'Compression: mean output tokens / input tokens over the prompts above the budget. Cache prefix: mean, over consecutive prompt points of a run, of the tokens of the longest common prefix of the two outputs (equal messages, then the common start of the first differing one) over the tokens of the later output; "over budget" keeps the pairs whose later input is above the budget. Latency: per call, conversion to and from the peer\'s message type included.',
   "Evidence recall (next-step evidence recall, src/eval/evidence.ts): at each prompt point above the budget, the specific terms (paths, identifiers, symbols, error names, flags, numbers of 3+ characters; src/model/terms.ts) the agent's next message names in its text or its tool-call arguments (JSON arguments by their string values), that some prompt message other than the system messages and the task contains and none of those does: what the next step took from the trajectory. The column is the share of them some output message still contains as a whole term (refs count only for what their own characters spell), pooled over all such terms.",
   `Cost/call: mean cache-priced input cost of a call whose input is above the budget, over consecutive prompt points of a run, in input-token units: the tokens of the common prefix with the previous call's output (as for the cache prefix) at the cached-read price, the rest of the output's tokens at the write price; here ${pricing.name} pricing, cached ×${pricing.read}, the rest ×${pricing.write}. Cost savings: 1 − the summed cost of those calls over what their uncompacted inputs would cost at the write price (no caching, no compaction). Budget fill: output tokens / budget over the prompts above the budget, median and 95th percentile (nearest rank).`,
 ];
 
-function markdown(budgets: number[], results: Map<number, [Contender, EvalMetrics][]>, contenders: Contender[], notes: string[], runs: number, prompts: number, pairs: number, options: Options): string {
+function markdown(
+  budgets: number[],
+  results: Map<number, [Contender, EvalMetrics][]>,
+  contenders: Contender[],
+  notes: string[],
+  runs: number,
+  prompts: number,
+  pairs: number,
+  options: Options,
+): string {
   const machine = `${cpus().length} × ${cpus()[0]?.model.split(" ").slice(0, 2).join(" ") ?? "?"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const out = [
     `Dev corpus, ${runs} runs, ${prompts} prompt points (at most ${options.points} a run, as consecutive pairs; ${pairs} consecutive pairs), ${new Date().toISOString().slice(0, 10)}, ${machine}.`,
@@ -158,7 +171,8 @@ async function main(): Promise<void> {
     points: options.points,
     pricing: options.pricing,
     onProgress: (done, total, n) => {
-      if (done % 10 === 0 || done === total) process.stderr.write(`  ${done}/${total} runs, ${n} prompts, ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+      if (done % 10 === 0 || done === total)
+        process.stderr.write(`  ${done}/${total} runs, ${n} prompts, ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
     },
   });
   const results = new Map(options.budgets.map((b) => [b, contenders.map((c) => [c, metrics.get(b)!.get(c)!] as [Contender, EvalMetrics])]));

@@ -6,9 +6,24 @@ import type { MediaPart, Message, Meta, OpaquePart, Part, ReasoningPart, ResultC
 import { extraFields, formatError, type ParseOptions, rawArgsOf, recordOrigin, schemaError, shownRole } from "./common.js";
 import { fieldsMeta, textPart, withFields } from "./meta.js";
 import {
-  type AiSdkFilePart, type AiSdkHints, type AiSdkImagePart, type AiSdkMessage, AiSdkMessageSchema, type AiSdkPart, type AiSdkProviderOptions,
-  type AiSdkReasoningPart, type AiSdkRedactedReasoningPart, type AiSdkResultItem, type AiSdkTextPart, type AiSdkToolCallPart, type AiSdkToolMessage,
-  type AiSdkToolResultOutput, type AiSdkToolResultPart, aiSdkMeta, F, kInventedToolName,
+  type AiSdkFilePart,
+  type AiSdkHints,
+  type AiSdkImagePart,
+  type AiSdkMessage,
+  AiSdkMessageSchema,
+  type AiSdkPart,
+  type AiSdkProviderOptions,
+  type AiSdkReasoningPart,
+  type AiSdkRedactedReasoningPart,
+  type AiSdkResultItem,
+  type AiSdkTextPart,
+  type AiSdkToolCallPart,
+  type AiSdkToolMessage,
+  type AiSdkToolResultOutput,
+  type AiSdkToolResultPart,
+  aiSdkMeta,
+  F,
+  kInventedToolName,
 } from "./ai-sdk-wire.js";
 
 const kMessageKeys = new Set(["role", "content"]);

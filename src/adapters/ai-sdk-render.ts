@@ -7,9 +7,23 @@ import { argsObject, formatError, type RenderOptions } from "./common.js";
 import { base64Of, mediaSource } from "./media.js";
 import { assignFields, copyFields, isPlainText } from "./meta.js";
 import {
-  type AiSdkFilePart, type AiSdkHints, type AiSdkImagePart, type AiSdkMessage, type AiSdkOtherPart, type AiSdkPart, type AiSdkReasoningPart,
-  type AiSdkRedactedReasoningPart, type AiSdkResultItem, type AiSdkTextPart, type AiSdkToolCallPart, type AiSdkToolResultOutput, type AiSdkToolResultPart,
-  type AiSdkWire, aiSdkMeta, F, kInventedToolName,
+  type AiSdkFilePart,
+  type AiSdkHints,
+  type AiSdkImagePart,
+  type AiSdkMessage,
+  type AiSdkOtherPart,
+  type AiSdkPart,
+  type AiSdkReasoningPart,
+  type AiSdkRedactedReasoningPart,
+  type AiSdkResultItem,
+  type AiSdkTextPart,
+  type AiSdkToolCallPart,
+  type AiSdkToolResultOutput,
+  type AiSdkToolResultPart,
+  type AiSdkWire,
+  aiSdkMeta,
+  F,
+  kInventedToolName,
 } from "./ai-sdk-wire.js";
 import { eachMessage, signatureFields } from "./render.js";
 
@@ -195,7 +209,8 @@ function systemText(m: Message, i: number): string {
   for (let k = 0; k < parts.length; k++) {
     const p = parts[k]!;
     if (p.type === "text") texts.push(p.text);
-    else if (p.type !== "opaque") throw formatError("E_UNKNOWN_PART", `an ai-sdk system message holds text only, not a ${p.type} part`, `messages[${i}].parts[${k}]`);
+    else if (p.type !== "opaque")
+      throw formatError("E_UNKNOWN_PART", `an ai-sdk system message holds text only, not a ${p.type} part`, `messages[${i}].parts[${k}]`);
   }
   return texts.join("\n");
 }

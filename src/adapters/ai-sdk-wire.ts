@@ -152,13 +152,29 @@ export const AiSdkToolResultOutputSchema = byType({
 
 export const AiSdkPartSchema = byType({
   text: z.looseObject({ type: z.literal("text"), text: z.string(), providerOptions: po }),
-  image: z.looseObject({ type: z.literal("image"), image: z.unknown(), mediaType: z.string().optional(), mimeType: z.string().optional(), providerOptions: po }),
-  file: z.looseObject({ type: z.literal("file"), data: z.unknown(), filename: z.string().optional(), mediaType: z.string().optional(), mimeType: z.string().optional(), providerOptions: po }),
+  image: z.looseObject({
+    type: z.literal("image"),
+    image: z.unknown(),
+    mediaType: z.string().optional(),
+    mimeType: z.string().optional(),
+    providerOptions: po,
+  }),
+  file: z.looseObject({
+    type: z.literal("file"),
+    data: z.unknown(),
+    filename: z.string().optional(),
+    mediaType: z.string().optional(),
+    mimeType: z.string().optional(),
+    providerOptions: po,
+  }),
   reasoning: z.looseObject({ type: z.literal("reasoning"), text: z.string(), signature: z.string().optional(), providerOptions: po }),
   "redacted-reasoning": z.looseObject({ type: z.literal("redacted-reasoning"), data: z.string(), providerOptions: po }),
   "tool-call": z
     .looseObject({ type: z.literal("tool-call"), toolCallId: z.string(), toolName: z.string(), providerExecuted: z.boolean().optional(), providerOptions: po })
-    .refine((p) => p.input !== undefined || p.args !== undefined, { message: "Invalid input: expected `input` (AI SDK 5) or `args` (AI SDK 4)", path: ["input"] }),
+    .refine((p) => p.input !== undefined || p.args !== undefined, {
+      message: "Invalid input: expected `input` (AI SDK 5) or `args` (AI SDK 4)",
+      path: ["input"],
+    }),
   "tool-result": z
     .looseObject({
       type: z.literal("tool-result"),
@@ -169,7 +185,10 @@ export const AiSdkPartSchema = byType({
       experimental_content: z.array(AiSdkResultItemSchema).optional(),
       providerOptions: po,
     })
-    .refine((p) => p.output !== undefined || p.result !== undefined, { message: "Invalid input: expected `output` (AI SDK 5) or `result` (AI SDK 4)", path: ["output"] }),
+    .refine((p) => p.output !== undefined || p.result !== undefined, {
+      message: "Invalid input: expected `output` (AI SDK 5) or `result` (AI SDK 4)",
+      path: ["output"],
+    }),
 });
 
 const partsOrString = z.union([z.string(), z.array(AiSdkPartSchema)]);

@@ -46,12 +46,33 @@ import { type AiSdkWire, F } from "./ai-sdk-wire.js";
 import type { Adapter } from "./common.js";
 
 export type {
-  AiSdkAssistantMessage, AiSdkFilePart, AiSdkHints, AiSdkImagePart, AiSdkMessage, AiSdkOtherPart, AiSdkPart, AiSdkProviderOptions, AiSdkReasoningPart,
-  AiSdkRedactedReasoningPart, AiSdkResultItem, AiSdkSystemMessage, AiSdkTextPart, AiSdkToolCallPart, AiSdkToolMessage, AiSdkToolResultOutput,
-  AiSdkToolResultPart, AiSdkUserMessage, AiSdkWire,
+  AiSdkAssistantMessage,
+  AiSdkFilePart,
+  AiSdkHints,
+  AiSdkImagePart,
+  AiSdkMessage,
+  AiSdkOtherPart,
+  AiSdkPart,
+  AiSdkProviderOptions,
+  AiSdkReasoningPart,
+  AiSdkRedactedReasoningPart,
+  AiSdkResultItem,
+  AiSdkSystemMessage,
+  AiSdkTextPart,
+  AiSdkToolCallPart,
+  AiSdkToolMessage,
+  AiSdkToolResultOutput,
+  AiSdkToolResultPart,
+  AiSdkUserMessage,
+  AiSdkWire,
 } from "./ai-sdk-wire.js";
 export {
-  AiSdkMessageSchema, AiSdkPartSchema, AiSdkProviderOptionsSchema, AiSdkResultItemSchema, AiSdkToolResultOutputSchema, kInventedToolName,
+  AiSdkMessageSchema,
+  AiSdkPartSchema,
+  AiSdkProviderOptionsSchema,
+  AiSdkResultItemSchema,
+  AiSdkToolResultOutputSchema,
+  kInventedToolName,
 } from "./ai-sdk-wire.js";
 
 /** The Vercel AI SDK `ModelMessage[]` adapter (format "ai-sdk"). */

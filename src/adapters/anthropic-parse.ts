@@ -6,9 +6,25 @@ import type { MediaPart, Message, Part, ReasoningPart, ResultContentPart, TextPa
 import { extraFields, formatError, isObject, type ParseOptions, rawArgsOf, recordOrigin, schemaError, shownRole } from "./common.js";
 import { fieldsMeta, textPart } from "./meta.js";
 import {
-  type AnthropicBlock, type AnthropicDocumentBlock, type AnthropicImageBlock, type AnthropicMessage, type AnthropicMessageMeta, AnthropicMessageSchema,
-  type AnthropicPartMeta, type AnthropicRedactedThinkingBlock, type AnthropicSystem, AnthropicSystemSchema, type AnthropicTextBlock,
-  type AnthropicThinkingBlock, type AnthropicToolResultBlock, type AnthropicToolResultContent, type AnthropicToolUseBlock, anthropicMeta, F, isPlain, kWireArray,
+  type AnthropicBlock,
+  type AnthropicDocumentBlock,
+  type AnthropicImageBlock,
+  type AnthropicMessage,
+  type AnthropicMessageMeta,
+  AnthropicMessageSchema,
+  type AnthropicPartMeta,
+  type AnthropicRedactedThinkingBlock,
+  type AnthropicSystem,
+  AnthropicSystemSchema,
+  type AnthropicTextBlock,
+  type AnthropicThinkingBlock,
+  type AnthropicToolResultBlock,
+  type AnthropicToolResultContent,
+  type AnthropicToolUseBlock,
+  anthropicMeta,
+  F,
+  isPlain,
+  kWireArray,
 } from "./anthropic-wire.js";
 
 const kOpaqueMeta = anthropicMeta.frozen({ wire: true });
@@ -38,10 +54,13 @@ function readMedia(b: AnthropicImageBlock | AnthropicDocumentBlock): MediaPart {
 
 function readResultContent(b: AnthropicToolResultContent): ResultContentPart {
   switch (b.type) {
-    case "text": return readText(b as AnthropicTextBlock);
+    case "text":
+      return readText(b as AnthropicTextBlock);
     case "image":
-    case "document": return readMedia(b as AnthropicImageBlock);
-    default: return { type: "opaque", value: b, meta: kOpaqueMeta };
+    case "document":
+      return readMedia(b as AnthropicImageBlock);
+    default:
+      return { type: "opaque", value: b, meta: kOpaqueMeta };
   }
 }
 
@@ -83,11 +102,15 @@ function reasoningMeta(fields: Record<string, unknown> | undefined): Record<stri
 
 function readBlock(b: AnthropicBlock, names: Map<string, string>): Part {
   switch (b.type) {
-    case "text": return readText(b as AnthropicTextBlock);
+    case "text":
+      return readText(b as AnthropicTextBlock);
     case "image":
-    case "document": return readMedia(b as AnthropicImageBlock);
-    case "tool_use": return readToolUse(b as AnthropicToolUseBlock, names);
-    case "tool_result": return readResult(b as AnthropicToolResultBlock, names);
+    case "document":
+      return readMedia(b as AnthropicImageBlock);
+    case "tool_use":
+      return readToolUse(b as AnthropicToolUseBlock, names);
+    case "tool_result":
+      return readResult(b as AnthropicToolResultBlock, names);
     case "thinking": {
       const t = b as AnthropicThinkingBlock;
       const part: ReasoningPart = { type: "reasoning", text: t.thinking };

@@ -6,9 +6,22 @@ import type { MediaPart, Message, Part, ReasoningPart, ResultContentPart, ToolRe
 import { argsObject, formatError, type RenderOptions, unrenderable } from "./common.js";
 import { base64Of, foreignSource } from "./media.js";
 import {
-  type AnthropicBlock, type AnthropicDocumentBlock, type AnthropicImageBlock, type AnthropicMessage, type AnthropicOtherBlock, type AnthropicPartMeta,
-  type AnthropicSource, type AnthropicSystem, type AnthropicTextBlock, type AnthropicThinkingBlock, type AnthropicToolResultBlock,
-  type AnthropicToolResultContent, type AnthropicWire, anthropicMeta, F, isPlain,
+  type AnthropicBlock,
+  type AnthropicDocumentBlock,
+  type AnthropicImageBlock,
+  type AnthropicMessage,
+  type AnthropicOtherBlock,
+  type AnthropicPartMeta,
+  type AnthropicSource,
+  type AnthropicSystem,
+  type AnthropicTextBlock,
+  type AnthropicThinkingBlock,
+  type AnthropicToolResultBlock,
+  type AnthropicToolResultContent,
+  type AnthropicWire,
+  anthropicMeta,
+  F,
+  isPlain,
 } from "./anthropic-wire.js";
 import { eachMessage } from "./render.js";
 
@@ -48,7 +61,11 @@ function renderReasoning(p: ReasoningPart): AnthropicBlock | undefined {
   return fillFields(block, pm?.fields);
 }
 
-function renderResultContent(parts: readonly ResultContentPart[], pm: AnthropicPartMeta | undefined, where: (k: number) => string): string | AnthropicToolResultContent[] | undefined {
+function renderResultContent(
+  parts: readonly ResultContentPart[],
+  pm: AnthropicPartMeta | undefined,
+  where: (k: number) => string,
+): string | AnthropicToolResultContent[] | undefined {
   if (pm?.content !== "array") {
     if (parts.length === 0) return undefined;
     if (parts.length === 1 && isPlain(parts[0])) return parts[0].text;
@@ -74,13 +91,20 @@ function renderResult(p: ToolResultPart, where: () => string): AnthropicToolResu
 function renderBlock(p: Part, where: () => string): AnthropicBlock | undefined {
   const pm = anthropicMeta.get(p);
   switch (p.type) {
-    case "text": return fillFields({ type: "text", text: p.text }, pm?.fields);
-    case "tool-call": return fillFields({ type: "tool_use", id: p.id, name: p.name, input: argsObject(p.args) }, pm?.fields);
-    case "tool-result": return renderResult(p, where);
-    case "reasoning": return renderReasoning(p);
-    case "media": return pm?.type ? fillFields({ type: pm.type, source: p.data as AnthropicSource }, pm.fields) : foreignMedia(p, where);
-    case "opaque": return pm?.wire ? (p.value as AnthropicBlock) : undefined;
-    default: return unrenderable(F, `a part of type ${JSON.stringify((p as { type: unknown }).type)}`, where());
+    case "text":
+      return fillFields({ type: "text", text: p.text }, pm?.fields);
+    case "tool-call":
+      return fillFields({ type: "tool_use", id: p.id, name: p.name, input: argsObject(p.args) }, pm?.fields);
+    case "tool-result":
+      return renderResult(p, where);
+    case "reasoning":
+      return renderReasoning(p);
+    case "media":
+      return pm?.type ? fillFields({ type: pm.type, source: p.data as AnthropicSource }, pm.fields) : foreignMedia(p, where);
+    case "opaque":
+      return pm?.wire ? (p.value as AnthropicBlock) : undefined;
+    default:
+      return unrenderable(F, `a part of type ${JSON.stringify((p as { type: unknown }).type)}`, where());
   }
 }
 
@@ -156,7 +180,11 @@ function renderSystem(m: Message, i: number): AnthropicSystem {
     if (p.type === "text") out.push(fillFields({ type: "text", text: p.text }, anthropicMeta.get(p)?.fields));
     else if (p.type === "opaque" && anthropicMeta.get(p)?.wire) out.push(p.value as AnthropicOtherBlock);
     else if (p.type !== "opaque") {
-      throw formatError("E_UNKNOWN_PART", `a ${p.type} part in a system message: the ${F} system parameter takes text blocks only`, `messages[${i}].parts[${k}]`);
+      throw formatError(
+        "E_UNKNOWN_PART",
+        `a ${p.type} part in a system message: the ${F} system parameter takes text blocks only`,
+        `messages[${i}].parts[${k}]`,
+      );
     }
   }
   return out;
@@ -184,7 +212,11 @@ export function renderAnthropic(messages: readonly Message[], options?: RenderOp
   /** The system message at i joins the `system` parameter, which it can only do before the conversation starts. */
   const addSystem = (i: number, value: () => AnthropicSystem) => {
     if (out.length > 0) {
-      throw formatError("E_BAD_INPUT", `a system message after the conversation started: ${F} takes system text only as the \`system\` parameter`, `messages[${i}]`);
+      throw formatError(
+        "E_BAD_INPUT",
+        `a system message after the conversation started: ${F} takes system text only as the \`system\` parameter`,
+        `messages[${i}]`,
+      );
     }
     systems.push(value());
     if (anthropicMeta.message(messages[i])?.afterMessages) afterMessages = true;

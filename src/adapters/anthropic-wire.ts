@@ -13,14 +13,46 @@ export const F = "anthropic" as const;
 // ---------------------------------------------------------------------------------------------
 // Wire types.
 
-export interface AnthropicTextBlock { type: "text"; text: string; cache_control?: unknown; citations?: unknown[] | null; [key: string]: unknown }
+export interface AnthropicTextBlock {
+  type: "text";
+  text: string;
+  cache_control?: unknown;
+  citations?: unknown[] | null;
+  [key: string]: unknown;
+}
 /** An image or document `source`: base64, url, file, text or content. */
-export interface AnthropicSource { type: string; media_type?: string; data?: unknown; url?: string; file_id?: string; [key: string]: unknown }
-export interface AnthropicImageBlock { type: "image"; source: AnthropicSource; [key: string]: unknown }
-export interface AnthropicDocumentBlock { type: "document"; source: AnthropicSource; title?: string | null; context?: string | null; [key: string]: unknown }
-export interface AnthropicToolUseBlock { type: "tool_use"; id: string; name: string; input: unknown; [key: string]: unknown }
+export interface AnthropicSource {
+  type: string;
+  media_type?: string;
+  data?: unknown;
+  url?: string;
+  file_id?: string;
+  [key: string]: unknown;
+}
+export interface AnthropicImageBlock {
+  type: "image";
+  source: AnthropicSource;
+  [key: string]: unknown;
+}
+export interface AnthropicDocumentBlock {
+  type: "document";
+  source: AnthropicSource;
+  title?: string | null;
+  context?: string | null;
+  [key: string]: unknown;
+}
+export interface AnthropicToolUseBlock {
+  type: "tool_use";
+  id: string;
+  name: string;
+  input: unknown;
+  [key: string]: unknown;
+}
 /** A block of a type ctxfold does not know (server_tool_use, web_search_tool_result, ...). */
-export interface AnthropicOtherBlock { type: string; [key: string]: unknown }
+export interface AnthropicOtherBlock {
+  type: string;
+  [key: string]: unknown;
+}
 export type AnthropicToolResultContent = AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicOtherBlock;
 export interface AnthropicToolResultBlock {
   type: "tool_result";
@@ -29,8 +61,17 @@ export interface AnthropicToolResultBlock {
   is_error?: boolean;
   [key: string]: unknown;
 }
-export interface AnthropicThinkingBlock { type: "thinking"; thinking: string; signature?: string; [key: string]: unknown }
-export interface AnthropicRedactedThinkingBlock { type: "redacted_thinking"; data: string; [key: string]: unknown }
+export interface AnthropicThinkingBlock {
+  type: "thinking";
+  thinking: string;
+  signature?: string;
+  [key: string]: unknown;
+}
+export interface AnthropicRedactedThinkingBlock {
+  type: "redacted_thinking";
+  data: string;
+  [key: string]: unknown;
+}
 /**
  * A compaction block: the summary standing for the conversation before it. Threshold compaction
  * (`compact_20260112`) returns `content` and `encrypted_content` at the start of an assistant
@@ -46,13 +87,27 @@ export interface AnthropicCompactionBlock {
   [key: string]: unknown;
 }
 export type AnthropicBlock =
-  | AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicToolUseBlock | AnthropicToolResultBlock
-  | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | AnthropicCompactionBlock | AnthropicOtherBlock;
+  | AnthropicTextBlock
+  | AnthropicImageBlock
+  | AnthropicDocumentBlock
+  | AnthropicToolUseBlock
+  | AnthropicToolResultBlock
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock
+  | AnthropicCompactionBlock
+  | AnthropicOtherBlock;
 
-export interface AnthropicMessage { role: "user" | "assistant"; content: string | AnthropicBlock[]; [key: string]: unknown }
+export interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: string | AnthropicBlock[];
+  [key: string]: unknown;
+}
 export type AnthropicSystem = string | (AnthropicTextBlock | AnthropicOtherBlock)[];
 /** What this adapter reads and writes of a Messages API request. */
-export interface AnthropicWire { system?: AnthropicSystem; messages: AnthropicMessage[] }
+export interface AnthropicWire {
+  system?: AnthropicSystem;
+  messages: AnthropicMessage[];
+}
 
 // ---------------------------------------------------------------------------------------------
 // Wire schemas. Loose objects: unknown fields pass and are carried.
@@ -62,11 +117,13 @@ export const AnthropicSourceSchema = z.looseObject({ type: z.string() });
 export const AnthropicImageBlockSchema = z.looseObject({ type: z.literal("image"), source: AnthropicSourceSchema });
 export const AnthropicDocumentBlockSchema = z.looseObject({ type: z.literal("document"), source: AnthropicSourceSchema });
 export const AnthropicToolUseBlockSchema = z.looseObject({ type: z.literal("tool_use"), id: z.string(), name: z.string(), input: z.unknown() });
-export const AnthropicToolResultContentSchema = taggedUnion(new Map<string, z.ZodType>([
-  ["text", AnthropicTextBlockSchema],
-  ["image", AnthropicImageBlockSchema],
-  ["document", AnthropicDocumentBlockSchema],
-]));
+export const AnthropicToolResultContentSchema = taggedUnion(
+  new Map<string, z.ZodType>([
+    ["text", AnthropicTextBlockSchema],
+    ["image", AnthropicImageBlockSchema],
+    ["document", AnthropicDocumentBlockSchema],
+  ]),
+);
 export const AnthropicToolResultBlockSchema = z.looseObject({
   type: z.literal("tool_result"),
   tool_use_id: z.string(),
@@ -81,16 +138,18 @@ export const AnthropicCompactionBlockSchema = z.looseObject({
   encrypted_content: z.string().nullable().optional(),
   signature: z.string().optional(),
 });
-export const AnthropicBlockSchema = taggedUnion(new Map<string, z.ZodType>([
-  ["text", AnthropicTextBlockSchema],
-  ["image", AnthropicImageBlockSchema],
-  ["document", AnthropicDocumentBlockSchema],
-  ["tool_use", AnthropicToolUseBlockSchema],
-  ["tool_result", AnthropicToolResultBlockSchema],
-  ["thinking", AnthropicThinkingBlockSchema],
-  ["redacted_thinking", AnthropicRedactedThinkingBlockSchema],
-  ["compaction", AnthropicCompactionBlockSchema],
-]));
+export const AnthropicBlockSchema = taggedUnion(
+  new Map<string, z.ZodType>([
+    ["text", AnthropicTextBlockSchema],
+    ["image", AnthropicImageBlockSchema],
+    ["document", AnthropicDocumentBlockSchema],
+    ["tool_use", AnthropicToolUseBlockSchema],
+    ["tool_result", AnthropicToolResultBlockSchema],
+    ["thinking", AnthropicThinkingBlockSchema],
+    ["redacted_thinking", AnthropicRedactedThinkingBlockSchema],
+    ["compaction", AnthropicCompactionBlockSchema],
+  ]),
+);
 export const AnthropicMessageSchema = z.looseObject({
   role: z.enum(["user", "assistant"]),
   content: z.union([z.string(), z.array(AnthropicBlockSchema)]),

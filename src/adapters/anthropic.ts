@@ -56,14 +56,39 @@ import { type AnthropicWire, F } from "./anthropic-wire.js";
 import type { Adapter } from "./common.js";
 
 export type {
-  AnthropicBlock, AnthropicCompactionBlock, AnthropicDocumentBlock, AnthropicImageBlock, AnthropicMessage, AnthropicMessageMeta, AnthropicOtherBlock, AnthropicPartMeta,
-  AnthropicRedactedThinkingBlock, AnthropicSource, AnthropicSystem, AnthropicTextBlock, AnthropicThinkingBlock, AnthropicToolResultBlock,
-  AnthropicToolResultContent, AnthropicToolUseBlock, AnthropicWire,
+  AnthropicBlock,
+  AnthropicCompactionBlock,
+  AnthropicDocumentBlock,
+  AnthropicImageBlock,
+  AnthropicMessage,
+  AnthropicMessageMeta,
+  AnthropicOtherBlock,
+  AnthropicPartMeta,
+  AnthropicRedactedThinkingBlock,
+  AnthropicSource,
+  AnthropicSystem,
+  AnthropicTextBlock,
+  AnthropicThinkingBlock,
+  AnthropicToolResultBlock,
+  AnthropicToolResultContent,
+  AnthropicToolUseBlock,
+  AnthropicWire,
 } from "./anthropic-wire.js";
 export {
-  AnthropicBlockSchema, AnthropicCompactionBlockSchema, AnthropicDocumentBlockSchema, AnthropicImageBlockSchema, AnthropicMessageSchema, AnthropicRedactedThinkingBlockSchema,
-  AnthropicSourceSchema, AnthropicSystemSchema, AnthropicTextBlockSchema, AnthropicThinkingBlockSchema, AnthropicToolResultBlockSchema,
-  AnthropicToolResultContentSchema, AnthropicToolUseBlockSchema, AnthropicWireSchema,
+  AnthropicBlockSchema,
+  AnthropicCompactionBlockSchema,
+  AnthropicDocumentBlockSchema,
+  AnthropicImageBlockSchema,
+  AnthropicMessageSchema,
+  AnthropicRedactedThinkingBlockSchema,
+  AnthropicSourceSchema,
+  AnthropicSystemSchema,
+  AnthropicTextBlockSchema,
+  AnthropicThinkingBlockSchema,
+  AnthropicToolResultBlockSchema,
+  AnthropicToolResultContentSchema,
+  AnthropicToolUseBlockSchema,
+  AnthropicWireSchema,
 } from "./anthropic-wire.js";
 
 /** The Anthropic Messages adapter (see the module comment for every mapping decision). */

@@ -11,10 +11,39 @@
 import { CtxfoldError } from "../errors.js";
 import { type Format, isObject, kFormats } from "./common.js";
 
-const kResponsesItemTypes = new Set(["message", "function_call", "function_call_output", "reasoning", "item_reference", "web_search_call", "file_search_call", "computer_call", "computer_call_output", "custom_tool_call", "custom_tool_call_output", "mcp_call", "local_shell_call", "local_shell_call_output", "image_generation_call", "code_interpreter_call", "compaction", "compaction_trigger"]);
+const kResponsesItemTypes = new Set([
+  "message",
+  "function_call",
+  "function_call_output",
+  "reasoning",
+  "item_reference",
+  "web_search_call",
+  "file_search_call",
+  "computer_call",
+  "computer_call_output",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "mcp_call",
+  "local_shell_call",
+  "local_shell_call_output",
+  "image_generation_call",
+  "code_interpreter_call",
+  "compaction",
+  "compaction_trigger",
+]);
 const kResponsesPartTypes = new Set(["input_text", "output_text", "input_image", "input_file", "input_audio", "summary_text"]);
 const kLangchainTypes = new Set(["human", "ai", "tool", "system", "function", "chat", "generic", "remove", "AIMessageChunk", "HumanMessageChunk"]);
-const kAnthropicBlocks = new Set(["tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "document", "search_result", "compaction"]);
+const kAnthropicBlocks = new Set([
+  "tool_use",
+  "tool_result",
+  "thinking",
+  "redacted_thinking",
+  "server_tool_use",
+  "web_search_tool_result",
+  "document",
+  "search_result",
+  "compaction",
+]);
 const kAiSdkParts = new Set(["tool-call", "tool-result", "reasoning", "file", "tool-approval-request", "tool-approval-response"]);
 
 /** The format one wire message proves, if any. */

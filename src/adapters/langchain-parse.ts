@@ -5,8 +5,19 @@ import type { Message, Meta, OpaquePart, Part, ReasoningPart, ResultContentPart,
 import { extraFields, formatError, isObject, type ParseOptions, rawArgsOf, recordOrigin, schemaError, shownRole } from "./common.js";
 import { fieldsMeta, textPart, withFields } from "./meta.js";
 import {
-  F, kDefaultKind, kKindKey, kKinds, kRoleKey, type LangchainBlock, type LangchainContent, type LangchainHints, type LangchainMessage,
-  LangchainMessageSchemas, type LangchainToolCall, langchainMeta, type Loose,
+  F,
+  kDefaultKind,
+  kKindKey,
+  kKinds,
+  kRoleKey,
+  type LangchainBlock,
+  type LangchainContent,
+  type LangchainHints,
+  type LangchainMessage,
+  LangchainMessageSchemas,
+  type LangchainToolCall,
+  langchainMeta,
+  type Loose,
 } from "./langchain-wire.js";
 
 const kCallKeys = new Set(["name", "args", "id", "type"]);
@@ -146,10 +157,18 @@ function kindOf(raw: unknown, i: number, options: ParseOptions | undefined): { k
   const kind = raw[kindKey];
   if (typeof kind !== "string") {
     const r = (kindKey === "role" ? kRoleKey : kKindKey).safeParse(raw);
-    throw r.success ? formatError("E_SCHEMA", `not a valid langchain message: \`${kindKey}\` must be a string`, `messages[${i}]`, options) : schemaError(F, r.error, `messages[${i}]`, options, raw);
+    throw r.success
+      ? formatError("E_SCHEMA", `not a valid langchain message: \`${kindKey}\` must be a string`, `messages[${i}]`, options)
+      : schemaError(F, r.error, `messages[${i}]`, options, raw);
   }
   const role = kKinds.get(kind);
-  if (!role) throw formatError("E_UNKNOWN_ROLE", `unknown langchain message ${kindKey} ${shownRole(kind)} (one of human, user, ai, assistant, system, developer, tool)`, `messages[${i}]`, options);
+  if (!role)
+    throw formatError(
+      "E_UNKNOWN_ROLE",
+      `unknown langchain message ${kindKey} ${shownRole(kind)} (one of human, user, ai, assistant, system, developer, tool)`,
+      `messages[${i}]`,
+      options,
+    );
   return { kindKey, kind, role };
 }
 

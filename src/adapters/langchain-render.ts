@@ -6,8 +6,16 @@ import { argsObject, formatError, isObject, type RenderOptions } from "./common.
 import { mediaSource, urlOf } from "./media.js";
 import { assignFields, isPlainText } from "./meta.js";
 import {
-  F, kDefaultKind, type LangchainBlock, type LangchainContent, type LangchainHints, type LangchainMessage, type LangchainToolCall,
-  type LangchainWire, langchainMeta, type Loose,
+  F,
+  kDefaultKind,
+  type LangchainBlock,
+  type LangchainContent,
+  type LangchainHints,
+  type LangchainMessage,
+  type LangchainToolCall,
+  type LangchainWire,
+  langchainMeta,
+  type Loose,
 } from "./langchain-wire.js";
 import { eachMessage, signatureFields } from "./render.js";
 
@@ -58,7 +66,13 @@ function renderBlock(p: Part, path: string, where: string): LangchainBlock | und
 }
 
 /** Content from parts (`indices[k]` is the canonical index of parts[k], for error paths). */
-function renderContent(parts: readonly Part[], indices: readonly number[] | undefined, hints: LangchainHints | undefined, i: number, where: string): LangchainContent {
+function renderContent(
+  parts: readonly Part[],
+  indices: readonly number[] | undefined,
+  hints: LangchainHints | undefined,
+  i: number,
+  where: string,
+): LangchainContent {
   if (hints?.content !== "array" && parts.length === 1 && isPlainText(parts[0]!, F)) return parts[0]!.text;
   const out: LangchainBlock[] = [];
   for (let k = 0; k < parts.length; k++) {
@@ -108,7 +122,8 @@ function renderAi(m: Message, hints: LangchainHints | undefined, i: number): Lan
 function renderTool(m: Message, hints: LangchainHints | undefined, i: number, sink: LangchainMessage[]): void {
   if (m.parts.length === 0) throw formatError("E_UNKNOWN_PART", "a langchain tool message needs a tool result", `messages[${i}].parts`);
   m.parts.forEach((p, k) => {
-    if (p.type !== "tool-result") throw formatError("E_UNKNOWN_PART", `a langchain tool message holds a tool result, not a ${p.type} part`, `messages[${i}].parts[${k}]`);
+    if (p.type !== "tool-result")
+      throw formatError("E_UNKNOWN_PART", `a langchain tool message holds a tool result, not a ${p.type} part`, `messages[${i}].parts[${k}]`);
     const out = head(m, hints);
     out.content = renderContent(p.content, undefined, hints, i, "tool");
     out.tool_call_id = p.callId;
@@ -140,9 +155,15 @@ function renderMessage(m: Message, i: number, sink: LangchainMessage[]): void {
 /** Renders canonical messages as LangChain message dicts. */
 export function renderLangchain(messages: readonly Message[], options?: RenderOptions): LangchainWire {
   const out: LangchainWire = [];
-  eachMessage(messages, F, options, (raw) => out.push(raw as LangchainMessage), (i) => {
-    renderMessage(messages[i]!, i, out);
-    return i + 1;
-  });
+  eachMessage(
+    messages,
+    F,
+    options,
+    (raw) => out.push(raw as LangchainMessage),
+    (i) => {
+      renderMessage(messages[i]!, i, out);
+      return i + 1;
+    },
+  );
   return out;
 }

@@ -53,7 +53,8 @@ function probe(v: unknown, depth: number): MediaSource | undefined {
     }
   }
   if (!s) return undefined;
-  const mediaType = str(v.media_type) ?? str(v.mediaType) ?? str(v.mimeType) ?? str(v.mime_type) ?? (typeof v.format === "string" ? audioMediaType(v.format) : undefined);
+  const mediaType =
+    str(v.media_type) ?? str(v.mediaType) ?? str(v.mimeType) ?? str(v.mime_type) ?? (typeof v.format === "string" ? audioMediaType(v.format) : undefined);
   if (mediaType !== undefined && s.mediaType === undefined) s.mediaType = mediaType;
   if (typeof v.filename === "string" && s.filename === undefined) s.filename = v.filename;
   return s;

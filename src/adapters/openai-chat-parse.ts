@@ -7,10 +7,30 @@ import { extraFields, formatError, isObject, type ParseOptions, recordOrigin, sc
 import { audioMediaType, dataUrlType, withMediaType } from "./media.js";
 import { textPart } from "./meta.js";
 import {
-  chatMeta, type ContentPart, type ContentShape, F, kEnvelope, kRoleSchemas, kWireArray, type OpenAIChatAssistantMessage, type OpenAIChatAudioPart,
-  type OpenAIChatContent, type OpenAIChatContentPart, type OpenAIChatCustomToolCall, type OpenAIChatFilePart, type OpenAIChatFunctionMessage,
-  type OpenAIChatFunctionToolCall, type OpenAIChatImagePart, type OpenAIChatMessage, type OpenAIChatMessageMeta, type OpenAIChatPartMeta,
-  type OpenAIChatRefusalPart, type OpenAIChatSystemMessage, type OpenAIChatTextPart, type OpenAIChatToolCall, type OpenAIChatToolMessage,
+  chatMeta,
+  type ContentPart,
+  type ContentShape,
+  F,
+  kEnvelope,
+  kRoleSchemas,
+  kWireArray,
+  type OpenAIChatAssistantMessage,
+  type OpenAIChatAudioPart,
+  type OpenAIChatContent,
+  type OpenAIChatContentPart,
+  type OpenAIChatCustomToolCall,
+  type OpenAIChatFilePart,
+  type OpenAIChatFunctionMessage,
+  type OpenAIChatFunctionToolCall,
+  type OpenAIChatImagePart,
+  type OpenAIChatMessage,
+  type OpenAIChatMessageMeta,
+  type OpenAIChatPartMeta,
+  type OpenAIChatRefusalPart,
+  type OpenAIChatSystemMessage,
+  type OpenAIChatTextPart,
+  type OpenAIChatToolCall,
+  type OpenAIChatToolMessage,
   type OpenAIChatUserMessage,
 } from "./openai-chat-wire.js";
 
@@ -106,7 +126,13 @@ function readAssistant(w: OpenAIChatAssistantMessage, id: string, functionCallId
     const callId = `fc_${id}`;
     functionCallIds.set(fnCall.name, callId);
     const fnFields = extraFields(fnCall, kFnKeys);
-    parts.push({ type: "tool-call", id: callId, name: fnCall.name, args: fnCall.arguments, meta: chatMeta.of(fnFields ? { functionCall: true, fnFields } : { functionCall: true }) });
+    parts.push({
+      type: "tool-call",
+      id: callId,
+      name: fnCall.name,
+      args: fnCall.arguments,
+      meta: chatMeta.of(fnFields ? { functionCall: true, fnFields } : { functionCall: true }),
+    });
   }
   if (calls) for (const c of calls) parts.push(readToolCall(c));
   let fields: Record<string, unknown> | undefined;
@@ -170,10 +196,17 @@ export function parseOpenAIChat(input: unknown, options?: ParseOptions): Message
     const id = `m${i}`;
     let m: Message;
     switch (w.role) {
-      case "assistant": m = readAssistant(w, id, functionCallIds); break;
-      case "tool": m = readTool(w, id); break;
-      case "function": m = readFunction(w, id, functionCallIds); break;
-      default: m = readPlain(w, id);
+      case "assistant":
+        m = readAssistant(w, id, functionCallIds);
+        break;
+      case "tool":
+        m = readTool(w, id);
+        break;
+      case "function":
+        m = readFunction(w, id, functionCallIds);
+        break;
+      default:
+        m = readPlain(w, id);
     }
     recordOrigin(F, raw, [m]);
     out.push(m);

@@ -7,9 +7,23 @@ import { type RenderOptions, unrenderable } from "./common.js";
 import { foreignSource, openaiMedia } from "./media.js";
 import { isPlainText } from "./meta.js";
 import {
-  chatMeta, type ContentPart, type ContentShape, F, type OpenAIChatAssistantMessage, type OpenAIChatContent, type OpenAIChatContentPart,
-  type OpenAIChatFunctionCall, type OpenAIChatFunctionMessage, type OpenAIChatMessage, type OpenAIChatMessageMeta, type OpenAIChatPartMeta,
-  type OpenAIChatSystemMessage, type OpenAIChatToolCall, type OpenAIChatToolMessage, type OpenAIChatUserMessage, type OpenAIChatWire,
+  chatMeta,
+  type ContentPart,
+  type ContentShape,
+  F,
+  type OpenAIChatAssistantMessage,
+  type OpenAIChatContent,
+  type OpenAIChatContentPart,
+  type OpenAIChatFunctionCall,
+  type OpenAIChatFunctionMessage,
+  type OpenAIChatMessage,
+  type OpenAIChatMessageMeta,
+  type OpenAIChatPartMeta,
+  type OpenAIChatSystemMessage,
+  type OpenAIChatToolCall,
+  type OpenAIChatToolMessage,
+  type OpenAIChatUserMessage,
+  type OpenAIChatWire,
 } from "./openai-chat-wire.js";
 import { ContentRuns, eachMessage } from "./render.js";
 
@@ -50,7 +64,12 @@ function renderPart(p: ContentPart, where: () => string): OpenAIChatContentPart 
   }
 }
 
-function renderContent(parts: readonly ContentPart[], shape: ContentShape | undefined, empty: null | "", where: (k: number) => string): OpenAIChatContent | undefined {
+function renderContent(
+  parts: readonly ContentPart[],
+  shape: ContentShape | undefined,
+  empty: null | "",
+  where: (k: number) => string,
+): OpenAIChatContent | undefined {
   if (parts.length === 0) return shape === "absent" ? undefined : shape === "null" ? null : shape === "array" ? [] : empty;
   if (shape !== "array" && parts.length === 1 && isPlainText(parts[0], F, plainText)) return parts[0].text;
   const out: OpenAIChatContentPart[] = [];
@@ -162,7 +181,13 @@ function renderOther(m: Message, i: number, out: OpenAIChatMessage[]): void {
   if (runs.emitted === 0 && m.role !== "tool") out.push(plainMessage(role, [], cm, i, []));
 }
 
-function plainMessage(role: "system" | "developer" | "user", parts: ContentPart[], cm: OpenAIChatMessageMeta | undefined, i: number, at: readonly number[]): OpenAIChatMessage {
+function plainMessage(
+  role: "system" | "developer" | "user",
+  parts: ContentPart[],
+  cm: OpenAIChatMessageMeta | undefined,
+  i: number,
+  at: readonly number[],
+): OpenAIChatMessage {
   const msg = { role } as OpenAIChatSystemMessage | OpenAIChatUserMessage;
   const content = renderContent(parts, cm?.content, "", (k) => `messages[${i}].parts[${at[k]}]`);
   if (content !== undefined) msg.content = content;
@@ -172,11 +197,17 @@ function plainMessage(role: "system" | "developer" | "user", parts: ContentPart[
 /** Renders canonical messages as OpenAI Chat Completions messages, handing back the parsed wire object for every untouched message. */
 export function renderOpenAIChat(messages: readonly Message[], options?: RenderOptions): OpenAIChatWire {
   const out: OpenAIChatMessage[] = [];
-  eachMessage(messages, F, options, (raw) => out.push(raw as OpenAIChatMessage), (i) => {
-    const m = messages[i];
-    if (m.role === "assistant") renderAssistant(m, i, out);
-    else renderOther(m, i, out);
-    return i + 1;
-  });
+  eachMessage(
+    messages,
+    F,
+    options,
+    (raw) => out.push(raw as OpenAIChatMessage),
+    (i) => {
+      const m = messages[i];
+      if (m.role === "assistant") renderAssistant(m, i, out);
+      else renderOther(m, i, out);
+      return i + 1;
+    },
+  );
   return out;
 }

@@ -13,8 +13,16 @@ export const F = "openai-chat" as const;
 // ---------------------------------------------------------------------------------------------
 // Wire types.
 
-export interface OpenAIChatTextPart { type: "text"; text: string; [key: string]: unknown }
-export interface OpenAIChatRefusalPart { type: "refusal"; refusal: string; [key: string]: unknown }
+export interface OpenAIChatTextPart {
+  type: "text";
+  text: string;
+  [key: string]: unknown;
+}
+export interface OpenAIChatRefusalPart {
+  type: "refusal";
+  refusal: string;
+  [key: string]: unknown;
+}
 export interface OpenAIChatImagePart {
   type: "image_url";
   image_url: { url: string; detail?: string; [key: string]: unknown };
@@ -31,9 +39,17 @@ export interface OpenAIChatFilePart {
   [key: string]: unknown;
 }
 /** A content part of a type ctxfold does not know. */
-export interface OpenAIChatOtherPart { type: string; [key: string]: unknown }
+export interface OpenAIChatOtherPart {
+  type: string;
+  [key: string]: unknown;
+}
 export type OpenAIChatContentPart =
-  | OpenAIChatTextPart | OpenAIChatRefusalPart | OpenAIChatImagePart | OpenAIChatAudioPart | OpenAIChatFilePart | OpenAIChatOtherPart;
+  | OpenAIChatTextPart
+  | OpenAIChatRefusalPart
+  | OpenAIChatImagePart
+  | OpenAIChatAudioPart
+  | OpenAIChatFilePart
+  | OpenAIChatOtherPart;
 export type OpenAIChatContent = string | OpenAIChatContentPart[] | null;
 
 export interface OpenAIChatFunctionToolCall {
@@ -49,13 +65,30 @@ export interface OpenAIChatCustomToolCall {
   [key: string]: unknown;
 }
 /** A tool call of a type ctxfold does not know. */
-export interface OpenAIChatOtherToolCall { type: string; [key: string]: unknown }
+export interface OpenAIChatOtherToolCall {
+  type: string;
+  [key: string]: unknown;
+}
 export type OpenAIChatToolCall = OpenAIChatFunctionToolCall | OpenAIChatCustomToolCall | OpenAIChatOtherToolCall;
 
-export interface OpenAIChatFunctionCall { name: string; arguments: string; [key: string]: unknown }
+export interface OpenAIChatFunctionCall {
+  name: string;
+  arguments: string;
+  [key: string]: unknown;
+}
 
-export interface OpenAIChatSystemMessage { role: "system" | "developer"; content?: OpenAIChatContent; name?: string; [key: string]: unknown }
-export interface OpenAIChatUserMessage { role: "user"; content?: OpenAIChatContent; name?: string; [key: string]: unknown }
+export interface OpenAIChatSystemMessage {
+  role: "system" | "developer";
+  content?: OpenAIChatContent;
+  name?: string;
+  [key: string]: unknown;
+}
+export interface OpenAIChatUserMessage {
+  role: "user";
+  content?: OpenAIChatContent;
+  name?: string;
+  [key: string]: unknown;
+}
 export interface OpenAIChatAssistantMessage {
   role: "assistant";
   content?: OpenAIChatContent;
@@ -66,15 +99,28 @@ export interface OpenAIChatAssistantMessage {
   audio?: { id: string; [key: string]: unknown } | null;
   [key: string]: unknown;
 }
-export interface OpenAIChatToolMessage { role: "tool"; tool_call_id: string; content?: OpenAIChatContent; [key: string]: unknown }
-export interface OpenAIChatFunctionMessage { role: "function"; name: string; content?: OpenAIChatContent; [key: string]: unknown }
+export interface OpenAIChatToolMessage {
+  role: "tool";
+  tool_call_id: string;
+  content?: OpenAIChatContent;
+  [key: string]: unknown;
+}
+export interface OpenAIChatFunctionMessage {
+  role: "function";
+  name: string;
+  content?: OpenAIChatContent;
+  [key: string]: unknown;
+}
 export type OpenAIChatMessage =
-  | OpenAIChatSystemMessage | OpenAIChatUserMessage | OpenAIChatAssistantMessage | OpenAIChatToolMessage | OpenAIChatFunctionMessage;
+  | OpenAIChatSystemMessage
+  | OpenAIChatUserMessage
+  | OpenAIChatAssistantMessage
+  | OpenAIChatToolMessage
+  | OpenAIChatFunctionMessage;
 export type OpenAIChatWire = OpenAIChatMessage[];
 
 // ---------------------------------------------------------------------------------------------
 // Wire schemas. Loose objects: unknown fields pass and are carried.
-
 
 export const OpenAIChatTextPartSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
 export const OpenAIChatRefusalPartSchema = z.looseObject({ type: z.literal("refusal"), refusal: z.string() });
@@ -90,15 +136,20 @@ export const OpenAIChatFilePartSchema = z.looseObject({
   type: z.literal("file"),
   file: z.looseObject({ file_data: z.string().optional(), file_id: z.string().optional(), filename: z.string().optional() }),
 });
-export const OpenAIChatContentPartSchema = taggedUnion(new Map<string, z.ZodType>([
-  ["text", OpenAIChatTextPartSchema],
-  ["refusal", OpenAIChatRefusalPartSchema],
-  ["image_url", OpenAIChatImagePartSchema],
-  ["input_audio", OpenAIChatAudioPartSchema],
-  ["file", OpenAIChatFilePartSchema],
-]));
+export const OpenAIChatContentPartSchema = taggedUnion(
+  new Map<string, z.ZodType>([
+    ["text", OpenAIChatTextPartSchema],
+    ["refusal", OpenAIChatRefusalPartSchema],
+    ["image_url", OpenAIChatImagePartSchema],
+    ["input_audio", OpenAIChatAudioPartSchema],
+    ["file", OpenAIChatFilePartSchema],
+  ]),
+);
 /** Content on every role: string, part array, null or absent (kept as given; the API is stricter). */
-const ContentSchema = z.union([z.string(), z.array(OpenAIChatContentPartSchema)]).nullable().optional();
+const ContentSchema = z
+  .union([z.string(), z.array(OpenAIChatContentPartSchema)])
+  .nullable()
+  .optional();
 
 export const OpenAIChatFunctionToolCallSchema = z.looseObject({
   id: z.string(),
@@ -110,10 +161,12 @@ export const OpenAIChatCustomToolCallSchema = z.looseObject({
   type: z.literal("custom"),
   custom: z.looseObject({ name: z.string(), input: z.string() }),
 });
-export const OpenAIChatToolCallSchema = taggedUnion(new Map<string, z.ZodType>([
-  ["function", OpenAIChatFunctionToolCallSchema],
-  ["custom", OpenAIChatCustomToolCallSchema],
-]));
+export const OpenAIChatToolCallSchema = taggedUnion(
+  new Map<string, z.ZodType>([
+    ["function", OpenAIChatFunctionToolCallSchema],
+    ["custom", OpenAIChatCustomToolCallSchema],
+  ]),
+);
 
 export const OpenAIChatSystemMessageSchema = z.looseObject({ role: z.literal("system"), content: ContentSchema, name: z.string().optional() });
 export const OpenAIChatDeveloperMessageSchema = z.looseObject({ role: z.literal("developer"), content: ContentSchema, name: z.string().optional() });
@@ -130,8 +183,12 @@ export const OpenAIChatAssistantMessageSchema = z.looseObject({
 export const OpenAIChatToolMessageSchema = z.looseObject({ role: z.literal("tool"), tool_call_id: z.string(), content: ContentSchema });
 export const OpenAIChatFunctionMessageSchema = z.looseObject({ role: z.literal("function"), name: z.string(), content: ContentSchema });
 export const OpenAIChatMessageSchema = z.discriminatedUnion("role", [
-  OpenAIChatSystemMessageSchema, OpenAIChatDeveloperMessageSchema, OpenAIChatUserMessageSchema,
-  OpenAIChatAssistantMessageSchema, OpenAIChatToolMessageSchema, OpenAIChatFunctionMessageSchema,
+  OpenAIChatSystemMessageSchema,
+  OpenAIChatDeveloperMessageSchema,
+  OpenAIChatUserMessageSchema,
+  OpenAIChatAssistantMessageSchema,
+  OpenAIChatToolMessageSchema,
+  OpenAIChatFunctionMessageSchema,
 ]);
 
 export const kRoleSchemas = new Map<string, z.ZodType>([

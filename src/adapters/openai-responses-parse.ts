@@ -6,10 +6,29 @@ import type { Message, OpaquePart, Part, ReasoningPart, ResultContentPart, ToolC
 import { extraFields, formatError, isObject, type ParseOptions, recordOrigin, schemaError, shownRole } from "./common.js";
 import { audioMediaType, dataUrlType, withMediaType } from "./media.js";
 import {
-  type ContentPart, joinSummary, kEnvelope, kItemSchemas, kRoles, kWireArray, type OpenAIResponsesContentPart, type OpenAIResponsesCustomToolCall,
-  type OpenAIResponsesCustomToolCallOutput, type OpenAIResponsesFunctionCall, type OpenAIResponsesFunctionCallOutput, type OpenAIResponsesInputAudio,
-  type OpenAIResponsesInputFile, type OpenAIResponsesInputImage, type OpenAIResponsesInputText, type OpenAIResponsesItem, type OpenAIResponsesMessageItem,
-  type OpenAIResponsesMessageMeta, OpenAIResponsesOtherItemSchema, type OpenAIResponsesPartMeta, type OpenAIResponsesReasoning, type OpenAIResponsesRefusal, R,
+  type ContentPart,
+  joinSummary,
+  kEnvelope,
+  kItemSchemas,
+  kRoles,
+  kWireArray,
+  type OpenAIResponsesContentPart,
+  type OpenAIResponsesCustomToolCall,
+  type OpenAIResponsesCustomToolCallOutput,
+  type OpenAIResponsesFunctionCall,
+  type OpenAIResponsesFunctionCallOutput,
+  type OpenAIResponsesInputAudio,
+  type OpenAIResponsesInputFile,
+  type OpenAIResponsesInputImage,
+  type OpenAIResponsesInputText,
+  type OpenAIResponsesItem,
+  type OpenAIResponsesMessageItem,
+  type OpenAIResponsesMessageMeta,
+  OpenAIResponsesOtherItemSchema,
+  type OpenAIResponsesPartMeta,
+  type OpenAIResponsesReasoning,
+  type OpenAIResponsesRefusal,
+  R,
   responsesMeta,
 } from "./openai-responses-wire.js";
 
@@ -35,7 +54,11 @@ function readPart(p: OpenAIResponsesContentPart): ContentPart {
     }
     case "refusal": {
       const fields = extraFields(p, kRefusalKeys);
-      return { type: "text", text: (p as OpenAIResponsesRefusal).refusal, meta: fields ? responsesMeta.of({ type: "refusal", fields }) : kTextMeta.get("refusal")! };
+      return {
+        type: "text",
+        text: (p as OpenAIResponsesRefusal).refusal,
+        meta: fields ? responsesMeta.of({ type: "refusal", fields }) : kTextMeta.get("refusal")!,
+      };
     }
     case "input_image": {
       const url = (p as OpenAIResponsesInputImage).image_url;
@@ -182,7 +205,8 @@ class Parser {
 
   item(item: OpenAIResponsesItem, i: number): void {
     switch (item.type ?? "message") {
-      case "message": return this.message(item as OpenAIResponsesMessageItem, i);
+      case "message":
+        return this.message(item as OpenAIResponsesMessageItem, i);
       case "function_call":
       case "custom_tool_call": {
         const run = this.runAt(i, false);

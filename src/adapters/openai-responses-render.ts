@@ -7,9 +7,21 @@ import { type RenderOptions, unrenderable } from "./common.js";
 import { foreignSource, openaiMedia } from "./media.js";
 import { isPlainText } from "./meta.js";
 import {
-  type ContentPart, joinSummary, type OpenAIResponsesContentPart, type OpenAIResponsesCustomToolCall, type OpenAIResponsesCustomToolCallOutput,
-  type OpenAIResponsesFunctionCall, type OpenAIResponsesFunctionCallOutput, type OpenAIResponsesItem, type OpenAIResponsesMessageItem,
-  type OpenAIResponsesMessageMeta, type OpenAIResponsesPartMeta, type OpenAIResponsesReasoning, type OpenAIResponsesWire, R, responsesMeta,
+  type ContentPart,
+  joinSummary,
+  type OpenAIResponsesContentPart,
+  type OpenAIResponsesCustomToolCall,
+  type OpenAIResponsesCustomToolCallOutput,
+  type OpenAIResponsesFunctionCall,
+  type OpenAIResponsesFunctionCallOutput,
+  type OpenAIResponsesItem,
+  type OpenAIResponsesMessageItem,
+  type OpenAIResponsesMessageMeta,
+  type OpenAIResponsesPartMeta,
+  type OpenAIResponsesReasoning,
+  type OpenAIResponsesWire,
+  R,
+  responsesMeta,
 } from "./openai-responses-wire.js";
 import { ContentRuns, eachMessage } from "./render.js";
 
@@ -77,7 +89,12 @@ function renderReasoning(p: ReasoningPart, pm: OpenAIResponsesPartMeta): OpenAIR
 
 type WireRole = OpenAIResponsesMessageItem["role"];
 
-function messageItem(role: WireRole, parts: readonly ContentPart[], mm: OpenAIResponsesMessageMeta | undefined, where: (k: number) => string): OpenAIResponsesMessageItem {
+function messageItem(
+  role: WireRole,
+  parts: readonly ContentPart[],
+  mm: OpenAIResponsesMessageMeta | undefined,
+  where: (k: number) => string,
+): OpenAIResponsesMessageItem {
   const item = (mm?.fields ? { ...mm.fields } : {}) as OpenAIResponsesMessageItem;
   item.role = role;
   item.content = renderContent(parts, mm?.content === "array", role === "assistant", where);
@@ -93,7 +110,9 @@ function renderMessage(m: Message, i: number, out: OpenAIResponsesItem[]): void 
   const mm = m.role === "tool" ? undefined : responsesMeta.message(m);
   const role: WireRole = m.role === "tool" ? "user" : m.role === "system" ? (mm?.role ?? "system") : m.role;
   const at = (k: number) => `messages[${i}].parts[${k}]`;
-  const runs = new ContentRuns<ContentPart, OpenAIResponsesItem>(out, (parts, indices, first) => messageItem(role, parts, first ? mm : undefined, (k) => at(indices[k]!)));
+  const runs = new ContentRuns<ContentPart, OpenAIResponsesItem>(out, (parts, indices, first) =>
+    messageItem(role, parts, first ? mm : undefined, (k) => at(indices[k]!)),
+  );
   m.parts.forEach((p, k) => {
     const pm = responsesMeta.get(p);
     switch (p.type) {

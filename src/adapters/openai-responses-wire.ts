@@ -13,17 +13,56 @@ export const R = "openai-responses" as const;
 // ---------------------------------------------------------------------------------------------
 // Wire types.
 
-export interface OpenAIResponsesInputText { type: "input_text"; text: string; [key: string]: unknown }
-export interface OpenAIResponsesOutputText { type: "output_text"; text: string; annotations?: unknown[]; logprobs?: unknown[]; [key: string]: unknown }
-export interface OpenAIResponsesRefusal { type: "refusal"; refusal: string; [key: string]: unknown }
-export interface OpenAIResponsesInputImage { type: "input_image"; image_url?: string | null; file_id?: string | null; detail?: string; [key: string]: unknown }
-export interface OpenAIResponsesInputFile { type: "input_file"; file_data?: string; file_id?: string | null; file_url?: string; filename?: string; [key: string]: unknown }
-export interface OpenAIResponsesInputAudio { type: "input_audio"; input_audio: { data: string; format: string; [key: string]: unknown }; [key: string]: unknown }
+export interface OpenAIResponsesInputText {
+  type: "input_text";
+  text: string;
+  [key: string]: unknown;
+}
+export interface OpenAIResponsesOutputText {
+  type: "output_text";
+  text: string;
+  annotations?: unknown[];
+  logprobs?: unknown[];
+  [key: string]: unknown;
+}
+export interface OpenAIResponsesRefusal {
+  type: "refusal";
+  refusal: string;
+  [key: string]: unknown;
+}
+export interface OpenAIResponsesInputImage {
+  type: "input_image";
+  image_url?: string | null;
+  file_id?: string | null;
+  detail?: string;
+  [key: string]: unknown;
+}
+export interface OpenAIResponsesInputFile {
+  type: "input_file";
+  file_data?: string;
+  file_id?: string | null;
+  file_url?: string;
+  filename?: string;
+  [key: string]: unknown;
+}
+export interface OpenAIResponsesInputAudio {
+  type: "input_audio";
+  input_audio: { data: string; format: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
 /** A content part of a type ctxfold does not know. */
-export interface OpenAIResponsesOtherPart { type: string; [key: string]: unknown }
+export interface OpenAIResponsesOtherPart {
+  type: string;
+  [key: string]: unknown;
+}
 export type OpenAIResponsesContentPart =
-  | OpenAIResponsesInputText | OpenAIResponsesOutputText | OpenAIResponsesRefusal
-  | OpenAIResponsesInputImage | OpenAIResponsesInputFile | OpenAIResponsesInputAudio | OpenAIResponsesOtherPart;
+  | OpenAIResponsesInputText
+  | OpenAIResponsesOutputText
+  | OpenAIResponsesRefusal
+  | OpenAIResponsesInputImage
+  | OpenAIResponsesInputFile
+  | OpenAIResponsesInputAudio
+  | OpenAIResponsesOtherPart;
 
 export interface OpenAIResponsesMessageItem {
   type?: "message";
@@ -50,7 +89,14 @@ export interface OpenAIResponsesFunctionCallOutput {
   status?: string | null;
   [key: string]: unknown;
 }
-export interface OpenAIResponsesCustomToolCall { type: "custom_tool_call"; call_id: string; name: string; input: string; id?: string; [key: string]: unknown }
+export interface OpenAIResponsesCustomToolCall {
+  type: "custom_tool_call";
+  call_id: string;
+  name: string;
+  input: string;
+  id?: string;
+  [key: string]: unknown;
+}
 export interface OpenAIResponsesCustomToolCallOutput {
   type: "custom_tool_call_output";
   call_id: string;
@@ -79,23 +125,59 @@ export interface OpenAIResponsesCompaction {
   [key: string]: unknown;
 }
 /** An item of a type ctxfold does not model (web_search_call, item_reference, compaction_trigger, ...). */
-export interface OpenAIResponsesOtherItem { type: string; [key: string]: unknown }
+export interface OpenAIResponsesOtherItem {
+  type: string;
+  [key: string]: unknown;
+}
 export type OpenAIResponsesItem =
-  | OpenAIResponsesMessageItem | OpenAIResponsesFunctionCall | OpenAIResponsesFunctionCallOutput | OpenAIResponsesCustomToolCall
-  | OpenAIResponsesCustomToolCallOutput | OpenAIResponsesReasoning | OpenAIResponsesCompaction | OpenAIResponsesOtherItem;
+  | OpenAIResponsesMessageItem
+  | OpenAIResponsesFunctionCall
+  | OpenAIResponsesFunctionCallOutput
+  | OpenAIResponsesCustomToolCall
+  | OpenAIResponsesCustomToolCallOutput
+  | OpenAIResponsesReasoning
+  | OpenAIResponsesCompaction
+  | OpenAIResponsesOtherItem;
 export type OpenAIResponsesWire = OpenAIResponsesItem[];
 
 // ---------------------------------------------------------------------------------------------
 // Wire schemas. Loose objects: unknown fields pass and are carried.
 
-export const OpenAIResponsesContentPartSchema = taggedUnion(new Map<string, z.ZodType>([
-  ["input_text", z.looseObject({ type: z.literal("input_text"), text: z.string() })],
-  ["output_text", z.looseObject({ type: z.literal("output_text"), text: z.string(), annotations: z.array(z.unknown()).optional(), logprobs: z.array(z.unknown()).nullable().optional() })],
-  ["refusal", z.looseObject({ type: z.literal("refusal"), refusal: z.string() })],
-  ["input_image", z.looseObject({ type: z.literal("input_image"), image_url: z.string().nullable().optional(), file_id: z.string().nullable().optional(), detail: z.string().optional() })],
-  ["input_file", z.looseObject({ type: z.literal("input_file"), file_data: z.string().optional(), file_id: z.string().nullable().optional(), file_url: z.string().optional(), filename: z.string().optional() })],
-  ["input_audio", z.looseObject({ type: z.literal("input_audio"), input_audio: z.looseObject({ data: z.string(), format: z.string() }) })],
-]));
+export const OpenAIResponsesContentPartSchema = taggedUnion(
+  new Map<string, z.ZodType>([
+    ["input_text", z.looseObject({ type: z.literal("input_text"), text: z.string() })],
+    [
+      "output_text",
+      z.looseObject({
+        type: z.literal("output_text"),
+        text: z.string(),
+        annotations: z.array(z.unknown()).optional(),
+        logprobs: z.array(z.unknown()).nullable().optional(),
+      }),
+    ],
+    ["refusal", z.looseObject({ type: z.literal("refusal"), refusal: z.string() })],
+    [
+      "input_image",
+      z.looseObject({
+        type: z.literal("input_image"),
+        image_url: z.string().nullable().optional(),
+        file_id: z.string().nullable().optional(),
+        detail: z.string().optional(),
+      }),
+    ],
+    [
+      "input_file",
+      z.looseObject({
+        type: z.literal("input_file"),
+        file_data: z.string().optional(),
+        file_id: z.string().nullable().optional(),
+        file_url: z.string().optional(),
+        filename: z.string().optional(),
+      }),
+    ],
+    ["input_audio", z.looseObject({ type: z.literal("input_audio"), input_audio: z.looseObject({ data: z.string(), format: z.string() }) })],
+  ]),
+);
 const ContentSchema = z.union([z.string(), z.array(OpenAIResponsesContentPartSchema)]);
 
 export const OpenAIResponsesMessageItemSchema = z.looseObject({
@@ -195,7 +277,6 @@ export interface OpenAIResponsesPartMeta {
   /** Unknown fields of the wire object (content part, call, output or reasoning item). */
   fields?: Record<string, unknown>;
 }
-
 
 /** @internal `meta["openai-responses"]` of canonical messages and parts. */
 export const responsesMeta = formatMeta<OpenAIResponsesMessageMeta, OpenAIResponsesPartMeta>(R);

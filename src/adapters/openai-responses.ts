@@ -56,15 +56,38 @@ import { renderOpenAIResponses } from "./openai-responses-render.js";
 import { type OpenAIResponsesWire, R } from "./openai-responses-wire.js";
 
 export type {
-  OpenAIResponsesCompaction, OpenAIResponsesContentPart, OpenAIResponsesCustomToolCall, OpenAIResponsesCustomToolCallOutput, OpenAIResponsesFunctionCall,
-  OpenAIResponsesFunctionCallOutput, OpenAIResponsesInputAudio, OpenAIResponsesInputFile, OpenAIResponsesInputImage, OpenAIResponsesInputText,
-  OpenAIResponsesItem, OpenAIResponsesMessageItem, OpenAIResponsesMessageMeta, OpenAIResponsesOtherItem, OpenAIResponsesOtherPart,
-  OpenAIResponsesOutputText, OpenAIResponsesPartMeta, OpenAIResponsesReasoning, OpenAIResponsesRefusal, OpenAIResponsesWire,
+  OpenAIResponsesCompaction,
+  OpenAIResponsesContentPart,
+  OpenAIResponsesCustomToolCall,
+  OpenAIResponsesCustomToolCallOutput,
+  OpenAIResponsesFunctionCall,
+  OpenAIResponsesFunctionCallOutput,
+  OpenAIResponsesInputAudio,
+  OpenAIResponsesInputFile,
+  OpenAIResponsesInputImage,
+  OpenAIResponsesInputText,
+  OpenAIResponsesItem,
+  OpenAIResponsesMessageItem,
+  OpenAIResponsesMessageMeta,
+  OpenAIResponsesOtherItem,
+  OpenAIResponsesOtherPart,
+  OpenAIResponsesOutputText,
+  OpenAIResponsesPartMeta,
+  OpenAIResponsesReasoning,
+  OpenAIResponsesRefusal,
+  OpenAIResponsesWire,
 } from "./openai-responses-wire.js";
 export {
-  OpenAIResponsesCompactionSchema, OpenAIResponsesContentPartSchema, OpenAIResponsesCustomToolCallOutputSchema, OpenAIResponsesCustomToolCallSchema,
-  OpenAIResponsesFunctionCallOutputSchema, OpenAIResponsesFunctionCallSchema, OpenAIResponsesItemSchema, OpenAIResponsesMessageItemSchema,
-  OpenAIResponsesOtherItemSchema, OpenAIResponsesReasoningSchema,
+  OpenAIResponsesCompactionSchema,
+  OpenAIResponsesContentPartSchema,
+  OpenAIResponsesCustomToolCallOutputSchema,
+  OpenAIResponsesCustomToolCallSchema,
+  OpenAIResponsesFunctionCallOutputSchema,
+  OpenAIResponsesFunctionCallSchema,
+  OpenAIResponsesItemSchema,
+  OpenAIResponsesMessageItemSchema,
+  OpenAIResponsesOtherItemSchema,
+  OpenAIResponsesReasoningSchema,
 } from "./openai-responses-wire.js";
 
 /** The OpenAI Responses adapter (see the module comment for every mapping decision). */

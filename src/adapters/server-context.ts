@@ -39,9 +39,12 @@ function carriedType(p: Part): string | undefined {
 /** Which server-side context part `p` is (see the module comment), or undefined for any other part. */
 export function serverContextKind(p: Part): ServerContextKind | undefined {
   switch (carriedType(p)) {
-    case "compaction": return "compaction";
-    case "compaction_trigger": return responsesMeta.get(p)?.item ? "compaction-trigger" : undefined;
-    default: return undefined;
+    case "compaction":
+      return "compaction";
+    case "compaction_trigger":
+      return responsesMeta.get(p)?.item ? "compaction-trigger" : undefined;
+    default:
+      return undefined;
   }
 }
 

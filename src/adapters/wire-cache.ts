@@ -156,7 +156,7 @@ export class WireCache {
       }
     }
     const { out, starts, wireAt } = this.#reusedPrefix(messages, i);
-    if (starts.length > 0) i = starts.pop()!, out.length = wireAt.pop()!;
+    if (starts.length > 0) (i = starts.pop()!), (out.length = wireAt.pop()!);
     while (i < messages.length) {
       const end = unitEnd(this.format, messages, i);
       const unit = this.#unit(messages, i, end);

@@ -21,7 +21,8 @@ export type CompactionScope = { kind: "fixed-count"; count: number } | { kind: "
 
 /** FixedCount(n): a fixed number of earlier loops on the active chain (default 3). */
 export function FixedCount(count = 3): CompactionScope {
-  if (!Number.isInteger(count) || count < 0) throw new CtxfoldError("E_BAD_INPUT", `must be a non-negative integer, got ${String(count)}`, { path: "FixedCount" });
+  if (!Number.isInteger(count) || count < 0)
+    throw new CtxfoldError("E_BAD_INPUT", `must be a non-negative integer, got ${String(count)}`, { path: "FixedCount" });
   return { kind: "fixed-count", count };
 }
 
@@ -131,7 +132,9 @@ export function resolveSessionConfig(input: SessionCompactionInput = {}, path = 
   const { inMemoryStrategy, blockStrategy, beforeCompactionStart, afterCompactionEnd, ...settings } = input;
   const r = CompactionSettings.safeParse(readDeprecatedNames(settings, kDeprecatedSessionNames, path));
   if (!r.success) {
-    throw configError(issueAsGiven(r.error.issues[0], settings, kDeprecatedSessionNames), path, { options: [...Object.keys(kDefaultCompactionSettings), "inMemoryStrategy", "blockStrategy", "beforeCompactionStart", "afterCompactionEnd"] });
+    throw configError(issueAsGiven(r.error.issues[0], settings, kDeprecatedSessionNames), path, {
+      options: [...Object.keys(kDefaultCompactionSettings), "inMemoryStrategy", "blockStrategy", "beforeCompactionStart", "afterCompactionEnd"],
+    });
   }
   for (const [name, fn] of Object.entries({ beforeCompactionStart, afterCompactionEnd })) {
     if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: `${path}.${name}` });
@@ -144,7 +147,11 @@ export function resolveSessionConfig(input: SessionCompactionInput = {}, path = 
  * compaction fires when it falls below `compactBudgetThresholdPct` of the window. With the
  * defaults and a 100k window: the limit is 90k, and compaction fires above 85k used.
  */
-export function shouldCompactSession(usedTokens: number, maxContextTokens: number, config: Pick<CompactionSettings, "compactAtPct" | "compactBudgetThresholdPct"> = kDefaultCompactionSettings): boolean {
+export function shouldCompactSession(
+  usedTokens: number,
+  maxContextTokens: number,
+  config: Pick<CompactionSettings, "compactAtPct" | "compactBudgetThresholdPct"> = kDefaultCompactionSettings,
+): boolean {
   const headroom = config.compactAtPct * maxContextTokens - usedTokens;
   return headroom < config.compactBudgetThresholdPct * maxContextTokens;
 }

@@ -104,7 +104,13 @@ export function compactionEnded(info: CompactionInfo & { tokensAfter: number }, 
 }
 
 export function compactionBlockStale(fields: { sessionId?: string; loopId: string | number; reason: string }, at?: EventTime): CompactionBlockStaleEvent {
-  return { type: "compaction_block_stale", at: iso(at), ...(fields.sessionId !== undefined ? { sessionId: fields.sessionId } : {}), loopId: fields.loopId, reason: fields.reason };
+  return {
+    type: "compaction_block_stale",
+    at: iso(at),
+    ...(fields.sessionId !== undefined ? { sessionId: fields.sessionId } : {}),
+    loopId: fields.loopId,
+    reason: fields.reason,
+  };
 }
 
 export function sessionOverlayCorrupt(fields: { sessionId: string; path: string; reason: string }, at?: EventTime): SessionOverlayCorruptEvent {

@@ -10,8 +10,15 @@ export { activeChain, buildContextFromSession, compactContext, compactSessionLoo
 export type { OrchestrationOptions, CompactionTarget, CompactContextResult } from "./orchestration.js";
 export { assignTurns, sessionFromMessages } from "./loops.js";
 export {
-  SessionEvent, CompactionStartedEvent, CompactionEndedEvent, CompactionBlockStaleEvent, SessionOverlayCorruptEvent,
-  compactionStarted, compactionEnded, compactionBlockStale, sessionOverlayCorrupt,
+  SessionEvent,
+  CompactionStartedEvent,
+  CompactionEndedEvent,
+  CompactionBlockStaleEvent,
+  SessionOverlayCorruptEvent,
+  compactionStarted,
+  compactionEnded,
+  compactionBlockStale,
+  sessionOverlayCorrupt,
 } from "./events.js";
 export type { SessionEventType, EventSink, EventTime } from "./events.js";
 export { SessionRecorder, readSessionEvents } from "./recorder.js";

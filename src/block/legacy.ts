@@ -56,7 +56,14 @@ import type { Message } from "../model/schema.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { tokenMeasure, type TokenMeasure } from "../tokens/measure.js";
 import { defaultTokenCounter, TokenCounter } from "../tokens/token-counter.js";
-import { resolveSessionConfig, shouldCompactSession, type SessionCompactionConfig, type SessionCompactionInput, type CompactionSettings, type CompactionStrategy } from "./config.js";
+import {
+  resolveSessionConfig,
+  shouldCompactSession,
+  type SessionCompactionConfig,
+  type SessionCompactionInput,
+  type CompactionSettings,
+  type CompactionStrategy,
+} from "./config.js";
 import { cutRefsOf, removeMiddle, type CutMessages } from "./legacy-middle.js";
 import { truncateToolOutputs } from "./turns.js";
 
@@ -124,7 +131,10 @@ export function targetTokens(config: Pick<CompactionSettings, "compactAtPct" | "
  * keeps role alternation wherever the input had it.
  */
 export function compactMessages(
-  messages: readonly Message[], config: SessionCompactionInput, maxContextTokens: number, options: CompactMessagesOptions = {},
+  messages: readonly Message[],
+  config: SessionCompactionInput,
+  maxContextTokens: number,
+  options: CompactMessagesOptions = {},
 ): CompactMessagesResult {
   if (typeof maxContextTokens !== "number" || !(maxContextTokens > 0)) {
     throw new CtxfoldError("E_BAD_INPUT", `must be a positive number, got ${String(maxContextTokens)}`, { path: "maxContextTokens" });
@@ -136,8 +146,22 @@ export function compactMessages(
   const measure = tokenMeasure(counter);
   // One estimator batch for the input; each message's tokens are then memoised by the measure.
   const tokensBefore = measure.sum(messages);
-  const result = (out: Message[], level: CompactionLevel, t: number, refs: string[], extra: { historyRef?: string; removedTurns?: number } = {}): CompactMessagesResult => ({
-    messages: out, level, tokensBefore, tokensAfter: t, target, fits: t <= target, refs, historyRef: extra.historyRef, removedTurns: extra.removedTurns ?? 0,
+  const result = (
+    out: Message[],
+    level: CompactionLevel,
+    t: number,
+    refs: string[],
+    extra: { historyRef?: string; removedTurns?: number } = {},
+  ): CompactMessagesResult => ({
+    messages: out,
+    level,
+    tokensBefore,
+    tokensAfter: t,
+    target,
+    fits: t <= target,
+    refs,
+    historyRef: extra.historyRef,
+    removedTurns: extra.removedTurns ?? 0,
   });
 
   if (tokensBefore <= target) return result([...messages], 0, tokensBefore, []);
@@ -153,7 +177,14 @@ export function compactMessages(
  * first, re-measuring after each, until within the target: the newest outputs are cut last.
  * `total` is the input's estimate.
  */
-function cutOldestOutputs(messages: readonly Message[], total: number, maxLines: number, store: OffloadStore, measure: TokenMeasure, target: number): CutMessages {
+function cutOldestOutputs(
+  messages: readonly Message[],
+  total: number,
+  maxLines: number,
+  store: OffloadStore,
+  measure: TokenMeasure,
+  target: number,
+): CutMessages {
   const cut: CutMessages = { messages: [...messages], tokens: messages.map((m) => measure.of(m)), total, refs: messages.map(() => []) };
   for (let i = 0; i < cut.messages.length && cut.total > target; i++) {
     const m = cut.messages[i];
@@ -178,12 +209,14 @@ export class DefaultCompaction implements CompactionStrategy {
   readonly store: OffloadStore;
   readonly counter: TokenCounter;
 
-  constructor(options: {
-    /** Where cut outputs and removed messages are stored. @default a new in-memory store */
-    store?: OffloadStore;
-    /** Token estimates. @default a new TokenCounter (o200k_base) */
-    counter?: TokenCounter;
-  } = {}) {
+  constructor(
+    options: {
+      /** Where cut outputs and removed messages are stored. @default a new in-memory store */
+      store?: OffloadStore;
+      /** Token estimates. @default a new TokenCounter (o200k_base) */
+      counter?: TokenCounter;
+    } = {},
+  ) {
     this.store = options.store ?? createMemoryStore();
     this.counter = options.counter ?? new TokenCounter();
   }

@@ -24,7 +24,8 @@ export { estimateMessages };
 /** The loops of the active chain: the session's loops up to and including the current one. */
 export function activeChain(session: Session, currentLoopId: string | number): Loop[] {
   const at = session.loops.findIndex((l) => l.id === currentLoopId);
-  if (at < 0) throw new CtxfoldError("E_BAD_INPUT", `no loop ${JSON.stringify(currentLoopId)} in session ${JSON.stringify(session.id)}`, { path: "currentLoopId" });
+  if (at < 0)
+    throw new CtxfoldError("E_BAD_INPUT", `no loop ${JSON.stringify(currentLoopId)} in session ${JSON.stringify(session.id)}`, { path: "currentLoopId" });
   return session.loops.slice(0, at + 1);
 }
 
@@ -35,7 +36,13 @@ export function activeChain(session: Session, currentLoopId: string | number): L
  * still under maxContextTokens — so the loop that crosses the budget is taken, even one whose
  * raw messages alone exceed it (block compaction's design: its summaries fit even when its originals do not).
  */
-export function resolveScope(_session: Session, chain: readonly Loop[], scope: CompactionScope, maxContextTokens: number, options: OrchestrationOptions = {}): number {
+export function resolveScope(
+  _session: Session,
+  chain: readonly Loop[],
+  scope: CompactionScope,
+  maxContextTokens: number,
+  options: OrchestrationOptions = {},
+): number {
   const earlier = chain.length - 1;
   if (scope.kind === "fixed-count") return Math.min(scope.count, Math.max(0, earlier));
   const counter = counterOf(options);
@@ -57,7 +64,10 @@ export function resolveScope(_session: Session, chain: readonly Loop[], scope: C
  * out of context. Where two loaded pieces put same-role messages side by side they are merged.
  */
 export function buildContextFromSession(
-  session: Session, currentLoopId: string | number, config: SessionCompactionInput = {}, maxContextTokens = Infinity,
+  session: Session,
+  currentLoopId: string | number,
+  config: SessionCompactionInput = {},
+  maxContextTokens = Infinity,
   options: OrchestrationOptions = {},
 ): Message[] {
   const cfg = resolveSessionConfig(config);
@@ -69,7 +79,13 @@ export function buildContextFromSession(
   if (first > 0) pieces.push(chain[0].messages.filter((m) => m.role === "system"));
   for (let i = first; i < chain.length; i++) {
     const { messages, stale } = loadLoop(chain[i], i === chain.length - 1);
-    if (stale) options.onEvent?.(compactionBlockStale({ sessionId: session.id, loopId: chain[i].id, reason: "the loop's messages changed after its block was made (source hash differs)" }, now()));
+    if (stale)
+      options.onEvent?.(
+        compactionBlockStale(
+          { sessionId: session.id, loopId: chain[i].id, reason: "the loop's messages changed after its block was made (source hash differs)" },
+          now(),
+        ),
+      );
     pieces.push(messages);
   }
   return joinPieces(pieces.filter((p) => p.length > 0));
@@ -84,8 +100,12 @@ export function buildContextFromSession(
  * of the built context before and after.
  */
 export function compactSessionLoops(
-  session: Session, currentLoopId: string | number, strategy: BlockCompactionStrategy | undefined, config: SessionCompactionInput = {},
-  maxContextTokens = Infinity, options: OrchestrationOptions = {},
+  session: Session,
+  currentLoopId: string | number,
+  strategy: BlockCompactionStrategy | undefined,
+  config: SessionCompactionInput = {},
+  maxContextTokens = Infinity,
+  options: OrchestrationOptions = {},
 ): Session {
   const cfg = resolveSessionConfig(config);
   const block = strategy ?? cfg.blockStrategy ?? new DefaultBlockCompaction({ counter: counterOf(options) });
@@ -95,7 +115,10 @@ export function compactSessionLoops(
   const counter = counterOf(options);
   const targets = chain.slice(chain.length - 1 - n).reverse();
   const info: CompactionInfo = {
-    sessionId: session.id, loopId: currentLoopId, loopIds: targets.map((l) => l.id), maxContextTokens,
+    sessionId: session.id,
+    loopId: currentLoopId,
+    loopIds: targets.map((l) => l.id),
+    maxContextTokens,
     tokensBefore: estimateMessages(buildContextFromSession(session, currentLoopId, cfg, maxContextTokens, { ...options, onEvent: undefined }), counter),
   };
   const started = Date.now();
@@ -128,7 +151,12 @@ export interface CompactContextResult {
  * inMemoryStrategy, else DefaultCompaction) rewrites the messages. The callbacks and the
  * compaction_started / compaction_ended events fire on both paths.
  */
-export function compactContext(target: CompactionTarget, config: SessionCompactionInput = {}, maxContextTokens = Infinity, options: OrchestrationOptions = {}): CompactContextResult {
+export function compactContext(
+  target: CompactionTarget,
+  config: SessionCompactionInput = {},
+  maxContextTokens = Infinity,
+  options: OrchestrationOptions = {},
+): CompactContextResult {
   const cfg = resolveSessionConfig(config);
   if (target.session) {
     const session = compactSessionLoops(target.session, target.currentLoopId, undefined, cfg, maxContextTokens, options);

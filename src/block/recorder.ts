@@ -22,7 +22,6 @@ import { errorCode, errorMessage } from "../store/fs-ops.js";
 import { CtxfoldError } from "../errors.js";
 import { SessionEvent, type EventSink } from "./events.js";
 
-
 /** The first zod issue as `field: message`. */
 function describeIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): { field: string; message: string } {
   const issue = error.issues[0];

@@ -184,20 +184,22 @@ export interface FsSessionStoreOptions {
 }
 
 /** The manifest: the chain (loop ids, oldest first) and each loop's file key. */
-const Manifest = z.strictObject({
-  version: z.literal(1),
-  id: z.string(),
-  loops: z.array(Loop.shape.id),
-  /** keys[i] names loops/<key>.json and blocks/<key>.json of loops[i]. */
-  keys: z.array(z.number().int().nonnegative()),
-  /** The next key to hand out; never decreases, so a key is never reused for another loop. */
-  nextKey: z.number().int().nonnegative(),
-}).superRefine((m, ctx) => {
-  if (m.keys.length !== m.loops.length) ctx.addIssue({ code: "custom", message: `${m.loops.length} loops but ${m.keys.length} keys`, path: ["keys"] });
-  if (new Set(m.loops.map(idKey)).size !== m.loops.length) ctx.addIssue({ code: "custom", message: "duplicate loop id", path: ["loops"] });
-  if (new Set(m.keys).size !== m.keys.length) ctx.addIssue({ code: "custom", message: "duplicate key", path: ["keys"] });
-  if (m.keys.some((k) => k >= m.nextKey)) ctx.addIssue({ code: "custom", message: "a key is not below nextKey", path: ["nextKey"] });
-});
+const Manifest = z
+  .strictObject({
+    version: z.literal(1),
+    id: z.string(),
+    loops: z.array(Loop.shape.id),
+    /** keys[i] names loops/<key>.json and blocks/<key>.json of loops[i]. */
+    keys: z.array(z.number().int().nonnegative()),
+    /** The next key to hand out; never decreases, so a key is never reused for another loop. */
+    nextKey: z.number().int().nonnegative(),
+  })
+  .superRefine((m, ctx) => {
+    if (m.keys.length !== m.loops.length) ctx.addIssue({ code: "custom", message: `${m.loops.length} loops but ${m.keys.length} keys`, path: ["keys"] });
+    if (new Set(m.loops.map(idKey)).size !== m.loops.length) ctx.addIssue({ code: "custom", message: "duplicate loop id", path: ["loops"] });
+    if (new Set(m.keys).size !== m.keys.length) ctx.addIssue({ code: "custom", message: "duplicate key", path: ["keys"] });
+    if (m.keys.some((k) => k >= m.nextKey)) ctx.addIssue({ code: "custom", message: "a key is not below nextKey", path: ["nextKey"] });
+  });
 type Manifest = z.infer<typeof Manifest>;
 
 const LoopFile = Loop.pick({ id: true, messages: true });
@@ -226,7 +228,10 @@ function encodeJson(value: unknown, what: string): Uint8Array {
  * store's directory, and the hash keeps ids that share a prefix apart.
  */
 export function sessionDirName(sessionId: string): string {
-  const readable = checkSessionId(sessionId).slice(0, kReadableChars).replace(/[^A-Za-z0-9_-]/g, "_").replace(/^-/, "_");
+  const readable = checkSessionId(sessionId)
+    .slice(0, kReadableChars)
+    .replace(/[^A-Za-z0-9_-]/g, "_")
+    .replace(/^-/, "_");
   return `${readable || "session"}-${hashToHex(hashText(sessionId))}`;
 }
 

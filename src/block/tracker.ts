@@ -54,10 +54,13 @@ export interface UsageReport {
   estimatedTokens?: number;
 }
 
-
 function checkNumber(value: unknown, field: string, positive = false): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || (positive && value === 0)) {
-    throw new CtxfoldError("E_BAD_INPUT", `expected a ${positive ? "positive" : "non-negative"} finite number, got ${typeof value === "number" ? String(value) : typeof value}`, { path: field });
+    throw new CtxfoldError(
+      "E_BAD_INPUT",
+      `expected a ${positive ? "positive" : "non-negative"} finite number, got ${typeof value === "number" ? String(value) : typeof value}`,
+      { path: field },
+    );
   }
   return value;
 }
@@ -86,7 +89,8 @@ export class ContextTracker {
   constructor(options: ContextTrackerOptions) {
     if (typeof options !== "object" || options === null) throw new CtxfoldError("E_BAD_INPUT", "expected an options object", { path: "options" });
     this.maxContextTokens = checkNumber(options.maxContextTokens, "maxContextTokens", true);
-    if (options.counter !== undefined && typeof (options.counter as Partial<TokenCounter> | null)?.estimateMany !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a TokenCounter", { path: "counter" });
+    if (options.counter !== undefined && typeof (options.counter as Partial<TokenCounter> | null)?.estimateMany !== "function")
+      throw new CtxfoldError("E_BAD_INPUT", "expected a TokenCounter", { path: "counter" });
     this.counter = options.counter ?? new TokenCounter();
     const r = TriggerSchema.safeParse(options.config ?? {});
     if (!r.success) throw configError(r.error.issues[0], "config");

@@ -86,7 +86,8 @@ function isCutAlready(lines: readonly string[], maxLines: number): boolean {
  * - The empty output is never cut (there is nothing to recover).
  */
 export function truncateToolOutput(text: string, maxLines: number, store: OffloadStore): { text: string; ref?: string; cut: boolean } {
-  if (!Number.isInteger(maxLines) || maxLines < 0) throw new CtxfoldError("E_BAD_INPUT", `must be a non-negative integer, got ${String(maxLines)}`, { path: "maxLines" });
+  if (!Number.isInteger(maxLines) || maxLines < 0)
+    throw new CtxfoldError("E_BAD_INPUT", `must be a non-negative integer, got ${String(maxLines)}`, { path: "maxLines" });
   if (text.length === 0) return { text, cut: false };
   const eol = /\r?\n/.exec(text);
   const sep = eol ? eol[0] : "\n";
@@ -169,7 +170,10 @@ function roleText(messages: readonly Message[], role: Message["role"]): string {
  * call arguments of `messages`, see argumentSecrets).
  */
 export function summarizeTurn(
-  messages: readonly Message[], label: string, reducer: StepReducer = new StepReducer({ offload: false }), secrets: readonly string[] = argumentSecrets(messages),
+  messages: readonly Message[],
+  label: string,
+  reducer: StepReducer = new StepReducer({ offload: false }),
+  secrets: readonly string[] = argumentSecrets(messages),
 ): string {
   const bits: string[] = [];
   const user = roleText(messages, "user");

@@ -100,7 +100,10 @@ export class UsageError extends Error {}
  * library: no dependency, and strict parsing is what the commands need; the suggestion and the
  * per-command --help are all a library would add here.)
  */
-export function parseCli(argv: string[], options: NonNullable<ParseArgsConfig["options"]>): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+export function parseCli(
+  argv: string[],
+  options: NonNullable<ParseArgsConfig["options"]>,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args: negativeValuesJoined(argv, options), allowPositionals: true, strict: true, options });
     return { values: values as Record<string, string | boolean | undefined>, positionals };
@@ -158,7 +161,8 @@ export function intOption(value: string | undefined, name: string, fallback?: nu
     return fallback;
   }
   const n = positiveInteger(value);
-  if (n === undefined) throw new UsageError(`--${name}: expected a positive integer, got ${JSON.stringify(value)} (decimal digits, at most ${Number.MAX_SAFE_INTEGER})`);
+  if (n === undefined)
+    throw new UsageError(`--${name}: expected a positive integer, got ${JSON.stringify(value)} (decimal digits, at most ${Number.MAX_SAFE_INTEGER})`);
   return n;
 }
 
@@ -224,7 +228,12 @@ export function atLine(err: unknown, file: string, line: number): CtxfoldError {
  * the library's own names, to the library's Format; "auto" is undefined (detected per run).
  */
 const kFormatNames: Readonly<Record<string, Format | undefined>> = {
-  auto: undefined, openai: "openai-chat", responses: "openai-responses", anthropic: "anthropic", "ai-sdk": "ai-sdk", langchain: "langchain",
+  auto: undefined,
+  openai: "openai-chat",
+  responses: "openai-responses",
+  anthropic: "anthropic",
+  "ai-sdk": "ai-sdk",
+  langchain: "langchain",
   ...Object.fromEntries(kFormats.map((f) => [f, f])),
 };
 

@@ -20,7 +20,17 @@ import { worker } from "./commands/worker.js";
 import { commandUsage, kCommandUsage, nearest, usage } from "./usage.js";
 
 const kCommands: Record<string, Command> = {
-  compact, worker, stats, explain, show, mcp, validate, eval: evalCommand, bench, count, hash,
+  compact,
+  worker,
+  stats,
+  explain,
+  show,
+  mcp,
+  validate,
+  eval: evalCommand,
+  bench,
+  count,
+  hash,
 };
 
 /**

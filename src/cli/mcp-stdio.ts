@@ -44,7 +44,11 @@ export class BoundedStdioTransport implements Transport {
   readonly #ondata = (chunk: Buffer) => this.#take(chunk);
   readonly #onerror = (error: Error) => this.onerror?.(error);
 
-  constructor(private readonly stdin: Readable, private readonly stdout: Writable, readonly maxLineBytes: number) {}
+  constructor(
+    private readonly stdin: Readable,
+    private readonly stdout: Writable,
+    readonly maxLineBytes: number,
+  ) {}
 
   async start(): Promise<void> {
     this.stdin.on("data", this.#ondata);
@@ -113,7 +117,11 @@ export class BoundedStdioTransport implements Transport {
       // JSON.parse's own message quotes the line around the fault (a client's token, say): the log gets its reason without the text.
       const why = err instanceof SyntaxError ? jsonSyntaxReason(err.message, line) : "JSON, but not of a JSON-RPC message's shape";
       this.onerror?.(new Error(`a line that is not a JSON-RPC message (${why}); answered with a parse error`));
-      void this.send({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the line is not a JSON-RPC message" } } as unknown as JSONRPCMessage);
+      void this.send({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: "Parse error: the line is not a JSON-RPC message" },
+      } as unknown as JSONRPCMessage);
       return;
     }
     this.onmessage?.(message);

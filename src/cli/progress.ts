@@ -20,7 +20,10 @@ export class ProgressLine {
   #last = -Infinity;
   /** The first report: pace and ETA count from it, so a resumed batch's earlier share does not count. */
   #first: { s: number; f: number; runs: number } | undefined;
-  constructor(readonly io: Pick<CliIo, "stderr">, readonly now: () => number = () => performance.now()) {}
+  constructor(
+    readonly io: Pick<CliIo, "stderr">,
+    readonly now: () => number = () => performance.now(),
+  ) {}
 
   draw(p: ProgressReport): void {
     const s = p.elapsedMs / 1000;

@@ -144,7 +144,20 @@ export function table(rows: readonly (readonly string[])[], options: { indent?: 
     used += 2 + widths[i];
   }
   if (groups.length === 0) groups.push([]);
-  return groups
-    .map((cols) => rows.map((r) => indent + [0, ...cols].map((i) => (left(i) ? (r[i] ?? "").padEnd(widths[i]) : (r[i] ?? "").padStart(widths[i]))).join("  ").trimEnd()).join("\n"))
-    .join("\n\n") + "\n";
+  return (
+    groups
+      .map((cols) =>
+        rows
+          .map(
+            (r) =>
+              indent +
+              [0, ...cols]
+                .map((i) => (left(i) ? (r[i] ?? "").padEnd(widths[i]) : (r[i] ?? "").padStart(widths[i])))
+                .join("  ")
+                .trimEnd(),
+          )
+          .join("\n"),
+      )
+      .join("\n\n") + "\n"
+  );
 }

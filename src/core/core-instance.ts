@@ -1,11 +1,5 @@
 import { CtxfoldError, notStringError, tooLargeError } from "../errors.js";
-import {
-  kDefaultBatchBytes,
-  kDefaultHashSeed,
-  kMaxRetainedMemoryBytes,
-  kMaxWasmMemoryBytes,
-  kWasmPageBytes,
-} from "../constants.js";
+import { kDefaultBatchBytes, kDefaultHashSeed, kMaxRetainedMemoryBytes, kMaxWasmMemoryBytes, kWasmPageBytes } from "../constants.js";
 import { getCoreModule, kCoreAbiVersion } from "./load-core.js";
 
 /** What core.wasm exports (assembly/index.ts). Pointers and lengths are byte offsets. */
@@ -20,18 +14,32 @@ export interface CoreExports {
   featureBatch(data: number, offsets: number, n: number, out: number): number;
   featureCount(): number;
   buildTurnMap(turns: number, n: number, outStart: number, outEnd: number, outTurn: number): number;
-  groupCategories(
-    steps: number, n: number, flags: number,
-    outStart: number, outCount: number, outFailures: number, outStatus: number,
-  ): number;
+  groupCategories(steps: number, n: number, flags: number, outStart: number, outCount: number, outFailures: number, outStatus: number): number;
   termLinesScratch(m: number): number;
   termLines(
-    data: number, offsets: number, n: number, terms: number, termOffsets: number, flags: number, m: number,
-    scratch: number, out: number, ends: number, found: number,
+    data: number,
+    offsets: number,
+    n: number,
+    terms: number,
+    termOffsets: number,
+    flags: number,
+    m: number,
+    scratch: number,
+    out: number,
+    ends: number,
+    found: number,
   ): number;
   scanJson(
-    data: number, len: number, weights: number, outTape: number, max: number, outEstimates: number,
-    scratch: number, stack: number, maxDepth: number, outStatus: number,
+    data: number,
+    len: number,
+    weights: number,
+    outTape: number,
+    max: number,
+    outEstimates: number,
+    scratch: number,
+    stack: number,
+    maxDepth: number,
+    outStatus: number,
   ): number;
   specificTermSpans(data: number, offsets: number, n: number, out: number, ends: number, nonAscii: number, table: number, slots: number): number;
 }
@@ -185,7 +193,11 @@ export class CoreInstance {
     const want = kEstimateRows * this.#featureCount;
     if (!(weights instanceof Float64Array) || weights.length !== want) {
       const got = weights instanceof Float64Array ? `a Float64Array of ${weights.length}` : weights === null ? "null" : typeof weights;
-      throw new CtxfoldError("E_BAD_INPUT", `expected the estimator's weight table, a Float64Array of ${kEstimateRows} rows of ${this.#featureCount} weights; got ${got}`, { path: "weights" });
+      throw new CtxfoldError(
+        "E_BAD_INPUT",
+        `expected the estimator's weight table, a Float64Array of ${kEstimateRows} rows of ${this.#featureCount} weights; got ${got}`,
+        { path: "weights" },
+      );
     }
     this.#arenaBase = align16(this.#weightsAt + weights.byteLength);
     this.#ensure(0);
@@ -286,11 +298,7 @@ export class CoreInstance {
    * of its own) with `outBytesPerItem` of output space, and calls `fn` per batch with the
    * output pointer. Validates every item first, so a bad item fails before any work.
    */
-  forEachStringBatch(
-    texts: readonly unknown[],
-    outBytesPerItem: number,
-    fn: (batch: StringBatch, out: number) => void,
-  ): void {
+  forEachStringBatch(texts: readonly unknown[], outBytesPerItem: number, fn: (batch: StringBatch, out: number) => void): void {
     const n = texts.length;
     for (let i = 0; i < n; i++) {
       if (typeof texts[i] !== "string") throw notStringError(`texts[${i}]`, texts[i]);
@@ -441,9 +449,7 @@ export class CoreInstance {
     const outStatus = align16(outFailures + n * 4);
     this.#ensure(outStatus + 16 - input);
     this.#u8.set(steps, input);
-    const runs = this.run("groupCategories", (e) =>
-      e.groupCategories(input, n, flags, outStart, outCount, outFailures, outStatus),
-    );
+    const runs = this.run("groupCategories", (e) => e.groupCategories(input, n, flags, outStart, outCount, outFailures, outStatus));
     const i32 = this.#i32;
     return {
       start: i32.slice(outStart >>> 2, (outStart >>> 2) + runs),

@@ -13,15 +13,10 @@ let cachedModule: WebAssembly.Module | undefined;
  * host whose core.wasm lives elsewhere (a bundle) compiles it and hands it over (setCoreModule).
  */
 function locateCoreWasm(): string {
-  const candidates = ["../../build/core.wasm", "../../../build/core.wasm"].map((rel) =>
-    fileURLToPath(new URL(rel, import.meta.url)),
-  );
+  const candidates = ["../../build/core.wasm", "../../../build/core.wasm"].map((rel) => fileURLToPath(new URL(rel, import.meta.url)));
   const found = candidates.find((p) => existsSync(p));
   if (!found) {
-    throw new CtxfoldError(
-      "E_WASM_UNAVAILABLE",
-      `core.wasm not found (looked in ${candidates.join(", ")}); run \`npm run build\``,
-    );
+    throw new CtxfoldError("E_WASM_UNAVAILABLE", `core.wasm not found (looked in ${candidates.join(", ")}); run \`npm run build\``);
   }
   return found;
 }

@@ -115,7 +115,10 @@ function originalOf(m: BaseMessage, byId: ReadonlyMap<string, OpenAIChatMessage>
   const o = m.id !== undefined ? byId.get(m.id) : undefined;
   if (!o) return undefined;
   const c = m.content;
-  const same = typeof c === "string" ? c === (typeof o.content === "string" ? o.content : o.content == null ? "" : undefined) : JSON.stringify(c) === JSON.stringify(o.content);
+  const same =
+    typeof c === "string"
+      ? c === (typeof o.content === "string" ? o.content : o.content == null ? "" : undefined)
+      : JSON.stringify(c) === JSON.stringify(o.content);
   return same ? o : undefined;
 }
 
@@ -127,7 +130,8 @@ function fromLangchain(m: BaseMessage): OpenAIChatMessage {
   if (type === "ai") {
     const calls = (m as AIMessage).tool_calls ?? [];
     const out: OpenAIChatMessage = { role: "assistant", content };
-    if (calls.length) out.tool_calls = calls.map((c) => ({ id: c.id ?? "", type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+    if (calls.length)
+      out.tool_calls = calls.map((c) => ({ id: c.id ?? "", type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.args) } }));
     return out;
   }
   if (type === "tool") return { role: "tool", tool_call_id: (m as ToolMessage).tool_call_id, content };
@@ -220,7 +224,16 @@ export async function mastraTokenLimiter(): Promise<Contender> {
       if (model.length !== messages.length) origin.clear();
       let result: { prompt?: PromptMessage[] } | void;
       try {
-        const args = { prompt, model: undefined, stepNumber: 0, steps: [], state: {}, abort: (reason?: string) => { throw new Error(reason); } };
+        const args = {
+          prompt,
+          model: undefined,
+          stepNumber: 0,
+          steps: [],
+          state: {},
+          abort: (reason?: string) => {
+            throw new Error(reason);
+          },
+        };
         result = (await limiter.processLLMRequest(args as unknown as Parameters<typeof limiter.processLLMRequest>[0])) as { prompt?: PromptMessage[] } | void;
       } catch (e) {
         const name = (e as { constructor?: { name?: string } })?.constructor?.name;
@@ -318,14 +331,17 @@ export async function loadPeers(
   const contenders: Contender[] = [];
   const notes: string[] = [];
   for (const n of names) {
-    if (!Object.hasOwn(registry, n)) throw new CtxfoldError("E_BAD_INPUT", `unknown peer ${JSON.stringify(n)} (one of ${Object.keys(registry).join(", ")})`, { path: "against" });
+    if (!Object.hasOwn(registry, n))
+      throw new CtxfoldError("E_BAD_INPUT", `unknown peer ${JSON.stringify(n)} (one of ${Object.keys(registry).join(", ")})`, { path: "against" });
     const peer = registry[n];
     try {
       contenders.push(await peer.load());
     } catch (e) {
-      notes.push(isMissingModule(e)
-        ? `${peer.name} skipped: ${peer.package} is not installed (npm install ${peer.package})`
-        : `${peer.name} skipped: ${String((e as Error)?.message ?? e).split("\n")[0]}`);
+      notes.push(
+        isMissingModule(e)
+          ? `${peer.name} skipped: ${peer.package} is not installed (npm install ${peer.package})`
+          : `${peer.name} skipped: ${String((e as Error)?.message ?? e).split("\n")[0]}`,
+      );
     }
   }
   return { contenders, notes };
@@ -338,7 +354,11 @@ export async function loadPeers(
  */
 export async function loadContenders(only?: readonly string[]): Promise<{ contenders: Contender[]; notes: string[] }> {
   const want = (name: string) => !only || only.some((o) => name.toLowerCase().includes(o.toLowerCase()));
-  const own = [...(want("ctxfold") ? [await ctxfold()] : []), ...(want("no compaction") ? [noCompaction()] : []), ...(want("tail baseline") ? [tailBaseline()] : [])];
+  const own = [
+    ...(want("ctxfold") ? [await ctxfold()] : []),
+    ...(want("no compaction") ? [noCompaction()] : []),
+    ...(want("tail baseline") ? [tailBaseline()] : []),
+  ];
   const peers = await loadPeers((Object.keys(kPeers) as PeerName[]).filter((k) => want(kPeers[k].name)));
   return { contenders: [...own, ...peers.contenders], notes: peers.notes };
 }

@@ -37,8 +37,10 @@ export function ratio(v: number | null | undefined): string {
   return isNum(v) ? `${v.toFixed(v < 0.1 ? 3 : 2)}×` : "n/a";
 }
 /** Two decimals below 10, one below 100, else a whole number with separators; `unit` after it. */
-const magnitude = (unit: string) => (v: number | null | undefined): string =>
-  isNum(v) ? `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US")}${unit}` : "n/a";
+const magnitude =
+  (unit: string) =>
+  (v: number | null | undefined): string =>
+    isNum(v) ? `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US")}${unit}` : "n/a";
 export const ms = magnitude(" ms");
 export const perSecond = magnitude("/s");
 /** A tick label: 500 → "500", 2,500 → "2.5k", 1,200,000 → "1.2M". */

@@ -56,10 +56,14 @@ interface Marker {
 function outline(shape: number, x: number, y: number, r = 5): string {
   const p = (dx: number, dy: number) => `${coord(x + dx)},${coord(y + dy)}`;
   switch (shape % 4) {
-    case 0: return `M${p(-r, 0)}A${r},${r} 0 1,0 ${p(r, 0)}A${r},${r} 0 1,0 ${p(-r, 0)}Z`;
-    case 1: return `M${p(-r * 0.9, -r * 0.9)}L${p(r * 0.9, -r * 0.9)}L${p(r * 0.9, r * 0.9)}L${p(-r * 0.9, r * 0.9)}Z`;
-    case 2: return `M${p(0, -r * 1.2)}L${p(r * 1.1, r * 0.8)}L${p(-r * 1.1, r * 0.8)}Z`;
-    default: return `M${p(0, -r * 1.3)}L${p(r * 1.3, 0)}L${p(0, r * 1.3)}L${p(-r * 1.3, 0)}Z`;
+    case 0:
+      return `M${p(-r, 0)}A${r},${r} 0 1,0 ${p(r, 0)}A${r},${r} 0 1,0 ${p(-r, 0)}Z`;
+    case 1:
+      return `M${p(-r * 0.9, -r * 0.9)}L${p(r * 0.9, -r * 0.9)}L${p(r * 0.9, r * 0.9)}L${p(-r * 0.9, r * 0.9)}Z`;
+    case 2:
+      return `M${p(0, -r * 1.2)}L${p(r * 1.1, r * 0.8)}L${p(-r * 1.1, r * 0.8)}Z`;
+    default:
+      return `M${p(0, -r * 1.3)}L${p(r * 1.3, 0)}L${p(0, r * 1.3)}L${p(-r * 1.3, 0)}Z`;
   }
 }
 
@@ -122,8 +126,12 @@ function recallGrid(f: Frame): string[] {
   for (let k = 0; 1 - k * step >= f.yMin - 1e-9; k++) {
     const v = Math.round((1 - k * step) * 100) / 100;
     const yy = coord(f.y(v));
-    grid.push(`<line class="grid" x1="${coord(left)}" x2="${coord(left + f.pw)}" y1="${yy}" y2="${yy}"/><line class="tick" x1="${coord(left - 5)}" x2="${coord(left)}" y1="${yy}" y2="${yy}"/>`);
-    grid.push(`<text class="tick-label y" x="${coord(left - 8)}" y="${yy}" text-anchor="end" dominant-baseline="middle">${esc(`${Math.round(v * 100)}%`)}</text>`);
+    grid.push(
+      `<line class="grid" x1="${coord(left)}" x2="${coord(left + f.pw)}" y1="${yy}" y2="${yy}"/><line class="tick" x1="${coord(left - 5)}" x2="${coord(left)}" y1="${yy}" y2="${yy}"/>`,
+    );
+    grid.push(
+      `<text class="tick-label y" x="${coord(left - 8)}" y="${yy}" text-anchor="end" dominant-baseline="middle">${esc(`${Math.round(v * 100)}%`)}</text>`,
+    );
   }
   return grid;
 }
@@ -155,7 +163,10 @@ function paretoLines(markers: readonly Marker[], budgets: readonly number[]): st
   const lines: string[] = [];
   budgets.forEach((b, i) => {
     const front = paretoFront(markers.filter((m) => m.budget === b));
-    if (front.length >= 2) lines.push(`<polyline class="pareto" data-budget="${attrNum(b)}" stroke-dasharray="${kDashes[i % kDashes.length]}" points="${front.map((m) => `${coord(m.x)},${coord(m.y)}`).join(" ")}"/>`);
+    if (front.length >= 2)
+      lines.push(
+        `<polyline class="pareto" data-budget="${attrNum(b)}" stroke-dasharray="${kDashes[i % kDashes.length]}" points="${front.map((m) => `${coord(m.x)},${coord(m.y)}`).join(" ")}"/>`,
+      );
   });
   return lines;
 }
@@ -193,7 +204,10 @@ function placeLabel(m: Marker, label: string, taken: Taken[], pw: number): Label
 
 /** One contender × budget's marker: its tooltip, the leader to a moved label, the marker and its label. */
 function pointMark(m: Marker, label: string, { x0, w, ly, onLeft }: LabelPlace): string {
-  const leader = Math.abs(ly - (m.y + 4)) > 1 ? `<line class="leader" x1="${coord(m.x)}" y1="${coord(m.y)}" x2="${coord(onLeft ? x0 + w : x0)}" y2="${coord(ly - 4)}"/>` : "";
+  const leader =
+    Math.abs(ly - (m.y + 4)) > 1
+      ? `<line class="leader" x1="${coord(m.x)}" y1="${coord(m.y)}" x2="${coord(onLeft ? x0 + w : x0)}" y2="${coord(ly - 4)}"/>`
+      : "";
   const tip = `${m.contender} at budget ${int(m.budget)}: evidence recall ${share(m.recall)}, cost per call ${int(m.cost)}`;
   return `<g class="point" data-contender="${esc(m.contender)}" data-budget="${attrNum(m.budget)}" data-cost="${attrNum(m.cost)}" data-recall="${attrNum(m.recall)}"><title>${esc(tip)}</title>${leader}${markerPath(m, m.x, m.y)}<text class="point-label" x="${coord(onLeft ? x0 + w : x0)}" y="${coord(ly)}"${onLeft ? ' text-anchor="end"' : ""}>${esc(label)}</text></g>`;
 }
@@ -201,21 +215,28 @@ function pointMark(m: Marker, label: string, { x0, w, ly, onLeft }: LabelPlace):
 /** Every marker with its label, labels placed from the top of the plot down (left to right on a line). */
 function pointMarks(markers: readonly Marker[], pw: number): string[] {
   const taken: Taken[] = markers.map((m) => ({ x0: m.x - 7, x1: m.x + 7, y: m.y + 4 }));
-  return [...markers].sort((a, b) => a.y - b.y || a.x - b.x).map((m) => {
-    const label = `${m.contender} @ ${compact(m.budget)}`;
-    return pointMark(m, label, placeLabel(m, label, taken, pw));
-  });
+  return [...markers]
+    .sort((a, b) => a.y - b.y || a.x - b.x)
+    .map((m) => {
+      const label = `${m.contender} @ ${compact(m.budget)}`;
+      return pointMark(m, label, placeLabel(m, label, taken, pw));
+    });
 }
 
 /** The legend: the contenders' colours, then the budgets' shapes with their front's dash. */
 function frontierKey(contenders: readonly string[], budgets: readonly number[], top: number): { svg: string; height: number } {
-  return legend([
-    ...contenders.map((c, i) => ({ label: c, swatch: (lx: number, ly: number) => markerPath({ shape: 0, color: kColors[i % kColors.length] }, lx + 9, ly) })),
-    ...budgets.map((b, i) => ({
-      label: `budget ${int(b)}`,
-      swatch: (lx: number, ly: number) => `<line class="key-pareto" x1="${coord(lx)}" x2="${coord(lx + 18)}" y1="${coord(ly)}" y2="${coord(ly)}" stroke-dasharray="${kDashes[i % kDashes.length]}"/>${markerPath({ shape: i, color: "#667" }, lx + 9, ly)}`,
-    })),
-  ], top, kPlot.width);
+  return legend(
+    [
+      ...contenders.map((c, i) => ({ label: c, swatch: (lx: number, ly: number) => markerPath({ shape: 0, color: kColors[i % kColors.length] }, lx + 9, ly) })),
+      ...budgets.map((b, i) => ({
+        label: `budget ${int(b)}`,
+        swatch: (lx: number, ly: number) =>
+          `<line class="key-pareto" x1="${coord(lx)}" x2="${coord(lx + 18)}" y1="${coord(ly)}" y2="${coord(ly)}" stroke-dasharray="${kDashes[i % kDashes.length]}"/>${markerPath({ shape: i, color: "#667" }, lx + 9, ly)}`,
+      })),
+    ],
+    top,
+    kPlot.width,
+  );
 }
 
 /** The frontier plot as an inline SVG: axes, the budgets' fronts, the markers, and the legend under them. */
@@ -244,13 +265,30 @@ export function renderFrontier(budgets: EvalReport["budgets"], pricing?: Pricing
     for (const r of b.rows ?? []) {
       const cost = r.metrics?.costPerCall;
       const recall = r.metrics?.evidenceRecall;
-      if (isNum(cost) && isNum(recall)) markers.push({ contender: r.contender, budget: b.budget, cost, recall, color: kColors[contenders.indexOf(r.contender) % kColors.length], shape, x: 0, y: 0 });
+      if (isNum(cost) && isNum(recall))
+        markers.push({
+          contender: r.contender,
+          budget: b.budget,
+          cost,
+          recall,
+          color: kColors[contenders.indexOf(r.contender) % kColors.length],
+          shape,
+          x: 0,
+          y: 0,
+        });
       else skipped.push(`${r.contender} @ ${int(b.budget)}`);
     }
   });
-  const notPlotted = skipped.length ? `<p class="not-plotted">Not plotted (nothing to measure: no prompt pair above the budget, or no evidence): ${esc(skipped.join(", "))}.</p>` : "";
+  const notPlotted = skipped.length
+    ? `<p class="not-plotted">Not plotted (nothing to measure: no prompt pair above the budget, or no evidence): ${esc(skipped.join(", "))}.</p>`
+    : "";
   const body = markers.length
-    ? `<div class="scroll">${plot(markers, budgets.map((b) => b.budget), contenders, pricing)}</div>`
+    ? `<div class="scroll">${plot(
+        markers,
+        budgets.map((b) => b.budget),
+        contenders,
+        pricing,
+      )}</div>`
     : `<p class="empty">No contender had a prompt above a budget: nothing to plot.</p>`;
   return `<section id="frontier"><h2>Evidence recall against cost per call</h2>
 <figure class="frontier"><figcaption>One marker per contender and budget: up is more of what the next step used still in the prompt, left is cheaper. Dashed: each budget's Pareto front.</figcaption>

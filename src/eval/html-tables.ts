@@ -23,27 +23,135 @@ const kColumns: Column[] = [
   { key: "prompts", label: "prompts", kind: "count", help: "Prompt points replayed (every call, also one that threw).", get: (m) => m.prompts },
   { key: "overBudget", label: "over budget", kind: "count", help: "Points whose input was above the budget.", get: (m) => m.overBudget },
   { key: "criticalFits", label: "critical fits", kind: "count", help: "Points whose critical messages alone fit the budget.", get: (m) => m.criticalFits },
-  { key: "withinBudget", label: "within budget", kind: "share", help: "Share of the points whose critical messages fit that got an output within the budget (exact o200k).", get: (m) => m.withinBudget },
+  {
+    key: "withinBudget",
+    label: "within budget",
+    kind: "share",
+    help: "Share of the points whose critical messages fit that got an output within the budget (exact o200k).",
+    get: (m) => m.withinBudget,
+  },
   { key: "infeasible", label: "infeasible", kind: "count", help: "Typed refusals (ctxfold's budget_infeasible).", get: (m) => m.infeasible },
-  { key: "infeasibleWhereCriticalFits", label: "infeasible, critical fits", kind: "count", help: "Refusals where the critical messages did fit.", get: (m) => m.infeasibleWhereCriticalFits },
+  {
+    key: "infeasibleWhereCriticalFits",
+    label: "infeasible, critical fits",
+    kind: "count",
+    help: "Refusals where the critical messages did fit.",
+    get: (m) => m.infeasibleWhereCriticalFits,
+  },
   { key: "errors", label: "errors", kind: "count", help: "Calls that threw.", get: (m) => m.errors },
-  { key: "newViolationPrompts", label: "new violations", kind: "count", help: "Points whose output has an error-severity provider-rule issue the input did not have.", get: (m) => m.newViolationPrompts },
-  { key: "violationFree", label: "violation-free", kind: "share", help: "Share of the points (with an output) whose output holds no new error-severity violation.", get: (m) => m.violationFree },
-  { key: "criticalVerbatim", label: "critical verbatim", kind: "share", help: "Share of outputs keeping every critical message verbatim.", get: (m) => m.criticalVerbatim },
+  {
+    key: "newViolationPrompts",
+    label: "new violations",
+    kind: "count",
+    help: "Points whose output has an error-severity provider-rule issue the input did not have.",
+    get: (m) => m.newViolationPrompts,
+  },
+  {
+    key: "violationFree",
+    label: "violation-free",
+    kind: "share",
+    help: "Share of the points (with an output) whose output holds no new error-severity violation.",
+    get: (m) => m.violationFree,
+  },
+  {
+    key: "criticalVerbatim",
+    label: "critical verbatim",
+    kind: "share",
+    help: "Share of outputs keeping every critical message verbatim.",
+    get: (m) => m.criticalVerbatim,
+  },
   { key: "failedResults", label: "failed results", kind: "count", help: "Failed tool results in the inputs.", get: (m) => m.failedResults },
-  { key: "failedVisible", label: "failed visible", kind: "share", help: "Share of failed tool results still visible (their answer, error head or call id).", get: (m) => m.failedVisible },
-  { key: "recoverable", label: "recoverable", kind: "share", help: "Share of removed or shortened input bytes the contender's refs give back; n/a when it keeps no refs.", get: (m) => m.recoverable },
-  { key: "refs.total", label: "refs", kind: "count", help: "Refs the contender returned over all points; n/a when it keeps no refs.", get: (m) => m.refs?.total },
-  { key: "refs.unresolved", label: "unresolved refs", kind: "count", help: "Refs returned that did not resolve; n/a when the contender keeps no refs.", get: (m) => m.refs?.unresolved },
-  { key: "savings", label: "savings", kind: "share", help: "Share of the input tokens removed, over the points above the budget: 1 − mean output tokens / input tokens (the --fail-under savings; the JSON's compression is its complement).", get: (m) => (isNum(m.compression) ? 1 - m.compression : null) },
-  { key: "evidenceRecall", label: "evidence recall", kind: "share", help: "Next-step evidence recall: of the specific terms (paths, identifiers, symbols, values) the agent's next message named that came from the trajectory (not from the system prompt or the task), the share the output still shows in its text, pooled over the points above the budget.", get: (m) => m.evidenceRecall },
-  { key: "evidence.terms", label: "evidence terms", kind: "count", help: "Evidence terms measured (over the points above the budget that have evidence).", get: (m) => m.evidence?.terms },
-  { key: "costPerCall", label: "cost per call", kind: "tokens", help: "Mean cache-priced input cost of a call above the budget, in input-token units: the common prefix with the previous call's output at the cached-read price, the rest at the write price (the report's pricing).", get: (m) => m.costPerCall },
-  { key: "costSavings", label: "cost savings", kind: "share", help: "1 − the summed cost of those calls over what their uncompacted inputs cost at the write price.", get: (m) => m.costSavings },
-  { key: "budgetFill.p50", label: "budget fill", kind: "share", help: "Median output tokens / budget over the points above the budget (the --fail-under budget_fill).", get: (m) => m.budgetFill?.p50 },
-  { key: "budgetFill.p95", label: "budget fill p95", kind: "share", help: "95th percentile of output tokens / budget over the points above the budget.", get: (m) => m.budgetFill?.p95 },
-  { key: "cachePrefix", label: "cache prefix", kind: "share", help: "Mean cache-prefix share of consecutive outputs, over all pairs.", get: (m) => m.cachePrefix },
-  { key: "cachePrefixOverBudget", label: "cache prefix, over budget", kind: "share", help: "Mean cache-prefix share of consecutive outputs, over the pairs above the budget.", get: (m) => m.cachePrefixOverBudget },
+  {
+    key: "failedVisible",
+    label: "failed visible",
+    kind: "share",
+    help: "Share of failed tool results still visible (their answer, error head or call id).",
+    get: (m) => m.failedVisible,
+  },
+  {
+    key: "recoverable",
+    label: "recoverable",
+    kind: "share",
+    help: "Share of removed or shortened input bytes the contender's refs give back; n/a when it keeps no refs.",
+    get: (m) => m.recoverable,
+  },
+  {
+    key: "refs.total",
+    label: "refs",
+    kind: "count",
+    help: "Refs the contender returned over all points; n/a when it keeps no refs.",
+    get: (m) => m.refs?.total,
+  },
+  {
+    key: "refs.unresolved",
+    label: "unresolved refs",
+    kind: "count",
+    help: "Refs returned that did not resolve; n/a when the contender keeps no refs.",
+    get: (m) => m.refs?.unresolved,
+  },
+  {
+    key: "savings",
+    label: "savings",
+    kind: "share",
+    help: "Share of the input tokens removed, over the points above the budget: 1 − mean output tokens / input tokens (the --fail-under savings; the JSON's compression is its complement).",
+    get: (m) => (isNum(m.compression) ? 1 - m.compression : null),
+  },
+  {
+    key: "evidenceRecall",
+    label: "evidence recall",
+    kind: "share",
+    help: "Next-step evidence recall: of the specific terms (paths, identifiers, symbols, values) the agent's next message named that came from the trajectory (not from the system prompt or the task), the share the output still shows in its text, pooled over the points above the budget.",
+    get: (m) => m.evidenceRecall,
+  },
+  {
+    key: "evidence.terms",
+    label: "evidence terms",
+    kind: "count",
+    help: "Evidence terms measured (over the points above the budget that have evidence).",
+    get: (m) => m.evidence?.terms,
+  },
+  {
+    key: "costPerCall",
+    label: "cost per call",
+    kind: "tokens",
+    help: "Mean cache-priced input cost of a call above the budget, in input-token units: the common prefix with the previous call's output at the cached-read price, the rest at the write price (the report's pricing).",
+    get: (m) => m.costPerCall,
+  },
+  {
+    key: "costSavings",
+    label: "cost savings",
+    kind: "share",
+    help: "1 − the summed cost of those calls over what their uncompacted inputs cost at the write price.",
+    get: (m) => m.costSavings,
+  },
+  {
+    key: "budgetFill.p50",
+    label: "budget fill",
+    kind: "share",
+    help: "Median output tokens / budget over the points above the budget (the --fail-under budget_fill).",
+    get: (m) => m.budgetFill?.p50,
+  },
+  {
+    key: "budgetFill.p95",
+    label: "budget fill p95",
+    kind: "share",
+    help: "95th percentile of output tokens / budget over the points above the budget.",
+    get: (m) => m.budgetFill?.p95,
+  },
+  {
+    key: "cachePrefix",
+    label: "cache prefix",
+    kind: "share",
+    help: "Mean cache-prefix share of consecutive outputs, over all pairs.",
+    get: (m) => m.cachePrefix,
+  },
+  {
+    key: "cachePrefixOverBudget",
+    label: "cache prefix, over budget",
+    kind: "share",
+    help: "Mean cache-prefix share of consecutive outputs, over the pairs above the budget.",
+    get: (m) => m.cachePrefixOverBudget,
+  },
   { key: "cachePrefixPairs", label: "pairs", kind: "count", help: "Consecutive output pairs measured for the cache prefix.", get: (m) => m.cachePrefixPairs },
   { key: "latencyMs.p50", label: "latency p50", kind: "ms", help: "Median time of one call.", get: (m) => m.latencyMs?.p50 },
   { key: "latencyMs.p99", label: "latency p99", kind: "ms", help: "99th-percentile time of one call.", get: (m) => m.latencyMs?.p99 },
@@ -51,7 +159,10 @@ const kColumns: Column[] = [
 ];
 
 /** "within-budget", "within_budget", "withinBudget", "latency.p50"… → one comparable key. */
-const norm = (metric: string) => String(metric).toLowerCase().replace(/[^a-z0-9]/g, "");
+const norm = (metric: string) =>
+  String(metric)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "");
 const kColumnByName = new Map<string, Column>();
 for (const c of kColumns) kColumnByName.set(norm(c.key), c);
 
@@ -70,26 +181,35 @@ export function thresholdKey(budget: number, contender: string, column: Column):
   return JSON.stringify([budget, contender, column.key]);
 }
 
-export function renderMetricTable(index: number, budget: number, rows: { contender: string; metrics: EvalMetrics }[], checks: Map<string, ThresholdResult[]>): string {
+export function renderMetricTable(
+  index: number,
+  budget: number,
+  rows: { contender: string; metrics: EvalMetrics }[],
+  checks: Map<string, ThresholdResult[]>,
+): string {
   const head = kColumns.map((c) => `<th scope="col" title="${esc(c.help)}">${esc(c.label)}</th>`).join("");
-  const body = rows.map((row) => {
-    const cells = kColumns.map((c) => {
-      const value = row.metrics ? c.get(row.metrics) : null;
-      const text = kFormats[c.kind](value);
-      const classes: string[] = [c.kind];
-      if (text === "n/a") classes.push("na");
-      if (c.key === "refs.unresolved" && isNum(value) && value > 0) classes.push("warn");
-      let title = "";
-      const results = checks.get(thresholdKey(budget, row.contender, c));
-      if (results?.length) {
-        const failed = results.some((r) => !r.ok);
-        classes.push(failed ? "threshold-fail" : "threshold-ok");
-        title = ` title="${esc(results.map((r) => `--fail-under ${r.metric}=${thresholdFormat(r.metric)(r.threshold)}: ${thresholdFormat(r.metric)(r.value)}, ${r.ok ? "passed" : "FAILED"}`).join("; "))}"`;
-      }
-      return `<td class="${classes.join(" ")}" data-metric="${esc(c.key)}"${title}>${esc(text)}</td>`;
-    }).join("");
-    return `<tr data-contender="${esc(row.contender)}"><th scope="row">${esc(row.contender)}</th>${cells}</tr>`;
-  }).join("\n");
+  const body = rows
+    .map((row) => {
+      const cells = kColumns
+        .map((c) => {
+          const value = row.metrics ? c.get(row.metrics) : null;
+          const text = kFormats[c.kind](value);
+          const classes: string[] = [c.kind];
+          if (text === "n/a") classes.push("na");
+          if (c.key === "refs.unresolved" && isNum(value) && value > 0) classes.push("warn");
+          let title = "";
+          const results = checks.get(thresholdKey(budget, row.contender, c));
+          if (results?.length) {
+            const failed = results.some((r) => !r.ok);
+            classes.push(failed ? "threshold-fail" : "threshold-ok");
+            title = ` title="${esc(results.map((r) => `--fail-under ${r.metric}=${thresholdFormat(r.metric)(r.threshold)}: ${thresholdFormat(r.metric)(r.value)}, ${r.ok ? "passed" : "FAILED"}`).join("; "))}"`;
+          }
+          return `<td class="${classes.join(" ")}" data-metric="${esc(c.key)}"${title}>${esc(text)}</td>`;
+        })
+        .join("");
+      return `<tr data-contender="${esc(row.contender)}"><th scope="row">${esc(row.contender)}</th>${cells}</tr>`;
+    })
+    .join("\n");
   return `<div class="scroll"><table class="metrics" id="metrics-${index}" data-budget="${attrNum(budget)}">
 <thead><tr><th scope="col">contender</th>${head}</tr></thead>
 <tbody>
@@ -108,9 +228,13 @@ export function renderMetricDetails(rows: { contender: string; metrics: EvalMetr
     const codes = Object.entries(m.newViolationCodes ?? {});
     if (codes.length) items.push(`<dt>new violation codes</dt><dd>${codes.map(([k, v]) => `<code>${esc(k)}</code> ×${esc(int(v))}`).join(", ")}</dd>`);
     const anomalies = Object.entries(m.anomalies ?? {});
-    if (anomalies.length) items.push(`<dt>anomalies the adapter mended (points)</dt><dd>${anomalies.map(([k, v]) => `<code>${esc(k)}</code> ×${esc(int(v))}`).join(", ")}</dd>`);
+    if (anomalies.length)
+      items.push(`<dt>anomalies the adapter mended (points)</dt><dd>${anomalies.map(([k, v]) => `<code>${esc(k)}</code> ×${esc(int(v))}`).join(", ")}</dd>`);
     if (m.errorSamples?.length) items.push(`<dt>error samples</dt><dd><ul>${m.errorSamples.map((s) => `<li><code>${esc(s)}</code></li>`).join("")}</ul></dd>`);
-    if (m.failedMissSamples?.length) items.push(`<dt>failed results not visible (samples)</dt><dd><ul>${m.failedMissSamples.map((s) => `<li><code>${esc(s)}</code></li>`).join("")}</ul></dd>`);
+    if (m.failedMissSamples?.length)
+      items.push(
+        `<dt>failed results not visible (samples)</dt><dd><ul>${m.failedMissSamples.map((s) => `<li><code>${esc(s)}</code></li>`).join("")}</ul></dd>`,
+      );
     if (items.length) parts.push(`<h4>${esc(contender)}</h4><dl>${items.join("")}</dl>`);
   }
   return parts.length ? `<details class="metric-details"><summary>Breakdowns and samples</summary>${parts.join("\n")}</details>` : "";
@@ -120,7 +244,12 @@ export function renderThresholds(thresholds: ThresholdResult[]): string {
   if (!thresholds.length) return "";
   const failed = thresholds.filter((t) => !t.ok).length;
   const fmt = (t: ThresholdResult, v: number | null) => thresholdFormat(t.metric)(v);
-  const rows = thresholds.map((t) => `<tr class="${t.ok ? "ok" : "fail"}"><td><code>${esc(t.metric)}</code></td><td>${esc(int(t.budget))}</td><td>${esc(t.contender)}</td><td>${esc(fmt(t, t.threshold))}</td><td>${esc(fmt(t, t.value))}</td><td>${t.ok ? "passed" : "FAILED"}</td></tr>`).join("\n");
+  const rows = thresholds
+    .map(
+      (t) =>
+        `<tr class="${t.ok ? "ok" : "fail"}"><td><code>${esc(t.metric)}</code></td><td>${esc(int(t.budget))}</td><td>${esc(t.contender)}</td><td>${esc(fmt(t, t.threshold))}</td><td>${esc(fmt(t, t.value))}</td><td>${t.ok ? "passed" : "FAILED"}</td></tr>`,
+    )
+    .join("\n");
   return `<section id="thresholds"><h2>--fail-under checks</h2>
 <p class="${failed ? "fail" : "ok"}">${failed ? `${failed} of ${thresholds.length} checks failed.` : `All ${thresholds.length} checks passed.`} A null value never passes.</p>
 <table class="thresholds"><thead><tr><th>metric</th><th>budget</th><th>contender</th><th>threshold</th><th>value</th><th>result</th></tr></thead>
@@ -131,7 +260,12 @@ ${rows}
 
 export function renderFailedRuns(failed: FailedRun[]): string {
   if (!failed.length) return "";
-  const rows = failed.map((f) => `<tr><td>${esc(int(f.line))}</td><td>${f.id === undefined ? "" : `<code>${esc(f.id)}</code>`}</td><td><code>${esc(f.code)}</code></td><td>${esc(f.reason)}</td></tr>`).join("\n");
+  const rows = failed
+    .map(
+      (f) =>
+        `<tr><td>${esc(int(f.line))}</td><td>${f.id === undefined ? "" : `<code>${esc(f.id)}</code>`}</td><td><code>${esc(f.code)}</code></td><td>${esc(f.reason)}</td></tr>`,
+    )
+    .join("\n");
   return `<section id="failed-runs"><h2>Runs the eval could not use (${esc(int(failed.length))})</h2>
 <div class="scroll"><table class="failed-runs"><thead><tr><th>line</th><th>id</th><th>code</th><th>reason</th></tr></thead>
 <tbody>

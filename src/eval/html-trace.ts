@@ -73,7 +73,9 @@ function renderEpochMarkers(f: TraceFrame, points: readonly TracePoint[]): strin
   points.forEach((p, i) => {
     if (!p.newEpoch) return;
     const xx = coord(f.x(i));
-    epochs.push(`<line class="epoch" data-point="${i}" data-epoch="${esc(int(p.epoch))}" x1="${xx}" x2="${xx}" y1="${coord(f.top)}" y2="${coord(f.top + f.ph)}"><title>${esc(`epoch ${int(p.epoch)} starts at point ${i}`)}</title></line>`);
+    epochs.push(
+      `<line class="epoch" data-point="${i}" data-epoch="${esc(int(p.epoch))}" x1="${xx}" x2="${xx}" y1="${coord(f.top)}" y2="${coord(f.top + f.ph)}"><title>${esc(`epoch ${int(p.epoch)} starts at point ${i}`)}</title></line>`,
+    );
     epochs.push(`<text class="epoch-label" x="${coord(f.x(i) + 3)}" y="${coord(f.top + 11)}">${esc(`e${int(p.epoch)}`)}</text>`);
   });
   return epochs.length ? [`<g class="epochs">${epochs.join("")}</g>`] : [];
@@ -122,7 +124,9 @@ function renderMissingOutputs(f: TraceFrame, points: readonly TracePoint[]): str
     if (tok(p.tokensOut) !== null) return;
     const cx = f.x(i);
     const cy = f.top + f.ph;
-    missing.push(`<path class="out-missing" data-point="${i}" d="M${coord(cx - 4)},${coord(cy - 4)}L${coord(cx + 4)},${coord(cy + 4)}M${coord(cx - 4)},${coord(cy + 4)}L${coord(cx + 4)},${coord(cy - 4)}"><title>${esc(`point ${i}: no output (refused or threw)`)}</title></path>`);
+    missing.push(
+      `<path class="out-missing" data-point="${i}" d="M${coord(cx - 4)},${coord(cy - 4)}L${coord(cx + 4)},${coord(cy + 4)}M${coord(cx - 4)},${coord(cy + 4)}L${coord(cx + 4)},${coord(cy - 4)}"><title>${esc(`point ${i}: no output (refused or threw)`)}</title></path>`,
+    );
   });
   return missing.length ? [`<g class="missing">${missing.join("")}</g>`] : [];
 }
@@ -143,15 +147,19 @@ function renderHoverTargets(f: TraceFrame, points: readonly TracePoint[]): strin
 
 /** The legend in the top margin: the two token lines, then the budget, epochs and missing outputs where the plot has them. */
 function renderLegend(has: { budget: boolean; epochs: boolean; missing: boolean }): string {
-  const legend: [string, string][] = [["tokens-in", "tokens in (before)"], ["tokens-out", "tokens out (after compaction)"]];
+  const legend: [string, string][] = [
+    ["tokens-in", "tokens in (before)"],
+    ["tokens-out", "tokens out (after compaction)"],
+  ];
   if (has.budget) legend.push(["budget", "budget"]);
   if (has.epochs) legend.push(["epoch", "new epoch"]);
   if (has.missing) legend.push(["out-missing", "no output"]);
   let lx = kPlot.left;
   const items = legend.map(([cls, label]) => {
-    const swatch = cls === "out-missing"
-      ? `<path class="key-out-missing" d="M${coord(lx + 5)},${coord(10)}L${coord(lx + 13)},${coord(18)}M${coord(lx + 5)},${coord(18)}L${coord(lx + 13)},${coord(10)}"/>`
-      : `<line class="key-${cls}" x1="${coord(lx)}" x2="${coord(lx + 18)}" y1="14" y2="14"/>`;
+    const swatch =
+      cls === "out-missing"
+        ? `<path class="key-out-missing" d="M${coord(lx + 5)},${coord(10)}L${coord(lx + 13)},${coord(18)}M${coord(lx + 5)},${coord(18)}L${coord(lx + 13)},${coord(10)}"/>`
+        : `<line class="key-${cls}" x1="${coord(lx)}" x2="${coord(lx + 18)}" y1="14" y2="14"/>`;
     const item = `<g class="legend-item">${swatch}<text x="${coord(lx + 23)}" y="14" dominant-baseline="middle">${esc(label)}</text></g>`;
     lx += 23 + label.length * 6.6 + 16;
     return item;
@@ -189,17 +197,25 @@ ${parts.join("\n")}
 function renderEpochList(trace: TraceRun): string {
   const epochs = trace.epochs ?? [];
   if (!epochs.length) return `<p class="no-epochs">No epoch started in this run at this budget.</p>`;
-  const items = epochs.map((e) => {
-    const saved = isNum(e.tokensBefore) && e.tokensBefore > 0 && isNum(e.tokensAfter) ? ` (−${((1 - e.tokensAfter / e.tokensBefore) * 100).toFixed(1)}%)` : "";
-    const stages = (e.stages ?? []).map((s) => `<tr><td><code>${esc(s.name)}</code></td><td>${esc(int(s.candidates))}</td><td>${esc(int(s.compacted))}</td><td>${esc(int(s.tokensBefore))} → ${esc(int(s.tokensAfter))}</td></tr>`).join("");
-    const refs = e.refs ?? [];
-    const refList = refs.length
-      ? `<details class="refs"><summary>${esc(int(refs.length))} ref${refs.length === 1 ? "" : "s"}</summary><ul>${refs.map((r) => `<li><code>${esc(r)}</code></li>`).join("")}</ul></details>`
-      : `<p class="no-refs">no refs</p>`;
-    return `<li data-epoch="${esc(int(e.epoch))}" data-point="${esc(int(e.atPoint))}"><p><strong>Epoch ${esc(int(e.epoch))}</strong> at point ${esc(int(e.atPoint))}: ${esc(int(e.tokensBefore))} → ${esc(int(e.tokensAfter))} tokens${esc(saved)}</p>
+  const items = epochs
+    .map((e) => {
+      const saved =
+        isNum(e.tokensBefore) && e.tokensBefore > 0 && isNum(e.tokensAfter) ? ` (−${((1 - e.tokensAfter / e.tokensBefore) * 100).toFixed(1)}%)` : "";
+      const stages = (e.stages ?? [])
+        .map(
+          (s) =>
+            `<tr><td><code>${esc(s.name)}</code></td><td>${esc(int(s.candidates))}</td><td>${esc(int(s.compacted))}</td><td>${esc(int(s.tokensBefore))} → ${esc(int(s.tokensAfter))}</td></tr>`,
+        )
+        .join("");
+      const refs = e.refs ?? [];
+      const refList = refs.length
+        ? `<details class="refs"><summary>${esc(int(refs.length))} ref${refs.length === 1 ? "" : "s"}</summary><ul>${refs.map((r) => `<li><code>${esc(r)}</code></li>`).join("")}</ul></details>`
+        : `<p class="no-refs">no refs</p>`;
+      return `<li data-epoch="${esc(int(e.epoch))}" data-point="${esc(int(e.atPoint))}"><p><strong>Epoch ${esc(int(e.epoch))}</strong> at point ${esc(int(e.atPoint))}: ${esc(int(e.tokensBefore))} → ${esc(int(e.tokensAfter))} tokens${esc(saved)}</p>
 ${stages ? `<table class="stages"><thead><tr><th>stage</th><th>candidates</th><th>compacted</th><th>tokens before → after</th></tr></thead><tbody>${stages}</tbody></table>` : `<p class="no-stages">no stage compacted anything</p>`}
 ${refList}</li>`;
-  }).join("\n");
+    })
+    .join("\n");
   return `<ol class="epochs">
 ${items}
 </ol>`;

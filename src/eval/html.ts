@@ -177,7 +177,14 @@ function headerFacts(report: EvalReport, opts: EvalReport["options"]): [string, 
     ...(opts.config !== undefined ? [["config", `<code>${esc(opts.config)}</code>`] as [string, string]] : []),
     ...(opts.compare !== undefined ? [["compare", `<code>${esc(opts.compare)}</code>`] as [string, string]] : []),
     ["against", esc((opts.against ?? []).join(", ") || "none")],
-    ...(opts.pricing ? [["pricing", esc(`${opts.pricing.name}: cached prefix ×${opts.pricing.read}, the rest ×${opts.pricing.write} (cost per call, in input-token units)`)] as [string, string]] : []),
+    ...(opts.pricing
+      ? [
+          [
+            "pricing",
+            esc(`${opts.pricing.name}: cached prefix ×${opts.pricing.read}, the rest ×${opts.pricing.write} (cost per call, in input-token units)`),
+          ] as [string, string],
+        ]
+      : []),
     ["corpus", esc(`${int(report.corpus?.runs)} runs, ${int(report.corpus?.prompts)} prompt points, ${int(report.corpus?.pairs)} consecutive pairs`)],
   ];
 }
@@ -216,9 +223,13 @@ ${contenders.map((c) => `<tr><td>${esc(c.name)}</td><td><code>${esc(c.version)}<
 /** Per budget, the metric table (its cells judged by `checks`) and the samples behind it. */
 function renderBudgets(budgets: EvalReport["budgets"], checks: Map<string, ThresholdResult[]>): string {
   return `<section id="metrics"><h2>Metrics per budget</h2>${budgets.length ? "" : `<p class="empty">No budget was evaluated.</p>`}
-${budgets.map((b, i) => `<section class="budget" id="budget-${i}"><h3>Budget ${esc(int(b.budget))} tokens</h3>
+${budgets
+  .map(
+    (b, i) => `<section class="budget" id="budget-${i}"><h3>Budget ${esc(int(b.budget))} tokens</h3>
 ${renderMetricTable(i, b.budget, b.rows ?? [], checks)}
-${renderMetricDetails(b.rows ?? [])}</section>`).join("\n")}</section>`;
+${renderMetricDetails(b.rows ?? [])}</section>`,
+  )
+  .join("\n")}</section>`;
 }
 
 /** Every traced run's plot and epochs. */

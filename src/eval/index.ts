@@ -44,10 +44,15 @@ export function readConfigFile(file: string): Omit<CompactorConfig, "store"> {
   } catch (err) {
     throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`, { path: file });
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new CtxfoldError("E_BAD_INPUT", `expected a JSON object of compactor settings`, { path: file });
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new CtxfoldError("E_BAD_INPUT", `expected a JSON object of compactor settings`, { path: file });
   const unknown = Object.keys(value).filter((k) => !Object.hasOwn(TieredSettings.shape, k) && !Object.hasOwn(kDeprecatedTieredNames, k));
   if (unknown.length) {
-    throw new CtxfoldError("E_BAD_INPUT", `unknown setting ${unknown.map((k) => JSON.stringify(k)).join(", ")} (settings: ${Object.keys(TieredSettings.shape).join(", ")})`, { path: `${file}.${unknown[0]}` });
+    throw new CtxfoldError(
+      "E_BAD_INPUT",
+      `unknown setting ${unknown.map((k) => JSON.stringify(k)).join(", ")} (settings: ${Object.keys(TieredSettings.shape).join(", ")})`,
+      { path: `${file}.${unknown[0]}` },
+    );
   }
   resolveTieredSettings(value as CompactorConfig, file); // throws naming `file.field`
   return value as Omit<CompactorConfig, "store">;
@@ -91,9 +96,18 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
   const points = options.points ?? 40;
   const trace = Array.isArray(options.trace)
     ? options.trace
-    : [...runs].sort((a, b) => promptPoints(b.messages).length - promptPoints(a.messages).length).slice(0, (options.trace as number | undefined) ?? 2).map((r) => r.id);
+    : [...runs]
+        .sort((a, b) => promptPoints(b.messages).length - promptPoints(a.messages).length)
+        .slice(0, (options.trace as number | undefined) ?? 2)
+        .map((r) => r.id);
   const pricing = options.pricing ?? kPricing.anthropic;
-  const r = await replayRuns(runs, contenders, { budgets: options.budgets, points, trace, pricing, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  const r = await replayRuns(runs, contenders, {
+    budgets: options.budgets,
+    points,
+    trace,
+    pricing,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
   const budgets = options.budgets.map((budget) => ({ budget, rows: contenders.map((c) => ({ contender: c.name, metrics: r.metrics.get(budget)!.get(c)! })) }));
   return {
     ctxfold: "eval",
@@ -102,7 +116,8 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
     node: process.version,
     input: options.input,
     options: {
-      budgets: options.budgets, points,
+      budgets: options.budgets,
+      points,
       ...(options.configName ? { config: options.configName } : {}),
       ...(options.compare ? { compare: options.compare.name } : {}),
       against: [...(options.against ?? [])],
@@ -115,6 +130,12 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
     infeasibleRuns: r.infeasibleRuns,
     budgets,
     traces: r.traces,
-    thresholds: options.thresholds ? checkThresholds(options.thresholds, budgets.map((b) => ({ budget: b.budget, metrics: b.rows[0].metrics })), primary.name) : [],
+    thresholds: options.thresholds
+      ? checkThresholds(
+          options.thresholds,
+          budgets.map((b) => ({ budget: b.budget, metrics: b.rows[0].metrics })),
+          primary.name,
+        )
+      : [],
   };
 }

@@ -135,11 +135,17 @@ export function criticalCore(input: readonly ChatMessage[]): ChatMessage[] {
       if (j > i && r.role === "tool" && ids.has(r.tool_call_id)) idx.add(j);
     });
   }
-  return [...idx].sort((a, b) => a - b).map((i) => {
-    const m = input[i];
-    if (m.role === "assistant" && m.tool_calls?.length) return { role: "assistant", content: contentText(m), tool_calls: m.tool_calls } as ChatMessage;
-    return { role: m.role === "developer" ? "developer" : m.role, content: contentText(m), ...(m.role === "tool" ? { tool_call_id: m.tool_call_id } : {}) } as ChatMessage;
-  });
+  return [...idx]
+    .sort((a, b) => a - b)
+    .map((i) => {
+      const m = input[i];
+      if (m.role === "assistant" && m.tool_calls?.length) return { role: "assistant", content: contentText(m), tool_calls: m.tool_calls } as ChatMessage;
+      return {
+        role: m.role === "developer" ? "developer" : m.role,
+        content: contentText(m),
+        ...(m.role === "tool" ? { tool_call_id: m.tool_call_id } : {}),
+      } as ChatMessage;
+    });
 }
 
 /** Whether a message is a failed tool result (see the module comment). */
@@ -177,7 +183,11 @@ export function stableJson(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) => {
     if (x && typeof x === "object" && !Array.isArray(x)) {
       const o = x as Record<string, unknown>;
-      return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+      return Object.fromEntries(
+        Object.keys(o)
+          .sort()
+          .map((k) => [k, o[k]]),
+      );
     }
     return x;
   });
@@ -259,7 +269,12 @@ export const kPricing = {
 export function parsePricing(spec: string): Pricing {
   const s = spec.trim();
   if (Object.hasOwn(kPricing, s)) return { ...kPricing[s as keyof typeof kPricing] };
-  const bad = (why: string) => new CtxfoldError("E_BAD_INPUT", `${why}: expected ${Object.keys(kPricing).join(", ")} or read=R,write=W (e.g. read=0.1,write=1.25), got ${JSON.stringify(spec)}`, { path: "pricing" });
+  const bad = (why: string) =>
+    new CtxfoldError(
+      "E_BAD_INPUT",
+      `${why}: expected ${Object.keys(kPricing).join(", ")} or read=R,write=W (e.g. read=0.1,write=1.25), got ${JSON.stringify(spec)}`,
+      { path: "pricing" },
+    );
   const prices: Record<string, number> = {};
   for (const item of s.split(",").map((x) => x.trim())) {
     const m = /^(read|write)\s*=\s*(\d*\.?\d+(?:e[+-]?\d+)?)$/i.exec(item);

@@ -195,7 +195,9 @@ export async function traceRun(run: EvalRun, c: Contender, budget: number): Prom
         atPoint: trace.points.length,
         tokensBefore: tokensIn,
         tokensAfter: tokensOut ?? tokensIn,
-        stages: (r.stages ?? []).filter((s) => s.stage > 0).map((s) => ({ name: s.name, candidates: s.candidateCount, compacted: s.compacted, tokensBefore: s.tokensBefore, tokensAfter: s.tokensAfter })),
+        stages: (r.stages ?? [])
+          .filter((s) => s.stage > 0)
+          .map((s) => ({ name: s.name, candidates: s.candidateCount, compacted: s.compacted, tokensBefore: s.tokensBefore, tokensAfter: s.tokensAfter })),
         refs: (r.refs ?? []).filter((ref) => !seen.has(ref)),
       };
       trace.epochs.push(e);

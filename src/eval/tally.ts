@@ -10,7 +10,16 @@ import { kCounter, messageTokens, promptTokens } from "./tokens.js";
 import type { CompactOutput } from "./protocol.js";
 import { evidenceKept } from "./evidence.js";
 import {
-  cachePricedCost, prefixShare, prefixSplit, type Pricing, criticalVerbatim, failedVisible, kCriticalKinds, percentile, recoverable, type CriticalKind,
+  cachePricedCost,
+  prefixShare,
+  prefixSplit,
+  type Pricing,
+  criticalVerbatim,
+  failedVisible,
+  kCriticalKinds,
+  percentile,
+  recoverable,
+  type CriticalKind,
 } from "./metrics.js";
 import type { EvalMetrics } from "./types.js";
 
@@ -148,7 +157,10 @@ function countFailed(t: Tally, p: Point, out: OpenAIChatMessage[]): void {
   for (const f of p.failed) {
     t.failed++;
     if (failedVisible(f.message, out, f.head)) t.failedVisible++;
-    else if (t.failedMissSamples.length < 5) t.failedMissSamples.push(`${p.runId}@${p.input.length}: ${f.message.role === "tool" ? f.message.tool_call_id : ""} head=${JSON.stringify(f.head.slice(0, 60))}`);
+    else if (t.failedMissSamples.length < 5)
+      t.failedMissSamples.push(
+        `${p.runId}@${p.input.length}: ${f.message.role === "tool" ? f.message.tool_call_id : ""} head=${JSON.stringify(f.head.slice(0, 60))}`,
+      );
   }
 }
 

@@ -36,11 +36,19 @@ export interface Threshold {
 /** Parses `within_budget=1,cache_prefix=0.85,failed_visible=100%`; E_BAD_INPUT naming the bad item. */
 export function parseThresholds(spec: string): Threshold[] {
   const out: Threshold[] = [];
-  for (const item of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const item of spec
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([a-z_]+)\s*=\s*([0-9]*\.?[0-9]+)(%?)$/.exec(item);
-    if (!m) throw new CtxfoldError("E_BAD_INPUT", `expected metric=value (e.g. within_budget=1 or cache_prefix=85%), got ${JSON.stringify(item)}`, { path: "fail-under" });
+    if (!m)
+      throw new CtxfoldError("E_BAD_INPUT", `expected metric=value (e.g. within_budget=1 or cache_prefix=85%), got ${JSON.stringify(item)}`, {
+        path: "fail-under",
+      });
     if (!Object.hasOwn(kThresholdMetrics, m[1])) {
-      throw new CtxfoldError("E_BAD_INPUT", `unknown metric ${JSON.stringify(m[1])} (one of ${Object.keys(kThresholdMetrics).join(", ")})`, { path: "fail-under" });
+      throw new CtxfoldError("E_BAD_INPUT", `unknown metric ${JSON.stringify(m[1])} (one of ${Object.keys(kThresholdMetrics).join(", ")})`, {
+        path: "fail-under",
+      });
     }
     const value = Number(m[2]) / (m[3] ? 100 : 1);
     out.push({ metric: m[1] as ThresholdMetric, value });
@@ -50,7 +58,11 @@ export function parseThresholds(spec: string): Threshold[] {
 }
 
 /** Every threshold at every budget for `contender`; ok when the value is at least the threshold. */
-export function checkThresholds(thresholds: readonly Threshold[], budgets: readonly { budget: number; metrics: EvalMetrics }[], contender: string): ThresholdResult[] {
+export function checkThresholds(
+  thresholds: readonly Threshold[],
+  budgets: readonly { budget: number; metrics: EvalMetrics }[],
+  contender: string,
+): ThresholdResult[] {
   const out: ThresholdResult[] = [];
   for (const { budget, metrics } of budgets) {
     for (const t of thresholds) {
@@ -67,5 +79,8 @@ export function describeMisses(results: readonly ThresholdResult[]): string[] {
   const show = (metric: string, v: number) => (metric === "throughput" ? `${v.toFixed(1)}/s` : `${(v * 100).toFixed(2).replace(/\.?0+$/, "")}%`);
   return results
     .filter((r) => !r.ok)
-    .map((r) => `${r.metric} at budget ${r.budget}: ${r.value === null ? "n/a (nothing to measure)" : show(r.metric, r.value)} < ${show(r.metric, r.threshold)} (${r.contender})`);
+    .map(
+      (r) =>
+        `${r.metric} at budget ${r.budget}: ${r.value === null ? "n/a (nothing to measure)" : show(r.metric, r.value)} < ${show(r.metric, r.threshold)} (${r.contender})`,
+    );
 }

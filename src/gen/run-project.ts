@@ -41,8 +41,60 @@ export interface Ctx {
   written: string[];
 }
 
-export const kNouns = ["parser", "config", "session", "cache", "router", "schema", "client", "server", "utils", "models", "tokens", "render", "loader", "store", "events", "auth", "query", "format", "compat", "registry", "worker", "queue", "storage", "metrics", "plugin", "stream", "core", "cli", "adapters", "paths"];
-export const kVerbs = ["get", "set", "parse", "load", "build", "resolve", "render", "validate", "normalize", "compute", "merge", "flush", "apply", "fetch", "encode", "decode", "split", "handle", "register", "emit"];
+export const kNouns = [
+  "parser",
+  "config",
+  "session",
+  "cache",
+  "router",
+  "schema",
+  "client",
+  "server",
+  "utils",
+  "models",
+  "tokens",
+  "render",
+  "loader",
+  "store",
+  "events",
+  "auth",
+  "query",
+  "format",
+  "compat",
+  "registry",
+  "worker",
+  "queue",
+  "storage",
+  "metrics",
+  "plugin",
+  "stream",
+  "core",
+  "cli",
+  "adapters",
+  "paths",
+];
+export const kVerbs = [
+  "get",
+  "set",
+  "parse",
+  "load",
+  "build",
+  "resolve",
+  "render",
+  "validate",
+  "normalize",
+  "compute",
+  "merge",
+  "flush",
+  "apply",
+  "fetch",
+  "encode",
+  "decode",
+  "split",
+  "handle",
+  "register",
+  "emit",
+];
 const kPackages = ["flowkit", "datapipe", "tinyorm", "httpkit", "shelfdb", "quickcfg", "astrolab", "mdtools", "taskq", "geomap"];
 
 export const pick = <T>(r: Rng, xs: readonly T[]): T => xs[r.int(xs.length)];

@@ -3,7 +3,25 @@
  * success or a failure, in the run's harness style (shell exit-code wrapper, Python or Node
  * errors), from the simulated project (run-project.ts).
  */
-import { allFiles, between, cap, chance, dirname, fileText, kindOf, kNouns, kVerbs, logUniform, missingPath, numbered, pick, shown, type Ctx, type Project, type ToolKey } from "./run-project.js";
+import {
+  allFiles,
+  between,
+  cap,
+  chance,
+  dirname,
+  fileText,
+  kindOf,
+  kNouns,
+  kVerbs,
+  logUniform,
+  missingPath,
+  numbered,
+  pick,
+  shown,
+  type Ctx,
+  type Project,
+  type ToolKey,
+} from "./run-project.js";
 import { syntheticText, type Rng, type TextKind } from "./text.js";
 
 interface ToolRun {
@@ -12,7 +30,14 @@ interface ToolRun {
 }
 
 /** How often a single-call step uses each tool. */
-const kToolWeights: readonly [ToolKey, number][] = [["bash", 32], ["read", 26], ["search", 12], ["write", 10], ["list", 8], ["fetch", 6]];
+const kToolWeights: readonly [ToolKey, number][] = [
+  ["bash", 32],
+  ["read", 26],
+  ["search", 12],
+  ["write", 10],
+  ["list", 8],
+  ["fetch", 6],
+];
 /** Parallel steps use read-only tools. */
 export const kParallelTools: readonly ToolKey[] = ["read", "read", "read", "search", "list", "fetch"];
 
@@ -44,7 +69,11 @@ export const kTools: Record<ToolKey, (ctx: Ctx, failed: boolean) => ToolRun> = {
     ctx.files.set(rel, content);
     if (!ctx.written.includes(rel)) ctx.written.push(rel);
     const bytes = Buffer.byteLength(content);
-    const msg = pick(r, [`Successfully wrote ${bytes} bytes to ${path}`, `File written: ${path} (${content.split("\n").length} lines)`, `The file ${path} has been updated.`]);
+    const msg = pick(r, [
+      `Successfully wrote ${bytes} bytes to ${path}`,
+      `File written: ${path} (${content.split("\n").length} lines)`,
+      `The file ${path} has been updated.`,
+    ]);
     return { args: { path, content }, text: msg };
   },
   bash(ctx, failed) {
@@ -91,9 +120,12 @@ function notFound(ctx: Ctx, syscall: "open" | "scandir", path: string, tool: str
 function shellResult(ctx: Ctx, output: string, code: number): string {
   const body = output.endsWith("\n") || output === "" ? output : `${output}\n`;
   switch (ctx.harness.shell) {
-    case "returncode": return `<returncode>${code}</returncode>\n<output>\n${body}</output>`;
-    case "trailer": return `${body}exit code: ${code}`;
-    default: return `Exit code: ${code}\nOutput:\n${body}`;
+    case "returncode":
+      return `<returncode>${code}</returncode>\n<output>\n${body}</output>`;
+    case "trailer":
+      return `${body}exit code: ${code}`;
+    default:
+      return `Exit code: ${code}\nOutput:\n${body}`;
   }
 }
 
@@ -108,11 +140,17 @@ function okCommand(ctx: Ctx): Shell {
   const py = p.lang === "python";
   switch (r.int(10)) {
     case 0:
-    case 1: return testRun(ctx);
-    case 2: return { command: "git status", output: gitStatus(ctx), code: 0 };
+    case 1:
+      return testRun(ctx);
+    case 2:
+      return { command: "git status", output: gitStatus(ctx), code: 0 };
     case 3: {
       const rel = pick(r, p.sources);
-      return { command: `git diff ${rel}`, output: `diff --git a/${rel} b/${rel}\nindex ${hex(r, 7)}..${hex(r, 7)} 100644\n--- a/${rel}\n+++ b/${rel}\n${syntheticText("code", between(r, 200, 2500), r)}`, code: 0 };
+      return {
+        command: `git diff ${rel}`,
+        output: `diff --git a/${rel} b/${rel}\nindex ${hex(r, 7)}..${hex(r, 7)} 100644\n--- a/${rel}\n+++ b/${rel}\n${syntheticText("code", between(r, 200, 2500), r)}`,
+        code: 0,
+      };
     }
     case 4: {
       const dir = pick(r, p.dirs);
@@ -129,9 +167,12 @@ function okCommand(ctx: Ctx): Shell {
       const files = allFiles(p).filter((f) => f.endsWith(py ? ".py" : ".ts"));
       return { command: `find . -name "*${py ? ".py" : ".ts"}" -not -path "./.git/*" | head -30`, output: files.map((f) => `./${f}`).join("\n"), code: 0 };
     }
-    case 7: return { command: py ? "pip install -e ." : "npm install", output: installLog(ctx), code: 0 };
-    case 8: return { command: "mkdir -p build && touch build/.keep", output: "", code: 0 };
-    default: return { command: py ? "python reproduce_issue.py" : "node dist/cli.js --verbose", output: syntheticText("logs", logUniform(r, 40, 6000), r), code: 0 };
+    case 7:
+      return { command: py ? "pip install -e ." : "npm install", output: installLog(ctx), code: 0 };
+    case 8:
+      return { command: "mkdir -p build && touch build/.keep", output: "", code: 0 };
+    default:
+      return { command: py ? "python reproduce_issue.py" : "node dist/cli.js --verbose", output: syntheticText("logs", logUniform(r, 40, 6000), r), code: 0 };
   }
 }
 
@@ -143,9 +184,10 @@ function failingCommand(ctx: Ctx): Shell {
   if (x === 1) return { command: "bash scripts/check.sh", output: "bash: scripts/check.sh: No such file or directory", code: 127 };
   if (x === 2 && p.lang === "python") return pytestFailure(ctx);
   const sym = pick(r, p.symbols);
-  const command = p.lang === "python"
-    ? pick(r, ["python reproduce_issue.py", `python -c "from ${p.pkg} import ${sym}; print(${sym}())"`])
-    : pick(r, ["node dist/cli.js", `npx tsx scripts/${pick(r, kNouns)}.ts`]);
+  const command =
+    p.lang === "python"
+      ? pick(r, ["python reproduce_issue.py", `python -c "from ${p.pkg} import ${sym}; print(${sym}())"`])
+      : pick(r, ["node dist/cli.js", `npx tsx scripts/${pick(r, kNouns)}.ts`]);
   return { command, output: appTrace(ctx), code: 1 };
 }
 
@@ -153,13 +195,30 @@ function failingCommand(ctx: Ctx): Shell {
 function appTrace(ctx: Ctx): string {
   const { r, project: p } = ctx;
   const noun = pick(r, kNouns);
-  const frames = Array.from({ length: between(r, 2, 6) }, () => ({ file: `${p.root}/${pick(r, p.sources)}`, line: between(r, 5, 900), fn: pick(r, p.symbols) }));
+  const frames = Array.from({ length: between(r, 2, 6) }, () => ({
+    file: `${p.root}/${pick(r, p.sources)}`,
+    line: between(r, 5, 900),
+    fn: pick(r, p.symbols),
+  }));
   if (p.lang === "python") {
-    const exc = pick(r, [`KeyError: '${noun}'`, `TypeError: ${pick(r, p.symbols)}() got an unexpected keyword argument '${noun}'`, `AttributeError: 'NoneType' object has no attribute '${noun}'`, `ValueError: invalid literal for int() with base 10: '${hex(r, 4)}'`, `ImportError: cannot import name '${cap(noun)}' from '${p.pkg}.${noun}'`]);
-    const body = frames.map((f) => `  File "${f.file}", line ${f.line}, in ${f.fn}\n    ${pick(r, ["return", "result =", "self._state ="])} ${f.fn}(${noun})`).join("\n");
+    const exc = pick(r, [
+      `KeyError: '${noun}'`,
+      `TypeError: ${pick(r, p.symbols)}() got an unexpected keyword argument '${noun}'`,
+      `AttributeError: 'NoneType' object has no attribute '${noun}'`,
+      `ValueError: invalid literal for int() with base 10: '${hex(r, 4)}'`,
+      `ImportError: cannot import name '${cap(noun)}' from '${p.pkg}.${noun}'`,
+    ]);
+    const body = frames
+      .map((f) => `  File "${f.file}", line ${f.line}, in ${f.fn}\n    ${pick(r, ["return", "result =", "self._state ="])} ${f.fn}(${noun})`)
+      .join("\n");
     return `Traceback (most recent call last):\n  File "${p.root}/reproduce_issue.py", line ${between(r, 3, 40)}, in <module>\n    main()\n${body}\n${exc}`;
   }
-  const exc = pick(r, [`TypeError: Cannot read properties of undefined (reading '${noun}')`, `RangeError: Invalid array length`, `Error: ${cap(noun)} not initialised`, `TypeError: ${pick(r, p.symbols)} is not a function`]);
+  const exc = pick(r, [
+    `TypeError: Cannot read properties of undefined (reading '${noun}')`,
+    `RangeError: Invalid array length`,
+    `Error: ${cap(noun)} not initialised`,
+    `TypeError: ${pick(r, p.symbols)} is not a function`,
+  ]);
   const js = (f: (typeof frames)[number]): string => f.file.replace(/\/src\//, "/dist/").replace(/\.ts$/, ".js");
   const stack = frames.map((f) => `    at ${f.fn} (file://${js(f)}:${f.line}:${between(r, 3, 60)})`).join("\n");
   return `file://${js(frames[0])}:${frames[0].line}\n    const ${noun} = ${frames[0].fn}(options.${noun});\n                  ^\n\n${exc}\n${stack}\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\n\nNode.js v20.${between(r, 9, 18)}.${between(r, 0, 3)}`;
@@ -184,11 +243,22 @@ function testRun(ctx: Ctx): Shell {
   const secs = (r.next() * 8).toFixed(2);
   if (p.lang === "python") {
     let done = 0;
-    const lines = files.map((f, i) => `${f} ${".".repeat(counts[i])}${" ".repeat(Math.max(1, 60 - f.length - counts[i]))}[${String(Math.round((100 * (done += counts[i])) / total)).padStart(3)}%]`);
-    return { command: `python -m pytest ${files.length === 1 ? files[0] : "tests/"} -q`, output: `${lines.join("\n")}\n\n${total} passed in ${secs}s`, code: 0 };
+    const lines = files.map(
+      (f, i) =>
+        `${f} ${".".repeat(counts[i])}${" ".repeat(Math.max(1, 60 - f.length - counts[i]))}[${String(Math.round((100 * (done += counts[i])) / total)).padStart(3)}%]`,
+    );
+    return {
+      command: `python -m pytest ${files.length === 1 ? files[0] : "tests/"} -q`,
+      output: `${lines.join("\n")}\n\n${total} passed in ${secs}s`,
+      code: 0,
+    };
   }
   const lines = files.map((f, i) => ` ✓ ${f} (${counts[i]} tests) ${between(r, 2, 900)}ms`);
-  return { command: `npx vitest run ${files.length === 1 ? files[0] : ""}`.trimEnd(), output: `\n RUN  v1.6.0 ${p.root}\n\n${lines.join("\n")}\n\n Test Files  ${files.length} passed (${files.length})\n      Tests  ${total} passed (${total})\n   Duration  ${secs}s`, code: 0 };
+  return {
+    command: `npx vitest run ${files.length === 1 ? files[0] : ""}`.trimEnd(),
+    output: `\n RUN  v1.6.0 ${p.root}\n\n${lines.join("\n")}\n\n Test Files  ${files.length} passed (${files.length})\n      Tests  ${total} passed (${total})\n   Duration  ${secs}s`,
+    code: 0,
+  };
 }
 
 function gitStatus(ctx: Ctx): string {
@@ -238,9 +308,22 @@ function searchHits(ctx: Ctx, dir: string, sym: string): string {
   if (n === 0) return "No matches found.";
   const hits: string[] = [];
   for (let i = 0; i < n; i++) {
-    const match = pick(r, p.lang === "python"
-      ? [`def ${sym}(self, ${pick(r, kNouns)}=None):`, `result = ${sym}(${pick(r, kNouns)})`, `from .${pick(r, kNouns)} import ${sym}`, `# TODO: ${sym} ignores ${pick(r, kNouns)}`]
-      : [`export function ${sym}(${pick(r, kNouns)}: string): void {`, `const ${pick(r, kNouns)} = ${sym}(options);`, `import { ${sym} } from "./${pick(r, kNouns)}.js";`, `// TODO: ${sym} ignores ${pick(r, kNouns)}`]);
+    const match = pick(
+      r,
+      p.lang === "python"
+        ? [
+            `def ${sym}(self, ${pick(r, kNouns)}=None):`,
+            `result = ${sym}(${pick(r, kNouns)})`,
+            `from .${pick(r, kNouns)} import ${sym}`,
+            `# TODO: ${sym} ignores ${pick(r, kNouns)}`,
+          ]
+        : [
+            `export function ${sym}(${pick(r, kNouns)}: string): void {`,
+            `const ${pick(r, kNouns)} = ${sym}(options);`,
+            `import { ${sym} } from "./${pick(r, kNouns)}.js";`,
+            `// TODO: ${sym} ignores ${pick(r, kNouns)}`,
+          ],
+    );
     hits.push(`${shown(ctx, pick(r, files))}:${between(r, 1, 900)}: ${match}`);
   }
   return hits.join("\n");
@@ -250,7 +333,9 @@ function docUrl(ctx: Ctx): string {
   const { r, project: p } = ctx;
   const word = pick(r, kNouns);
   return pick(r, [
-    p.lang === "python" ? `https://docs.python.org/3/library/${pick(r, ["functools", "pathlib", "typing", "asyncio", "json"])}.html` : `https://nodejs.org/api/${pick(r, ["fs", "path", "stream", "worker_threads"])}.html`,
+    p.lang === "python"
+      ? `https://docs.python.org/3/library/${pick(r, ["functools", "pathlib", "typing", "asyncio", "json"])}.html`
+      : `https://nodejs.org/api/${pick(r, ["fs", "path", "stream", "worker_threads"])}.html`,
     `https://github.com/${p.pkg}/${p.pkg}/issues/${between(r, 10, 9000)}`,
     `https://stackoverflow.com/questions/${between(r, 1_000_000, 79_000_000)}/how-to-${pick(r, kVerbs)}-${word}-in-${p.lang}`,
     `https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/${pick(r, ["Map", "Promise", "Array/sort", "JSON/parse"])}`,

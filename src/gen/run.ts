@@ -93,10 +93,14 @@ export function generateRun(options: GenerateRunOptions): GeneratedRun {
     if (steered || lastFailure !== undefined || chance(r, 0.85)) parts.push(text(stepText(ctx, keys[0], runs[0].run.args, n, steered, lastFailure)));
     const calls = runs.map(({ key, run }) => out.call(ctx.harness.names[key], formatArgs(ctx.harness.argStyle, run.args)));
     out.push("assistant", [...parts, ...calls], turn);
-    for (let k = 0; k < n; k++) out.push("tool", [{ type: "tool-result", callId: calls[k].id, content: [text(runs[k].run.text)], ...(runs[k].failed ? { isError: true } : {}) }], turn);
+    for (let k = 0; k < n; k++)
+      out.push("tool", [{ type: "tool-result", callId: calls[k].id, content: [text(runs[k].run.text)], ...(runs[k].failed ? { isError: true } : {}) }], turn);
     turn++;
     steered = false;
-    lastFailure = runs.find((x) => x.failed)?.run.text.split("\n").find((l) => /error|no such file/i.test(l));
+    lastFailure = runs
+      .find((x) => x.failed)
+      ?.run.text.split("\n")
+      .find((l) => /error|no such file/i.test(l));
   }
   const final: Part[] = chance(r, o.reasoning) ? [reasoningPart(ctx, chance(r, o.redacted))] : [];
   final.push(text(finalText(ctx)));

@@ -15,7 +15,15 @@
  * - Register it under the name `recall` (kRecallToolName): ctxfoldMiddleware then turns the
  *   recall hint on for calls that offer it.
  */
-import { checkRecallToolOptions, kRecallToolDescription, pageText, recall, RecallToolInput, type RecallResult, type RecallToolOptions } from "../recall/index.js";
+import {
+  checkRecallToolOptions,
+  kRecallToolDescription,
+  pageText,
+  recall,
+  RecallToolInput,
+  type RecallResult,
+  type RecallToolOptions,
+} from "../recall/index.js";
 
 export type { RecallResult, RecallScope, RecallToolOptions } from "../recall/index.js";
 

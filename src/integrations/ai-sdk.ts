@@ -125,9 +125,17 @@ export interface CtxfoldMiddleware {
   readonly specificationVersion: "v3";
   transformParams<P extends AiSdkCallParams>(options: { type?: "generate" | "stream"; params: P; model: { readonly modelId: string } }): Promise<P>;
   /** Passes the call's result on as it is, after reading its usage (see the module comment). */
-  wrapGenerate<R extends { usage?: unknown }>(options: { doGenerate: () => PromiseLike<R>; params: AiSdkCallParams; model: { readonly modelId: string } }): Promise<R>;
+  wrapGenerate<R extends { usage?: unknown }>(options: {
+    doGenerate: () => PromiseLike<R>;
+    params: AiSdkCallParams;
+    model: { readonly modelId: string };
+  }): Promise<R>;
   /** Passes the stream on part for part, reading the usage of its `finish` part (see the module comment). */
-  wrapStream<R extends { stream: ReadableStream<unknown> }>(options: { doStream: () => PromiseLike<R>; params: AiSdkCallParams; model: { readonly modelId: string } }): Promise<R>;
+  wrapStream<R extends { stream: ReadableStream<unknown> }>(options: {
+    doStream: () => PromiseLike<R>;
+    params: AiSdkCallParams;
+    model: { readonly modelId: string };
+  }): Promise<R>;
 }
 
 /** What generateText / streamText pass to `prepareStep` (the fields ctxfold reads). */
@@ -157,10 +165,17 @@ function checkShapes(wire: unknown, path: string, from = 0, to = Infinity): asse
   for (let i = from; i < Math.min(to, wire.length); i++) {
     const m: unknown = wire[i];
     const at = `${path}[${i}]`;
-    if (typeof m !== "object" || m === null || Array.isArray(m)) throw new CtxfoldError("E_SCHEMA", `unknown message shape: ${kindOf(m)} (expected an object with a role)`, { path: at });
+    if (typeof m !== "object" || m === null || Array.isArray(m))
+      throw new CtxfoldError("E_SCHEMA", `unknown message shape: ${kindOf(m)} (expected an object with a role)`, { path: at });
     const { role, content } = m as { role?: unknown; content?: unknown };
-    if (typeof role !== "string") throw new CtxfoldError("E_SCHEMA", `unknown message shape: ${role === undefined ? "no role" : `role ${kindOf(role)}`} (expected system, user, assistant or tool)`, { path: at });
-    if (!kRoles.has(role)) throw new CtxfoldError("E_UNKNOWN_ROLE", `unknown message shape: role ${JSON.stringify(role)} (expected system, user, assistant or tool)`, { path: at });
+    if (typeof role !== "string")
+      throw new CtxfoldError(
+        "E_SCHEMA",
+        `unknown message shape: ${role === undefined ? "no role" : `role ${kindOf(role)}`} (expected system, user, assistant or tool)`,
+        { path: at },
+      );
+    if (!kRoles.has(role))
+      throw new CtxfoldError("E_UNKNOWN_ROLE", `unknown message shape: role ${JSON.stringify(role)} (expected system, user, assistant or tool)`, { path: at });
     const strings = role !== "tool";
     const arrays = role !== "system";
     if (typeof content === "string" && strings) continue;
@@ -168,13 +183,19 @@ function checkShapes(wire: unknown, path: string, from = 0, to = Infinity): asse
       for (let k = 0; k < content.length; k++) {
         const p: unknown = content[k];
         if (typeof p !== "object" || p === null || typeof (p as { type?: unknown }).type !== "string") {
-          throw new CtxfoldError("E_SCHEMA", `unknown part shape: ${kindOf(p)}${typeof p === "object" && p !== null ? " without a string type" : ""}`, { path: `${at}.content[${k}]` });
+          throw new CtxfoldError("E_SCHEMA", `unknown part shape: ${kindOf(p)}${typeof p === "object" && p !== null ? " without a string type" : ""}`, {
+            path: `${at}.content[${k}]`,
+          });
         }
       }
       continue;
     }
     const expected = !arrays ? "a string" : !strings ? "an array of parts" : "a string or an array of parts";
-    throw new CtxfoldError("E_SCHEMA", `unknown message shape: a ${role} message whose content is ${content === undefined ? "missing" : kindOf(content)} (expected ${expected})`, { path: at });
+    throw new CtxfoldError(
+      "E_SCHEMA",
+      `unknown message shape: a ${role} message whose content is ${content === undefined ? "missing" : kindOf(content)} (expected ${expected})`,
+      { path: at },
+    );
   }
 }
 
@@ -235,7 +256,8 @@ export class PromptCompactor<Params> {
   readonly #onCompact: ((info: CompactInfo) => void) | undefined;
 
   constructor(options: CtxfoldIntegrationOptions<Params> = {}) {
-    if (typeof options !== "object" || options === null) throw new CtxfoldError("E_BAD_INPUT", `expected an options object, got ${kindOf(options)}`, { path: "options" });
+    if (typeof options !== "object" || options === null)
+      throw new CtxfoldError("E_BAD_INPUT", `expected an options object, got ${kindOf(options)}`, { path: "options" });
     const { conversationId, onCompact, ...rest } = options;
     for (const [name, fn] of Object.entries({ conversationId, onCompact, onUsage: rest.onUsage })) {
       if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", `expected a function, got ${kindOf(fn)}`, { path: name });
@@ -250,7 +272,10 @@ export class PromptCompactor<Params> {
   /** The caller's id for `params`, checked. */
   idOf(params: Params): string | undefined {
     const id = this.conversationId?.(params);
-    if (id !== undefined && (typeof id !== "string" || id === "")) throw new CtxfoldError("E_BAD_INPUT", `conversationId returned ${id === "" ? "an empty string" : kindOf(id)}, expected a non-empty string or undefined`, { path: "conversationId" });
+    if (id !== undefined && (typeof id !== "string" || id === ""))
+      throw new CtxfoldError("E_BAD_INPUT", `conversationId returned ${id === "" ? "an empty string" : kindOf(id)}, expected a non-empty string or undefined`, {
+        path: "conversationId",
+      });
     return id;
   }
 
@@ -295,8 +320,15 @@ export class PromptCompactor<Params> {
     if (session.epoch > 0) out = cache.render(r.canonical) as AiSdkPromptMessage[];
     const changed = out.length !== wire.length || out.some((m, i) => m !== wire[i]);
     const info: CompactInfo = {
-      conversation, epoch: session.epoch, newEpoch: session.epoch !== before, tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter,
-      budget, status: r.status, messagesBefore: wire.length, messagesAfter: out.length,
+      conversation,
+      epoch: session.epoch,
+      newEpoch: session.epoch !== before,
+      tokensBefore: r.tokensBefore,
+      tokensAfter: r.tokensAfter,
+      budget,
+      status: r.status,
+      messagesBefore: wire.length,
+      messagesAfter: out.length,
     };
     if (r.infeasible) info.criticalTokens = r.infeasible.criticalTokens;
     this.#onCompact?.(info);
@@ -367,7 +399,13 @@ export function ctxfoldMiddleware(options: CtxfoldIntegrationOptions<AiSdkCallPa
       report(params, result?.usage);
       return result;
     },
-    async wrapStream<R extends { stream: ReadableStream<unknown> }>({ doStream, params }: { doStream: () => PromiseLike<R>; params: AiSdkCallParams }): Promise<R> {
+    async wrapStream<R extends { stream: ReadableStream<unknown> }>({
+      doStream,
+      params,
+    }: {
+      doStream: () => PromiseLike<R>;
+      params: AiSdkCallParams;
+    }): Promise<R> {
       const result = await doStream();
       if (!calls.has(params)) return result;
       let seen = false;
@@ -398,14 +436,24 @@ export function ctxfoldMiddleware(options: CtxfoldIntegrationOptions<AiSdkCallPa
  * conversation: `conversationId(options)`, else the prefix key. The previous step's `usage`
  * (in `steps`) sets the next budget (see the module comment).
  */
-export function ctxfoldPrepareStep(options: CtxfoldIntegrationOptions<AiSdkPrepareStepOptions> = {}): <O extends AiSdkPrepareStepOptions>(step: O) => Promise<{ messages: O["messages"] }> {
+export function ctxfoldPrepareStep(
+  options: CtxfoldIntegrationOptions<AiSdkPrepareStepOptions> = {},
+): <O extends AiSdkPrepareStepOptions>(step: O) => Promise<{ messages: O["messages"] }> {
   const engine = new PromptCompactor<AiSdkPrepareStepOptions>(options);
   return async <O extends AiSdkPrepareStepOptions>(step: O): Promise<{ messages: O["messages"] }> => {
     const n = step.stepNumber;
     const last = Array.isArray(step.steps) && step.steps.length > 0 ? step.steps[step.steps.length - 1] : undefined;
     // The previous step's usage is for the prompt this prepareStep compacted at step n - 1.
     const report = typeof n === "number" && n > 0 && last !== undefined ? { usage: (last as { usage?: unknown } | null)?.usage, tag: n - 1 } : undefined;
-    const r = await engine.compact({ wire: step.messages, path: "messages", provider: false, modelId: modelIdOf(step.model), id: engine.idOf(step), tag: n, report });
+    const r = await engine.compact({
+      wire: step.messages,
+      path: "messages",
+      provider: false,
+      modelId: modelIdOf(step.model),
+      id: engine.idOf(step),
+      tag: n,
+      report,
+    });
     return { messages: r.messages as O["messages"] };
   };
 }

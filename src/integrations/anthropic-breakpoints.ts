@@ -74,7 +74,8 @@ export class Draft {
   /** Every block that carries a breakpoint (with its spot), in prompt order: tools, system, then messages. */
   *markedBlocks(): Generator<[Spot, Block]> {
     if (this.tools) for (let i = 0; i < this.tools.length; i++) if (hasMark(this.tools[i])) yield [{ area: "tools", i }, this.tools[i] as Block];
-    if (Array.isArray(this.system)) for (let i = 0; i < this.system.length; i++) if (hasMark(this.system[i])) yield [{ area: "system", i }, this.system[i] as Block];
+    if (Array.isArray(this.system))
+      for (let i = 0; i < this.system.length; i++) if (hasMark(this.system[i])) yield [{ area: "system", i }, this.system[i] as Block];
     for (let i = 0; i < this.messages.length; i++) {
       const m = this.messages[i];
       // The draft's own copies change under edit; any other message is taken as immutable.

@@ -108,7 +108,11 @@ export function refuseOverBudget(options: IntegrationOptions, outcome: BudgetOut
   if (outcome.status !== "budget_infeasible" || options.onOverBudget === "return") return;
   const { budget, tokensAfter, criticalTokens } = outcome;
   const must = criticalTokens === undefined ? "" : `, of which ${criticalTokens} must stay (system messages, the latest user message, unanswered tool calls)`;
-  throw new CtxfoldError("E_OVER_BUDGET", `the prompt cannot be brought within its budget of ${budget} tokens: it takes ${tokensAfter} after compaction${must}; raise the budget (or the context window), shorten what must stay, or pass onOverBudget: "return" to send it anyway`, { path });
+  throw new CtxfoldError(
+    "E_OVER_BUDGET",
+    `the prompt cannot be brought within its budget of ${budget} tokens: it takes ${tokensAfter} after compaction${must}; raise the budget (or the context window), shorten what must stay, or pass onOverBudget: "return" to send it anyway`,
+    { path },
+  );
 }
 
 /** What one usage report did (`onUsage`): the correction's step plus where it applied. */
@@ -158,12 +162,20 @@ export function budgetOf(options: IntegrationOptions, modelId?: string, usageRat
   const profile = profileFor(options, modelId);
   const window = options.contextWindow === undefined ? profile?.contextWindow : checkTokens(options.contextWindow, "contextWindow", 1);
   if (window === undefined) {
-    throw new CtxfoldError("E_BAD_INPUT", `the context size of model ${JSON.stringify(modelId ?? "(unnamed)")} is unknown: pass budget (tokens the prompt may take) or contextWindow`, { path: "budget" });
+    throw new CtxfoldError(
+      "E_BAD_INPUT",
+      `the context size of model ${JSON.stringify(modelId ?? "(unnamed)")} is unknown: pass budget (tokens the prompt may take) or contextWindow`,
+      { path: "budget" },
+    );
   }
   const reserve = options.reserveTokens === undefined ? kDefaultReserve : checkTokens(options.reserveTokens, "reserveTokens", 0);
   let room = window - reserve;
   if (room <= 0 && reserveFrom !== undefined) {
-    throw new CtxfoldError("E_BAD_INPUT", `${reserve} exceeds the context window of model ${JSON.stringify(modelId ?? "(unnamed)")} (${window} tokens): no room is left for the messages`, { path: reserveFrom });
+    throw new CtxfoldError(
+      "E_BAD_INPUT",
+      `${reserve} exceeds the context window of model ${JSON.stringify(modelId ?? "(unnamed)")} (${window} tokens): no room is left for the messages`,
+      { path: reserveFrom },
+    );
   }
   if (room <= 0) throw new CtxfoldError("E_BAD_INPUT", `contextWindow ${window} leaves no room after reserveTokens ${reserve}`, { path: "reserveTokens" });
   if (profile?.maxInputTokens !== undefined) room = Math.min(room, profile.maxInputTokens);
@@ -184,7 +196,8 @@ export function usageFloor(options: IntegrationOptions, modelId: string | undefi
 
 /** A token count option (an integer ≥ `min`), or E_BAD_INPUT naming it and showing what it got. */
 function checkTokens(value: unknown, name: string, min: 0 | 1): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min) throw badValueError(name, min === 1 ? "a positive integer" : "a non-negative integer", value);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min)
+    throw badValueError(name, min === 1 ? "a positive integer" : "a non-negative integer", value);
   return value;
 }
 

@@ -46,7 +46,10 @@ export function conversationKey(messages: readonly Message[]): string {
   const h = createHash("sha256");
   for (const m of messages) {
     if (m.role !== "system" && m.role !== "user") continue;
-    h.update(m.role).update("\0").update(JSON.stringify(m.parts.map(({ meta, ...p }) => (void meta, p)))).update("\0");
+    h.update(m.role)
+      .update("\0")
+      .update(JSON.stringify(m.parts.map(({ meta, ...p }) => (void meta, p))))
+      .update("\0");
     if (m.role === "user") break;
   }
   return h.digest("base64url");
@@ -99,7 +102,20 @@ const recentKeys: { format: Format; head: unknown[]; prefix: unknown[]; key: str
  * size): never the compactor's, whose config rejects unknown keys.
  */
 const kIntegrationKeys: ReadonlySet<string> = new Set([
-  "budget", "contextWindow", "reserveTokens", "maxSessions", "maxSessionTokens", "maxStoreBytes", "model", "conversationId", "cacheBreakpoint", "onCompact", "modelProfile", "usageFeedback", "onUsage", "onOverBudget",
+  "budget",
+  "contextWindow",
+  "reserveTokens",
+  "maxSessions",
+  "maxSessionTokens",
+  "maxStoreBytes",
+  "model",
+  "conversationId",
+  "cacheBreakpoint",
+  "onCompact",
+  "modelProfile",
+  "usageFeedback",
+  "onUsage",
+  "onOverBudget",
 ]);
 
 /** A conversation's session, the wire cache of its calls, and its usage feedback. */
@@ -130,13 +146,15 @@ export class SessionPool {
     const config = Object.fromEntries(Object.entries(options).filter(([k]) => !kIntegrationKeys.has(k))) as CompactorConfig;
     if (config.store === undefined) {
       const max = options.maxStoreBytes;
-      if (max !== undefined && (typeof max !== "number" || !Number.isSafeInteger(max) || max < 0)) throw badValueError("maxStoreBytes", "a non-negative integer (bytes)", max);
+      if (max !== undefined && (typeof max !== "number" || !Number.isSafeInteger(max) || max < 0))
+        throw badValueError("maxStoreBytes", "a non-negative integer (bytes)", max);
       config.store = this.#store = new ConversationStore(max);
     }
     this.compactor = createCompactor(config);
     this.#max = options.maxSessions ?? 1000;
     const maxTokens = options.maxSessionTokens;
-    if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isSafeInteger(maxTokens) || maxTokens < 0)) throw badValueError("maxSessionTokens", "a non-negative integer (tokens)", maxTokens);
+    if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isSafeInteger(maxTokens) || maxTokens < 0))
+      throw badValueError("maxSessionTokens", "a non-negative integer (tokens)", maxTokens);
     this.#maxTokens = maxTokens ?? kDefaultMaxSessionTokens;
   }
 
@@ -259,7 +277,9 @@ const pools = new WeakMap<object, SessionPool>();
  * (which the caller must then reuse across calls).
  */
 export function sessionPoolFor(options: IntegrationOptions): SessionPool {
-  const own = Object.entries(options).some(([k, v]) => v !== undefined && (k === "maxSessions" || k === "maxSessionTokens" || k === "maxStoreBytes" || !kIntegrationKeys.has(k)));
+  const own = Object.entries(options).some(
+    ([k, v]) => v !== undefined && (k === "maxSessions" || k === "maxSessionTokens" || k === "maxStoreBytes" || !kIntegrationKeys.has(k)),
+  );
   if (!own) return (sharedPool ??= new SessionPool());
   let pool = pools.get(options);
   if (!pool) pools.set(options, (pool = new SessionPool(options)));
@@ -272,7 +292,12 @@ export function sessionPoolFor(options: IntegrationOptions): SessionPool {
  * that cache (only what the previous call did not have). An input that does not parse fails
  * before any session is made or touched, and before a bad `conversationId` is reported.
  */
-export function openConversation(pool: SessionPool, format: Format, input: unknown, conversationId: string | undefined): { key: string; session: CompactorSession; cache: WireCache; messages: Message[] } {
+export function openConversation(
+  pool: SessionPool,
+  format: Format,
+  input: unknown,
+  conversationId: string | undefined,
+): { key: string; session: CompactorSession; cache: WireCache; messages: Message[] } {
   if (conversationId !== undefined && (typeof conversationId !== "string" || conversationId === "")) {
     kAdapters[format].parse(input);
     throw badValueError("conversationId", "a non-empty string", conversationId);

@@ -41,7 +41,15 @@
 import { badValueError, CtxfoldError, optionsObject } from "../errors.js";
 import { budgetOf, SessionPool } from "./common.js";
 import { kRecallToolName } from "../recall/index.js";
-import { compactLangChain, configuredId, instanceKind, messageList, type LangChainCompaction, type LangChainConfigLike, type LangChainOptions } from "./langchain-messages.js";
+import {
+  compactLangChain,
+  configuredId,
+  instanceKind,
+  messageList,
+  type LangChainCompaction,
+  type LangChainConfigLike,
+  type LangChainOptions,
+} from "./langchain-messages.js";
 
 // ---------------------------------------------------------------------------------------------
 // Structural types (what createAgent passes; no import of `langchain`).
@@ -123,7 +131,11 @@ async function compactCall<R extends LangChainModelRequest>(pool: SessionPool, o
   let compaction: LangChainCompaction<object>;
   try {
     const recallHint = options.recallHint === undefined && offersRecall(request.tools) ? true : undefined;
-    compaction = await compactLangChain<object>(pool, list, options, { modelId, conversationId: configuredId(request.runtime) ?? options.conversationId, recallHint });
+    compaction = await compactLangChain<object>(pool, list, options, {
+      modelId,
+      conversationId: configuredId(request.runtime) ?? options.conversationId,
+      recallHint,
+    });
   } catch (e) {
     throw lead ? repathed(e) : e;
   }
@@ -132,7 +144,8 @@ async function compactCall<R extends LangChainModelRequest>(pool: SessionPool, o
   const next: R = { ...request, messages: out.slice(lead) };
   if (lead && out[0] !== system) {
     // The system prompt is critical (never dropped, never moved); a changed one is still sent first.
-    if (instanceKind(out[0] as Record<string, unknown>) !== "system") throw new CtxfoldError("E_INTERNAL", "compaction did not keep the system message first", { path: "systemMessage" });
+    if (instanceKind(out[0] as Record<string, unknown>) !== "system")
+      throw new CtxfoldError("E_INTERNAL", "compaction did not keep the system message first", { path: "systemMessage" });
     next.systemMessage = out[0] as R["systemMessage"];
   }
   return { request: next, compaction, modelId };
@@ -154,7 +167,8 @@ async function compactCall<R extends LangChainModelRequest>(pool: SessionPool, o
 export function ctxfoldMiddleware(options: LangChainOptions = {}): CtxfoldAgentMiddleware {
   const o = optionsObject(options, "{ budget?, model?, conversationId?, contextWindow?, reserveTokens?, ... }") as LangChainOptions;
   if (o.model !== undefined && (typeof o.model !== "string" || o.model === "")) throw badValueError("model", "a model id", o.model);
-  if (o.conversationId !== undefined && (typeof o.conversationId !== "string" || o.conversationId === "")) throw badValueError("conversationId", "a non-empty string", o.conversationId);
+  if (o.conversationId !== undefined && (typeof o.conversationId !== "string" || o.conversationId === ""))
+    throw badValueError("conversationId", "a non-empty string", o.conversationId);
   // A budget that cannot be had fails here rather than at the first model call.
   if (o.budget !== undefined || o.contextWindow !== undefined || o.model !== undefined) budgetOf(o, o.model);
   const pool = new SessionPool(o);

@@ -64,13 +64,33 @@ type MessageClass = new (fields: Record<string, unknown>) => object;
 // LangChain messages to the adapter's dicts and back.
 
 const kRoles = new Map<string, Role>([
-  ["human", "user"], ["user", "user"], ["HumanMessageChunk", "user"],
-  ["ai", "assistant"], ["assistant", "assistant"], ["AIMessageChunk", "assistant"],
-  ["system", "system"], ["developer", "system"], ["SystemMessageChunk", "system"],
-  ["tool", "tool"], ["ToolMessageChunk", "tool"],
+  ["human", "user"],
+  ["user", "user"],
+  ["HumanMessageChunk", "user"],
+  ["ai", "assistant"],
+  ["assistant", "assistant"],
+  ["AIMessageChunk", "assistant"],
+  ["system", "system"],
+  ["developer", "system"],
+  ["SystemMessageChunk", "system"],
+  ["tool", "tool"],
+  ["ToolMessageChunk", "tool"],
 ]);
 const kClassNames: Record<Role, string> = { user: "HumanMessage", assistant: "AIMessage", system: "SystemMessage", tool: "ToolMessage" };
-const kFields = ["content", "id", "name", "additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls", "usage_metadata", "tool_call_id", "status", "artifact", "metadata"] as const;
+const kFields = [
+  "content",
+  "id",
+  "name",
+  "additional_kwargs",
+  "response_metadata",
+  "tool_calls",
+  "invalid_tool_calls",
+  "usage_metadata",
+  "tool_call_id",
+  "status",
+  "artifact",
+  "metadata",
+] as const;
 
 /** The instance each dict made for an instance stands for (kept across calls: sessions hand back earlier calls' dicts). */
 const instanceOf = new WeakMap<object, object>();
@@ -103,25 +123,44 @@ function shapeError(what: string, i: number): CtxfoldError {
 
 /** The adapter's dict for message i, and whether it came from an instance (see the module comment). */
 function toDict(m: unknown, i: number, classes: Map<Role, MessageClass>): { dict: LangchainMessage; instance: boolean } {
-  if (typeof m === "string") throw shapeError(`a string is a LangChain message-like, not a message: pass BaseMessage instances or { type, content } dicts (coerceMessageLikeToMessage converts it)`, i);
-  if (Array.isArray(m)) throw shapeError(`a [role, content] tuple is a LangChain message-like, not a message: pass BaseMessage instances or { type, content } dicts (coerceMessageLikeToMessage converts it)`, i);
-  if (typeof m !== "object" || m === null) throw shapeError(`expected a LangChain message (a BaseMessage or a { type, content } dict), got ${m === null ? "null" : typeof m}`, i);
+  if (typeof m === "string")
+    throw shapeError(
+      `a string is a LangChain message-like, not a message: pass BaseMessage instances or { type, content } dicts (coerceMessageLikeToMessage converts it)`,
+      i,
+    );
+  if (Array.isArray(m))
+    throw shapeError(
+      `a [role, content] tuple is a LangChain message-like, not a message: pass BaseMessage instances or { type, content } dicts (coerceMessageLikeToMessage converts it)`,
+      i,
+    );
+  if (typeof m !== "object" || m === null)
+    throw shapeError(`expected a LangChain message (a BaseMessage or a { type, content } dict), got ${m === null ? "null" : typeof m}`, i);
   const o = m as Record<string, unknown>;
   const kind = instanceKind(o);
   if (kind === undefined) {
     if (o.lc === 1 && o.type === "constructor") {
       const id = Array.isArray(o.id) ? String(o.id[o.id.length - 1]) : "?";
-      throw shapeError(`a serialised LangChain ${id} ({ lc: 1, type: "constructor" }, what toJSON() gives): revive it with load() from @langchain/core/load`, i);
+      throw shapeError(
+        `a serialised LangChain ${id} ({ lc: 1, type: "constructor" }, what toJSON() gives): revive it with load() from @langchain/core/load`,
+        i,
+      );
     }
     if (typeof o.type === "string" && isPlain(o.data) && !("content" in o)) {
-      throw shapeError(`a stored LangChain message ({ type: ${JSON.stringify(o.type)}, data }): mapStoredMessagesToChatMessages turns it back into a message`, i);
+      throw shapeError(
+        `a stored LangChain message ({ type: ${JSON.stringify(o.type)}, data }): mapStoredMessagesToChatMessages turns it back into a message`,
+        i,
+      );
     }
     callerDicts.add(o);
     return { dict: o as LangchainMessage, instance: false };
   }
   const role = kRoles.get(kind);
   if (role === undefined) {
-    throw new CtxfoldError("E_UNKNOWN_ROLE", `a LangChain ${className(o)} (type ${JSON.stringify(kind)}) has no ctxfold form: use HumanMessage, AIMessage, SystemMessage or ToolMessage`, { path: `messages[${i}]` });
+    throw new CtxfoldError(
+      "E_UNKNOWN_ROLE",
+      `a LangChain ${className(o)} (type ${JSON.stringify(kind)}) has no ctxfold form: use HumanMessage, AIMessage, SystemMessage or ToolMessage`,
+      { path: `messages[${i}]` },
+    );
   }
   const ctor = (o as { constructor?: unknown }).constructor;
   if (typeof ctor === "function" && className(o) === kClassNames[role] && !classes.has(role)) classes.set(role, ctor as MessageClass);
@@ -144,7 +183,10 @@ async function coreClass(role: Role): Promise<MessageClass> {
     mod = await (coreMessages ??= import("@langchain/core/messages") as Promise<Record<string, unknown>>);
   } catch (err) {
     coreMessages = undefined;
-    throw new CtxfoldError("E_BAD_INPUT", "@langchain/core is not installed (npm install @langchain/core): it makes the messages compaction changed", { path: "@langchain/core", cause: err });
+    throw new CtxfoldError("E_BAD_INPUT", "@langchain/core is not installed (npm install @langchain/core): it makes the messages compaction changed", {
+      path: "@langchain/core",
+      cause: err,
+    });
   }
   return mod[kClassNames[role]] as MessageClass;
 }
@@ -161,7 +203,8 @@ async function fromDict(d: LangchainMessage, classes: Map<Role, MessageClass>): 
 /** The message list of a chain input: an array, or a ChatPromptValue's messages. */
 export function messageList(input: unknown): readonly unknown[] {
   if (Array.isArray(input)) return input;
-  if (isPlain(input) && typeof (input as { toChatMessages?: unknown }).toChatMessages === "function") return (input as unknown as PromptValueLike).toChatMessages();
+  if (isPlain(input) && typeof (input as { toChatMessages?: unknown }).toChatMessages === "function")
+    return (input as unknown as PromptValueLike).toChatMessages();
   const got = input === null ? "null" : isPlain(input) ? `an object with keys ${Object.keys(input).slice(0, 5).join(", ") || "(none)"}` : typeof input;
   throw new CtxfoldError("E_SCHEMA", `expected an array of LangChain messages or a ChatPromptValue, got ${got}`, { path: "messages" });
 }
@@ -201,7 +244,12 @@ export interface LangChainCall {
  * call found in `list` reports that call's usage first; a caller that sees the reply itself
  * (the agent middleware) records it with the returned `key`.
  */
-export async function compactLangChain<M extends object>(pool: SessionPool, list: readonly unknown[], options: LangChainOptions, call: LangChainCall): Promise<LangChainCompaction<M>> {
+export async function compactLangChain<M extends object>(
+  pool: SessionPool,
+  list: readonly unknown[],
+  options: LangChainOptions,
+  call: LangChainCall,
+): Promise<LangChainCompaction<M>> {
   const { modelId, conversationId, replyUsage, recallHint } = call;
   const classes = new Map<Role, MessageClass>();
   const dicts = new Array<LangchainMessage>(list.length);
@@ -220,7 +268,12 @@ export async function compactLangChain<M extends object>(pool: SessionPool, list
     }
   }
   const budget = budgetOf(options, modelId, pool.usageRatio(key, modelId));
-  const r = await pool.compact(key, session, messages, recallHint === undefined ? { budget, format: "langchain" } : { budget, format: "langchain", recallHint });
+  const r = await pool.compact(
+    key,
+    session,
+    messages,
+    recallHint === undefined ? { budget, format: "langchain" } : { budget, format: "langchain", recallHint },
+  );
   pool.noteSent(key, modelId, r.tokensAfter, dicts.length);
   refuseOverBudget(options, { status: r.status, budget, tokensAfter: r.tokensAfter, criticalTokens: r.infeasible?.criticalTokens }, "messages");
   const result: object[] = [];

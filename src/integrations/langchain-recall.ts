@@ -15,7 +15,16 @@
  *   `recallHint: true` in the options of ctxfoldRunnable / langChainCompactor.
  */
 import { CtxfoldError } from "../errors.js";
-import { checkRecallToolOptions, kRecallToolDescription, kRecallToolName, pageText, recall, RecallToolInput, type RecallResult, type RecallToolOptions } from "../recall/index.js";
+import {
+  checkRecallToolOptions,
+  kRecallToolDescription,
+  kRecallToolName,
+  pageText,
+  recall,
+  RecallToolInput,
+  type RecallResult,
+  type RecallToolOptions,
+} from "../recall/index.js";
 
 export type { RecallResult, RecallScope, RecallToolOptions } from "../recall/index.js";
 
@@ -31,7 +40,10 @@ export type CtxfoldLangChainTool = {
   returnDirect: boolean;
   lc_namespace: string[];
   /** Bare arguments give the page's text; a tool call (`{ name, args, id, type: "tool_call" }`) a ToolMessage with the page as its artifact. */
-  invoke(input: { ref: string; offset?: number } | { name: string; args: { ref: string; offset?: number }; id: string; type: "tool_call" }, config?: unknown): Promise<unknown>;
+  invoke(
+    input: { ref: string; offset?: number } | { name: string; args: { ref: string; offset?: number }; id: string; type: "tool_call" },
+    config?: unknown,
+  ): Promise<unknown>;
 };
 
 type ToolFactory = (
@@ -54,7 +66,10 @@ export async function ctxfoldRecallTool(options: RecallToolOptions): Promise<Ctx
     mod = await (tools ??= import("@langchain/core/tools") as unknown as Promise<{ tool: ToolFactory }>);
   } catch (err) {
     tools = undefined;
-    throw new CtxfoldError("E_BAD_INPUT", "@langchain/core is not installed (npm install @langchain/core): ctxfoldRecallTool makes a LangChain tool", { path: "@langchain/core", cause: err });
+    throw new CtxfoldError("E_BAD_INPUT", "@langchain/core is not installed (npm install @langchain/core): ctxfoldRecallTool makes a LangChain tool", {
+      path: "@langchain/core",
+      cause: err,
+    });
   }
   return mod.tool(
     async (input) => {

@@ -79,7 +79,13 @@ export interface CtxfoldRunnable<M extends object = object> {
  */
 export async function compactLangChainMessages<M extends object>(messages: LangChainCompactInput<M>, options: LangChainOptions = {}): Promise<M[]> {
   budgetOf(options, options.model); // a bad budget or an unknown model fails before anything is parsed
-  return (await compactLangChain<M>(sessionPoolFor(options), messageList(messages), options, { modelId: options.model, conversationId: options.conversationId, replyUsage: true })).messages;
+  return (
+    await compactLangChain<M>(sessionPoolFor(options), messageList(messages), options, {
+      modelId: options.model,
+      conversationId: options.conversationId,
+      replyUsage: true,
+    })
+  ).messages;
 }
 
 /**
@@ -92,7 +98,11 @@ export function langChainCompactor<M extends object = object>(options: LangChain
   const pool = new SessionPool(options);
   // The name shows in LangChain traces (RunnableLambda names its run after the function).
   const ctxfold = (input: LangChainCompactInput<M>, config?: LangChainConfigLike): Promise<M[]> =>
-    compactLangChain<M>(pool, messageList(input), options, { modelId: options.model, conversationId: configuredId(config) ?? options.conversationId, replyUsage: true }).then((r) => r.messages);
+    compactLangChain<M>(pool, messageList(input), options, {
+      modelId: options.model,
+      conversationId: configuredId(config) ?? options.conversationId,
+      replyUsage: true,
+    }).then((r) => r.messages);
   return ctxfold;
 }
 
@@ -107,7 +117,11 @@ export async function ctxfoldRunnable<M extends object = object>(options: LangCh
   try {
     mod = (await import("@langchain/core/runnables")) as unknown as typeof mod;
   } catch (err) {
-    throw new CtxfoldError("E_BAD_INPUT", "@langchain/core is not installed (npm install @langchain/core): ctxfoldRunnable makes a RunnableLambda; langChainCompactor gives the plain function", { path: "@langchain/core", cause: err });
+    throw new CtxfoldError(
+      "E_BAD_INPUT",
+      "@langchain/core is not installed (npm install @langchain/core): ctxfoldRunnable makes a RunnableLambda; langChainCompactor gives the plain function",
+      { path: "@langchain/core", cause: err },
+    );
   }
   return mod.RunnableLambda.from(fn);
 }

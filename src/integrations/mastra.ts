@@ -88,7 +88,13 @@ export class CtxfoldProcessor {
     const thread = id === undefined ? threadOf(args) : undefined;
     const abort = typeof args.abort === "function";
     const r = await this.#engine.compact({
-      wire: args.prompt, path: "prompt", provider: true, modelId: modelIdOf(args.model), id, scope: thread === undefined ? undefined : `thread:${thread}`, keepOverBudget: abort,
+      wire: args.prompt,
+      path: "prompt",
+      provider: true,
+      modelId: modelIdOf(args.model),
+      id,
+      scope: thread === undefined ? undefined : `thread:${thread}`,
+      keepOverBudget: abort,
     });
     if (r.info.status === "budget_infeasible" && abort && this.#engine.options.onOverBudget !== "return") {
       const { budget, tokensBefore, tokensAfter, criticalTokens } = r.info;

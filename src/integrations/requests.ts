@@ -142,8 +142,16 @@ export interface AnthropicRequestBody {
 }
 
 function checkBody(body: unknown, what: string): asserts body is Record<string, unknown> & { messages: unknown[] } {
-  if (!isObject(body)) throw new CtxfoldError("E_SCHEMA", `expected a ${what} request body object, got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}`, { path: "body" });
-  if (!Array.isArray(body.messages)) throw new CtxfoldError("E_SCHEMA", `expected an array of messages, got ${body.messages === null ? "null" : typeof body.messages}`, { path: "body.messages" });
+  if (!isObject(body))
+    throw new CtxfoldError(
+      "E_SCHEMA",
+      `expected a ${what} request body object, got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}`,
+      { path: "body" },
+    );
+  if (!Array.isArray(body.messages))
+    throw new CtxfoldError("E_SCHEMA", `expected an array of messages, got ${body.messages === null ? "null" : typeof body.messages}`, {
+      path: "body.messages",
+    });
 }
 
 /** The answer's room a body asks for: its first present field of `keys` (null is absent), with that field's path. */
@@ -174,7 +182,14 @@ function besideOf(pool: SessionPool, body: Record<string, unknown>, field: strin
  * The messages' budget of one request (see the module comment): the budget of `model`'s window
  * less what goes `beside` the messages; `ratio` is the conversation's usage ratio.
  */
-function requestBudget(options: IntegrationOptions, body: Record<string, unknown>, outputKeys: readonly string[], model: string | undefined, beside: Beside, ratio?: number): number {
+function requestBudget(
+  options: IntegrationOptions,
+  body: Record<string, unknown>,
+  outputKeys: readonly string[],
+  model: string | undefined,
+  beside: Beside,
+  ratio?: number,
+): number {
   if (options.budget !== undefined) return budgetOf(options, model);
   const asked = maxOutput(body, outputKeys);
   const reserve = asked?.tokens ?? options.reserveTokens;
@@ -182,7 +197,11 @@ function requestBudget(options: IntegrationOptions, body: Record<string, unknown
   const take = (tokens: number, path: string, what: string) => {
     if (tokens === 0) return;
     if (budget - tokens <= 0) {
-      throw new CtxfoldError("E_BAD_INPUT", `${what} (${tokens} tokens) leave no room for messages in the context window after the answer's ${reserve ?? "default"} reserve`, { path });
+      throw new CtxfoldError(
+        "E_BAD_INPUT",
+        `${what} (${tokens} tokens) leave no room for messages in the context window after the answer's ${reserve ?? "default"} reserve`,
+        { path },
+      );
     }
     budget -= tokens;
   };
@@ -196,13 +215,22 @@ function requestBudget(options: IntegrationOptions, body: Record<string, unknown
  * before anything is parsed (a bad budget is reported first), then taken again with the
  * conversation's ratio once the report is in (a caller's `budget` stands as it is).
  */
-function openRequest(options: RequestOptions, body: Record<string, unknown>, input: unknown, format: "openai-chat" | "openai-responses" | "anthropic", outputKeys: readonly string[], call: RequestCall | undefined, field?: string) {
+function openRequest(
+  options: RequestOptions,
+  body: Record<string, unknown>,
+  input: unknown,
+  format: "openai-chat" | "openai-responses" | "anthropic",
+  outputKeys: readonly string[],
+  call: RequestCall | undefined,
+  field?: string,
+) {
   const pool = sessionPoolFor(options);
   const model = typeof body.model === "string" ? body.model : undefined;
   const beside = besideOf(pool, body, field);
   let budget = requestBudget(options, body, outputKeys, model, beside);
   const conversation = openConversation(pool, format, input, options.conversationId);
-  if (call !== undefined && (typeof call !== "object" || call === null)) throw new CtxfoldError("E_BAD_INPUT", "expected { usage } (the previous response's usage report)", { path: "call" });
+  if (call !== undefined && (typeof call !== "object" || call === null))
+    throw new CtxfoldError("E_BAD_INPUT", "expected { usage } (the previous response's usage report)", { path: "call" });
   if (call !== undefined && "usage" in call) pool.recordUsage(conversation.key, call.usage, options);
   const ratio = pool.usageRatio(conversation.key, model);
   if (ratio !== undefined && options.budget === undefined) budget = requestBudget(options, body, outputKeys, model, beside, ratio);
@@ -224,7 +252,14 @@ function refuse(options: RequestOptions, r: CanonicalResult, budget: number, pat
  */
 export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B, options: RequestOptions = {}, call?: RequestCall): Promise<B> {
   checkBody(body, "Chat Completions");
-  const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, body.messages, "openai-chat", ["max_completion_tokens", "max_tokens"], call);
+  const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(
+    options,
+    body,
+    body.messages,
+    "openai-chat",
+    ["max_completion_tokens", "max_tokens"],
+    call,
+  );
   const r = await pool.compact(key, session, messages, { budget, format: "openai-chat" });
   pool.noteSent(key, model, r.tokensAfter + besideTokens);
   refuse(options, r, budget, "body.messages");
@@ -240,12 +275,29 @@ export async function compactOpenAIRequest<B extends OpenAIRequestBody>(body: B,
  * among them; see the module comment for the budget, the usage report `call.usage` of the
  * previous request, and the sessions).
  */
-export async function compactOpenAIResponsesRequest<B extends OpenAIResponsesRequestBody>(body: B, options: RequestOptions = {}, call?: RequestCall): Promise<B> {
-  if (!isObject(body)) throw new CtxfoldError("E_SCHEMA", `expected a Responses request body object, got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}`, { path: "body" });
+export async function compactOpenAIResponsesRequest<B extends OpenAIResponsesRequestBody>(
+  body: B,
+  options: RequestOptions = {},
+  call?: RequestCall,
+): Promise<B> {
+  if (!isObject(body))
+    throw new CtxfoldError(
+      "E_SCHEMA",
+      `expected a Responses request body object, got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}`,
+      { path: "body" },
+    );
   const input = (body as Record<string, unknown>).input;
   if (input === undefined || input === null || typeof input === "string") return body;
   if (!Array.isArray(input)) throw new CtxfoldError("E_SCHEMA", `expected a string or an array of input items, got ${typeof input}`, { path: "body.input" });
-  const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(options, body, input, "openai-responses", ["max_output_tokens"], call, "instructions");
+  const { pool, budget, besideTokens, model, key, session, cache, messages } = openRequest(
+    options,
+    body,
+    input,
+    "openai-responses",
+    ["max_output_tokens"],
+    call,
+    "instructions",
+  );
   const r = await pool.compact(key, session, messages, { budget, format: "openai-responses" });
   pool.noteSent(key, model, r.tokensAfter + besideTokens);
   refuse(options, r, budget, "body.input");

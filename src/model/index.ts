@@ -4,8 +4,25 @@
  * messages, comparison by value, and the marks ctxfold puts on what it wrote.
  */
 export {
-  Message, Part, TextPart, ToolCallPart, ToolResultPart, ReasoningPart, MediaPart, OpaquePart, ResultContentPart, Role, TurnId, Meta,
-  Step, Turn, TurnRange, CompactedSection, CompactionBlock, Loop, Session,
+  Message,
+  Part,
+  TextPart,
+  ToolCallPart,
+  ToolResultPart,
+  ReasoningPart,
+  MediaPart,
+  OpaquePart,
+  ResultContentPart,
+  Role,
+  TurnId,
+  Meta,
+  Step,
+  Turn,
+  TurnRange,
+  CompactedSection,
+  CompactionBlock,
+  Loop,
+  Session,
 } from "./schema.js";
 export type { MessageInput } from "./schema.js";
 export { messageTexts } from "./texts.js";

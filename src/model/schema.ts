@@ -107,10 +107,12 @@ export const Step = z.object({
 export type Step = z.infer<typeof Step>;
 
 /** Inclusive range of turn indices within a loop (block compaction). */
-export const TurnRange = z.object({
-  startTurn: z.number().int().nonnegative(),
-  endTurn: z.number().int().nonnegative(),
-}).refine((r) => r.endTurn >= r.startTurn, { message: "endTurn must be >= startTurn", path: ["endTurn"] });
+export const TurnRange = z
+  .object({
+    startTurn: z.number().int().nonnegative(),
+    endTurn: z.number().int().nonnegative(),
+  })
+  .refine((r) => r.endTurn >= r.startTurn, { message: "endTurn must be >= startTurn", path: ["endTurn"] });
 export type TurnRange = z.infer<typeof TurnRange>;
 
 /** A turn range plus the replacement messages for that range (block compaction). */

@@ -35,7 +35,7 @@ export function isSpecific(t: string): boolean {
   if (kNumber.test(t)) return /\d/.test(t);
   if (kInitials.test(t)) return false;
   const lead = kLead.exec(t)?.[0];
-  if (lead === "-" ) return /[\p{L}]/u.test(t.slice(1)) && /[-_\d]/.test(t.slice(1)); // `-rf` is a flag word, `-k_x` / `-O2` specific
+  if (lead === "-") return /[\p{L}]/u.test(t.slice(1)) && /[-_\d]/.test(t.slice(1)); // `-rf` is a flag word, `-k_x` / `-O2` specific
   if (lead !== undefined) return t.length - lead.length >= 2;
   if (/[/.\\]|::/.test(t)) return true;
   if (/[_$]/.test(t)) return true;
@@ -243,7 +243,10 @@ function hasCaseShift(text: string, start: number, n: number): boolean {
 export function occursAt(text: string, term: string, at: number): boolean {
   if (term === "" || at < 0 || !text.startsWith(term, at)) return false;
   const end = at + term.length;
-  return (at === 0 || !isWordUnit(text.charCodeAt(at - 1)) || !isWordUnit(term.charCodeAt(0))) && (end >= text.length || !isWordUnit(text.charCodeAt(end)) || !isWordUnit(term.charCodeAt(term.length - 1)));
+  return (
+    (at === 0 || !isWordUnit(text.charCodeAt(at - 1)) || !isWordUnit(term.charCodeAt(0))) &&
+    (end >= text.length || !isWordUnit(text.charCodeAt(end)) || !isWordUnit(term.charCodeAt(term.length - 1)))
+  );
 }
 
 /** The string leaves of a JSON value (numbers as JSON writes them), depth first; those under a key `omit` names are left out. */

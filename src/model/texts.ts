@@ -25,19 +25,27 @@ export function messageTexts(messages: readonly Message[]): string[] {
   for (const m of messages) {
     for (const p of m.parts) {
       switch (p.type) {
-        case "text": out.push(p.text); break;
-        case "tool-call": out.push(p.name, p.args); break;
-        case "tool-result": content(p.content); break;
-        case "reasoning": if (p.text !== undefined) out.push(p.text); break;
+        case "text":
+          out.push(p.text);
+          break;
+        case "tool-call":
+          out.push(p.name, p.args);
+          break;
+        case "tool-result":
+          content(p.content);
+          break;
+        case "reasoning":
+          if (p.text !== undefined) out.push(p.text);
+          break;
         case "opaque": {
           const summary = compactionSummary(p.value);
           if (summary !== undefined) out.push(summary);
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
   }
   return out;
 }
-

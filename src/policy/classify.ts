@@ -4,7 +4,11 @@ import type { MessageClass } from "./types.js";
 const kTodo = /<system-reminder>|^\s*(?:todo(?:s| list)?|reminder)\b[:\s]/i;
 
 /** The text of a message's text parts. */
-const textOf = (m: Message) => m.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("\n");
+const textOf = (m: Message) =>
+  m.parts
+    .filter((p) => p.type === "text")
+    .map((p) => (p as { text: string }).text)
+    .join("\n");
 
 /** Whether a message holds a todo reminder (a `<system-reminder>` block or a "TODO:" / "Reminder:" text), or says so in meta. */
 export function isTodoReminder(m: Message): boolean {

@@ -47,8 +47,15 @@ export class Compactor {
     this.counter = config.counter ?? new TokenCounter({ encoding: "o200k_base" });
     this.#measure = tokenMeasure(this.counter);
     this.#services = {
-      settings: this.settings, store: this.store, counter: this.counter, steps: this.#steps, summarizer: config.summarizer, emit: (e) => this.#emit(e),
-      memo: new Map(), stepCompactors: new Map(), storeReducer: new StepReducer({ store: this.store }),
+      settings: this.settings,
+      store: this.store,
+      counter: this.counter,
+      steps: this.#steps,
+      summarizer: config.summarizer,
+      emit: (e) => this.#emit(e),
+      memo: new Map(),
+      stepCompactors: new Map(),
+      storeReducer: new StepReducer({ store: this.store }),
     };
     this.#host = {
       settings: this.settings,
@@ -104,7 +111,10 @@ export class Compactor {
    * calls of one conversation for stable prefixes).
    */
   compact<M extends object>(input: readonly M[], options: CompactCallOptions & { format: ArrayFormat }): Promise<CompactResult<M[]>>;
-  compact<M extends object>(input: readonly M[] | AnthropicForm<M>, options: CompactCallOptions & { format: "anthropic" }): Promise<CompactResult<AnthropicForm<M>>>;
+  compact<M extends object>(
+    input: readonly M[] | AnthropicForm<M>,
+    options: CompactCallOptions & { format: "anthropic" },
+  ): Promise<CompactResult<AnthropicForm<M>>>;
   compact(input: unknown, options: CompactCallOptions): Promise<CompactResult>;
   async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
     const checked = checkCallOptions(options);
@@ -152,7 +162,12 @@ export class Compactor {
     const hint = recallHintText(options.recallHint ?? (carry?.settings ?? this.settings).recallHint);
     if (mode === "legacy") {
       // Legacy compaction works to the budget less the hint's room too (see runPipeline).
-      const r = compactMessages(messages, { compactAtPct: this.settings.targetRatio + 0.05, compactBudgetThresholdPct: 0.05 }, hintedBudget(budget, hint, this.counter), { store: this.store, counter: this.counter });
+      const r = compactMessages(
+        messages,
+        { compactAtPct: this.settings.targetRatio + 0.05, compactBudgetThresholdPct: 0.05 },
+        hintedBudget(budget, hint, this.counter),
+        { store: this.store, counter: this.counter },
+      );
       const hinted = hint === undefined ? undefined : placeRecallHint(r.messages, messages, this.store.prefix, hint);
       if (hinted) r.messages[hinted.index] = { ...r.messages[hinted.index], parts: hinted.parts };
       const tokensAfter = measure.all(r.messages);
@@ -162,10 +177,22 @@ export class Compactor {
     }
     const kit = new StageKit(carry?.emit || carry?.settings ? { ...this.#services, emit, settings: carry.settings ?? this.settings } : this.#services, measure);
     if (carry) ({ ledger: kit.priorLedger, facts: kit.facts } = carry);
-    const { work: w, stages, tokensAfter, status, criticalTokens } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started, hint);
+    const {
+      work: w,
+      stages,
+      tokensAfter,
+      status,
+      criticalTokens,
+    } = await runPipeline(kit, messages, tokensBefore, budget, tier, options.deadline, () => this.#now(), started, hint);
     const canonical = [...w.msgs];
     const result: CanonicalResult = {
-      ...base, messages: canonical, canonical, status, tokensAfter, stages, refs: [...w.refs],
+      ...base,
+      messages: canonical,
+      canonical,
+      status,
+      tokensAfter,
+      stages,
+      refs: [...w.refs],
       ...(criticalTokens !== undefined ? { infeasible: { criticalTokens, budget } } : {}),
     };
     if (w.compacted > this.settings.churnWarnAt) emit({ type: "churn_warning", compacted: w.compacted, limit: this.settings.churnWarnAt });

@@ -13,7 +13,14 @@ import { kPresets, type PresetName } from "../steps/config.js";
 
 const ratio = (d: number) => z.number().gt(0).lte(1).default(d);
 /** The recall hint's setting: on (the default line), off, or the line itself (one line, at most 300 characters). */
-export const RecallHintSetting = z.union([z.boolean(), z.string().min(1).max(300).regex(/^[^\r\n]*$/, "must be one line (no line break)")]);
+export const RecallHintSetting = z.union([
+  z.boolean(),
+  z
+    .string()
+    .min(1)
+    .max(300)
+    .regex(/^[^\r\n]*$/, "must be one line (no line break)"),
+]);
 const count = (d: number) => z.number().int().nonnegative().default(d);
 
 export const TieredSettings = z.strictObject({
@@ -183,18 +190,23 @@ export const kDefaultTieredSettings: Readonly<TieredSettings> = Object.freeze(Ti
 /** Validates the settings part of a config and fills the defaults. */
 export function resolveTieredSettings(config: CompactorConfig, path = "config"): TieredSettings {
   const { store, summarizer, counter, onEvent, now, ...settings } = config;
-  void store; void counter;
+  void store;
+  void counter;
   for (const [name, fn] of Object.entries({ summarizer, onEvent, now })) {
     if (fn !== undefined && typeof fn !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: `${path}.${name}` });
   }
   const read = readDeprecatedNames(settings, kDeprecatedTieredNames, path);
   const r = TieredSettings.safeParse(read);
   if (!r.success) {
-    throw configError(issueAsGiven(r.error.issues[0], settings, kDeprecatedTieredNames), path, { options: [...Object.keys(TieredSettings.shape), "store", "summarizer", "counter", "onEvent", "now"] });
+    throw configError(issueAsGiven(r.error.issues[0], settings, kDeprecatedTieredNames), path, {
+      options: [...Object.keys(TieredSettings.shape), "store", "summarizer", "counter", "onEvent", "now"],
+    });
   }
   const s = r.data;
   if (!(s.targetRatio <= s.softRatio && s.softRatio <= s.hardRatio)) {
-    throw new CtxfoldError("E_BAD_INPUT", `need targetRatio ≤ softRatio ≤ hardRatio, got ${s.targetRatio}, ${s.softRatio}, ${s.hardRatio}`, { path: `${path}.softRatio` });
+    throw new CtxfoldError("E_BAD_INPUT", `need targetRatio ≤ softRatio ≤ hardRatio, got ${s.targetRatio}, ${s.softRatio}, ${s.hardRatio}`, {
+      path: `${path}.softRatio`,
+    });
   }
   return s;
 }

@@ -32,7 +32,13 @@ export async function extractionPayload(kit: StageKit, messages: readonly Messag
   checkDeadline(options.deadline);
   kit.summarizerDown = false;
   if (remainingMs(options.deadline, now, now) < kit.settings.deadlineReserveMs) return { text: "", tokens: 0, skipped: "deadline" };
-  const steps = new Map(kit.reducer.restartNumbering().reduceMessages(messages).filter((x) => x.callId !== undefined).map((x) => [x.callId!, x]));
+  const steps = new Map(
+    kit.reducer
+      .restartNumbering()
+      .reduceMessages(messages)
+      .filter((x) => x.callId !== undefined)
+      .map((x) => [x.callId!, x]),
+  );
   const lines: string[] = [];
   for (const m of messages) {
     for (const p of m.parts) {

@@ -7,7 +7,18 @@ export type { CompactorConfig } from "./config.js";
 export { classify, isTodoReminder } from "./classify.js";
 export type { PolicyEvent } from "./events.js";
 export type { Summarizer, SummarizerFallbackEvent } from "../steps/summarizer.js";
-export type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, MessageClass, SkipReason, StageNumbers, StageReport, Tier } from "./types.js";
+export type {
+  AnthropicForm,
+  ArrayFormat,
+  CanonicalResult,
+  CompactCallOptions,
+  CompactResult,
+  MessageClass,
+  SkipReason,
+  StageNumbers,
+  StageReport,
+  Tier,
+} from "./types.js";
 export { extractiveSummarizer, summarizeExtractive, kExtractive } from "../summarize/extractive.js";
 export type { ExtractiveSummarizerOptions, SyncSummarizer } from "../summarize/extractive.js";
 export { llmSummarizer, kLlmSummarizerDefaults } from "../summarize/llm-summarizer.js";

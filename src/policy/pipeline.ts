@@ -34,7 +34,14 @@ export interface CallClock {
  * what the stages wrote redacted; the recall hint placed; the verdict.
  */
 export async function runPipeline(
-  kit: StageKit, messages: readonly Message[], total: number, callBudget: number, tier: Tier, deadline: CompactCallOptions["deadline"], now: () => number, started: number,
+  kit: StageKit,
+  messages: readonly Message[],
+  total: number,
+  callBudget: number,
+  tier: Tier,
+  deadline: CompactCallOptions["deadline"],
+  now: () => number,
+  started: number,
   hint?: string,
 ): Promise<PipelineResult> {
   const w = openWork(kit, messages, total, hintedBudget(callBudget, hint, kit.counter));
@@ -56,7 +63,13 @@ export async function runPipeline(
  * its target and the stage's `when` holds. The plan is made once, after stage 0 (which works on
  * the input as given) and before every other stage, whether or not they then have a turn.
  */
-export async function runStages(kit: StageKit, w: Work, call: StageContext, clock: CallClock, stages: readonly RegisteredStage[] = kStages): Promise<StageReport[]> {
+export async function runStages(
+  kit: StageKit,
+  w: Work,
+  call: StageContext,
+  clock: CallClock,
+  stages: readonly RegisteredStage[] = kStages,
+): Promise<StageReport[]> {
   const reports: StageReport[] = [];
   let ctx = call;
   for (const def of stages) {
@@ -74,7 +87,16 @@ export async function runStages(kit: StageKit, w: Work, call: StageContext, cloc
 async function runStage(kit: StageKit, w: Work, def: RegisteredStage, ctx: StageContext, clock: CallClock): Promise<StageReport> {
   const before = w.total;
   const t0 = clock.now();
-  const report: StageReport = { stage: def.stage, name: def.name, candidateCount: 0, compacted: 0, skipped: {}, tokensBefore: before, tokensAfter: before, durationMs: 0 };
+  const report: StageReport = {
+    stage: def.stage,
+    name: def.name,
+    candidateCount: 0,
+    compacted: 0,
+    skipped: {},
+    tokensBefore: before,
+    tokensAfter: before,
+    durationMs: 0,
+  };
   const skip = !def.essential && clock.remaining() < ctx.settings.deadlineReserveMs ? "deadline" : def.skip?.(w, ctx);
   if (skip) report.skipped[skip] = 1;
   else await kit.tally(report, () => def.run(kit, w, ctx));

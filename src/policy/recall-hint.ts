@@ -46,7 +46,11 @@ function after(text: string, at: number, hint: string): string {
 
 /** Whether any text of `messages` holds `hint` already. */
 function holds(messages: readonly Message[], hint: string): boolean {
-  return messages.some((m) => m.parts.some((p) => (p.type === "text" && p.text.includes(hint)) || (p.type === "tool-result" && p.content.some((c) => c.type === "text" && c.text.includes(hint)))));
+  return messages.some((m) =>
+    m.parts.some(
+      (p) => (p.type === "text" && p.text.includes(hint)) || (p.type === "tool-result" && p.content.some((c) => c.type === "text" && c.text.includes(hint))),
+    ),
+  );
 }
 
 /**
@@ -54,7 +58,12 @@ function holds(messages: readonly Message[], hint: string): boolean {
  * new parts, or undefined when no text compaction wrote holds a ref, or the hint is there
  * already. `input` is the call's input, whose parts are never changed.
  */
-export function placeRecallHint(messages: readonly Message[], input: readonly Message[], prefix: string, hint: string): { index: number; parts: Part[] } | undefined {
+export function placeRecallHint(
+  messages: readonly Message[],
+  input: readonly Message[],
+  prefix: string,
+  hint: string,
+): { index: number; parts: Part[] } | undefined {
   if (holds(messages, hint)) return undefined;
   const sent = new Set<Part>();
   for (const m of input) for (const p of m.parts) sent.add(p);

@@ -11,7 +11,10 @@ import { kSecretPatterns, redactArgumentText, redactSecrets, type SecretPattern 
  * kept as they are.
  */
 export class RedactingStore extends StoreView implements TextRedactor {
-  constructor(inner: OffloadStore, readonly patterns: readonly SecretPattern[] = kSecretPatterns) {
+  constructor(
+    inner: OffloadStore,
+    readonly patterns: readonly SecretPattern[] = kSecretPatterns,
+  ) {
     super(inner);
   }
 

@@ -98,7 +98,10 @@ export class CompactorSession {
    * the previous one did not have, and renders only the output messages it did not render.
    */
   compact<M extends object>(input: readonly M[], options: CompactCallOptions & { format: ArrayFormat }): Promise<CompactResult<M[]>>;
-  compact<M extends object>(input: readonly M[] | AnthropicForm<M>, options: CompactCallOptions & { format: "anthropic" }): Promise<CompactResult<AnthropicForm<M>>>;
+  compact<M extends object>(
+    input: readonly M[] | AnthropicForm<M>,
+    options: CompactCallOptions & { format: "anthropic" },
+  ): Promise<CompactResult<AnthropicForm<M>>>;
   compact(input: unknown, options: CompactCallOptions): Promise<CompactResult>;
   async compact(input: unknown, options: CompactCallOptions): Promise<CompactResult> {
     const checked = checkCallOptions(options);
@@ -115,8 +118,17 @@ export class CompactorSession {
     options = checkCallOptions(options);
     const c = this.#host;
     const ok = (canonical: Message[], tokensBefore: number, tokensAfter: number): CanonicalResult => ({
-      messages: canonical, canonical, status: "ok", tier: "normal", mode: c.settings.mode, budget: options.budget,
-      tokensBefore, tokensAfter, epoch: this.#epoch, stages: [], refs: [...this.#refs],
+      messages: canonical,
+      canonical,
+      status: "ok",
+      tier: "normal",
+      mode: c.settings.mode,
+      budget: options.budget,
+      tokensBefore,
+      tokensAfter,
+      epoch: this.#epoch,
+      stages: [],
+      refs: [...this.#refs],
     });
     const extended = this.#extends(messages);
     if (extended) {
@@ -197,7 +209,12 @@ export class CompactorSession {
   /** Starts the compaction of `ahead` unless it has started (or was dropped). */
   #startAhead(ahead: Ahead): Promise<CanonicalResult | undefined> {
     ahead.run ??= this.#host
-      .compactEpoch(ahead.messages, ahead.options, ahead.epoch + 1, { ledger: ahead.ledger, facts: this.#facts, emit: (e) => ahead.events.push(e), settings: ahead.settings })
+      .compactEpoch(ahead.messages, ahead.options, ahead.epoch + 1, {
+        ledger: ahead.ledger,
+        facts: this.#facts,
+        emit: (e) => ahead.events.push(e),
+        settings: ahead.settings,
+      })
       .catch(() => undefined);
     return ahead.run;
   }
@@ -215,7 +232,15 @@ export class CompactorSession {
     const ahead = this.#ahead;
     this.#ahead = undefined;
     const c = this.#host;
-    if (ahead === undefined || ahead.epoch !== this.#epoch || ahead.options.budget !== options.budget || ahead.options.format !== options.format || ahead.options.recallHint !== options.recallHint || options.deadline !== undefined) return undefined;
+    if (
+      ahead === undefined ||
+      ahead.epoch !== this.#epoch ||
+      ahead.options.budget !== options.budget ||
+      ahead.options.format !== options.format ||
+      ahead.options.recallHint !== options.recallHint ||
+      options.deadline !== undefined
+    )
+      return undefined;
     const since = messages.slice(ahead.messages.length);
     if (c.measure(since, options.format) - c.measure([], options.format) > ahead.room) return undefined;
     const r = await this.#startAhead(ahead);
@@ -289,4 +314,3 @@ interface Ahead {
 
 /** Runs `f` once the event loop is idle (setImmediate on Node; a zero timeout elsewhere). */
 const kIdle: (f: () => void) => { unref?: () => unknown } = typeof setImmediate === "function" ? (f) => setImmediate(f) : (f) => setTimeout(f, 0);
-

@@ -36,14 +36,19 @@ export class StepCache {
       break;
     }
     // Step ids number the steps of this history from step_001, whatever came before (determinism).
-    const tail = this.reducer.restartNumbering(head.length + 1).reduceMessagesWith(messages, (call, result, reduce) => {
-      const byCall = this.#reducedFor(call, result);
-      const hit = byCall.get(call);
-      if (hit) return hit;
-      const r = reduce();
-      byCall.set(call, r);
-      return r;
-    }, (call, result, placed) => this.#reduced.get(result ?? call)?.set(call, placed), from);
+    const tail = this.reducer.restartNumbering(head.length + 1).reduceMessagesWith(
+      messages,
+      (call, result, reduce) => {
+        const byCall = this.#reducedFor(call, result);
+        const hit = byCall.get(call);
+        if (hit) return hit;
+        const r = reduce();
+        byCall.set(call, r);
+        return r;
+      },
+      (call, result, placed) => this.#reduced.get(result ?? call)?.set(call, placed),
+      from,
+    );
     const out = head.length === 0 ? tail : [...head, ...tail];
     // Where a later, longer list must scan from: the last place no step straddles (a call not
     // answered yet, or answered at or after it, would pair differently in a scan from there).

@@ -35,9 +35,18 @@ export interface CompactionStats {
 }
 
 export const newCompactionStats = (): CompactionStats => ({
-  calls: 0, compactions: 0, tiers: { normal: 0, pressure: 0, critical: 0 }, infeasible: 0,
-  stages: {}, skipped: {}, churnWarnings: 0, summarizerFallbacks: 0, tokensIn: 0, tokensOut: 0,
-  staleBlocks: 0, corruptOverlays: 0,
+  calls: 0,
+  compactions: 0,
+  tiers: { normal: 0, pressure: 0, critical: 0 },
+  infeasible: 0,
+  stages: {},
+  skipped: {},
+  churnWarnings: 0,
+  summarizerFallbacks: 0,
+  tokensIn: 0,
+  tokensOut: 0,
+  staleBlocks: 0,
+  corruptOverlays: 0,
 });
 
 /** `events` summed: e.g. the events a SessionRecorder wrote (readSessionEvents), or those an onEvent collected. */

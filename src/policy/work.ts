@@ -57,7 +57,17 @@ const writable = (w: Work): WorkState => w as WorkState;
 /** The work of one run over `input` (`total` tokens), to `budget`: its target targetRatio × budget. */
 export function openWork(kit: StageKit, input: readonly Message[], total: number, budget: number): Work {
   const msgs = [...input];
-  return { msgs, classes: classify(msgs), total, target: Math.floor(kit.settings.targetRatio * budget), budget, input, refs: [], compacted: 0, steps: kit.steps.reduce(msgs) };
+  return {
+    msgs,
+    classes: classify(msgs),
+    total,
+    target: Math.floor(kit.settings.targetRatio * budget),
+    budget,
+    input,
+    refs: [],
+    compacted: 0,
+    steps: kit.steps.reduce(msgs),
+  };
 }
 
 /**
@@ -154,7 +164,11 @@ export class StageKit {
   stepCompactor(recent: number): StepCompactor {
     let c = this.services.stepCompactors.get(recent);
     const preset = this.settings.stepPreset;
-    if (!c) this.services.stepCompactors.set(recent, (c = new StepCompactor({ ...(preset ? presetConfig(preset) : {}), keepRecent: recent, groupTargets: this.settings.stepTargets })));
+    if (!c)
+      this.services.stepCompactors.set(
+        recent,
+        (c = new StepCompactor({ ...(preset ? presetConfig(preset) : {}), keepRecent: recent, groupTargets: this.settings.stepTargets })),
+      );
     return c;
   }
 
@@ -274,7 +288,10 @@ export class StageKit {
     const custom = this.summarizerDown ? undefined : this.services.summarizer;
     if (custom) {
       try {
-        const raw = await withTimeout(Promise.resolve().then(() => custom(text, room, label)), this.settings.summarizerTimeoutMs);
+        const raw = await withTimeout(
+          Promise.resolve().then(() => custom(text, room, label)),
+          this.settings.summarizerTimeoutMs,
+        );
         // The answer goes into the prompt as ctxfold's text: it never echoes a secret of the text it read.
         const answer = typeof raw === "string" ? redactSecrets(raw) : raw;
         if (typeof answer === "string" && answer.trim() && this.measure.text(answer) <= room) summary = answer.trim();

@@ -70,7 +70,7 @@ const kCheckpointEveryMs = 1000;
  * with the bytes the checkpoint says were written (writtenAsRecorded), checked before either is cut.
  */
 export async function openBatch(options: BatchOptions, name: string, files: BatchFiles | undefined, resumed: Checkpoint | undefined): Promise<OpenedBatch> {
-  const raw: Readable = options.input === "-" ? options.stdin ?? process.stdin : createReadStream(options.input, { highWaterMark: 1 << 20 });
+  const raw: Readable = options.input === "-" ? (options.stdin ?? process.stdin) : createReadStream(options.input, { highWaterMark: 1 << 20 });
   const gzip: { bytesIn?: () => number } = {};
   const done = createHash("sha256");
   let input: AsyncIterable<Buffer> = gunzipIfGzip(raw, name, gzip);
@@ -130,8 +130,12 @@ export class BatchWriter {
    * @param stopping whether the run is to stop (a line over the limit is then cut short)
    */
   constructor(
-    private readonly options: BatchOptions, private readonly plan: BatchPlan, opened: OpenedBatch,
-    private readonly summary: BatchSummary, private readonly started: number, private readonly stopping: () => boolean,
+    private readonly options: BatchOptions,
+    private readonly plan: BatchPlan,
+    opened: OpenedBatch,
+    private readonly summary: BatchSummary,
+    private readonly started: number,
+    private readonly stopping: () => boolean,
   ) {
     this.done = opened.done;
     this.outHash = opened.outHash;
@@ -197,9 +201,17 @@ export class BatchWriter {
     const stats = emptyStats();
     addStats(stats, this.summary);
     writeCheckpoint(files.checkpoint, {
-      ctxfold: "checkpoint", version: kCheckpointVersion, input: this.options.input, inputFile: { ...this.plan.inputFile, doneSha256: this.done.copy().digest("hex") },
-      options: this.plan.jobKey, lines: this.summary.lines, outBytes: this.outBytes, errBytes: this.errBytes,
-      outSha256: this.outHash.copy().digest("hex"), errSha256: this.errHash.copy().digest("hex"), stats,
+      ctxfold: "checkpoint",
+      version: kCheckpointVersion,
+      input: this.options.input,
+      inputFile: { ...this.plan.inputFile, doneSha256: this.done.copy().digest("hex") },
+      options: this.plan.jobKey,
+      lines: this.summary.lines,
+      outBytes: this.outBytes,
+      errBytes: this.errBytes,
+      outSha256: this.outHash.copy().digest("hex"),
+      errSha256: this.errHash.copy().digest("hex"),
+      stats,
     });
     this.savedAt = performance.now();
     this.unsaved = false;
@@ -242,7 +254,8 @@ export class BatchWriter {
   private reportProgress(): void {
     const totalBytes = this.plan.inputFile.size;
     this.options.onProgress?.({
-      runs: this.summary.runs, elapsedMs: performance.now() - this.started,
+      runs: this.summary.runs,
+      elapsedMs: performance.now() - this.started,
       ...(totalBytes ? { doneFraction: Math.min(1, this.summary.bytesIn / this.decompressedSize(totalBytes)) } : {}),
     });
   }
@@ -257,6 +270,8 @@ export class BatchWriter {
 
   /** The error a batch under --strict stops with: `code` and `reason`, at `where` (a line, and a path in it) of the input. */
   private strictStop(code: CtxfoldErrorCode, reason: string, where: string): CtxfoldError {
-    return new CtxfoldError(code, `${reason} (--strict: stopped; ${this.summary.lines} lines before it were written)`, { path: `${this.plan.job.file}:${where}` });
+    return new CtxfoldError(code, `${reason} (--strict: stopped; ${this.summary.lines} lines before it were written)`, {
+      path: `${this.plan.job.file}:${where}`,
+    });
   }
 }

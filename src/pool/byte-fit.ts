@@ -26,15 +26,32 @@ const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
 /** The keys and values the walk tells apart, by their bytes. */
 const kRoleNames = ["system", "developer", "user", "assistant", "tool"] as const;
 const kRoles = kRoleNames.map(ascii);
-const [kRole, kContent, kToolCalls, kToolCallId, kName, kRefusal, kMessages, kSystem, kType, kText, kId, kFunction, kArguments] =
-  ["role", "content", "tool_calls", "tool_call_id", "name", "refusal", "messages", "system", "type", "text", "id", "function", "arguments"].map(ascii);
+const [kRole, kContent, kToolCalls, kToolCallId, kName, kRefusal, kMessages, kSystem, kType, kText, kId, kFunction, kArguments] = [
+  "role",
+  "content",
+  "tool_calls",
+  "tool_call_id",
+  "name",
+  "refusal",
+  "messages",
+  "system",
+  "type",
+  "text",
+  "id",
+  "function",
+  "arguments",
+].map(ascii);
 /** Message fields whose presence would change the format, the schema's verdict or the parts. */
 const kDeclined = ["type", "providerOptions", "function_call", "audio"].map(ascii);
 
 /** A reader of one tape over the bytes it was scanned from; no strings are made. */
 class TapeReader {
   readonly words: Uint32Array;
-  constructor(readonly tape: JsonTape, readonly bytes: Uint8Array, readonly row: number) {
+  constructor(
+    readonly tape: JsonTape,
+    readonly bytes: Uint8Array,
+    readonly row: number,
+  ) {
     this.words = tape.words;
   }
 
@@ -166,7 +183,8 @@ function messageTokens(r: TapeReader, m: number, others: number[]): number | und
     let count = 0;
     for (const c of r.elements(calls)) {
       const call = r.kind(c) === kToken.object ? r.members(c, kCallKeys, others) : undefined;
-      if (!call || others.length > 0 || !r.isString(call[0]) || !r.isString(call[1], kFunction) || call[2] < 0 || r.kind(call[2]) !== kToken.object) return undefined;
+      if (!call || others.length > 0 || !r.isString(call[0]) || !r.isString(call[1], kFunction) || call[2] < 0 || r.kind(call[2]) !== kToken.object)
+        return undefined;
       const fn = r.members(call[2], kFnKeys, others);
       if (!fn || others.length > 0 || !r.isString(fn[0]) || !r.isString(fn[1])) return undefined;
       n += r.estimate(fn[0]);

@@ -77,12 +77,19 @@ export async function checkpointToResume(file: string, input: string, jobKey: Jo
   }
   if (cp?.ctxfold !== "checkpoint") throw new CtxfoldError("E_BAD_INPUT", `${file} is not a ctxfold checkpoint`);
   if (cp.version !== kCheckpointVersion) {
-    throw new CtxfoldError("E_CHECKPOINT_MISMATCH", `${file} is a version ${String(cp.version)} checkpoint; this ctxfold resumes only from version ${kCheckpointVersion}, which records what the input was: ${kStartOver}`);
+    throw new CtxfoldError(
+      "E_CHECKPOINT_MISMATCH",
+      `${file} is a version ${String(cp.version)} checkpoint; this ctxfold resumes only from version ${kCheckpointVersion}, which records what the input was: ${kStartOver}`,
+    );
   }
   const checkpoint = cp as Checkpoint;
-  if (typeof checkpoint.inputFile?.doneSha256 !== "string" || typeof checkpoint.outSha256 !== "string" || typeof checkpoint.errSha256 !== "string") throw new CtxfoldError("E_BAD_INPUT", `${file} is not a ctxfold checkpoint (it records no input or output)`);
+  if (typeof checkpoint.inputFile?.doneSha256 !== "string" || typeof checkpoint.outSha256 !== "string" || typeof checkpoint.errSha256 !== "string")
+    throw new CtxfoldError("E_BAD_INPUT", `${file} is not a ctxfold checkpoint (it records no input or output)`);
   if (checkpoint.input !== input || !sameOptions(checkpoint.options, jobKey)) {
-    throw new CtxfoldError("E_CHECKPOINT_MISMATCH", `${file} was written for ${checkpoint.input} with ${JSON.stringify(checkpoint.options)}; rerun with the same input and options, or without --resume`);
+    throw new CtxfoldError(
+      "E_CHECKPOINT_MISMATCH",
+      `${file} was written for ${checkpoint.input} with ${JSON.stringify(checkpoint.options)}; rerun with the same input and options, or without --resume`,
+    );
   }
   const was = checkpoint.inputFile;
   const changes = [
@@ -118,7 +125,10 @@ export async function writtenAsRecorded(file: string, bytes: number, sha256: str
 
 /** E_CHECKPOINT_MISMATCH: an output `file` is not what `checkpoint` says was written to it (`what` says how). */
 function outputChanged(file: string, checkpoint: string, what: string): CtxfoldError {
-  return new CtxfoldError("E_CHECKPOINT_MISMATCH", `${file} changed since ${checkpoint} was written (${what}): resuming would splice the rest onto it; ${kStartOver}`);
+  return new CtxfoldError(
+    "E_CHECKPOINT_MISMATCH",
+    `${file} changed since ${checkpoint} was written (${what}): resuming would splice the rest onto it; ${kStartOver}`,
+  );
 }
 
 /**

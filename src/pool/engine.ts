@@ -65,8 +65,14 @@ export async function runBatch(options: BatchOptions): Promise<BatchSummary> {
 async function planBatch(options: BatchOptions): Promise<BatchPlan> {
   const job = jobOf(options);
   const { file: _file, ...jobKey } = job; // eslint-disable-line @typescript-eslint/no-unused-vars
-  const files: BatchFiles | undefined = options.output === "-" ? undefined : { checkpoint: `${options.output}.checkpoint.json`, errors: `${options.output}.errors.jsonl` };
-  if (files) refuseToOverwriteInput(options.input, options.stdin, [[options.output, "the output"], [files.errors, "the errors file"], [files.checkpoint, "the checkpoint"]]);
+  const files: BatchFiles | undefined =
+    options.output === "-" ? undefined : { checkpoint: `${options.output}.checkpoint.json`, errors: `${options.output}.errors.jsonl` };
+  if (files)
+    refuseToOverwriteInput(options.input, options.stdin, [
+      [options.output, "the output"],
+      [files.errors, "the errors file"],
+      [files.checkpoint, "the checkpoint"],
+    ]);
   const inputFile = inputFileOf(options.input === "-" ? undefined : statSync(options.input));
   // Resume: the checkpoint must be this run's, over the same input; output and errors are cut
   // back to what it covers once its lines done are read and found the same (openBatch).
@@ -82,8 +88,12 @@ async function planBatch(options: BatchOptions): Promise<BatchPlan> {
 /** What each chunk is compacted with: the batch's compaction options and the input's name for error records. */
 function jobOf(options: BatchOptions): JobOptions {
   return {
-    budget: options.budget, format: options.format, mode: options.mode, file: options.input === "-" ? "stdin" : options.input,
-    ...(options.preset ? { preset: options.preset } : {}), ...(options.offloadDir ? { offloadDir: options.offloadDir } : {}),
+    budget: options.budget,
+    format: options.format,
+    mode: options.mode,
+    file: options.input === "-" ? "stdin" : options.input,
+    ...(options.preset ? { preset: options.preset } : {}),
+    ...(options.offloadDir ? { offloadDir: options.offloadDir } : {}),
     ...(options.redactOffload ? { redactOffload: true } : {}),
   };
 }
@@ -115,8 +125,16 @@ async function openOrClose(options: BatchOptions, plan: BatchPlan, runner: Chunk
 function startSummary(plan: BatchPlan, workers: number): BatchSummary {
   const { resumed, files } = plan;
   return {
-    ...(resumed ? structuredClone(resumed.stats) : emptyStats()), lines: resumed?.lines ?? 0, chunks: 0, seconds: 0, workers,
-    interrupted: false, resumedAfterLine: resumed?.lines ?? 0, retried: 0, crashed: 0, peakRssMB: 0,
+    ...(resumed ? structuredClone(resumed.stats) : emptyStats()),
+    lines: resumed?.lines ?? 0,
+    chunks: 0,
+    seconds: 0,
+    workers,
+    interrupted: false,
+    resumedAfterLine: resumed?.lines ?? 0,
+    retried: 0,
+    crashed: 0,
+    peakRssMB: 0,
     ...(files ? { errorsFile: files.errors, checkpoint: files.checkpoint } : {}),
   };
 }
@@ -138,12 +156,29 @@ function listenForStop(onInterrupt: BatchOptions["onInterrupt"]): StopRequests {
  * that stopped or failed wrote, and closes the input, the runner and the outputs. Resolves with
  * the failure, if any.
  */
-async function compactAll(options: BatchOptions, plan: BatchPlan, runner: ChunkRunner, opened: OpenedBatch, writer: BatchWriter, stop: StopRequests): Promise<unknown> {
+async function compactAll(
+  options: BatchOptions,
+  plan: BatchPlan,
+  runner: ChunkRunner,
+  opened: OpenedBatch,
+  writer: BatchWriter,
+  stop: StopRequests,
+): Promise<unknown> {
   let failure: unknown;
   try {
     const input = counting(opened.input, (n) => writer.pulled(n));
-    const chunks = chunksOf(input, options.chunkBytes ?? kDefaultChunkBytes, (plan.resumed?.lines ?? 0) + 1, { maxLineBytes: plan.maxLineBytes, stopped: stop.stopping });
-    await inOrder(chunks, runner, (bytes, r) => writer.writeResult(bytes, r), stop.stopping, stop.drop, (long, line) => writer.writeLongLine(long, line));
+    const chunks = chunksOf(input, options.chunkBytes ?? kDefaultChunkBytes, (plan.resumed?.lines ?? 0) + 1, {
+      maxLineBytes: plan.maxLineBytes,
+      stopped: stop.stopping,
+    });
+    await inOrder(
+      chunks,
+      runner,
+      (bytes, r) => writer.writeResult(bytes, r),
+      stop.stopping,
+      stop.drop,
+      (long, line) => writer.writeLongLine(long, line),
+    );
   } catch (err) {
     failure = err;
   } finally {
@@ -166,7 +201,15 @@ async function compactAll(options: BatchOptions, plan: BatchPlan, runner: ChunkR
  * rethrown (under --strict, with no checkpoint left), or the checkpoint of a run that finished
  * removed and its time and peak memory filled in.
  */
-async function endBatch(summary: BatchSummary, plan: BatchPlan, runner: ChunkRunner, failure: unknown, stopping: boolean, strict: boolean | undefined, started: number): Promise<BatchSummary> {
+async function endBatch(
+  summary: BatchSummary,
+  plan: BatchPlan,
+  runner: ChunkRunner,
+  failure: unknown,
+  stopping: boolean,
+  strict: boolean | undefined,
+  started: number,
+): Promise<BatchSummary> {
   const { files } = plan;
   summary.workers = runner.workers; // a queue's: the worker processes that returned shards
   summary.retried = runner.retried;

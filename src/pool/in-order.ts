@@ -15,9 +15,12 @@ import type { ChunkRunner } from "./worker-pool.js";
  * once `drop` is aborted.
  */
 export async function inOrder(
-  chunks: AsyncIterable<InputPiece>, runner: ChunkRunner,
-  write: (bytes: Uint8Array, result: ChunkResult) => Promise<void>, stopping: () => boolean,
-  drop?: AbortSignal, writeLong?: (long: LongLine, line: number) => Promise<boolean>,
+  chunks: AsyncIterable<InputPiece>,
+  runner: ChunkRunner,
+  write: (bytes: Uint8Array, result: ChunkResult) => Promise<void>,
+  stopping: () => boolean,
+  drop?: AbortSignal,
+  writeLong?: (long: LongLine, line: number) => Promise<boolean>,
 ): Promise<void> {
   const inFlight = new Map<number, { bytes: Uint8Array; result: Promise<ChunkResult> }>();
   let next = 0; // the next chunk to write

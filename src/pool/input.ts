@@ -63,7 +63,8 @@ function inputError(err: unknown, name: string): unknown {
   const e = err as NodeJS.ErrnoException;
   const code = typeof e?.code === "string" ? e.code : undefined;
   if (code?.startsWith("Z_")) return new CtxfoldError("E_BAD_INPUT", `cannot decompress: ${e.message} (${code})`, { path: name, cause: err });
-  if (code !== undefined && e.syscall !== undefined && e.path === undefined) return new CtxfoldError("E_BAD_INPUT", `cannot read it: ${e.message}`, { path: name, cause: err });
+  if (code !== undefined && e.syscall !== undefined && e.path === undefined)
+    return new CtxfoldError("E_BAD_INPUT", `cannot read it: ${e.message}`, { path: name, cause: err });
   return err;
 }
 

@@ -69,12 +69,22 @@ export interface ChunkResult {
 }
 
 export const emptyStats = (): ChunkStats => ({
-  runs: 0, compacted: 0, fit: 0, infeasible: 0, errors: 0, tokensIn: 0, tokensOut: 0,
-  tiers: { normal: 0, pressure: 0, critical: 0 }, offloadedBytes: 0, bytesIn: 0, bytesOut: 0,
+  runs: 0,
+  compacted: 0,
+  fit: 0,
+  infeasible: 0,
+  errors: 0,
+  tokensIn: 0,
+  tokensOut: 0,
+  tiers: { normal: 0, pressure: 0, critical: 0 },
+  offloadedBytes: 0,
+  bytesIn: 0,
+  bytesOut: 0,
 });
 
 export function addStats(into: ChunkStats, s: ChunkStats): void {
-  for (const k of ["runs", "compacted", "fit", "infeasible", "errors", "tokensIn", "tokensOut", "offloadedBytes", "bytesIn", "bytesOut"] as const) into[k] += s[k];
+  for (const k of ["runs", "compacted", "fit", "infeasible", "errors", "tokensIn", "tokensOut", "offloadedBytes", "bytesIn", "bytesOut"] as const)
+    into[k] += s[k];
   for (const t of ["normal", "pressure", "critical"] as const) into.tiers[t] += s.tiers[t];
 }
 
@@ -86,7 +96,15 @@ function compactorFor(options: JobOptions): { compactor: Compactor; store: Conte
   let hit = kCompactors.get(key);
   if (!hit) {
     const store = options.offloadDir ? createPackStore({ dir: options.offloadDir }) : createMemoryStore();
-    hit = { compactor: createCompactor({ store, mode: options.mode, redactOffload: options.redactOffload ?? false, ...(options.preset ? { stepPreset: options.preset } : {}) }), store };
+    hit = {
+      compactor: createCompactor({
+        store,
+        mode: options.mode,
+        redactOffload: options.redactOffload ?? false,
+        ...(options.preset ? { stepPreset: options.preset } : {}),
+      }),
+      store,
+    };
     kCompactors.set(key, hit);
   }
   return hit;
@@ -122,7 +140,10 @@ const kRunsPerWorkerHeap = 4;
 
 function tooLargeRun(bytes: number, heapMb: number): CtxfoldError {
   const mb = (n: number) => (n / 2 ** 20).toFixed(1);
-  return new CtxfoldError("E_TOO_LARGE", `a run of ${mb(bytes)} MB is over a quarter of a worker's heap (raise --max-worker-heap-mb, now ${heapMb}, to ${Math.ceil((bytes * kRunsPerWorkerHeap) / 2 ** 20)} or more, or compact it with --workers 1)`);
+  return new CtxfoldError(
+    "E_TOO_LARGE",
+    `a run of ${mb(bytes)} MB is over a quarter of a worker's heap (raise --max-worker-heap-mb, now ${heapMb}, to ${Math.ceil((bytes * kRunsPerWorkerHeap) / 2 ** 20)} or more, or compact it with --workers 1)`,
+  );
 }
 
 /**

@@ -30,7 +30,11 @@ export type ScanResult = { tape: JsonTape; reason?: undefined } | { tape?: undef
 const kSimpleEscapes: Readonly<Record<number, number>> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
 
 /** The literals, by their text, with their token kinds. */
-const kLiterals = [["true", kToken.true], ["false", kToken.false], ["null", kToken.null]] as const;
+const kLiterals = [
+  ["true", kToken.true],
+  ["false", kToken.false],
+  ["null", kToken.null],
+] as const;
 
 class NotScanned {
   constructor(readonly why: 1 | 2 | 3 | 4) {}
@@ -64,7 +68,11 @@ class ReferenceScan {
   /** The estimator's feature counts of one string (scratch). */
   private readonly counts = new Uint32Array(FEATURE_COUNT);
 
-  constructor(private readonly bytes: Uint8Array, private readonly maxTokens: number, private readonly maxDepth: number) {
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly maxTokens: number,
+    private readonly maxDepth: number,
+  ) {
     this.n = bytes.length;
   }
 

@@ -45,11 +45,20 @@ export function scanJson(bytes: Uint8Array, options: ScanOptions = {}): ScanResu
   const status = align16(stack + maxDepth * 4);
   const a = core.arena(status + 4);
   a.u8.set(bytes, a.base);
-  const count = core.run("scanJson", (e) => e.scanJson(a.base, bytes.length, weights, a.base + tape, maxTokens, a.base + estimates, a.base + scratch, a.base + stack, maxDepth, a.base + status));
+  const count = core.run("scanJson", (e) =>
+    e.scanJson(a.base, bytes.length, weights, a.base + tape, maxTokens, a.base + estimates, a.base + scratch, a.base + stack, maxDepth, a.base + status),
+  );
   // Views read before the arena is released: a release may drop the instance, never these bytes.
-  const result: ScanResult = count === 0
-    ? { reason: kScanReasons[a.u32[(a.base + status) >>> 2] as keyof typeof kScanReasons] }
-    : { tape: { count, words: new Uint32Array(a.u8.buffer, a.base + tape, count * 4), estimates: new Float64Array(a.u8.buffer, a.base + estimates, count * ENCODING_COUNT) } };
+  const result: ScanResult =
+    count === 0
+      ? { reason: kScanReasons[a.u32[(a.base + status) >>> 2] as keyof typeof kScanReasons] }
+      : {
+          tape: {
+            count,
+            words: new Uint32Array(a.u8.buffer, a.base + tape, count * 4),
+            estimates: new Float64Array(a.u8.buffer, a.base + estimates, count * ENCODING_COUNT),
+          },
+        };
   core.releaseArena();
   return result;
 }

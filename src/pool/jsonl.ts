@@ -52,10 +52,14 @@ export function jsonSyntaxReason(message: string, text: string): string {
   const quoted = /^(Unexpected token '[\s\S]{1,2}', )?(\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(message);
   if (!quoted) return message;
   const [, token, before, snippet, after] = quoted;
-  const at = before && after ? text.indexOf(snippet) + kQuotedContext
-    : after ? snippet.length - kQuotedContext
-    : before ? text.length - snippet.length + kQuotedContext
-    : undefined;
+  const at =
+    before && after
+      ? text.indexOf(snippet) + kQuotedContext
+      : after
+        ? snippet.length - kQuotedContext
+        : before
+          ? text.length - snippet.length + kQuotedContext
+          : undefined;
   const what = token ? "Unexpected character" : "Not a JSON value";
   return at === undefined || at < 0 ? what : `${what} at position ${at}`;
 }

@@ -27,9 +27,10 @@ export function outputWriteError(file: string, cause: unknown): CtxfoldError {
 }
 
 /** `p`, its failure an outputWriteError naming `file`. */
-export const writingTo = <T>(file: string, p: Promise<T>): Promise<T> => p.catch((cause: unknown) => {
-  throw outputWriteError(file, cause);
-});
+export const writingTo = <T>(file: string, p: Promise<T>): Promise<T> =>
+  p.catch((cause: unknown) => {
+    throw outputWriteError(file, cause);
+  });
 
 /**
  * Writes `data` and waits until the stream took it (a large output to a pipe). A write error
@@ -69,14 +70,18 @@ export async function fileSink(file: string, at: number): Promise<Sink> {
   if (at > 0) await writingTo(file, handle.truncate(at));
   let position = at;
   return {
-    write: (bytes) => writingTo(file, (async () => {
-      let done = 0;
-      while (done < bytes.length) {
-        const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position);
-        done += bytesWritten;
-        position += bytesWritten;
-      }
-    })()),
+    write: (bytes) =>
+      writingTo(
+        file,
+        (async () => {
+          let done = 0;
+          while (done < bytes.length) {
+            const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position);
+            done += bytesWritten;
+            position += bytesWritten;
+          }
+        })(),
+      ),
     close: () => writingTo(file, handle.close()),
   };
 }

@@ -34,7 +34,10 @@ export interface ChunkRunner {
 /** Chunks compacted one at a time on this thread. */
 export function inProcessRunner(job: JobOptions): ChunkRunner {
   return {
-    workers: 0, capacity: 1, retried: 0, crashed: 0,
+    workers: 0,
+    capacity: 1,
+    retried: 0,
+    crashed: 0,
     run: (bytes, firstLine) => compactChunk(bytes, firstLine, job),
     close: async () => undefined,
   };
@@ -68,14 +71,21 @@ export class PoolRunner implements ChunkRunner {
     const filename = workerFile();
     const workerData: WorkerData = { coreModule: getCoreModule(), heapMb: options.heapMb, ...(options.crash ? { crash: options.crash } : {}) };
     this.#pool = new Piscina({
-      filename, minThreads: options.workers, maxThreads: options.workers, idleTimeout: 60_000, workerData,
+      filename,
+      minThreads: options.workers,
+      maxThreads: options.workers,
+      idleTimeout: 60_000,
+      workerData,
       ...(options.heapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: options.heapMb, maxYoungGenerationSizeMb: kWorkerYoungHeapMb } } : {}),
     });
     // A worker that dies outside a task (while starting, or idle) stops the batch: Piscina may not
     // replace it (tasks then wait forever), and a worker that cannot start will not start on retry.
     this.#pool.on("error", (err: unknown) => {
       if (this.#failure) return;
-      this.#failure = new CtxfoldError("E_WORKER_CRASH", `a worker died outside a chunk: ${err instanceof Error ? err.message : String(err)}${this.#oomHint(err)}`);
+      this.#failure = new CtxfoldError(
+        "E_WORKER_CRASH",
+        `a worker died outside a chunk: ${err instanceof Error ? err.message : String(err)}${this.#oomHint(err)}`,
+      );
       void this.#pool.destroy().catch(() => undefined); // rejects the chunks in flight
     });
   }
@@ -100,7 +110,11 @@ export class PoolRunner implements ChunkRunner {
       return { out, ...meta };
     }
     this.crashed++;
-    return passThrough(bytes, firstLine, `worker died compacting this chunk twice: ${lastError instanceof Error ? lastError.message : String(lastError)}${this.#oomHint(lastError)}`);
+    return passThrough(
+      bytes,
+      firstLine,
+      `worker died compacting this chunk twice: ${lastError instanceof Error ? lastError.message : String(lastError)}${this.#oomHint(lastError)}`,
+    );
   }
 
   async close(): Promise<void> {

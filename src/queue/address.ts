@@ -40,18 +40,22 @@ export function queueAddress(url: string): QueueAddress {
   } catch {
     throw new CtxfoldError("E_BAD_INPUT", `--queue: expected redis://HOST:PORT, got ${shown}`);
   }
-  if (u.protocol !== "redis:" && u.protocol !== "rediss:") throw new CtxfoldError("E_BAD_INPUT", `--queue: expected redis://HOST:PORT or rediss://HOST:PORT, got ${shown}`);
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:")
+    throw new CtxfoldError("E_BAD_INPUT", `--queue: expected redis://HOST:PORT or rediss://HOST:PORT, got ${shown}`);
   if (u.hostname === "") throw new CtxfoldError("E_BAD_INPUT", `--queue: no host in ${shown} (expected redis://HOST:PORT)`);
   const db = u.pathname.replace(/^\//, "");
   if (db !== "" && !/^\d+$/.test(db)) throw new CtxfoldError("E_BAD_INPUT", `--queue: the path of ${shown} must be a database number (redis://HOST:PORT/0)`);
   return {
-    url, shown: shownQueueUrl(u.href.replace(/\/$/, "")),
+    url,
+    shown: shownQueueUrl(u.href.replace(/\/$/, "")),
     options: {
-      host: u.hostname.replace(/^\[|\]$/g, ""), port: u.port ? Number(u.port) : 6379,
-      ...(u.username ? { username: decodeURIComponent(u.username) } : {}), ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-      ...(db ? { db: Number(db) } : {}), ...(u.protocol === "rediss:" ? { tls: {} } : {}),
+      host: u.hostname.replace(/^\[|\]$/g, ""),
+      port: u.port ? Number(u.port) : 6379,
+      ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+      ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+      ...(db ? { db: Number(db) } : {}),
+      ...(u.protocol === "rediss:" ? { tls: {} } : {}),
       maxRetriesPerRequest: null,
     },
   };
 }
-

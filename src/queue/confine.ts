@@ -62,16 +62,23 @@ export function admitJob(jobId: string, data: unknown, roots: WorkerRoots): Admi
   const options = d.options as Record<string, unknown> | undefined;
   if (typeof options !== "object" || options === null || Array.isArray(options)) throw refuse("options", `expected an object, got ${shownValue(options)}`);
   const storageDir = storageDirOf(d.storage, refuse);
-  for (const dir of [storageDir, path.join(storageDir, "shards"), path.join(storageDir, "results")]) inside(roots.workDir, dir, (why) => refuse("storage", why));
+  for (const dir of [storageDir, path.join(storageDir, "shards"), path.join(storageDir, "results")])
+    inside(roots.workDir, dir, (why) => refuse("storage", why));
   let offloadDir = options.offloadDir;
   if (roots.offloadDir !== undefined) offloadDir = roots.offloadDir;
   else if (offloadDir !== undefined) {
-    if (typeof offloadDir !== "string" || !path.isAbsolute(offloadDir)) throw refuse("options.offloadDir", `expected an absolute path, got ${shownValue(offloadDir)}`);
+    if (typeof offloadDir !== "string" || !path.isAbsolute(offloadDir))
+      throw refuse("options.offloadDir", `expected an absolute path, got ${shownValue(offloadDir)}`);
     inside(roots.workDir, path.resolve(offloadDir), (why) => refuse("options.offloadDir", why));
   }
   const asQueued = options as unknown as JobOptions;
   return {
-    batch: d.batch, storage: new DirStorage(storageDir), shard: d.shard, firstLine: d.firstLine as number, key: d.key, asQueued,
+    batch: d.batch,
+    storage: new DirStorage(storageDir),
+    shard: d.shard,
+    firstLine: d.firstLine as number,
+    key: d.key,
+    asQueued,
     options: offloadDir === undefined ? asQueued : { ...asQueued, offloadDir: offloadDir as string },
   };
 }

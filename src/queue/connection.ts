@@ -14,7 +14,14 @@ const reasonOf = (err: unknown): string => {
 
 /** Resolves when Redis at `address` answers a PING within `timeoutMs`; E_QUEUE naming the URL otherwise. */
 export async function reachQueue(address: QueueAddress, timeoutMs = 5000): Promise<void> {
-  const probe = new Redis({ ...address.options, lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const probe = new Redis({
+    ...address.options,
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   let last: unknown;
   probe.on("error", (err) => (last = err));
   try {
@@ -43,13 +50,16 @@ export function watchConnections(address: QueueAddress, clients: Redis[], graceM
     off.push(() => c.off("close", down).off("end", down).off("ready", up).off("error", error));
   }
   let lost = false;
-  const timer = setInterval(() => {
-    for (const since of downSince.values()) {
-      if (lost || performance.now() - since < graceMs) continue;
-      lost = true;
-      onLost(new CtxfoldError("E_QUEUE", `lost the queue at ${address.shown} for ${graceMs / 1000} s${last ? `: ${reasonOf(last)}` : ""}`));
-    }
-  }, Math.min(500, graceMs / 4));
+  const timer = setInterval(
+    () => {
+      for (const since of downSince.values()) {
+        if (lost || performance.now() - since < graceMs) continue;
+        lost = true;
+        onLost(new CtxfoldError("E_QUEUE", `lost the queue at ${address.shown} for ${graceMs / 1000} s${last ? `: ${reasonOf(last)}` : ""}`));
+      }
+    },
+    Math.min(500, graceMs / 4),
+  );
   // Kept referenced: while shards are awaited nothing else may hold the event loop open (ioredis's
   // reconnect timers do not), and a process that ran out of handles would exit 0 mid-batch.
   return () => {

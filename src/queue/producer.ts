@@ -130,9 +130,13 @@ export class QueueRunner implements ChunkRunner {
     this.#storage.remove(id);
     if (!packed) {
       this.crashed++;
-      return passThrough(bytes, firstLine, failure
-        ? `the queue's workers failed on this shard twice: ${failure}`
-        : `its job completed but no result is in ${this.#storage.url} (do the workers mount the work dir at the same path?)`);
+      return passThrough(
+        bytes,
+        firstLine,
+        failure
+          ? `the queue's workers failed on this shard twice: ${failure}`
+          : `its job completed but no result is in ${this.#storage.url} (do the workers mount the work dir at the same path?)`,
+      );
     }
     const { out, meta } = openResult(this.#storage.resultName(id), id, this.#key, packed);
     if (meta.fatal) throw CtxfoldError.fromWire(meta.fatal);
@@ -173,7 +177,11 @@ export class QueueRunner implements ChunkRunner {
       reason = err instanceof Error ? err.message : String(err);
     }
     const refused = /^E_JOB_REFUSED: (.*)$/s.exec(reason);
-    if (refused) throw new CtxfoldError("E_JOB_REFUSED", `a worker refused ${refused[1]} (workers take jobs whose work dir ${this.#storage.url} is inside their --work-dir)`);
+    if (refused)
+      throw new CtxfoldError(
+        "E_JOB_REFUSED",
+        `a worker refused ${refused[1]} (workers take jobs whose work dir ${this.#storage.url} is inside their --work-dir)`,
+      );
     return reason;
   }
 

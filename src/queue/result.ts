@@ -45,14 +45,21 @@ export function openResult(file: string, shard: string, key: string, bytes: Uint
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const eol = buf.subarray(0, kMaxHeader).indexOf(0x0a);
   const fields = eol < 0 ? [] : buf.subarray(0, eol).toString("latin1").split(" ");
-  if (fields.length !== 5 || `${fields[0]} ${fields[1]}` !== kMagic || !kShardIdPattern.test(fields[2]) || !kHexPattern.test(fields[3]) || !kHexPattern.test(fields[4])) {
+  if (
+    fields.length !== 5 ||
+    `${fields[0]} ${fields[1]}` !== kMagic ||
+    !kShardIdPattern.test(fields[2]) ||
+    !kHexPattern.test(fields[3]) ||
+    !kHexPattern.test(fields[4])
+  ) {
     throw refuse(`not a shard result (no "${kMagic}" header line)`);
   }
   const [, , named, hash, mac] = fields;
   if (named !== shard) throw refuse(`the result of shard ${named}, not of ${shard}`);
   const body = buf.subarray(eol + 1);
   if (sha256Hex(body) !== hash) throw refuse("its bytes do not match their SHA-256 (damaged)");
-  if (!timingSafeEqual(macOf(key, shard, hash), Buffer.from(mac, "hex"))) throw refuse("not sealed with this batch's result key (not written by one of its workers)");
+  if (!timingSafeEqual(macOf(key, shard, hash), Buffer.from(mac, "hex")))
+    throw refuse("not sealed with this batch's result key (not written by one of its workers)");
   return unpackBody(body, refuse);
 }
 
@@ -67,6 +74,7 @@ function unpackBody(body: Buffer, refuse: (why: string) => CtxfoldError): { out:
   } catch {
     throw refuse("its meta is not JSON");
   }
-  if (typeof meta !== "object" || meta === null || !Array.isArray(meta.errors) || typeof meta.stats !== "object" || !Number.isInteger(meta.lines)) throw refuse("its meta lacks errors, stats or lines");
+  if (typeof meta !== "object" || meta === null || !Array.isArray(meta.errors) || typeof meta.stats !== "object" || !Number.isInteger(meta.lines))
+    throw refuse("its meta lacks errors, stats or lines");
   return { out: body.subarray(0, at), meta };
 }

@@ -60,14 +60,20 @@ export async function compactShard(bytes: Uint8Array, firstLine: number, runner:
   const joined: ChunkResult = { out: new Uint8Array(0), errors: [], stats: emptyStats(), lines: 0 };
   // Read as the engine reads a file, in blocks, so the chunks come out of the engine's size.
   const blocks = (async function* () {
-    for (let at = 0; at < bytes.length; at += kDefaultChunkBytes) yield Buffer.from(bytes.buffer, bytes.byteOffset + at, Math.min(kDefaultChunkBytes, bytes.length - at));
+    for (let at = 0; at < bytes.length; at += kDefaultChunkBytes)
+      yield Buffer.from(bytes.buffer, bytes.byteOffset + at, Math.min(kDefaultChunkBytes, bytes.length - at));
   })();
-  await inOrder(chunksOf(blocks, kDefaultChunkBytes, firstLine), runner, async (_bytes, r) => {
-    outs.push(r.out);
-    joined.errors.push(...r.errors);
-    addStats(joined.stats, r.stats);
-    joined.lines += r.lines;
-  }, () => false);
+  await inOrder(
+    chunksOf(blocks, kDefaultChunkBytes, firstLine),
+    runner,
+    async (_bytes, r) => {
+      outs.push(r.out);
+      joined.errors.push(...r.errors);
+      addStats(joined.stats, r.stats);
+      joined.lines += r.lines;
+    },
+    () => false,
+  );
   joined.out = Buffer.concat(outs);
   return joined;
 }

@@ -94,9 +94,14 @@ export class DirStorage implements ShardStorage {
   clear(): void {
     for (const sub of ["shards", "results"]) {
       const dir = path.join(this.#dir, sub);
-      this.#io("write", dir, () => {
-        for (const name of readdirSync(dir, { withFileTypes: true })) if (name.isFile()) rmSync(path.join(dir, name.name), { force: true });
-      }, true);
+      this.#io(
+        "write",
+        dir,
+        () => {
+          for (const name of readdirSync(dir, { withFileTypes: true })) if (name.isFile()) rmSync(path.join(dir, name.name), { force: true });
+        },
+        true,
+      );
     }
   }
 

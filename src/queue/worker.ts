@@ -81,7 +81,10 @@ class Lanes {
   /** Every lane not closed yet, retired ones with shards in hand included. */
   private readonly open = new Set<Lane>();
 
-  constructor(private readonly concurrency: number, private readonly heapMb: number) {}
+  constructor(
+    private readonly concurrency: number,
+    private readonly heapMb: number,
+  ) {}
 
   /**
    * Compacts a shard of `batch` on its options' lane (counted in hand meanwhile): its result, or
@@ -168,13 +171,18 @@ function shardHandler(o: QueueWorkerOptions, lanes: Lanes, summary: QueueWorkerS
     if (o.dieAtLine === firstLine) process.exit(70);
     const { result, fatal } = await lanes.compact(options, batch, bytes, firstLine);
     const ms = performance.now() - started;
-    storage.putResult(shard, sealResult(shard, key, packResult(result, { worker: kWorkerName, attempt: job.attemptsStarted, ms, ...(fatal ? { fatal } : {}) })));
+    storage.putResult(
+      shard,
+      sealResult(shard, key, packResult(result, { worker: kWorkerName, attempt: job.attemptsStarted, ms, ...(fatal ? { fatal } : {}) })),
+    );
     summary.shards++;
     summary.runs += result?.stats.runs ?? 0;
     if (o.verbose) {
-      o.log(result
-        ? `shard ${shard.slice(0, 8)}: lines ${firstLine}–${firstLine + result.lines - 1}, ${result.stats.runs} runs (${result.stats.compacted} compacted, ${result.stats.errors} errors) in ${(ms / 1000).toFixed(1)} s`
-        : `shard ${shard.slice(0, 8)}: stopped by ${fatal!.code}: ${fatal!.message}`);
+      o.log(
+        result
+          ? `shard ${shard.slice(0, 8)}: lines ${firstLine}–${firstLine + result.lines - 1}, ${result.stats.runs} runs (${result.stats.compacted} compacted, ${result.stats.errors} errors) in ${(ms / 1000).toFixed(1)} s`
+          : `shard ${shard.slice(0, 8)}: stopped by ${fatal!.code}: ${fatal!.message}`,
+      );
     }
   };
 }
@@ -210,7 +218,12 @@ export async function runQueueWorker(o: QueueWorkerOptions): Promise<QueueWorker
   const lanes = new Lanes(o.concurrency, o.heapMb);
   const summary: QueueWorkerSummary = { shards: 0, runs: 0 };
   const worker = new Worker<ShardJob>(kQueueName, shardHandler(o, lanes, summary), {
-    connection: o.address.options, concurrency: o.concurrency, lockDuration: o.stallMs, stalledInterval: o.stallMs, maxStalledCount: 1, autorun: false,
+    connection: o.address.options,
+    concurrency: o.concurrency,
+    lockDuration: o.stallMs,
+    stalledInterval: o.stallMs,
+    maxStalledCount: 1,
+    autorun: false,
   });
   logQueueEvents(worker, o);
   const stop = closeOnStop(worker, o);

@@ -6,6 +6,18 @@
 export { recall, checkRecallOptions, kDefaultRecallPageBytes, type RecallOptions, type RecallResult, type RecallText, type RecallMessages } from "./recall.js";
 export { searchStore, searchStoreInSlices, kDefaultSearchLimit, type SearchEntry, type SearchOptions } from "./search.js";
 export {
-  kRecallToolName, kSearchToolName, kRecallToolDescription, kSearchToolDescription, kRecallInputShape, kSearchInputShape, RecallToolInput, pageNote, pageBody, pageText, searchText,
-  checkRecallToolOptions, type RecallScope, type RecallToolOptions,
+  kRecallToolName,
+  kSearchToolName,
+  kRecallToolDescription,
+  kSearchToolDescription,
+  kRecallInputShape,
+  kSearchInputShape,
+  RecallToolInput,
+  pageNote,
+  pageBody,
+  pageText,
+  searchText,
+  checkRecallToolOptions,
+  type RecallScope,
+  type RecallToolOptions,
 } from "./tool.js";

@@ -105,7 +105,8 @@ export function checkRecallOptions(options: RecallOptions): { offset: number; ma
   if (typeof options !== "object" || options === null) throw badValueError("options", "an object { offset?, maxBytes?, format? }", options);
   const { offset = 0, maxBytes = kDefaultRecallPageBytes, format = "openai-chat" } = options;
   if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0) throw badValueError("offset", "a non-negative integer", offset);
-  if (typeof maxBytes !== "number" || !Number.isSafeInteger(maxBytes) || maxBytes < kMinPageBytes) throw badValueError("maxBytes", `an integer of at least ${kMinPageBytes}`, maxBytes);
+  if (typeof maxBytes !== "number" || !Number.isSafeInteger(maxBytes) || maxBytes < kMinPageBytes)
+    throw badValueError("maxBytes", `an integer of at least ${kMinPageBytes}`, maxBytes);
   if (!(kFormats as readonly unknown[]).includes(format)) throw badValueError("format", `one of ${kFormats.join(", ")}`, format);
   return { offset, maxBytes, format };
 }
@@ -118,7 +119,11 @@ function checkRef(store: OffloadStore, ref: unknown): { full: string; kind: stri
   const shape = `${store.prefix}/${kNameShape}`;
   if (!parts) throw new CtxfoldError("E_BAD_REF", `not a ref (expected ${shape}): ${shownValue(ref)}`, { path: "ref" });
   if (parts.prefix !== undefined && parts.prefix !== store.prefix) {
-    throw new CtxfoldError("E_BAD_REF", `${shownValue(trimmed)} is a ref of another store: this store's refs start with ${JSON.stringify(`${store.prefix}/`)}`, { path: "ref" });
+    throw new CtxfoldError(
+      "E_BAD_REF",
+      `${shownValue(trimmed)} is a ref of another store: this store's refs start with ${JSON.stringify(`${store.prefix}/`)}`,
+      { path: "ref" },
+    );
   }
   const full = `${store.prefix}/${parts.name}`;
   if (!store.has(full)) throw new CtxfoldError("E_REF_NOT_FOUND", `nothing is stored under ${JSON.stringify(full)}`, { path: "ref" });
@@ -146,7 +151,9 @@ function sequenceStart(bytes: Uint8Array, at: number): number {
 function textPage(ref: string, kind: string, bytes: Uint8Array, offset: number, maxBytes: number): RecallText {
   const size = bytes.length;
   if (offset > size || (offset === size && size > 0)) {
-    throw new CtxfoldError("E_BAD_INPUT", `offset ${offset} is past the end of ${ref} (${size} bytes: offsets 0 to ${Math.max(0, size - 1)})`, { path: "offset" });
+    throw new CtxfoldError("E_BAD_INPUT", `offset ${offset} is past the end of ${ref} (${size} bytes: offsets 0 to ${Math.max(0, size - 1)})`, {
+      path: "offset",
+    });
   }
   const start = sequenceStart(bytes, offset);
   let end = Math.min(size, start + maxBytes);
@@ -155,8 +162,15 @@ function textPage(ref: string, kind: string, bytes: Uint8Array, offset: number, 
   const text = decodeText(page);
   const exact = Buffer.compare(encodeText(text), page) === 0;
   return {
-    type: "text", ref, kind, text: exact ? text : Buffer.from(page).toString("base64"), encoding: exact ? "utf-8" : "base64",
-    offset: start, end, size, ...(end < size ? { next: end } : {}),
+    type: "text",
+    ref,
+    kind,
+    text: exact ? text : Buffer.from(page).toString("base64"),
+    encoding: exact ? "utf-8" : "base64",
+    offset: start,
+    end,
+    size,
+    ...(end < size ? { next: end } : {}),
   };
 }
 
@@ -165,10 +179,20 @@ function renderedBytes(m: Message, format: Format): number {
   return Buffer.byteLength(JSON.stringify(kAdapters[format].render([m])));
 }
 
-function messagesPage(store: OffloadStore, ref: string, kind: string, refs: readonly string[], offset: number, maxBytes: number, format: Format): RecallMessages {
+function messagesPage(
+  store: OffloadStore,
+  ref: string,
+  kind: string,
+  refs: readonly string[],
+  offset: number,
+  maxBytes: number,
+  format: Format,
+): RecallMessages {
   const count = refs.length;
   if (offset > count || (offset === count && count > 0)) {
-    throw new CtxfoldError("E_BAD_INPUT", `offset ${offset} is past the last message of ${ref} (${count} messages: offsets 0 to ${Math.max(0, count - 1)})`, { path: "offset" });
+    throw new CtxfoldError("E_BAD_INPUT", `offset ${offset} is past the last message of ${ref} (${count} messages: offsets 0 to ${Math.max(0, count - 1)})`, {
+      path: "offset",
+    });
   }
   const page: Message[] = [];
   let bytes = 0;
@@ -197,7 +221,15 @@ function messagesPage(store: OffloadStore, ref: string, kind: string, refs: read
   const wire = kAdapters[format].render(page);
   const { messages, system } = Array.isArray(wire) ? { messages: wire as unknown[], system: undefined } : (wire as { messages: unknown[]; system?: unknown });
   return {
-    type: "messages", ref, kind, format, messages, ...(system !== undefined ? { system } : {}),
-    offset, end, count, ...(end < count ? { next: end } : {}),
+    type: "messages",
+    ref,
+    kind,
+    format,
+    messages,
+    ...(system !== undefined ? { system } : {}),
+    offset,
+    end,
+    count,
+    ...(end < count ? { next: end } : {}),
   };
 }

@@ -71,7 +71,9 @@ export function pageText(page: RecallResult): string {
 /** Search entries as the text a model reads: one line per ref, and its matching line when there is one. */
 export function searchText(entries: readonly SearchEntry[]): string {
   if (entries.length === 0) return "no stored content matches";
-  return entries.map((e) => `${e.ref} (${e.kind}, ${e.size} bytes): ${e.firstLine}${e.match && e.match !== e.firstLine ? `\n    … ${e.match}` : ""}`).join("\n");
+  return entries
+    .map((e) => `${e.ref} (${e.kind}, ${e.size} bytes): ${e.firstLine}${e.match && e.match !== e.firstLine ? `\n    … ${e.match}` : ""}`)
+    .join("\n");
 }
 
 /**
@@ -106,7 +108,10 @@ export interface RecallToolOptions {
  * A recall tool's options checked (E_BAD_INPUT naming the field), with `format` defaulting to
  * `fallback`; `reach()` is the store a call reads, through the scope when there is one.
  */
-export function checkRecallToolOptions(options: RecallToolOptions, fallback: Format): { store: OffloadStore; reach: () => OffloadStore; format: Format; maxBytes: number } {
+export function checkRecallToolOptions(
+  options: RecallToolOptions,
+  fallback: Format,
+): { store: OffloadStore; reach: () => OffloadStore; format: Format; maxBytes: number } {
   if (typeof options !== "object" || options === null) throw badValueError("options", "an object { store, format?, maxBytes? }", options);
   const store = options.store as Partial<OffloadStore> | undefined;
   if (typeof store !== "object" || store === null || typeof store.get !== "function" || typeof store.has !== "function" || typeof store.prefix !== "string") {
@@ -124,13 +129,23 @@ function scopeReach(store: OffloadStore, scope: RecallScope | undefined): () => 
   if (typeof s !== "object" || s === null) throw badValueError("scope", expected, scope);
   if ("refs" in s) {
     const refs = s.refs as Iterable<unknown> | undefined;
-    if (typeof refs !== "object" || refs === null || typeof (refs as Iterable<unknown>)[Symbol.iterator] !== "function") throw badValueError("scope.refs", "an iterable of refs (an array or a Set)", refs);
-    return () => scopedStore(store, [...refs].filter((r): r is string => typeof r === "string"));
+    if (typeof refs !== "object" || refs === null || typeof (refs as Iterable<unknown>)[Symbol.iterator] !== "function")
+      throw badValueError("scope.refs", "an iterable of refs (an array or a Set)", refs);
+    return () =>
+      scopedStore(
+        store,
+        [...refs].filter((r): r is string => typeof r === "string"),
+      );
   }
   const selector = runSelectorOf(s);
   if (!selector) throw badValueError("scope", expected, scope);
   const dir = (store as { dir?: unknown }).dir;
-  if (typeof dir !== "string") throw badValueError("scope", "{ refs } for a store with no directory (a run's scope is read from the records `ctxfold compact` writes in its directory)", scope);
+  if (typeof dir !== "string")
+    throw badValueError(
+      "scope",
+      "{ refs } for a store with no directory (a run's scope is read from the records `ctxfold compact` writes in its directory)",
+      scope,
+    );
   const records = new ScopeRecords(dir);
   return () => scopedStore(store, records.refsOf(selector, store.prefix));
 }

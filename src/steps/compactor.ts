@@ -114,7 +114,11 @@ export class StepCompactor {
   compact(steps: readonly ReducedStep[], options: CompactOptions = {}): CompactedHistory {
     const plan = this.#plan(steps, options.maxSteps);
     const targets = this.config.groupTargets;
-    return { recentSteps: plan.recentSteps, compactSteps: plan.entries.map((e) => (e instanceof CompactStep ? e : templateLine(e, targets))), droppedCount: plan.droppedCount };
+    return {
+      recentSteps: plan.recentSteps,
+      compactSteps: plan.entries.map((e) => (e instanceof CompactStep ? e : templateLine(e, targets))),
+      droppedCount: plan.droppedCount,
+    };
   }
 
   /**
@@ -268,7 +272,15 @@ async function semanticLine(group: Group, summarizer: Summarizer, targetTokens: 
     return templateLine(group);
   }
   // The answer goes into the summary as ctxfold's text: redacted like every line it writes.
-  const line = typeof answer === "string" ? redactSecrets(answer.trim().split(/\r\n|\r|\n/, 1)[0].trim()) : "";
+  const line =
+    typeof answer === "string"
+      ? redactSecrets(
+          answer
+            .trim()
+            .split(/\r\n|\r|\n/, 1)[0]
+            .trim(),
+        )
+      : "";
   return line ? groupLine(group, line) : templateLine(group);
 }
 

@@ -103,7 +103,10 @@ export function presetConfig(name: string): StepCompactionConfig {
 
 /** Lowercase words of a text, split on everything that is not a letter or a digit. */
 export function splitWords(text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 }
 
 const kDebugWord = /^(?:debug(?:s|ged|ging|ger|gers)?|errors?|erroring|errored)$/;

@@ -11,25 +11,102 @@ export const kParseLimit = 4 << 20;
 export const kScanWindow = 64 << 10;
 
 const kLanguages: Record<string, string> = {
-  py: "Python", pyi: "Python", ipynb: "Jupyter", js: "JavaScript", mjs: "JavaScript", cjs: "JavaScript",
-  jsx: "JavaScript", ts: "TypeScript", tsx: "TypeScript", mts: "TypeScript", cts: "TypeScript",
-  rs: "Rust", go: "Go", java: "Java", kt: "Kotlin", scala: "Scala", rb: "Ruby", php: "PHP",
-  c: "C", h: "C", cc: "C++", cpp: "C++", cxx: "C++", hpp: "C++", hh: "C++", cs: "C#", swift: "Swift",
-  m: "Objective-C", mm: "Objective-C", pony: "Pony", lua: "Lua", pl: "Perl", r: "R", jl: "Julia",
-  ex: "Elixir", exs: "Elixir", erl: "Erlang", hs: "Haskell", ml: "OCaml", clj: "Clojure", dart: "Dart",
-  sh: "Shell", bash: "Shell", zsh: "Shell", ps1: "PowerShell", sql: "SQL",
-  html: "HTML", htm: "HTML", css: "CSS", scss: "SCSS", vue: "Vue", svelte: "Svelte",
-  md: "Markdown", markdown: "Markdown", rst: "reStructuredText", txt: "text", log: "log",
-  json: "JSON", jsonl: "JSONL", yaml: "YAML", yml: "YAML", toml: "TOML", ini: "INI", cfg: "INI",
-  xml: "XML", csv: "CSV", tsv: "TSV", proto: "Protobuf", graphql: "GraphQL", tf: "Terraform",
-  dockerfile: "Dockerfile", makefile: "Makefile", cmake: "CMake", gradle: "Gradle",
-  png: "binary", jpg: "binary", jpeg: "binary", gif: "binary", webp: "binary", pdf: "binary",
-  zip: "binary", gz: "binary", tar: "binary", so: "binary", exe: "binary", wasm: "binary", pyc: "binary",
+  py: "Python",
+  pyi: "Python",
+  ipynb: "Jupyter",
+  js: "JavaScript",
+  mjs: "JavaScript",
+  cjs: "JavaScript",
+  jsx: "JavaScript",
+  ts: "TypeScript",
+  tsx: "TypeScript",
+  mts: "TypeScript",
+  cts: "TypeScript",
+  rs: "Rust",
+  go: "Go",
+  java: "Java",
+  kt: "Kotlin",
+  scala: "Scala",
+  rb: "Ruby",
+  php: "PHP",
+  c: "C",
+  h: "C",
+  cc: "C++",
+  cpp: "C++",
+  cxx: "C++",
+  hpp: "C++",
+  hh: "C++",
+  cs: "C#",
+  swift: "Swift",
+  m: "Objective-C",
+  mm: "Objective-C",
+  pony: "Pony",
+  lua: "Lua",
+  pl: "Perl",
+  r: "R",
+  jl: "Julia",
+  ex: "Elixir",
+  exs: "Elixir",
+  erl: "Erlang",
+  hs: "Haskell",
+  ml: "OCaml",
+  clj: "Clojure",
+  dart: "Dart",
+  sh: "Shell",
+  bash: "Shell",
+  zsh: "Shell",
+  ps1: "PowerShell",
+  sql: "SQL",
+  html: "HTML",
+  htm: "HTML",
+  css: "CSS",
+  scss: "SCSS",
+  vue: "Vue",
+  svelte: "Svelte",
+  md: "Markdown",
+  markdown: "Markdown",
+  rst: "reStructuredText",
+  txt: "text",
+  log: "log",
+  json: "JSON",
+  jsonl: "JSONL",
+  yaml: "YAML",
+  yml: "YAML",
+  toml: "TOML",
+  ini: "INI",
+  cfg: "INI",
+  xml: "XML",
+  csv: "CSV",
+  tsv: "TSV",
+  proto: "Protobuf",
+  graphql: "GraphQL",
+  tf: "Terraform",
+  dockerfile: "Dockerfile",
+  makefile: "Makefile",
+  cmake: "CMake",
+  gradle: "Gradle",
+  png: "binary",
+  jpg: "binary",
+  jpeg: "binary",
+  gif: "binary",
+  webp: "binary",
+  pdf: "binary",
+  zip: "binary",
+  gz: "binary",
+  tar: "binary",
+  so: "binary",
+  exe: "binary",
+  wasm: "binary",
+  pyc: "binary",
 };
 
 /** The extension of a path, lower-cased, or "" (`Dockerfile` and `Makefile` count as their own). */
 export function extensionOf(path: string): string {
-  const base = path.replace(/[\\/]+$/, "").split(/[\\/]/).pop() ?? "";
+  const base =
+    path
+      .replace(/[\\/]+$/, "")
+      .split(/[\\/]/)
+      .pop() ?? "";
   const lower = base.toLowerCase();
   if (lower === "dockerfile" || lower === "makefile") return lower;
   const dot = lower.lastIndexOf(".");
@@ -120,7 +197,7 @@ export function extractExitCode(output: string, json?: unknown): number | undefi
   if (json && typeof json === "object" && !Array.isArray(json)) {
     const o = json as Record<string, unknown>;
     for (const k of ["exit_code", "exitCode", "returncode", "return_code", "code", "status_code"]) {
-      if (typeof o[k] === "number" && Number.isInteger(o[k]) && (k !== "code" && k !== "status_code")) return o[k] as number;
+      if (typeof o[k] === "number" && Number.isInteger(o[k]) && k !== "code" && k !== "status_code") return o[k] as number;
     }
   }
   const w = windows(output);
@@ -142,7 +219,8 @@ export function unwrapOutput(output: string): string {
   return body;
 }
 
-const kErrorLine = /^(?:[\w.]*(?:Error|Exception|Exit)\b:?.*|error(?:\[\w+\])?:.*|ERROR\b.*|Error\b.*|fatal:.*|FATAL\b.*|FAILED\b.*|Traceback \(most recent call last\):|panic:.*|.*: (?:command not found|No such file or directory|Permission denied)\b.*|.*\bdid not appear verbatim\b.*|No replacement was performed.*)$/;
+const kErrorLine =
+  /^(?:[\w.]*(?:Error|Exception|Exit)\b:?.*|error(?:\[\w+\])?:.*|ERROR\b.*|Error\b.*|fatal:.*|FATAL\b.*|FAILED\b.*|Traceback \(most recent call last\):|panic:.*|.*: (?:command not found|No such file or directory|Permission denied)\b.*|.*\bdid not appear verbatim\b.*|No replacement was performed.*)$/;
 
 /** Whether one line of an output reads as an error line (the lines errorHead picks from). */
 export function isErrorLine(line: string): boolean {
@@ -163,10 +241,14 @@ export function errorHead(output: string, max = 200): string {
     if (!line || !kErrorLine.test(line)) continue;
     if (/^(?:error|ERROR|Error|FAILED|FATAL):?$/.test(line)) {
       // A bare label: the message is on the next non-empty line.
-      const next = lines.slice(i + 1).find((l) => l.trim())?.trim();
+      const next = lines
+        .slice(i + 1)
+        .find((l) => l.trim())
+        ?.trim();
       if (next) line = `${line.replace(/:?$/, ":")} ${next}`;
     }
-    if (/^[\w.]*(?:Error|Exception)\b/.test(line)) best = line; // the last one wins: a traceback's cause line
+    if (/^[\w.]*(?:Error|Exception)\b/.test(line))
+      best = line; // the last one wins: a traceback's cause line
     else best ??= line;
   }
   best ??= lines.map((l) => l.trim()).find((l) => l && !/^<\/?(?:returncode|output)>/.test(l)) ?? "";
@@ -191,7 +273,9 @@ export function looksFailed(output: string, json?: unknown): boolean {
     if (o.error !== undefined && o.error !== null && o.error !== false && o.error !== "") return true;
   }
   const first = output.trimStart().slice(0, 400).split(/\r?\n/, 1)[0] ?? "";
-  return /^(?:Error\b|ERROR\b|error:|Exception\b|Traceback \(most recent call last\)|fatal:|FATAL\b|panic:)/.test(first)
-    || /^No replacement was performed\b/.test(first)
-    || /\bdid not appear verbatim\b/.test(first);
+  return (
+    /^(?:Error\b|ERROR\b|error:|Exception\b|Traceback \(most recent call last\)|fatal:|FATAL\b|panic:)/.test(first) ||
+    /^No replacement was performed\b/.test(first) ||
+    /\bdid not appear verbatim\b/.test(first)
+  );
 }

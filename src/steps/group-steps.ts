@@ -40,11 +40,13 @@ export function groupSteps(
   for (let i = 0; i < steps.length; i++) {
     const code = kToolCategories.indexOf(steps[i].category);
     if (code < 0) {
-      throw new CtxfoldError("E_BAD_CATEGORY", `unknown tool category ${JSON.stringify(steps[i].category)} (one of ${kToolCategories.join(", ")})`, { path: `steps[${i}].category` });
+      throw new CtxfoldError("E_BAD_CATEGORY", `unknown tool category ${JSON.stringify(steps[i].category)} (one of ${kToolCategories.join(", ")})`, {
+        path: `steps[${i}].category`,
+      });
     }
     packed[i] = code | (steps[i].success ? 0 : 0x80);
   }
-  const flags = (options.groupSimilar ?? true ? kGroupSimilar : 0) | (options.noGroupWhenAlternating ?? true ? kNoGroupWhenAlternating : 0);
+  const flags = ((options.groupSimilar ?? true) ? kGroupSimilar : 0) | ((options.noGroupWhenAlternating ?? true) ? kNoGroupWhenAlternating : 0);
   const core = coreFor(options.backend);
   const r = core ? core.groupCategories(packed, flags) : groupCategoriesReference(packed, flags);
   const runs: StepRun[] = [];

@@ -9,7 +9,16 @@ export { formatSize, formatKB } from "./format-size.js";
 export { StepReducer, extractSteps, resultText, resultPayload } from "./reducer.js";
 export type { StepReducerOptions, OrphanResult } from "./reducer.js";
 export {
-  kBuiltinRules, kDefaultThresholds, defaultRule, fileReadRule, fileWriteRule, fileListRule, shellRule, searchRule, webRule, weatherRule,
+  kBuiltinRules,
+  kDefaultThresholds,
+  defaultRule,
+  fileReadRule,
+  fileWriteRule,
+  fileListRule,
+  shellRule,
+  searchRule,
+  webRule,
+  weatherRule,
 } from "./rules.js";
 export type { ReductionRule, ReductionThresholds, RuleInput, RuleOutput } from "./rules.js";
 export { detectContentType, languageOf, extractExitCode, errorHead, countLines } from "./detect.js";

@@ -76,7 +76,14 @@ class PartSet<T = true> {
     const m = this.#at.get(message);
     if (m === undefined || (!(m instanceof Map) && m.id === id)) this.#at.set(message, { id, value });
     else if (m instanceof Map) m.set(id, value);
-    else this.#at.set(message, new Map([[m.id, m.value], [id, value]]));
+    else
+      this.#at.set(
+        message,
+        new Map([
+          [m.id, m.value],
+          [id, value],
+        ]),
+      );
   }
   get(message: number, id: string): T | undefined {
     const m = this.#at.get(message);
@@ -110,7 +117,12 @@ export function compactStepMessages(messages: readonly Message[], options: StepM
   const reducer = options.reducer instanceof StepReducer ? options.reducer : new StepReducer(options.reducer);
   const compactor = options.compactor instanceof StepCompactor ? options.compactor : new StepCompactor(options.compactor);
   const steps = options.steps ? [...options.steps] : reducer.reduceMessages(messages);
-  const untouched = (): StepMessagesResult => ({ messages: [...messages], compacted: false, history: { recentSteps: steps, compactSteps: [], droppedCount: 0 }, steps });
+  const untouched = (): StepMessagesResult => ({
+    messages: [...messages],
+    compacted: false,
+    history: { recentSteps: steps, compactSteps: [], droppedCount: 0 },
+    steps,
+  });
   if (!options.force && !shouldCompact(steps, compactor.config)) return untouched();
   const history = compactor.compact(steps);
   const recent = new Set(history.recentSteps.map((s) => s.id));
@@ -160,8 +172,15 @@ function remainingParts(m: Message, i: number, marks: PartMarks): { parts: Part[
   let changed = false;
   let lostCalls = false;
   for (const p of m.parts) {
-    if (p.type === "tool-call" && removeCalls.get(i, p.id)) { lostCalls = true; changed = true; continue; }
-    if (p.type === "tool-result" && removeResults.get(i, p.callId)) { changed = true; continue; }
+    if (p.type === "tool-call" && removeCalls.get(i, p.id)) {
+      lostCalls = true;
+      changed = true;
+      continue;
+    }
+    if (p.type === "tool-result" && removeResults.get(i, p.callId)) {
+      changed = true;
+      continue;
+    }
     const recent = p.type === "tool-result" ? reduceRecent.get(i, p.callId) : undefined;
     if (p.type === "tool-result" && recent) {
       parts.push({ ...p, content: [{ type: "text", text: `${recent.observation}\n(full output: ${recent.outcomeRef})` }] });
@@ -232,7 +251,10 @@ function stepSummary(messages: readonly Message[], history: CompactedHistory, go
   // Failed steps name their tool call ids too, so a failure stays traceable to its call.
   const failed = gone.filter((s) => !s.success && s.callId !== undefined).map((s) => s.callId!);
   // Each step's lines are redacted by the reducer; a step's output may also repeat another call's secret argument.
-  const text = redactEchoes(`${section}\n${failed.length > 0 ? `  (failed calls: ${failed.join(", ")})\n` : ""}  (removed messages: ${removedRef})`, argumentSecrets(messages));
+  const text = redactEchoes(
+    `${section}\n${failed.length > 0 ? `  (failed calls: ${failed.join(", ")})\n` : ""}  (removed messages: ${removedRef})`,
+    argumentSecrets(messages),
+  );
   return {
     id: `ctxfold-steps-${hashToHex(hashText(text))}`,
     role: "user",

@@ -78,7 +78,13 @@ export function thoughtStepsFromMessages(messages: readonly Message[], reducer: 
   let lastMessage = -1;
   return steps.map((s, i) => {
     const m = messages[s.callMessage];
-    const reasoning = s.callMessage === lastMessage ? "" : m.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("\n");
+    const reasoning =
+      s.callMessage === lastMessage
+        ? ""
+        : m.parts
+            .filter((p) => p.type === "text")
+            .map((p) => (p as { text: string }).text)
+            .join("\n");
     lastMessage = s.callMessage;
     return {
       step: i + 1,

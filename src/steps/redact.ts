@@ -40,16 +40,52 @@ const kKeyNameParts = /key|secret|token|passw|pwd/i;
  * `cookie`, `pass`, `sessionid`.
  */
 const kSecretWords: ReadonlySet<string> = new Set([
-  "password", "passwords", "passwd", "passphrase", "pwd", "pass",
-  "secret", "secrets", "token", "apikey", "privatekey",
-  "auth", "authorization", "credential", "credentials", "cookie", "cookies", "sessionid", "jsessionid",
+  "password",
+  "passwords",
+  "passwd",
+  "passphrase",
+  "pwd",
+  "pass",
+  "secret",
+  "secrets",
+  "token",
+  "apikey",
+  "privatekey",
+  "auth",
+  "authorization",
+  "credential",
+  "credentials",
+  "cookie",
+  "cookies",
+  "sessionid",
+  "jsessionid",
 ]);
 /** The words that make a key ending in `key` a secret one (`api_key`, `private_key`; `sort_key` is not). */
-const kKeyQualifiers: ReadonlySet<string> = new Set(["api", "access", "private", "secret", "client", "signing", "encryption", "master", "session", "account", "auth", "ssh", "app", "license"]);
+const kKeyQualifiers: ReadonlySet<string> = new Set([
+  "api",
+  "access",
+  "private",
+  "secret",
+  "client",
+  "signing",
+  "encryption",
+  "master",
+  "session",
+  "account",
+  "auth",
+  "ssh",
+  "app",
+  "license",
+]);
 
 /** The words of a key name: split at `_`, `-`, `.`, spaces and camelCase humps, lower-cased (`githubToken` → github, token). */
 function keyWords(name: string): string[] {
-  return name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
 }
 
 /**
@@ -77,7 +113,11 @@ const kSecretKeyMemo = new Map<string, boolean>();
 const kSecretKeyMemoSize = 4096;
 
 export const kSecretPatterns: readonly SecretPattern[] = [
-  { kind: "private-key", needs: /PRIVATE KEY/, re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g },
+  {
+    kind: "private-key",
+    needs: /PRIVATE KEY/,
+    re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g,
+  },
   { kind: "anthropic-key", needs: /sk-ant-/, re: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
   { kind: "openai-key", needs: /sk-/, re: /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g },
   { kind: "github-token", needs: /gh[pousr]_|github_pat_/, re: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g },
@@ -108,7 +148,8 @@ export const kSecretPatterns: readonly SecretPattern[] = [
   { kind: "url-password", needs: /:\/\//, re: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:(?<value>[^\s@/]{3,})@/g },
 ];
 
-const kQuickCheck = /sk-|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|AIza|_live_|_test_|eyJ|PRIVATE KEY|bearer|basic |token|key|secret|passw|pwd|:\/\/[^\s:/@]+:/i;
+const kQuickCheck =
+  /sk-|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|AIza|_live_|_test_|eyJ|PRIVATE KEY|bearer|basic |token|key|secret|passw|pwd|:\/\/[^\s:/@]+:/i;
 
 /** `text` with every secret replaced by `[REDACTED:<kind>]`. Cheap when nothing matches. */
 export function redactSecrets(text: string, patterns: readonly SecretPattern[] = kSecretPatterns): string {

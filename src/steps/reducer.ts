@@ -3,8 +3,15 @@ import type { Message, ResultContentPart, Step, ToolCallPart, ToolResultPart } f
 import { createFsStore, type OffloadStore } from "../store/index.js";
 import { noteCallSecrets, redactEchoes, redactNamedFields, redactSecrets, redactValue, type SecretPattern, kSecretPatterns } from "./redact.js";
 import {
-  defaultRule, kBuiltinRules, kDefaultThresholds, oneLine, ruleMatches,
-  type ReductionRule, type ReductionThresholds, type RuleInput, type RuleOutput,
+  defaultRule,
+  kBuiltinRules,
+  kDefaultThresholds,
+  oneLine,
+  ruleMatches,
+  type ReductionRule,
+  type ReductionThresholds,
+  type RuleInput,
+  type RuleOutput,
 } from "./rules.js";
 import type { ReducedStep } from "./types.js";
 
@@ -83,7 +90,10 @@ export function extractSteps(messages: readonly Message[], from = 0): { steps: S
 /** The text of a result's content: text parts joined by newlines. */
 export function resultText(content: readonly ResultContentPart[]): string {
   if (content.length === 1 && content[0].type === "text") return content[0].text;
-  return content.filter((c) => c.type === "text").map((c) => (c as { text: string }).text).join("\n");
+  return content
+    .filter((c) => c.type === "text")
+    .map((c) => (c as { text: string }).text)
+    .join("\n");
 }
 
 /** What a result stores when offloaded: its text when it is one text part, else its parts as JSON. */
@@ -131,9 +141,13 @@ const kNoSecrets: readonly string[] = [];
  * bytes), its size in bytes (media by their decoded size) and whether it holds more than text.
  */
 function ruleInput(tool: string, args: unknown, result: CallResult | undefined, isError: boolean): RuleInput {
-  const rawArgs = typeof args === "string" ? args : JSON.stringify(args ?? {}) ?? "";
-  const parsed = typeof args === "string" ? parseArgs(args) : args && typeof args === "object" && !Array.isArray(args)
-    ? { args: args as Record<string, unknown>, valid: true } : { args: {}, valid: false };
+  const rawArgs = typeof args === "string" ? args : (JSON.stringify(args ?? {}) ?? "");
+  const parsed =
+    typeof args === "string"
+      ? parseArgs(args)
+      : args && typeof args === "object" && !Array.isArray(args)
+        ? { args: args as Record<string, unknown>, valid: true }
+        : { args: {}, valid: false };
   let output = "";
   let outputBytes = 0;
   let binary = false;
@@ -161,8 +175,15 @@ function offloadPayload(result: CallResult | undefined): OffloadPayload | undefi
 /** The reduced step the rule's output makes, numbered `id`, its texts passed through `redact`. */
 function reducedStep(id: string, tool: string, rule: ReductionRule, out: RuleOutput, outcomeRef: string | null, redact: <T>(v: T) => T): ReducedStep {
   const step: ReducedStep = {
-    id, tool, category: rule.category, action: rule.action,
-    minimalArgs: redact(out.minimalArgs), observation: redact(out.observation), summary: redact(out.summary), outcomeRef, success: out.success,
+    id,
+    tool,
+    category: rule.category,
+    action: rule.action,
+    minimalArgs: redact(out.minimalArgs),
+    observation: redact(out.observation),
+    summary: redact(out.summary),
+    outcomeRef,
+    success: out.success,
   };
   if (out.error !== undefined) step.error = redact(out.error);
   if (out.size !== undefined) step.size = out.size;

@@ -1,8 +1,15 @@
 import type { ToolCategory } from "./group-steps.js";
 import { formatSize } from "./format-size.js";
 import {
-  countLines, detectContentType, errorHead, extensionOf, extractExitCode, isFailedOutput, offloadExtension,
-  parseJsonOutput, unwrapOutput,
+  countLines,
+  detectContentType,
+  errorHead,
+  extensionOf,
+  extractExitCode,
+  isFailedOutput,
+  offloadExtension,
+  parseJsonOutput,
+  unwrapOutput,
 } from "./detect.js";
 import type { ReducedStep, StepAction } from "./types.js";
 
@@ -90,13 +97,30 @@ function argString(args: Record<string, unknown>, keys: readonly string[]): stri
   return undefined;
 }
 
-const kPathKeys = ["path", "file_path", "filePath", "filename", "file_name", "file", "target_file", "absolute_path", "notebook_path", "dir", "directory", "dir_path", "relative_workspace_path"];
+const kPathKeys = [
+  "path",
+  "file_path",
+  "filePath",
+  "filename",
+  "file_name",
+  "file",
+  "target_file",
+  "absolute_path",
+  "notebook_path",
+  "dir",
+  "directory",
+  "dir_path",
+  "relative_workspace_path",
+];
 const kQueryKeys = ["query", "q", "pattern", "regex", "search_term", "search", "term", "keyword", "keywords", "file_name", "name"];
 const kUrlKeys = ["url", "uri", "href", "link", "target"];
 
 /** One line of at most `max` characters (newlines shown as ⏎). */
 export function oneLine(text: string, max = 80): string {
-  const flat = text.replace(/\s*\r?\n\s*/g, " ⏎ ").replace(/\s+/g, " ").trim();
+  const flat = text
+    .replace(/\s*\r?\n\s*/g, " ⏎ ")
+    .replace(/\s+/g, " ")
+    .trim();
   return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
 }
 
@@ -171,28 +195,41 @@ function listItems(json: unknown, keys: readonly string[]): unknown[] | undefine
 // ---------------------------------------------------------------- built-in rules
 
 const isEditorCommand = (tool: string, args: Record<string, unknown>, commands: readonly string[]) =>
-  /^(?:str_replace_editor|str_replace_based_edit_tool|text_editor|edit_file|editor)$/.test(tool) && typeof args.command === "string" && commands.includes(args.command);
+  /^(?:str_replace_editor|str_replace_based_edit_tool|text_editor|edit_file|editor)$/.test(tool) &&
+  typeof args.command === "string" &&
+  commands.includes(args.command);
 
 export const fileReadRule: ReductionRule = {
   name: "file.read",
   match: (tool, args) =>
-    /^(?:fs:read_file|read_file|readFile|Read|read|cat|open|open_file|view_file|view|read_text_file|get_file_contents|NotebookRead)$/.test(tool)
-    || isEditorCommand(tool, args, ["view"]),
+    /^(?:fs:read_file|read_file|readFile|Read|read|cat|open|open_file|view_file|view|read_text_file|get_file_contents|NotebookRead)$/.test(tool) ||
+    isEditorCommand(tool, args, ["view"]),
   category: "file",
   action: "read",
   reduce(input, t) {
     const path = argString(input.args, kPathKeys) ?? (input.argsValid ? "file" : oneLine(input.rawArgs, 60));
     const json = parseJsonOutput(input.output);
     const { success, error } = failure(input, json);
-    const content = json && typeof json === "object" && typeof (json as Record<string, unknown>).content === "string"
-      ? (json as Record<string, string>).content : input.output;
+    const content =
+      json && typeof json === "object" && typeof (json as Record<string, unknown>).content === "string"
+        ? (json as Record<string, string>).content
+        : input.output;
     const size = input.binary ? input.outputBytes : Buffer.byteLength(content);
     const type = input.binary ? "binary" : detectContentType(content, path);
     const lines = input.binary ? undefined : countLines(content);
-    const observation = input.missingResult ? `Read ${path}${kNoResult}`
-      : success ? `Read ${path} (${size} bytes, ${type})` : `Failed to read ${path}: ${error}`;
+    const observation = input.missingResult
+      ? `Read ${path}${kNoResult}`
+      : success
+        ? `Read ${path} (${size} bytes, ${type})`
+        : `Failed to read ${path}: ${error}`;
     return {
-      minimalArgs: { path }, observation, summary: `Read ${path} (${formatSize(size)})`, success, error, size, lines,
+      minimalArgs: { path },
+      observation,
+      summary: `Read ${path} (${formatSize(size)})`,
+      success,
+      error,
+      size,
+      lines,
       offload: success && !input.missingResult && size > t.fileBytes ? { kind: "read", ext: offloadExtension(type, path) } : null,
     };
   },
@@ -201,8 +238,9 @@ export const fileReadRule: ReductionRule = {
 export const fileWriteRule: ReductionRule = {
   name: "file.write",
   match: (tool, args) =>
-    /^(?:fs:write_file|write_file|writeFile|Write|write|create|create_file|edit|Edit|MultiEdit|edit_file|apply_patch|insert|NotebookEdit|fs:delete|delete_file)$/.test(tool)
-    || isEditorCommand(tool, args, ["create", "str_replace", "insert", "undo_edit"]),
+    /^(?:fs:write_file|write_file|writeFile|Write|write|create|create_file|edit|Edit|MultiEdit|edit_file|apply_patch|insert|NotebookEdit|fs:delete|delete_file)$/.test(
+      tool,
+    ) || isEditorCommand(tool, args, ["create", "str_replace", "insert", "undo_edit"]),
   category: "file",
   action: "write",
   reduce(input) {
@@ -215,9 +253,13 @@ export const fileWriteRule: ReductionRule = {
     const edit = /edit|replace|insert|patch/i.test(input.tool) && !/^(?:create)$/.test(String(a.command ?? ""));
     const deleted = /delete/i.test(input.tool);
     const verb = deleted ? "Deleted" : edit ? "Edited" : "Wrote";
-    const observation = input.missingResult ? `${verb} ${path}${kNoResult}`
-      : !success ? `Failed to write ${path}: ${error}`
-      : size !== undefined && !deleted ? `${verb} ${path} (${size} bytes)` : `${verb} ${path}`;
+    const observation = input.missingResult
+      ? `${verb} ${path}${kNoResult}`
+      : !success
+        ? `Failed to write ${path}: ${error}`
+        : size !== undefined && !deleted
+          ? `${verb} ${path} (${size} bytes)`
+          : `${verb} ${path}`;
     // Written content is never stored: it is already on disk (001).
     return { minimalArgs: { path }, observation, summary: `${verb} ${path}`, success, error, size, offload: null };
   },
@@ -232,15 +274,33 @@ export const fileListRule: ReductionRule = {
     const path = argString(input.args, [...kPathKeys, "pattern"]) ?? ".";
     const json = parseJsonOutput(input.output);
     const { success, error } = failure(input, json);
-    const items = listItems(json, ["entries", "files", "items", "results", "children"])
-      ?? input.output.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !/^total \d+$/.test(l));
-    const names = items.map((e) => (typeof e === "string" ? e : e && typeof e === "object" ? String((e as Record<string, unknown>).name ?? (e as Record<string, unknown>).path ?? "") : String(e)));
+    const items =
+      listItems(json, ["entries", "files", "items", "results", "children"]) ??
+      input.output
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter((l) => l && !/^total \d+$/.test(l));
+    const names = items.map((e) =>
+      typeof e === "string"
+        ? e
+        : e && typeof e === "object"
+          ? String((e as Record<string, unknown>).name ?? (e as Record<string, unknown>).path ?? "")
+          : String(e),
+    );
     const dirs = names.filter((n) => n.endsWith("/") || /^d[rwx-]{9}/.test(n)).length;
     const count = names.length;
-    const observation = input.missingResult ? `Listed ${path}${kNoResult}`
-      : success ? `Listed ${path}: ${count} items (${count - dirs} files, ${dirs} dirs)` : `Failed to list ${path}: ${error}`;
+    const observation = input.missingResult
+      ? `Listed ${path}${kNoResult}`
+      : success
+        ? `Listed ${path}: ${count} items (${count - dirs} files, ${dirs} dirs)`
+        : `Failed to list ${path}: ${error}`;
     return {
-      minimalArgs: { path }, observation, summary: `Listed ${path} (${count} items)`, success, error, count,
+      minimalArgs: { path },
+      observation,
+      summary: `Listed ${path} (${count} items)`,
+      success,
+      error,
+      count,
       size: input.outputBytes,
       offload: success && !input.missingResult && count > t.listEntries ? { kind: "list", ext: json !== undefined ? "json" : "txt" } : null,
     };
@@ -249,7 +309,8 @@ export const fileListRule: ReductionRule = {
 
 export const shellRule: ReductionRule = {
   name: "shell",
-  match: /^(?:bash|Bash|shell|Shell|sh|zsh|execute_command|execute_bash|run_command|run_shell_command|run_terminal_cmd|terminal|exec|system:shell|system:exec|shell:run|bash:command|run|run_ipython|python|ipython|execute_python|run_code|execute_code|code_interpreter|powershell)$/,
+  match:
+    /^(?:bash|Bash|shell|Shell|sh|zsh|execute_command|execute_bash|run_command|run_shell_command|run_terminal_cmd|terminal|exec|system:shell|system:exec|shell:run|bash:command|run|run_ipython|python|ipython|execute_python|run_code|execute_code|code_interpreter|powershell)$/,
   category: "shell",
   action: "shell",
   reduce(input, t) {
@@ -257,9 +318,10 @@ export const shellRule: ReductionRule = {
     const json = parseJsonOutput(input.output);
     const exitCode = extractExitCode(input.output, json);
     const { success, error } = failure(input, json, exitCode);
-    const out = json && typeof json === "object" && !Array.isArray(json) && typeof (json as Record<string, unknown>).stdout === "string"
-      ? [(json as Record<string, string>).stdout, (json as Record<string, string>).stderr ?? ""].filter(Boolean).join("\n")
-      : unwrapOutput(input.output);
+    const out =
+      json && typeof json === "object" && !Array.isArray(json) && typeof (json as Record<string, unknown>).stdout === "string"
+        ? [(json as Record<string, string>).stdout, (json as Record<string, string>).stderr ?? ""].filter(Boolean).join("\n")
+        : unwrapOutput(input.output);
     const lines = countLines(out);
     const head = commandHead(command);
     const status = exitCode !== undefined ? `exit ${exitCode}, ` : "";
@@ -268,7 +330,14 @@ export const shellRule: ReductionRule = {
     if (!success && error) observation += `: ${error}`;
     const summary = `Ran \`${oneLine(command, 80)}\`` + (exitCode !== undefined ? ` (exit ${exitCode})` : success ? "" : " (failed)");
     return {
-      minimalArgs: { command: oneLine(command, 400) }, observation, summary, success, error, exitCode, lines, size: input.outputBytes,
+      minimalArgs: { command: oneLine(command, 400) },
+      observation,
+      summary,
+      success,
+      error,
+      exitCode,
+      lines,
+      size: input.outputBytes,
       offload: !input.missingResult && input.output.length > t.shellChars ? { kind: "shell", ext: "log" } : null,
     };
   },
@@ -283,8 +352,9 @@ function statedCount(output: string): number | undefined {
 export const searchRule: ReductionRule = {
   name: "search",
   match: (tool) =>
-    /^(?:web:search|web_search|WebSearch|search|grep|Grep|rg|ripgrep|find|find_file|find_files|search_dir|search_file|search_files|grep:search|find:files|codebase_search|file_search|semantic_search|google_search|bing_search|tavily_search|brave_search)$/.test(tool)
-    || /(?:^|[_:.-])search(?:$|[_:.-])/i.test(tool),
+    /^(?:web:search|web_search|WebSearch|search|grep|Grep|rg|ripgrep|find|find_file|find_files|search_dir|search_file|search_files|grep:search|find:files|codebase_search|file_search|semantic_search|google_search|bing_search|tavily_search|brave_search)$/.test(
+      tool,
+    ) || /(?:^|[_:.-])search(?:$|[_:.-])/i.test(tool),
   category: "search",
   action: "search",
   reduce(input, t) {
@@ -295,10 +365,15 @@ export const searchRule: ReductionRule = {
     const nonEmpty = input.output.split(/\r?\n/).filter((l) => l.trim()).length;
     const count = items?.length ?? statedCount(input.output) ?? nonEmpty;
     const q = oneLine(query, 80);
-    const observation = input.missingResult ? `Searched '${q}'${kNoResult}`
-      : success ? `Found ${count} results for '${q}'` : `Search '${q}' failed: ${error}`;
+    const observation = input.missingResult ? `Searched '${q}'${kNoResult}` : success ? `Found ${count} results for '${q}'` : `Search '${q}' failed: ${error}`;
     return {
-      minimalArgs: { query }, observation, summary: `Searched '${q}' → ${count} results`, success, error, count, size: input.outputBytes,
+      minimalArgs: { query },
+      observation,
+      summary: `Searched '${q}' → ${count} results`,
+      success,
+      error,
+      count,
+      size: input.outputBytes,
       offload: success && !input.missingResult && count > t.searchResults ? { kind: "search", ext: json !== undefined ? "json" : "txt" } : null,
     };
   },
@@ -306,7 +381,8 @@ export const searchRule: ReductionRule = {
 
 export const webRule: ReductionRule = {
   name: "web",
-  match: /^(?:browser:navigate|browser_navigate|navigate|browse|goto|open_url|visit|visit_page|fetch|fetch_url|fetch:url|http:get|http_get|web_fetch|WebFetch|read_url|scrape|get_page)$/,
+  match:
+    /^(?:browser:navigate|browser_navigate|navigate|browse|goto|open_url|visit|visit_page|fetch|fetch_url|fetch:url|http:get|http_get|web_fetch|WebFetch|read_url|scrape|get_page)$/,
   category: "web",
   action: "navigate",
   reduce(input, t) {
@@ -319,12 +395,19 @@ export const webRule: ReductionRule = {
     const size = Buffer.byteLength(text);
     const where = shortUrl(url);
     const facts = [status !== undefined ? `status=${status}` : "", `${formatSize(size)} text`].filter(Boolean).join(", ");
-    const observation = input.missingResult ? `Visited ${where}${kNoResult}`
-      : success ? `Visited ${where} (${facts})` : `Failed to visit ${where}: ${error}`;
+    const observation = input.missingResult ? `Visited ${where}${kNoResult}` : success ? `Visited ${where} (${facts})` : `Failed to visit ${where}: ${error}`;
     const summary = `Visited ${where} (${[status, formatSize(size)].filter((x) => x !== undefined).join(", ")})`;
     return {
-      minimalArgs: { url }, observation, summary, success, error, size,
-      offload: !input.missingResult && (t.browserAlways || size > t.otherChars) && input.output.length > 0 ? { kind: "page", ext: json !== undefined ? "json" : "txt" } : null,
+      minimalArgs: { url },
+      observation,
+      summary,
+      success,
+      error,
+      size,
+      offload:
+        !input.missingResult && (t.browserAlways || size > t.otherChars) && input.output.length > 0
+          ? { kind: "page", ext: json !== undefined ? "json" : "txt" }
+          : null,
     };
   },
 };
@@ -339,8 +422,12 @@ export const weatherRule: ReductionRule = {
     const json = parseJsonOutput(input.output);
     const { success, error } = failure(input, json);
     return {
-      minimalArgs: { location }, observation: success ? `Weather for ${location}: ${oneLine(input.output, 160)}` : `Weather for ${location} failed: ${error}`,
-      summary: `Checked weather for ${location}`, success, error, size: input.outputBytes,
+      minimalArgs: { location },
+      observation: success ? `Weather for ${location}: ${oneLine(input.output, 160)}` : `Weather for ${location} failed: ${error}`,
+      summary: `Checked weather for ${location}`,
+      success,
+      error,
+      size: input.outputBytes,
       offload: input.output.length > t.otherChars ? { kind: "output", ext: json !== undefined ? "json" : "txt" } : null,
     };
   },
@@ -367,13 +454,25 @@ export const defaultRule: ReductionRule = {
     const type = input.binary ? "binary" : detectContentType(input.output);
     const size = input.outputBytes;
     const short = !input.binary && input.output.length <= t.otherChars;
-    const observation = input.missingResult ? `${input.tool}: no result`
-      : !success ? `${input.tool} failed: ${error}`
-      : short ? `${input.tool}: ${oneLine(input.output, t.otherChars) || "(empty)"}`
-      : `${input.tool}: ${type} result (${size} bytes, ${countLines(input.output)} lines)`;
-    const argLine = Object.values(minimalArgs).filter((v) => typeof v === "string" || typeof v === "number").slice(0, 2).map((v) => oneLine(String(v), 40)).join(", ");
+    const observation = input.missingResult
+      ? `${input.tool}: no result`
+      : !success
+        ? `${input.tool} failed: ${error}`
+        : short
+          ? `${input.tool}: ${oneLine(input.output, t.otherChars) || "(empty)"}`
+          : `${input.tool}: ${type} result (${size} bytes, ${countLines(input.output)} lines)`;
+    const argLine = Object.values(minimalArgs)
+      .filter((v) => typeof v === "string" || typeof v === "number")
+      .slice(0, 2)
+      .map((v) => oneLine(String(v), 40))
+      .join(", ");
     return {
-      minimalArgs, observation, summary: `Called ${input.tool}${argLine ? `(${argLine})` : ""}${success ? "" : " (failed)"}`, success, error, size,
+      minimalArgs,
+      observation,
+      summary: `Called ${input.tool}${argLine ? `(${argLine})` : ""}${success ? "" : " (failed)"}`,
+      success,
+      error,
+      size,
       offload: !input.missingResult && !short ? { kind: "output", ext: offloadExtension(type) } : null,
     };
   },

@@ -19,10 +19,11 @@ export interface SpawnOptions {
 }
 
 const kStopWords = new Set(
-  ("the and for with from into onto that this these those then than there their them they are was were been being has have had " +
+  (
+    "the and for with from into onto that this these those then than there their them they are was were been being has have had " +
     "not but all any its our your you can will should would could about what which when where how why who whom also some each " +
-    "only just more most other such use using via per out over under again once here very own same both few now please")
-    .split(" "),
+    "only just more most other such use using via per out over under again once here very own same both few now please"
+  ).split(" "),
 );
 
 /** The sub-goal's keywords: lowercase words of 3+ characters that are not stop-words. */

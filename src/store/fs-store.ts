@@ -13,7 +13,6 @@ export interface FsStoreOptions extends OffloadStoreOptions {
   fs?: Partial<FsOps>;
 }
 
-
 /**
  * Offloaded outputs as files, one per ref, named by content: a file, once there, never changes,
  * and a later process finds the files an earlier one wrote (put compares the bytes of an

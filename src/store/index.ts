@@ -3,9 +3,23 @@
  * outputs it replaces with one line, in memory or as files.
  */
 export {
-  ContentAddressedStore, MemoryOffloadStore, StoreView, createMemoryStore, decodeText, encodeText, kDefaultOffloadPrefix, kNameShape, parseRef, refPattern, sanitizeExt, sanitizeKind, storeRefs,
+  ContentAddressedStore,
+  MemoryOffloadStore,
+  StoreView,
+  createMemoryStore,
+  decodeText,
+  encodeText,
+  kDefaultOffloadPrefix,
+  kNameShape,
+  parseRef,
+  refPattern,
+  sanitizeExt,
+  sanitizeKind,
+  storeRefs,
   type RefParts,
-  type OffloadHint, type OffloadStore, type OffloadStoreOptions,
+  type OffloadHint,
+  type OffloadStore,
+  type OffloadStoreOptions,
 } from "./offload.js";
 export { FsOffloadStore, createFsStore, type FsOps, type FsStoreOptions } from "./fs-store.js";
 export { putMessages, getMessage, getMessages, indexedRefs, prepareMessages } from "./messages.js";

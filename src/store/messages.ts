@@ -137,7 +137,8 @@ function readIndex(store: OffloadStore, ref: string, top: boolean): string[] {
   const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((r) => typeof r === "string");
   if (top && index?.ctxfold === "messages" && strings(index.chunks)) {
     const out = index.chunks.flatMap((chunk) => readIndex(store, chunk, false));
-    if (out.length !== index.count) throw new CtxfoldError("E_BAD_REF", `${ref} names ${String(index.count)} messages, its chunks hold ${out.length}`, { path: `${ref}.count` });
+    if (out.length !== index.count)
+      throw new CtxfoldError("E_BAD_REF", `${ref} names ${String(index.count)} messages, its chunks hold ${out.length}`, { path: `${ref}.count` });
     return out;
   }
   if (index?.ctxfold !== "messages" || !strings(index.refs)) {

@@ -63,7 +63,10 @@ export function refPattern(prefix: string): RegExp {
 /** Lower-case, only [a-z0-9_-], at most `max` chars; empty (or not a string) → the default. */
 function sanitize(value: unknown, max: number, fallback: string): string {
   if (typeof value !== "string") return fallback;
-  const clean = value.toLowerCase().replace(/[^a-z0-9_-]+/g, "").slice(0, max);
+  const clean = value
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, "")
+    .slice(0, max);
   return clean || fallback;
 }
 

@@ -60,7 +60,11 @@ export function refNotFound(ref: string): CtxfoldError {
 /** `store.refs()`, or E_BAD_INPUT naming a store that cannot list what it holds. */
 export function storeRefs(store: OffloadStore): string[] {
   if (typeof store.refs !== "function") {
-    throw new CtxfoldError("E_BAD_INPUT", "this offload store cannot list what it holds (it has no refs() method): refs it made still resolve, but it cannot be searched", { path: "store" });
+    throw new CtxfoldError(
+      "E_BAD_INPUT",
+      "this offload store cannot list what it holds (it has no refs() method): refs it made still resolve, but it cannot be searched",
+      { path: "store" },
+    );
   }
   return store.refs();
 }
@@ -280,7 +284,10 @@ export abstract class ContentAddressedStore implements OffloadStore {
     const named = kNamePattern.exec(name)?.[1];
     const actual = named?.length === kLegacyAddressDigits ? this.#legacy(bytes) : contentAddress(bytes);
     if (actual !== named) {
-      throw new CtxfoldError("E_CORRUPT", `${this.whereIs(name)}: the stored bytes hash to ${actual}, not to ${named} as the name says (changed after they were stored)`);
+      throw new CtxfoldError(
+        "E_CORRUPT",
+        `${this.whereIs(name)}: the stored bytes hash to ${actual}, not to ${named} as the name says (changed after they were stored)`,
+      );
     }
   }
 }

@@ -86,7 +86,8 @@ export class PackOffloadStore extends ContentAddressedStore {
     this.dir = path.resolve(options.dir);
     this.#fs = { ...kNodeFsOps, ...options.fs };
     const entries = options.packEntries ?? kDefaultPackEntries;
-    if (!Number.isInteger(entries) || entries < 1) throw new CtxfoldError("E_BAD_INPUT", `packEntries must be a positive integer, got ${String(entries)}`, { path: "packEntries" });
+    if (!Number.isInteger(entries) || entries < 1)
+      throw new CtxfoldError("E_BAD_INPUT", `packEntries must be a positive integer, got ${String(entries)}`, { path: "packEntries" });
     this.#packEntries = entries;
     this.#claims = new ClaimLog(this.#fs, this.dir);
   }
@@ -125,7 +126,8 @@ export class PackOffloadStore extends ContentAddressedStore {
         // a line cut short by a crash: its bytes were never referenced by written output
         continue;
       }
-      if (!isIndexEntry(entry)) throw new CtxfoldError("E_CORRUPT", `${file}:${i + 1}: not an index entry [name, offset, length] (changed after it was written)`);
+      if (!isIndexEntry(entry))
+        throw new CtxfoldError("E_CORRUPT", `${file}:${i + 1}: not an index entry [name, offset, length] (changed after it was written)`);
       yield entry;
     }
   }
@@ -308,8 +310,8 @@ export class PackOffloadStore extends ContentAddressedStore {
 }
 
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-const isIndexEntry = (v: unknown): v is [string, number, number] => Array.isArray(v) && v.length === 3 && typeof v[0] === "string" && isCount(v[1]) && isCount(v[2]);
-
+const isIndexEntry = (v: unknown): v is [string, number, number] =>
+  Array.isArray(v) && v.length === 3 && typeof v[0] === "string" && isCount(v[1]) && isCount(v[2]);
 
 /** Writes all of `bytes` at `position` in `file` (created kStoreFileMode), a short write continuing where it stopped. */
 function writeAt(fs: FsOps, file: string, bytes: Uint8Array, position: number): void {

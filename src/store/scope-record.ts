@@ -94,7 +94,12 @@ export class ScopeRecords {
 
   *#records(): Generator<{ prefix: string; runs: RunScope[] }> {
     const fs = this.#fs;
-    const names = fs.existsSync(this.dir) ? fs.readdirSync(this.dir).filter((f) => kRecordPattern.test(f)).sort() : [];
+    const names = fs.existsSync(this.dir)
+      ? fs
+          .readdirSync(this.dir)
+          .filter((f) => kRecordPattern.test(f))
+          .sort()
+      : [];
     for (const name of names) {
       let record = this.#read.get(name);
       if (!record) {
@@ -124,7 +129,8 @@ function parseRecord(text: string, file: string): { prefix: string; runs: RunSco
     throw bad("not JSON");
   }
   const v = value as { ctxfold?: unknown; prefix?: unknown; runs?: unknown } | null;
-  if (typeof v !== "object" || v === null || v.ctxfold !== "scopes" || typeof v.prefix !== "string" || !Array.isArray(v.runs)) throw bad("no { ctxfold: \"scopes\", prefix, runs }");
+  if (typeof v !== "object" || v === null || v.ctxfold !== "scopes" || typeof v.prefix !== "string" || !Array.isArray(v.runs))
+    throw bad('no { ctxfold: "scopes", prefix, runs }');
   v.runs.forEach((r: unknown, i) => {
     const run = r as Partial<{ run: unknown; file: unknown; line: unknown; refs: unknown }> | null;
     const named = runSelectorOf(run) !== undefined;

@@ -28,7 +28,10 @@ import { refNotFound, storeRefs, type OffloadHint, type OffloadStore } from "./o
 export class ScopedStore implements OffloadStore {
   readonly #allowed: ReadonlySet<string>;
 
-  constructor(readonly inner: OffloadStore, allowed: Iterable<string>) {
+  constructor(
+    readonly inner: OffloadStore,
+    allowed: Iterable<string>,
+  ) {
     this.#allowed = closeOverIndexes(inner, allowed);
   }
 

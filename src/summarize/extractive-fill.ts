@@ -12,7 +12,9 @@ const kContext = 8;
 
 /** A label as a summary shows it: one line, secrets redacted, at most kExtractive.maxLabelChars ("text" when empty). */
 export function oneLineLabel(label: string): string {
-  let l = redactSecrets(typeof label === "string" ? label : String(label)).replace(/\s+/g, " ").trim();
+  let l = redactSecrets(typeof label === "string" ? label : String(label))
+    .replace(/\s+/g, " ")
+    .trim();
   if (l.length > kExtractive.maxLabelChars) l = l.slice(0, safeEnd(l, kExtractive.maxLabelChars - 1)) + "…";
   return l || "text";
 }

@@ -8,7 +8,8 @@ import { kErrorInline, kErrorStart, kExitCode, type Unit } from "./extractive-un
 /** A traceback's cause line: `ValueError: bad`. */
 const kCause = /^[\w.$]*(?:Error|Exception)\b/;
 /** A result or summary line. */
-const kResult = /\b(?:\d+ (?:passed|failed|errors?|warnings?|tests?|skipped|succeeded|files? changed)|summary|total|results?|succeeded|success(?:ful(?:ly)?)?|finished|completed|done)\b/i;
+const kResult =
+  /\b(?:\d+ (?:passed|failed|errors?|warnings?|tests?|skipped|succeeded|files? changed)|summary|total|results?|succeeded|success(?:ful(?:ly)?)?|finished|completed|done)\b/i;
 const kWarning = /\b(?:warn(?:ing)?s?|deprecated)\b/i;
 const kPath = /[\w.-][\\/][\w.-]|\w\.(?:py|ts|tsx|js|jsx|mjs|rs|go|c|h|cc|cpp|java|kt|rb|php|json|md|txt|log|ya?ml|toml|sh|sql|html|css)\b/;
 const kHexId = /\b[0-9a-f]{7,64}\b/;

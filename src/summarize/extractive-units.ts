@@ -27,11 +27,13 @@ export const kExtractive = Object.freeze({
 });
 
 /** errorHead's line patterns (src/steps/detect.ts), at the start of a line. */
-export const kErrorStart = /^(?:[\w.$]*(?:Error|Exception|Exit)\b|error(?:\[\w+\])?:|ERROR\b|Error\b|fatal:|FATAL\b|FAILED\b|FAIL\b|Traceback \(most recent call last\):|panic:|Caused by:|thread '.*' panicked|.*: (?:command not found|No such file or directory|Permission denied)\b|.*\bdid not appear verbatim\b|No replacement was performed)/;
+export const kErrorStart =
+  /^(?:[\w.$]*(?:Error|Exception|Exit)\b|error(?:\[\w+\])?:|ERROR\b|Error\b|fatal:|FATAL\b|FAILED\b|FAIL\b|Traceback \(most recent call last\):|panic:|Caused by:|thread '.*' panicked|.*: (?:command not found|No such file or directory|Permission denied)\b|.*\bdid not appear verbatim\b|No replacement was performed)/;
 /** An error level or error name inside a line: `2024-01-01 ERROR …`, `test_x FAILED`. */
 export const kErrorInline = /\b(?:ERROR|FATAL|FAILED|FAIL|CRITICAL|[A-Z]\w*(?:Error|Exception)|error(?:\[\w+\])?:|fatal:|panic(?:ked)?:?)(?![\w])/;
 /** An exit code (errorHead's kExitPatterns). */
-export const kExitCode = /<returncode>\s*-?\d+|\b(?:exit(?:ed)?(?: with)?(?: status| code)|exit_code|exitcode|return ?code|returncode)\b["']?\s*[:=]?\s*-?\d+|\bprocess exited with code -?\d+/i;
+export const kExitCode =
+  /<returncode>\s*-?\d+|\b(?:exit(?:ed)?(?: with)?(?: status| code)|exit_code|exitcode|return ?code|returncode)\b["']?\s*[:=]?\s*-?\d+|\bprocess exited with code -?\d+/i;
 
 /** A candidate of the summary: a line, or a sentence or piece of a long one. */
 export interface Unit {

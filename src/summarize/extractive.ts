@@ -115,7 +115,11 @@ export function summarizeExtractive(text: string, targetTokens: number, label: s
   }
 
   // A private-key block spans lines, which the per-line redaction below would not see whole.
-  if (text.includes("PRIVATE KEY")) text = redactSecrets(text, kSecretPatterns.filter((p) => p.kind === "private-key"));
+  if (text.includes("PRIVATE KEY"))
+    text = redactSecrets(
+      text,
+      kSecretPatterns.filter((p) => p.kind === "private-key"),
+    );
 
   const units = collectUnits(text, target);
   scoreUnits(units);

@@ -141,7 +141,8 @@ function resolveSettings(options: LlmSummarizerOptions): LlmSettings {
   const maxInputTokens = positiveNumber(options.maxInputTokens ?? kLlmSummarizerDefaults.maxInputTokens, "maxInputTokens", false, 1);
   const fetchImpl = options.fetch ?? globalThis.fetch;
   if (typeof fetchImpl !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a fetch function", { path: "fetch" });
-  if (options.fallback !== undefined && typeof options.fallback !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a Summarizer", { path: "fallback" });
+  if (options.fallback !== undefined && typeof options.fallback !== "function")
+    throw new CtxfoldError("E_BAD_INPUT", "expected a Summarizer", { path: "fallback" });
   if (options.onEvent !== undefined && typeof options.onEvent !== "function") throw new CtxfoldError("E_BAD_INPUT", "expected a function", { path: "onEvent" });
   const counter = options.counter ?? new TokenCounter();
   return { apiKey, url, model, timeoutMs, maxRetries, maxInputTokens, fetch: fetchImpl, counter, fallback: options.fallback, onEvent: options.onEvent };
@@ -154,7 +155,11 @@ function chatCompletionsUrl(baseUrl: string, apiKey: string): string {
     if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("not http(s)");
     return u.href;
   } catch {
-    throw new CtxfoldError("E_BAD_INPUT", `not an http(s) URL: ${JSON.stringify(redactSecrets(baseUrl).split(apiKey).join("[REDACTED]"))} (options.baseUrl, CTXFOLD_LLM_BASE_URL or OPENAI_BASE_URL)`, { path: "baseUrl" });
+    throw new CtxfoldError(
+      "E_BAD_INPUT",
+      `not an http(s) URL: ${JSON.stringify(redactSecrets(baseUrl).split(apiKey).join("[REDACTED]"))} (options.baseUrl, CTXFOLD_LLM_BASE_URL or OPENAI_BASE_URL)`,
+      { path: "baseUrl" },
+    );
   }
 }
 
@@ -260,7 +265,10 @@ class ChatSummarizer {
           this.#emit({ type: "summarizer_fallback", label, reason: why, attempt });
           return out;
         }
-        why += typeof out === "string" ? `; the fallback answered over the target (${counter.estimate(out)} > ${target} tokens): used the extractive summariser` : "; the fallback answered no string: used the extractive summariser";
+        why +=
+          typeof out === "string"
+            ? `; the fallback answered over the target (${counter.estimate(out)} > ${target} tokens): used the extractive summariser`
+            : "; the fallback answered no string: used the extractive summariser";
       } catch (err) {
         why += `; the fallback failed (${err instanceof Error ? err.message : String(err)}): used the extractive summariser`;
       }

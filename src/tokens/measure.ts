@@ -74,7 +74,10 @@ function textsOf(m: Message, path: string): string[] {
   const texts = messageTexts([m]);
   if (texts.every((t) => typeof t === "string")) return texts;
   const j = m.parts.findIndex((p) => messageTexts([{ ...m, parts: [p] }]).some((t) => typeof t !== "string"));
-  throw notStringError(`${path}.parts[${j}]`, messageTexts([{ ...m, parts: [m.parts[j]] }]).find((t) => typeof t !== "string"));
+  throw notStringError(
+    `${path}.parts[${j}]`,
+    messageTexts([{ ...m, parts: [m.parts[j]] }]).find((t) => typeof t !== "string"),
+  );
 }
 
 function checkList(messages: readonly Message[]): void {
@@ -90,7 +93,10 @@ export class TokenMeasure {
   readonly #estimates = new WeakMap<Message, number>();
   readonly #exacts = new WeakMap<Message, number>();
 
-  constructor(readonly counter: TextCounter, options: { /** @default counter.provider */ provider?: Provider } = {}) {
+  constructor(
+    readonly counter: TextCounter,
+    options: { /** @default counter.provider */ provider?: Provider } = {},
+  ) {
     const provider = options.provider ?? counter.provider;
     if (!Object.hasOwn(kMessageOverhead, provider)) throw badValueError("provider", `one of ${Object.keys(kMessageOverhead).join(", ")}`, provider);
     this.provider = provider;
@@ -163,11 +169,13 @@ export class TokenMeasure {
     });
     const counts = mode === "exact" ? Float64Array.from(texts, (t) => this.counter.exact(t)) : this.counter.estimateMany(texts);
     let k = 0;
-    return spans.map((row, i) => row.map((n, j) => {
-      let sum = 0;
-      for (let e = 0; e < n; e++) sum += counts[k++];
-      return sum + partOverhead(messages[i].parts[j], this.#o);
-    }));
+    return spans.map((row, i) =>
+      row.map((n, j) => {
+        let sum = 0;
+        for (let e = 0; e < n; e++) sum += counts[k++];
+        return sum + partOverhead(messages[i].parts[j], this.#o);
+      }),
+    );
   }
 
   /** Estimates the messages not yet known, in one estimator call. */

@@ -17,7 +17,9 @@ export type Provider = "openai" | "anthropic";
  *   same shape (role header per message, a wrapper per tool_use / tool_result block). The
  *   ContextTracker corrects them with the usage the provider reports back.
  */
-export const kMessageOverhead: Readonly<Record<Provider, { perMessage: number; perName: number; perToolCall: number; perToolResult: number; perRequest: number }>> = Object.freeze({
+export const kMessageOverhead: Readonly<
+  Record<Provider, { perMessage: number; perName: number; perToolCall: number; perToolResult: number; perRequest: number }>
+> = Object.freeze({
   openai: { perMessage: 3, perName: 1, perToolCall: 3, perToolResult: 0, perRequest: 3 },
   anthropic: { perMessage: 3, perName: 0, perToolCall: 6, perToolResult: 4, perRequest: 3 },
 });

@@ -42,7 +42,11 @@ export interface CorrectionSettings {
 }
 
 /** The integrations' usage feedback: none until the first report, then up at once, down slowly, within [0.25, 4]. */
-export const kUsageFeedback: Readonly<CorrectionSettings> = Object.freeze({ bounds: Object.freeze([0.25, 4]) as readonly [number, number], rise: 1, fall: 0.1 });
+export const kUsageFeedback: Readonly<CorrectionSettings> = Object.freeze({
+  bounds: Object.freeze([0.25, 4]) as readonly [number, number],
+  rise: 1,
+  fall: 0.1,
+});
 
 /**
  * Room kept on top of the observed ratio when a budget is derived from it: the estimate the
@@ -68,20 +72,20 @@ export type UsageIgnoredReason =
 /** What one report did to the ratio. */
 export type CorrectionStep =
   | {
-    /** "clamped": the observation was outside the bounds and counted as the nearest bound. */
-    status: "applied" | "clamped";
-    /**
-     * "floor" when the caller's `floor` held rather than the settings' `bounds` (the
-     * integrations' window floor: a report far below ctxfold's estimate cannot lift the budget
-     * past the model's window, see budget.ts); absent otherwise.
-     */
-    limit?: "floor";
-    /** reported / estimated, before clamping. */
-    observed: number;
-    /** The ratio before (undefined: there was none) and after. */
-    before: number | undefined;
-    after: number;
-  }
+      /** "clamped": the observation was outside the bounds and counted as the nearest bound. */
+      status: "applied" | "clamped";
+      /**
+       * "floor" when the caller's `floor` held rather than the settings' `bounds` (the
+       * integrations' window floor: a report far below ctxfold's estimate cannot lift the budget
+       * past the model's window, see budget.ts); absent otherwise.
+       */
+      limit?: "floor";
+      /** reported / estimated, before clamping. */
+      observed: number;
+      /** The ratio before (undefined: there was none) and after. */
+      before: number | undefined;
+      after: number;
+    }
   | { status: "ignored"; reason: UsageIgnoredReason; before: number | undefined; after: number | undefined };
 
 function checkSettings(s: CorrectionSettings): CorrectionSettings {

@@ -126,7 +126,9 @@ function answerCalls(pass: Pass, i: number): void {
     } else {
       slot.answered = true;
       if (pass.sawUserText) {
-        out.notFirst.push(at(`tool result for call ${quote(p.callId)} in message ${quote(m.id)} comes after user text in the turn answering ${quote(messages[owner].id)}`));
+        out.notFirst.push(
+          at(`tool result for call ${quote(p.callId)} in message ${quote(m.id)} comes after user text in the turn answering ${quote(messages[owner].id)}`),
+        );
       }
     }
   }

@@ -28,7 +28,6 @@ import { msgPath, partPath, quote } from "./paths.js";
 import { compactionMisplaced, compactionTriggerNotLast, reasoningWithoutFollower } from "./server-context-checks.js";
 import type { Finding, IssueCode, Severity } from "./issues.js";
 
-
 /** What a check sees: the transcript, its format and analyses shared between rules. */
 export interface RuleContext {
   readonly messages: readonly Message[];
@@ -138,7 +137,12 @@ function roleAlternation(ctx: RuleContext): Finding[] {
     if (m.role === "system") continue;
     // An assistant message of compaction blocks alone reads as the start of the turn after it.
     if (prev && prev.role === m.role && (m.role === "user" || m.role === "assistant") && !isCompactionOnly(prev)) {
-      out.push({ index: i, path: msgPath(i), key: m.id, message: `${m.role} message ${quote(m.id)} follows ${m.role} message ${quote(prev.id)}; the API merges them into one turn` });
+      out.push({
+        index: i,
+        path: msgPath(i),
+        key: m.id,
+        message: `${m.role} message ${quote(m.id)} follows ${m.role} message ${quote(prev.id)}; the API merges them into one turn`,
+      });
     }
     prev = m;
   }
@@ -190,12 +194,14 @@ function thinkingDropped(ctx: RuleContext): Finding[] {
   if (i < 0) return [];
   const m = ctx.messages[i];
   if (opensWithSignedReasoning(m)) return [];
-  return [{
-    index: i,
-    path: m.parts.length > 0 ? partPath(i, 0) : msgPath(i),
-    key: m.id,
-    message: `assistant message ${quote(m.id)} opens the tool-use turn in progress but does not start with a signed reasoning part (thinking is in use)`,
-  }];
+  return [
+    {
+      index: i,
+      path: m.parts.length > 0 ? partPath(i, 0) : msgPath(i),
+      key: m.id,
+      message: `assistant message ${quote(m.id)} opens the tool-use turn in progress but does not start with a signed reasoning part (thinking is in use)`,
+    },
+  ];
 }
 
 function reasoningSignatureMissing(ctx: RuleContext): Finding[] {
@@ -264,7 +270,8 @@ export const kRules: readonly Rule[] = [
     code: "TOOL_CALL_PENDING",
     severity: "warning",
     formats: kAll,
-    description: "A call with no result in the last message of the transcript: the run may be about to execute it. Sending this transcript as is would be TOOL_CALL_UNANSWERED.",
+    description:
+      "A call with no result in the last message of the transcript: the run may be about to execute it. Sending this transcript as is would be TOOL_CALL_UNANSWERED.",
     check: (ctx) => ctx.pairing.pending,
   },
   {

@@ -29,7 +29,11 @@ export function compactionMisplaced(ctx: Transcript): Finding[] {
       if (!isSignedCompaction(m.parts[k])) continue;
       const at = { index: i, path: partPath(i, k), key: m.id };
       if (seen) out.push({ ...at, message: `a second signed compaction block, in message ${quote(m.id)}: a request carries exactly one` });
-      else if (i !== first || k !== 0) out.push({ ...at, message: `the signed compaction block in message ${quote(m.id)} is not the first block of the first message: the API rejects what stands before it` });
+      else if (i !== first || k !== 0)
+        out.push({
+          ...at,
+          message: `the signed compaction block in message ${quote(m.id)} is not the first block of the first message: the API rejects what stands before it`,
+        });
       seen = true;
     }
   }

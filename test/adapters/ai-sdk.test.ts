@@ -60,7 +60,14 @@ const kV5: AiSdkWire = [
         type: "tool-result",
         toolCallId: "c6",
         toolName: "shot",
-        output: { type: "content", value: [{ type: "text", text: "shot:" }, { type: "media", data: "iVBORw0KGgo=", mediaType: "image/png" }, { type: "image-url", url: "https://x/y.png" }] },
+        output: {
+          type: "content",
+          value: [
+            { type: "text", text: "shot:" },
+            { type: "media", data: "iVBORw0KGgo=", mediaType: "image/png" },
+            { type: "image-url", url: "https://x/y.png" },
+          ],
+        },
       },
     ],
   },
@@ -80,7 +87,13 @@ const kV5: AiSdkWire = [
 
 /** AI SDK 4 (CoreMessage) field names. */
 const kV4: AiSdkWire = [
-  { role: "user", content: [{ type: "image", image: "https://e/x.png", mimeType: "image/png" }, { type: "file", data: "JVBERi0=", mimeType: "application/pdf" }] },
+  {
+    role: "user",
+    content: [
+      { type: "image", image: "https://e/x.png", mimeType: "image/png" },
+      { type: "file", data: "JVBERi0=", mimeType: "application/pdf" },
+    ],
+  },
   {
     role: "assistant",
     content: [
@@ -100,7 +113,10 @@ const kV4: AiSdkWire = [
         toolCallId: "t2",
         toolName: "shot",
         result: { ok: true },
-        experimental_content: [{ type: "text", text: "screenshot" }, { type: "image", data: "iVBOR=", mimeType: "image/png" }],
+        experimental_content: [
+          { type: "text", text: "screenshot" },
+          { type: "image", data: "iVBOR=", mimeType: "image/png" },
+        ],
       },
       { type: "tool-result", toolCallId: "t3", toolName: "query", result: { rows: [1, 2] }, isError: true },
       { type: "tool-result", toolCallId: "t3", toolName: "query", result: null, isError: false },
@@ -109,7 +125,12 @@ const kV4: AiSdkWire = [
 ];
 
 const call = (id: string, name: string, args: string): ToolCallPart => ({ type: "tool-call", id, name, args });
-const result = (callId: string, content: ToolResultPart["content"], extra: Partial<ToolResultPart> = {}): ToolResultPart => ({ type: "tool-result", callId, content, ...extra });
+const result = (callId: string, content: ToolResultPart["content"], extra: Partial<ToolResultPart> = {}): ToolResultPart => ({
+  type: "tool-result",
+  callId,
+  content,
+  ...extra,
+});
 const msg = (id: string, role: Message["role"], parts: Part[]): Message => ({ id, role, parts, meta: {} });
 const text = (t: string) => ({ type: "text" as const, text: t });
 
@@ -120,8 +141,6 @@ function expectRoundTrips(x: unknown): void {
   const fresh = JSON.parse(json) as unknown;
   expect(JSON.stringify(render(parse(fresh)))).toBe(json);
 }
-
-
 
 describe("ai-sdk: hand-written conversations round-trip", () => {
   it.each([
@@ -159,7 +178,10 @@ describe("ai-sdk: hand-written conversations round-trip", () => {
     const out = render(messages);
     expect(out.length).toBe(wire.length);
     expect(out[4]).not.toBe(wire[4]);
-    expect(out[4]).toEqual({ ...wire[4], content: [wire[4]!.content[0], { ...(wire[4]!.content[1] as object), output: { type: "error-text", value: "[compacted]" } }] });
+    expect(out[4]).toEqual({
+      ...wire[4],
+      content: [wire[4]!.content[0], { ...(wire[4]!.content[1] as object), output: { type: "error-text", value: "[compacted]" } }],
+    });
   });
 });
 
@@ -168,7 +190,25 @@ describe("ai-sdk: what parse makes", () => {
   const byId = (id: string) => messages.find((m) => m.id === id)!;
 
   it("ids m<i>, and m<i>.<k> for each part of a tool message holding several", () => {
-    expect(messages.map((m) => m.id)).toEqual(["m0", "m1", "m2", "m3", "m4.0", "m4.1", "m5", "m6.0", "m6.1", "m6.2", "m7", "m8.0", "m8.1", "m9", "m10", "m11", "m12"]);
+    expect(messages.map((m) => m.id)).toEqual([
+      "m0",
+      "m1",
+      "m2",
+      "m3",
+      "m4.0",
+      "m4.1",
+      "m5",
+      "m6.0",
+      "m6.1",
+      "m6.2",
+      "m7",
+      "m8.0",
+      "m8.1",
+      "m9",
+      "m10",
+      "m11",
+      "m12",
+    ]);
     expect(byId("m4.0").meta).toEqual({ "ai-sdk": { fields: { providerOptions: { x: { y: 1 } } } } });
     expect(byId("m4.1").meta).toEqual({ "ai-sdk": { joinPrev: true } });
     expect(byId("m12")).toMatchObject({ role: "tool", parts: [] });
@@ -181,7 +221,12 @@ describe("ai-sdk: what parse makes", () => {
     expect(t).toEqual({ type: "text", text: "Look at this:", meta: { "ai-sdk": { fields: { providerOptions: { openai: { detail: "low" } } } } } });
     expect(img).toMatchObject({ type: "media", mediaType: "image/png", data: "https://example.com/a.png" });
     expect(img2).toEqual({ type: "media", data: "iVBORw0KGgo=", meta: { "ai-sdk": { kind: "image" } } });
-    expect(pdf).toMatchObject({ type: "media", mediaType: "application/pdf", data: "JVBERi0xLjQ=", meta: { "ai-sdk": { kind: "file", fields: { filename: "spec.pdf" } } } });
+    expect(pdf).toMatchObject({
+      type: "media",
+      mediaType: "application/pdf",
+      data: "JVBERi0xLjQ=",
+      meta: { "ai-sdk": { kind: "file", fields: { filename: "spec.pdf" } } },
+    });
     expect(pngFile).toMatchObject({ type: "media", mediaType: "image/png", meta: { "ai-sdk": { kind: "file" } } });
     const [r1, r2] = byId("m3").parts;
     expect(r1).toMatchObject({ type: "reasoning", text: "I should list.", signature: "sig-1" });
@@ -209,13 +254,19 @@ describe("ai-sdk: what parse makes", () => {
     expect(r("m4.1")).toEqual({ type: "tool-result", callId: "c2", name: "read", content: [text("ENOENT")], isError: true });
     expect(r("m6.0")).toMatchObject({ content: [text('{"ok":true,"n":1.5}')], meta: { "ai-sdk": { output: "json" } } });
     expect(r("m6.0").isError).toBeUndefined();
-    expect(r("m6.1")).toMatchObject({ isError: true, content: [text('{"code":42}')], meta: { "ai-sdk": { output: "json", outputFields: { providerOptions: { a: { b: 1 } } } } } });
+    expect(r("m6.1")).toMatchObject({
+      isError: true,
+      content: [text('{"code":42}')],
+      meta: { "ai-sdk": { output: "json", outputFields: { providerOptions: { a: { b: 1 } } } } },
+    });
     expect(r("m6.2").content).toEqual([
       text("shot:"),
       { type: "media", data: "iVBORw0KGgo=", mediaType: "image/png" },
       { type: "opaque", value: { type: "image-url", url: "https://x/y.png" }, meta: { "ai-sdk": { wire: true } } },
     ]);
-    expect(byId("m7").parts).toEqual([{ type: "opaque", value: { type: "tool-approval-request", approvalId: "a1", toolCallId: "c7" }, meta: { "ai-sdk": { wire: true } } }]);
+    expect(byId("m7").parts).toEqual([
+      { type: "opaque", value: { type: "tool-approval-request", approvalId: "a1", toolCallId: "c7" }, meta: { "ai-sdk": { wire: true } } },
+    ]);
     expect(byId("m8.0").parts[0]).toMatchObject({ type: "opaque" });
     expect(r("m8.1").content).toEqual([{ type: "opaque", value: { type: "execution-denied", reason: "user said no" }, meta: { "ai-sdk": { wire: true } } }]);
   });
@@ -237,7 +288,10 @@ describe("ai-sdk: what parse makes", () => {
     expect(c1).toEqual({ type: "tool-call", id: "t1", name: "bash", args: '{"command":"ls"}', meta: { "ai-sdk": { v: 4 } } });
     const results = v4.slice(2).map((m) => m.parts[0] as ToolResultPart);
     expect(results[0]).toMatchObject({ callId: "t1", content: [text("a.txt")] });
-    expect(results[1]).toMatchObject({ content: [text("screenshot"), { type: "media", data: "iVBOR=", mediaType: "image/png" }], meta: { "ai-sdk": { v: 4, result: { ok: true } } } });
+    expect(results[1]).toMatchObject({
+      content: [text("screenshot"), { type: "media", data: "iVBOR=", mediaType: "image/png" }],
+      meta: { "ai-sdk": { v: 4, result: { ok: true } } },
+    });
     expect(results[2]).toMatchObject({ isError: true, content: [text('{"rows":[1,2]}')], meta: { "ai-sdk": { v: 4, output: "json" } } });
     expect(results[3]).toMatchObject({ isError: false, content: [text("null")] });
   });
@@ -390,7 +444,11 @@ describe("ai-sdk: bad input", () => {
     ["text part text", [{ role: "user", content: [{ type: "text", text: 5 }] }], "content[0].text"],
     ["tool-call id", [{ role: "assistant", content: [{ type: "tool-call", toolCallId: 1, toolName: "f", input: {} }] }], "content[0].toolCallId"],
     ["tool-call without input or args", [{ role: "assistant", content: [{ type: "tool-call", toolCallId: "c", toolName: "f" }] }], "content[0].input"],
-    ["tool-result output value", [{ role: "tool", content: [{ type: "tool-result", toolCallId: "c", toolName: "f", output: { type: "text", value: 1 } }] }], "content[0].output.value"],
+    [
+      "tool-result output value",
+      [{ role: "tool", content: [{ type: "tool-result", toolCallId: "c", toolName: "f", output: { type: "text", value: 1 } }] }],
+      "content[0].output.value",
+    ],
     ["tool-result without output or result", [{ role: "tool", content: [{ type: "tool-result", toolCallId: "c", toolName: "f" }] }], "content[0].output"],
     ["providerOptions", [{ role: "user", content: "x", providerOptions: "fast" }], "providerOptions"],
     ["image mediaType", [{ role: "user", content: [{ type: "image", image: "x", mediaType: 5 }] }], "content[0].mediaType"],
@@ -410,7 +468,9 @@ describe("ai-sdk: bad input", () => {
   });
 
   it("a JSON value that cannot be written as JSON is E_SCHEMA, not a TypeError", () => {
-    const err = errorOf(() => parse([{ role: "tool", content: [{ type: "tool-result", toolCallId: "c", toolName: "f", output: { type: "json", value: 10n } }] }]));
+    const err = errorOf(() =>
+      parse([{ role: "tool", content: [{ type: "tool-result", toolCallId: "c", toolName: "f", output: { type: "json", value: 10n } }] }]),
+    );
     expect(err.code).toBe("E_SCHEMA");
     expect(err.path).toBe("messages[0].content[0].output.value");
   });
@@ -446,7 +506,9 @@ describe("ai-sdk: bad input", () => {
 const json = fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
 const word = fc.string({ maxLength: 12, unit: "grapheme" });
 const optionKey = fc.constantFrom("signature", "redactedData", "cacheControl", "itemId", "x");
-const providerOptions = fc.dictionary(fc.constantFrom("anthropic", "openai", "google"), fc.dictionary(optionKey, fc.oneof(word, json), { maxKeys: 2 }), { maxKeys: 2 });
+const providerOptions = fc.dictionary(fc.constantFrom("anthropic", "openai", "google"), fc.dictionary(optionKey, fc.oneof(word, json), { maxKeys: 2 }), {
+  maxKeys: 2,
+});
 const extra = { providerOptions, x_unknown: json };
 const opt = <T extends Record<string, fc.Arbitrary<unknown>>>(required: T, optional: Record<string, fc.Arbitrary<unknown>>) =>
   fc.record({ ...required, ...optional }, { requiredKeys: Object.keys(required) as (keyof T & string)[] });
@@ -465,7 +527,10 @@ const item = fc.oneof(
   opt({ type: fc.constant("media"), data: word, mediaType: fc.constant("image/png") }, {}),
   fc.record({ type: fc.constant("image-url"), url: word }),
 );
-const itemV4 = fc.oneof(opt({ type: fc.constant("text"), text: word }, {}), opt({ type: fc.constant("image"), data: word }, { mimeType: fc.constant("image/png") }));
+const itemV4 = fc.oneof(
+  opt({ type: fc.constant("text"), text: word }, {}),
+  opt({ type: fc.constant("image"), data: word }, { mimeType: fc.constant("image/png") }),
+);
 const output = fc.oneof(
   opt({ type: fc.constantFrom("text", "error-text"), value: word }, { providerOptions }),
   opt({ type: fc.constantFrom("json", "error-json"), value: json }, { providerOptions }),
@@ -473,7 +538,10 @@ const output = fc.oneof(
   opt({ type: fc.constant("execution-denied") }, { reason: word }),
 );
 const toolResult5 = opt({ type: fc.constant("tool-result"), toolCallId: word, toolName: word, output }, extra);
-const toolResult4 = opt({ type: fc.constant("tool-result"), toolCallId: word, toolName: word, result: json }, { isError: fc.boolean(), experimental_content: fc.array(itemV4, { maxLength: 2 }), ...extra });
+const toolResult4 = opt(
+  { type: fc.constant("tool-result"), toolCallId: word, toolName: word, result: json },
+  { isError: fc.boolean(), experimental_content: fc.array(itemV4, { maxLength: 2 }), ...extra },
+);
 const unknownPart = fc.record({ type: fc.constantFrom("tool-approval-request", "source"), approvalId: word });
 
 const userPart = fc.oneof(textPart, imagePart, imagePartV4, filePart, filePartV4, unknownPart);

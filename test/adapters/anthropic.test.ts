@@ -20,7 +20,6 @@ function expectRoundTrips(x: unknown): void {
   expect(JSON.stringify(A.render(A.parse(JSON.parse(json))))).toBe(json);
 }
 
-
 const cache = { type: "ephemeral" } as const;
 const b64 = { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" };
 const sig = "EqQBCkYIARgCKkD";
@@ -28,10 +27,17 @@ const sig = "EqQBCkYIARgCKkD";
 const fixtures: Record<string, AnthropicWire> = {
   "plain strings with a string system": {
     system: "You are terse.",
-    messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }, { role: "user", content: "" }],
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+      { role: "user", content: "" },
+    ],
   },
   "system as text blocks with cache_control": {
-    system: [{ type: "text", text: "rules" }, { type: "text", text: "long context", cache_control: cache }],
+    system: [
+      { type: "text", text: "rules" },
+      { type: "text", text: "long context", cache_control: cache },
+    ],
     messages: [{ role: "user", content: "go" }],
   },
   "system as one plain text block": { system: [{ type: "text", text: "only" }], messages: [] },
@@ -42,7 +48,11 @@ const fixtures: Record<string, AnthropicWire> = {
       {
         role: "assistant",
         content: [
-          { type: "text", text: "The sky is blue", citations: [{ type: "char_location", cited_text: "blue", document_index: 0, document_title: null, start_char_index: 0, end_char_index: 4 }] },
+          {
+            type: "text",
+            text: "The sky is blue",
+            citations: [{ type: "char_location", cited_text: "blue", document_index: 0, document_title: null, start_char_index: 0, end_char_index: 4 }],
+          },
           { type: "text", text: " and grass green.", citations: null },
         ],
       },
@@ -58,7 +68,13 @@ const fixtures: Record<string, AnthropicWire> = {
           { type: "image", source: b64, cache_control: cache },
           { type: "image", source: { type: "url", url: "https://example.com/a.jpg" } },
           { type: "image", source: { type: "file", file_id: "file_011" } },
-          { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" }, title: "Spec", context: "v2", citations: { enabled: true } },
+          {
+            type: "document",
+            source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" },
+            title: "Spec",
+            context: "v2",
+            citations: { enabled: true },
+          },
           { type: "document", source: { type: "text", media_type: "text/plain", data: "plain words" } },
           { type: "text", text: "describe these" },
         ],
@@ -84,12 +100,26 @@ const fixtures: Record<string, AnthropicWire> = {
         content: [
           { type: "tool_result", tool_use_id: "toolu_1", content: "a.txt\nb.txt" },
           { type: "tool_result", tool_use_id: "toolu_2", content: [{ type: "text", text: "only block" }], is_error: false, cache_control: cache },
-          { type: "tool_result", tool_use_id: "toolu_3", content: [{ type: "text", text: "see:" }, { type: "image", source: b64 }, { type: "tool_reference", tool_name: "x" }] },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_3",
+            content: [
+              { type: "text", text: "see:" },
+              { type: "image", source: b64 },
+              { type: "tool_reference", tool_name: "x" },
+            ],
+          },
           { type: "tool_result", tool_use_id: "toolu_4", is_error: true, content: "boom" },
           { type: "tool_result", tool_use_id: "toolu_5" },
         ],
       },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_9", content: [] }, { type: "tool_result", tool_use_id: "toolu_8", content: "" }] },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_9", content: [] },
+          { type: "tool_result", tool_use_id: "toolu_8", content: "" },
+        ],
+      },
     ],
   },
   "thinking and redacted_thinking with tool_use": {
@@ -104,17 +134,33 @@ const fixtures: Record<string, AnthropicWire> = {
         ],
       },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_w", content: "18C" }] },
-      { role: "assistant", content: [{ type: "thinking", thinking: "" , signature: "" }, { type: "text", text: "18C in Paris." }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "", signature: "" },
+          { type: "text", text: "18C in Paris." },
+        ],
+      },
     ],
   },
   "server tool blocks and unknown types are carried": {
     messages: [
-      { role: "user", content: [{ type: "search_result", source: "https://x", title: "X", content: [{ type: "text", text: "r" }] }, { type: "container_upload", file_id: "f1" }] },
+      {
+        role: "user",
+        content: [
+          { type: "search_result", source: "https://x", title: "X", content: [{ type: "text", text: "r" }] },
+          { type: "container_upload", file_id: "f1" },
+        ],
+      },
       {
         role: "assistant",
         content: [
           { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } },
-          { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://x", title: "X", encrypted_content: "abc", page_age: null }] },
+          {
+            type: "web_search_tool_result",
+            tool_use_id: "srvtoolu_1",
+            content: [{ type: "web_search_result", url: "https://x", title: "X", encrypted_content: "abc", page_age: null }],
+          },
           { type: "mcp_tool_use", id: "mcptoolu_1", name: "f", server_name: "s", input: {} },
           { type: "text", text: "Found it." },
         ],
@@ -123,9 +169,28 @@ const fixtures: Record<string, AnthropicWire> = {
   },
   "user messages mixing text and tool results": {
     messages: [
-      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "a", input: {} }, { type: "tool_use", id: "t2", name: "b", input: {} }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "1" }, { type: "tool_result", tool_use_id: "t2", content: "2" }, { type: "text", text: "now summarise" }] },
-      { role: "assistant", content: [{ type: "tool_use", id: "t3", name: "a", input: {} }, { type: "tool_use", id: "t4", name: "b", input: {} }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "tool_use", id: "t1", name: "a", input: {} },
+          { type: "tool_use", id: "t2", name: "b", input: {} },
+        ],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "t1", content: "1" },
+          { type: "tool_result", tool_use_id: "t2", content: "2" },
+          { type: "text", text: "now summarise" },
+        ],
+      },
+      {
+        role: "assistant",
+        content: [
+          { type: "tool_use", id: "t3", name: "a", input: {} },
+          { type: "tool_use", id: "t4", name: "b", input: {} },
+        ],
+      },
       {
         role: "user",
         content: [
@@ -141,7 +206,15 @@ const fixtures: Record<string, AnthropicWire> = {
   "unknown fields on messages and blocks": {
     messages: [
       { role: "user", content: "q", x_trace: { span: 3 } },
-      { id: "msg_01", type: "message", role: "assistant", model: "claude-x", content: [{ type: "text", text: "a", x_note: 1 }], stop_reason: "end_turn", usage: { input_tokens: 3 } },
+      {
+        id: "msg_01",
+        type: "message",
+        role: "assistant",
+        model: "claude-x",
+        content: [{ type: "text", text: "a", x_note: 1 }],
+        stop_reason: "end_turn",
+        usage: { input_tokens: 3 },
+      },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "text", text: "r", x_inner: true }], x_outer: [] }], x_msg: null },
     ],
   },
@@ -158,17 +231,45 @@ describe("anthropic hand fixtures", () => {
     expect(img).toEqual({ type: "media", mediaType: "image/png", data: b64, meta: { anthropic: { type: "image", fields: { cache_control: cache } } } });
     expect(url).toEqual({ type: "media", data: { type: "url", url: "https://example.com/a.jpg" }, meta: { anthropic: { type: "image" } } });
     expect(file?.type).toBe("media");
-    expect(pdf).toMatchObject({ type: "media", mediaType: "application/pdf", meta: { anthropic: { type: "document", fields: { title: "Spec", context: "v2", citations: { enabled: true } } } } });
+    expect(pdf).toMatchObject({
+      type: "media",
+      mediaType: "application/pdf",
+      meta: { anthropic: { type: "document", fields: { title: "Spec", context: "v2", citations: { enabled: true } } } },
+    });
     expect(txt).toMatchObject({ type: "media", mediaType: "text/plain" });
 
     const msgs = A.parse(fixtures["tool_use and tool_result: string, blocks, absent, is_error, cache_control"]!);
-    expect(msgs.map((m) => [m.id, m.role])).toEqual([["m0", "user"], ["m1", "assistant"], ["m2", "tool"], ["m3", "tool"]]);
+    expect(msgs.map((m) => [m.id, m.role])).toEqual([
+      ["m0", "user"],
+      ["m1", "assistant"],
+      ["m2", "tool"],
+      ["m3", "tool"],
+    ]);
     expect(msgs[1]!.parts[1]).toEqual({ type: "tool-call", id: "toolu_1", name: "bash", args: '{"cmd":"ls","flags":["-l"]}' });
-    expect(msgs[1]!.parts[2]).toEqual({ type: "tool-call", id: "toolu_2", name: "read", args: "{}", meta: { anthropic: { fields: { cache_control: cache } } } });
+    expect(msgs[1]!.parts[2]).toEqual({
+      type: "tool-call",
+      id: "toolu_2",
+      name: "read",
+      args: "{}",
+      meta: { anthropic: { fields: { cache_control: cache } } },
+    });
     const [r1, r2, r3, r4, r5] = msgs[2]!.parts;
     expect(r1).toEqual({ type: "tool-result", callId: "toolu_1", name: "bash", content: [{ type: "text", text: "a.txt\nb.txt" }] });
-    expect(r2).toEqual({ type: "tool-result", callId: "toolu_2", name: "read", content: [{ type: "text", text: "only block" }], isError: false, meta: { anthropic: { content: "array", fields: { cache_control: cache } } } });
-    expect(r3).toMatchObject({ content: [{ type: "text", text: "see:" }, { type: "media", mediaType: "image/png" }, { type: "opaque", value: { type: "tool_reference", tool_name: "x" } }] });
+    expect(r2).toEqual({
+      type: "tool-result",
+      callId: "toolu_2",
+      name: "read",
+      content: [{ type: "text", text: "only block" }],
+      isError: false,
+      meta: { anthropic: { content: "array", fields: { cache_control: cache } } },
+    });
+    expect(r3).toMatchObject({
+      content: [
+        { type: "text", text: "see:" },
+        { type: "media", mediaType: "image/png" },
+        { type: "opaque", value: { type: "tool_reference", tool_name: "x" } },
+      ],
+    });
     expect(r4).toMatchObject({ callId: "toolu_4", isError: true, content: [{ type: "text", text: "boom" }] });
     expect(r5).toEqual({ type: "tool-result", callId: "toolu_5", name: "noop", content: [] });
     expect(msgs[3]!.parts).toEqual([
@@ -177,8 +278,18 @@ describe("anthropic hand fixtures", () => {
     ]);
 
     const [, assistant] = A.parse(fixtures["thinking and redacted_thinking with tool_use"]!);
-    expect(assistant!.parts.map((p) => [p.type, "text" in p ? p.text : undefined, "redacted" in p ? p.redacted : undefined, "signature" in p ? p.signature : undefined]))
-      .toEqual([["reasoning", "I should call the tool.", undefined, sig], ["reasoning", undefined, "EmwKAhgBEgy3va3pzix", undefined], ["tool-call", undefined, undefined, undefined]]);
+    expect(
+      assistant!.parts.map((p) => [
+        p.type,
+        "text" in p ? p.text : undefined,
+        "redacted" in p ? p.redacted : undefined,
+        "signature" in p ? p.signature : undefined,
+      ]),
+    ).toEqual([
+      ["reasoning", "I should call the tool.", undefined, sig],
+      ["reasoning", undefined, "EmwKAhgBEgy3va3pzix", undefined],
+      ["tool-call", undefined, undefined, undefined],
+    ]);
 
     const server = A.parse(fixtures["server tool blocks and unknown types are carried"]!);
     expect(server.flatMap((m) => m.parts.map((p) => p.type))).toEqual(["opaque", "opaque", "opaque", "opaque", "opaque", "text"]);
@@ -191,7 +302,10 @@ describe("anthropic hand fixtures", () => {
     expect(sys).toEqual({
       id: "system",
       role: "system",
-      parts: [{ type: "text", text: "rules" }, { type: "text", text: "long context", meta: { anthropic: { fields: { cache_control: cache } } } }],
+      parts: [
+        { type: "text", text: "rules" },
+        { type: "text", text: "long context", meta: { anthropic: { fields: { cache_control: cache } } } },
+      ],
       meta: {},
     });
     expect(user!.id).toBe("m0");
@@ -304,7 +418,13 @@ describe("canonical messages from other formats", () => {
             { type: "tool_use", id: "call_b", name: "read", input: { path: "x.py" } },
           ],
         },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "call_a", content: "x.py" }, { type: "tool_result", tool_use_id: "call_b", content: "print(1)" }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "call_a", content: "x.py" },
+            { type: "tool_result", tool_use_id: "call_b", content: "print(1)" },
+          ],
+        },
         { role: "assistant", content: [{ type: "tool_use", id: "call_c", name: "bash", input: { cmd: "true" } }] },
         { role: "user", content: [{ type: "tool_result", tool_use_id: "call_c", content: "" }] },
         { role: "assistant", content: "Done." },
@@ -317,10 +437,12 @@ describe("canonical messages from other formats", () => {
     const back = A.parse(A.render(openaiShaped));
     /** One entry per part: role, and the part without meta or result names; tool messages split to one result each. */
     const normalise = (ms: readonly Message[]) =>
-      ms.flatMap((m) => (m.role === "tool" ? m.parts.map((p) => [p]) : [m.parts]).map((ps) => ({
-        role: m.role,
-        parts: ps.map(({ meta: _meta, ...p }) => ("name" in p && p.type === "tool-result" ? { ...p, name: undefined } : p)),
-      })));
+      ms.flatMap((m) =>
+        (m.role === "tool" ? m.parts.map((p) => [p]) : [m.parts]).map((ps) => ({
+          role: m.role,
+          parts: ps.map(({ meta: _meta, ...p }) => ("name" in p && p.type === "tool-result" ? { ...p, name: undefined } : p)),
+        })),
+      );
     expect(normalise(back)).toEqual(normalise(openaiShaped));
     expect(back.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]);
     // The raw argument text survives the in-memory trip (the wire holds objects).
@@ -338,18 +460,35 @@ describe("canonical messages from other formats", () => {
     expect(back.map((p) => (p as { args: string }).args)).toEqual(['{ "b":2, "a":1 }', "not json"]); // in memory, even text that is not JSON survives
     // An edit to the object wins over the attached text.
     const input = attachRawArgs({ a: 2 }, '{"a": 1}');
-    expect((A.parse([{ role: "assistant", content: [{ type: "tool_use", id: "x", name: "f", input }] }])[0]!.parts[0] as { args: string }).args).toBe('{"a":2}');
+    expect((A.parse([{ role: "assistant", content: [{ type: "tool_use", id: "x", name: "f", input }] }])[0]!.parts[0] as { args: string }).args).toBe(
+      '{"a":2}',
+    );
   });
 
   it("writes isError only when set, and several leading system messages as blocks", () => {
     const wire = A.render([
       msg("s1", "system", [text("a")]),
       msg("s2", "system", [text("b"), text("c")]),
-      msg("t", "tool", [{ type: "tool-result", callId: "x", content: [text("bad")], isError: true }, { type: "tool-result", callId: "y", content: [] }]),
+      msg("t", "tool", [
+        { type: "tool-result", callId: "x", content: [text("bad")], isError: true },
+        { type: "tool-result", callId: "y", content: [] },
+      ]),
     ]);
     expect(wire).toEqual({
-      system: [{ type: "text", text: "a" }, { type: "text", text: "b" }, { type: "text", text: "c" }],
-      messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "x", content: "bad", is_error: true }, { type: "tool_result", tool_use_id: "y" }] }],
+      system: [
+        { type: "text", text: "a" },
+        { type: "text", text: "b" },
+        { type: "text", text: "c" },
+      ],
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "x", content: "bad", is_error: true },
+            { type: "tool_result", tool_use_id: "y" },
+          ],
+        },
+      ],
     });
   });
 
@@ -363,7 +502,10 @@ describe("canonical messages from other formats", () => {
         text("ok"),
       ]),
     ]);
-    expect(wire.messages[0]!.content).toEqual([{ type: "thinking", thinking: "signed", signature: "s" }, { type: "text", text: "ok" }]);
+    expect(wire.messages[0]!.content).toEqual([
+      { type: "thinking", thinking: "signed", signature: "s" },
+      { type: "text", text: "ok" },
+    ]);
   });
 
   it("converts media parts of other formats to image and document sources", () => {
@@ -397,11 +539,29 @@ describe("canonical messages from other formats", () => {
 describe("bad input", () => {
   const cases: [string, unknown, string, RegExp][] = [
     ["content of the wrong type", [{ role: "user", content: 5 }], "messages[0]", /expected string or array, received number\n.*at content/],
-    ["text not a string", [{ role: "user", content: "ok" }, { role: "user", content: [{ type: "text", text: 5 }] }], "messages[1]", /content\[0\]\.text/],
+    [
+      "text not a string",
+      [
+        { role: "user", content: "ok" },
+        { role: "user", content: [{ type: "text", text: 5 }] },
+      ],
+      "messages[1]",
+      /content\[0\]\.text/,
+    ],
     ["tool_use name not a string", [{ role: "assistant", content: [{ type: "tool_use", id: "a", name: 1, input: {} }] }], "messages[0]", /content\[0\]\.name/],
     ["tool_use without input", [{ role: "assistant", content: [{ type: "tool_use", id: "a", name: "f" }] }], "messages[0]", /content\[0\]\.input/],
-    ["is_error not a boolean", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "a", is_error: "yes" }] }], "messages[0]", /content\[0\]\.is_error/],
-    ["text in a tool result not a string", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: [{ type: "text", text: null }] }] }], "messages[0]", /content\[0\]\.content\[0\]\.text/],
+    [
+      "is_error not a boolean",
+      [{ role: "user", content: [{ type: "tool_result", tool_use_id: "a", is_error: "yes" }] }],
+      "messages[0]",
+      /content\[0\]\.is_error/,
+    ],
+    [
+      "text in a tool result not a string",
+      [{ role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: [{ type: "text", text: null }] }] }],
+      "messages[0]",
+      /content\[0\]\.content\[0\]\.text/,
+    ],
     ["thinking without text", [{ role: "assistant", content: [{ type: "thinking", signature: "s" }] }], "messages[0]", /content\[0\]\.thinking/],
     ["image source not an object", [{ role: "user", content: [{ type: "image", source: "x" }] }], "messages[0]", /content\[0\]\.source/],
     ["a block type not a string", [{ role: "user", content: [{ type: 7 }] }], "messages[0]", /expected string, received number\n.*at content\[0\]\.type/],
@@ -422,22 +582,51 @@ describe("bad input", () => {
 
   it("rejects roles Anthropic does not have with E_UNKNOWN_ROLE", () => {
     for (const role of ["system", "tool", "developer"]) {
-      const err = errorOf(() => A.parse([{ role: "user", content: "a" }, { role, content: "b" }]));
+      const err = errorOf(() =>
+        A.parse([
+          { role: "user", content: "a" },
+          { role, content: "b" },
+        ]),
+      );
       expect([err.code, err.path]).toEqual(["E_UNKNOWN_ROLE", "messages[1].role"]);
     }
   });
 
   it("never throws anything but a CtxfoldError on arbitrary input", () => {
-    const blockish = fc.oneof(fc.anything(), fc.record({ type: fc.constantFrom("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "document"), text: fc.anything(), id: fc.anything(), content: fc.anything(), source: fc.anything() }, { requiredKeys: ["type"] }));
-    const messageish = fc.record({ role: fc.oneof(fc.constantFrom("user", "assistant"), fc.anything()), content: fc.oneof(fc.string(), fc.array(blockish, { maxLength: 4 }), fc.anything()) }, { requiredKeys: [] });
-    fc.assert(fc.property(fc.oneof(fc.array(messageish, { maxLength: 4 }), fc.record({ system: fc.anything(), messages: fc.array(messageish, { maxLength: 3 }) }), fc.anything()), (input) => {
-      try {
-        const msgs = A.parse(input);
-        A.render(msgs, { reuse: false });
-      } catch (e) {
-        if (!CtxfoldError.isInstance(e)) throw e;
-      }
-    }), { numRuns: 300 });
+    const blockish = fc.oneof(
+      fc.anything(),
+      fc.record(
+        {
+          type: fc.constantFrom("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "document"),
+          text: fc.anything(),
+          id: fc.anything(),
+          content: fc.anything(),
+          source: fc.anything(),
+        },
+        { requiredKeys: ["type"] },
+      ),
+    );
+    const messageish = fc.record(
+      {
+        role: fc.oneof(fc.constantFrom("user", "assistant"), fc.anything()),
+        content: fc.oneof(fc.string(), fc.array(blockish, { maxLength: 4 }), fc.anything()),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.array(messageish, { maxLength: 4 }), fc.record({ system: fc.anything(), messages: fc.array(messageish, { maxLength: 3 }) }), fc.anything()),
+        (input) => {
+          try {
+            const msgs = A.parse(input);
+            A.render(msgs, { reuse: false });
+          } catch (e) {
+            if (!CtxfoldError.isInstance(e)) throw e;
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -455,50 +644,78 @@ const clean = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o
 const withExtras = <T extends object>(arb: fc.Arbitrary<T>) =>
   fc.tuple(arb, maybe(fc.dictionary(fc.constantFrom("x_a", "x_b", "cache_control"), json, { maxKeys: 2 }))).map(([o, x]) => clean({ ...o, ...x }));
 
-const textBlock = withExtras(fc.record({ type: fc.constant("text"), text: str, citations: maybe(fc.constant([{ type: "char_location", cited_text: "c", document_index: 0, document_title: null, start_char_index: 0, end_char_index: 1 }])) }));
+const textBlock = withExtras(
+  fc.record({
+    type: fc.constant("text"),
+    text: str,
+    citations: maybe(
+      fc.constant([{ type: "char_location", cited_text: "c", document_index: 0, document_title: null, start_char_index: 0, end_char_index: 1 }]),
+    ),
+  }),
+);
 const source = fc.oneof(
   fc.record({ type: fc.constant("base64"), media_type: fc.constantFrom("image/png", "image/jpeg"), data: str }),
   fc.record({ type: fc.constant("url"), url: str }),
   fc.record({ type: fc.constant("file"), file_id: id }),
 );
 const imageBlock = withExtras(fc.record({ type: fc.constant("image"), source }));
-const documentBlock = withExtras(fc.record({
-  type: fc.constant("document"),
-  source: fc.oneof(fc.record({ type: fc.constant("base64"), media_type: fc.constant("application/pdf"), data: str }), fc.record({ type: fc.constant("text"), media_type: fc.constant("text/plain"), data: str })),
-  title: maybe(fc.option(str, { nil: null })),
-}));
+const documentBlock = withExtras(
+  fc.record({
+    type: fc.constant("document"),
+    source: fc.oneof(
+      fc.record({ type: fc.constant("base64"), media_type: fc.constant("application/pdf"), data: str }),
+      fc.record({ type: fc.constant("text"), media_type: fc.constant("text/plain"), data: str }),
+    ),
+    title: maybe(fc.option(str, { nil: null })),
+  }),
+);
 const otherBlock = fc.record({ type: fc.constantFrom("search_result", "tool_reference", "future_block"), v: json });
 const toolUse = withExtras(fc.record({ type: fc.constant("tool_use"), id, name: str, input: fc.dictionary(key, json, { maxKeys: 3 }) }));
-const toolResult = withExtras(fc.record({
-  type: fc.constant("tool_result"),
-  tool_use_id: id,
-  content: maybe(fc.oneof(str, fc.array(fc.oneof(textBlock, imageBlock, otherBlock), { maxLength: 3 }))),
-  is_error: maybe(fc.boolean()),
-}));
+const toolResult = withExtras(
+  fc.record({
+    type: fc.constant("tool_result"),
+    tool_use_id: id,
+    content: maybe(fc.oneof(str, fc.array(fc.oneof(textBlock, imageBlock, otherBlock), { maxLength: 3 }))),
+    is_error: maybe(fc.boolean()),
+  }),
+);
 const thinking = withExtras(fc.record({ type: fc.constant("thinking"), thinking: str, signature: maybe(str) }));
 const redacted = fc.record({ type: fc.constant("redacted_thinking"), data: str });
 const serverBlocks = fc.oneof(
   fc.record({ type: fc.constant("server_tool_use"), id, name: fc.constant("web_search"), input: fc.dictionary(key, json, { maxKeys: 2 }) }),
-  fc.record({ type: fc.constant("web_search_tool_result"), tool_use_id: id, content: fc.array(fc.record({ type: fc.constant("web_search_result"), url: str, encrypted_content: str }), { maxLength: 2 }) }),
+  fc.record({
+    type: fc.constant("web_search_tool_result"),
+    tool_use_id: id,
+    content: fc.array(fc.record({ type: fc.constant("web_search_result"), url: str, encrypted_content: str }), { maxLength: 2 }),
+  }),
 );
 const msgExtras = maybe(fc.dictionary(fc.constantFrom("id", "x_meta", "usage"), json, { maxKeys: 2 }));
-const userMessage = fc.tuple(fc.oneof(str, fc.array(fc.oneof({ weight: 3, arbitrary: toolResult }, textBlock, imageBlock, documentBlock, otherBlock), { maxLength: 5 })), msgExtras)
+const userMessage = fc
+  .tuple(fc.oneof(str, fc.array(fc.oneof({ weight: 3, arbitrary: toolResult }, textBlock, imageBlock, documentBlock, otherBlock), { maxLength: 5 })), msgExtras)
   .map(([content, x]) => clean({ role: "user", content, ...x }));
-const assistantMessage = fc.tuple(fc.oneof(str, fc.array(fc.oneof(textBlock, { weight: 2, arbitrary: toolUse }, thinking, redacted, serverBlocks), { maxLength: 5 })), msgExtras)
+const assistantMessage = fc
+  .tuple(fc.oneof(str, fc.array(fc.oneof(textBlock, { weight: 2, arbitrary: toolUse }, thinking, redacted, serverBlocks), { maxLength: 5 })), msgExtras)
   .map(([content, x]) => clean({ role: "assistant", content, ...x }));
 const systemValue = fc.oneof(str, fc.array(fc.oneof({ weight: 4, arbitrary: textBlock }, otherBlock), { maxLength: 3 }));
-const conversation = fc.tuple(maybe(systemValue), fc.boolean(), fc.array(fc.oneof(userMessage, assistantMessage), { maxLength: 8 }))
+const conversation = fc
+  .tuple(maybe(systemValue), fc.boolean(), fc.array(fc.oneof(userMessage, assistantMessage), { maxLength: 8 }))
   .map(([system, after, messages]) => (system === undefined ? { messages } : after ? { messages, system } : { system, messages }));
 
 describe("generated Anthropic conversations", () => {
   it("rebuild deep-equal and reuse byte-identical", () => {
-    fc.assert(fc.property(conversation, (x) => expectRoundTrips(x)), { numRuns: 400 });
+    fc.assert(
+      fc.property(conversation, (x) => expectRoundTrips(x)),
+      { numRuns: 400 },
+    );
   });
 
   it("survive a rebuild after every message was touched", () => {
-    fc.assert(fc.property(conversation, (x) => {
-      const touched = A.parse(x).map((m) => ({ ...m, parts: m.parts.slice() }));
-      expect(A.render(touched)).toEqual(x);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(conversation, (x) => {
+        const touched = A.parse(x).map((m) => ({ ...m, parts: m.parts.slice() }));
+        expect(A.render(touched)).toEqual(x);
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -25,21 +25,43 @@ const kDicts: LangchainWire = [
     invalid_tool_calls: [],
     usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
   },
-  { content: "a.txt\nb.txt", additional_kwargs: {}, response_metadata: {}, type: "tool", name: "bash", id: null, tool_call_id: "call_1", artifact: null, status: "success" },
   {
-    content: [{ type: "text", text: "Reading." }, { type: "tool_use", id: "toolu_1", name: "read", input: { path: "a" } }],
+    content: "a.txt\nb.txt",
+    additional_kwargs: {},
+    response_metadata: {},
+    type: "tool",
+    name: "bash",
+    id: null,
+    tool_call_id: "call_1",
+    artifact: null,
+    status: "success",
+  },
+  {
+    content: [
+      { type: "text", text: "Reading." },
+      { type: "tool_use", id: "toolu_1", name: "read", input: { path: "a" } },
+    ],
     type: "ai",
     id: "run-2",
     tool_calls: [{ name: "read", args: { path: "a" }, id: "toolu_1", type: "tool_call" }],
   },
   { content: "ENOENT", type: "tool", tool_call_id: "toolu_1", status: "error", name: "read" },
   {
-    content: [{ type: "thinking", thinking: "hmm", signature: "s" }, { type: "reasoning", reasoning: "standard", extras: { signature: "sig" } }, "a bare string", { type: "text", text: "x", annotations: [] }],
+    content: [
+      { type: "thinking", thinking: "hmm", signature: "s" },
+      { type: "reasoning", reasoning: "standard", extras: { signature: "sig" } },
+      "a bare string",
+      { type: "text", text: "x", annotations: [] },
+    ],
     type: "ai",
     tool_calls: [],
   },
   {
-    content: [{ type: "text", text: "see" }, { type: "image_url", image_url: { url: "https://e/a.png", detail: "low" } }, { type: "image", source_type: "base64", data: "iVBOR", mime_type: "image/png" }],
+    content: [
+      { type: "text", text: "see" },
+      { type: "image_url", image_url: { url: "https://e/a.png", detail: "low" } },
+      { type: "image", source_type: "base64", data: "iVBOR", mime_type: "image/png" },
+    ],
     type: "human",
   },
   { content: [{ type: "text", text: "one block" }], type: "human" },
@@ -50,7 +72,15 @@ const kDicts: LangchainWire = [
     tool_calls: [{ name: "f", args: {}, id: null }],
     invalid_tool_calls: [{ name: "g", args: "{bad", id: "x", error: "bad json", type: "invalid_tool_call" }],
   },
-  { content: [{ type: "text", text: "tool blocks" }, { type: "reasoning", reasoning: "r" }], type: "tool", tool_call_id: "c9", artifact: { rows: 3 } },
+  {
+    content: [
+      { type: "text", text: "tool blocks" },
+      { type: "reasoning", reasoning: "r" },
+    ],
+    type: "tool",
+    tool_call_id: "c9",
+    artifact: { rows: 3 },
+  },
   { type: "AIMessageChunk", content: "streamed", tool_call_chunks: [], tool_calls: [] },
   { content: [], type: "ai", tool_calls: [{ name: "g", args: { n: 1 }, id: "c10" }] },
 ];
@@ -66,7 +96,12 @@ const kRoleDicts: LangchainWire = [
 ];
 
 const call = (id: string, name: string, args: string): ToolCallPart => ({ type: "tool-call", id, name, args });
-const result = (callId: string, content: ToolResultPart["content"], extra: Partial<ToolResultPart> = {}): ToolResultPart => ({ type: "tool-result", callId, content, ...extra });
+const result = (callId: string, content: ToolResultPart["content"], extra: Partial<ToolResultPart> = {}): ToolResultPart => ({
+  type: "tool-result",
+  callId,
+  content,
+  ...extra,
+});
 const msg = (id: string, role: Message["role"], parts: Part[]): Message => ({ id, role, parts, meta: {} });
 const text = (t: string) => ({ type: "text" as const, text: t });
 
@@ -76,8 +111,6 @@ function expectRoundTrips(x: unknown): void {
   const json = JSON.stringify(x);
   expect(JSON.stringify(render(parse(JSON.parse(json))))).toBe(json);
 }
-
-
 
 describe("langchain: hand-written conversations round-trip", () => {
   it.each([
@@ -104,19 +137,43 @@ describe("langchain: what parse makes", () => {
 
   it("a string id is the canonical id; otherwise m<i>", () => {
     expect(messages.map((m) => m.id)).toEqual(["m0", "h-1", "run-1", "m3", "run-2", "m5", "m6", "m7", "m8", "m9", "m10", "m11", "m12", "m13"]);
-    expect(messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user", "user", "assistant", "assistant", "tool", "assistant", "assistant"]);
+    expect(messages.map((m) => m.role)).toEqual([
+      "system",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "tool",
+      "assistant",
+      "user",
+      "user",
+      "assistant",
+      "assistant",
+      "tool",
+      "assistant",
+      "assistant",
+    ]);
   });
 
   it("AI messages: content parts, then tool calls; raw args from additional_kwargs when they match", () => {
     expect(messages[2]!.parts).toEqual([text(""), call("call_1", "bash", '{"command": "ls"}')]);
-    expect(messages[2]!.meta.langchain).toMatchObject({ id: true, fields: { name: null, example: false, invalid_tool_calls: [], usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } } });
+    expect(messages[2]!.meta.langchain).toMatchObject({
+      id: true,
+      fields: { name: null, example: false, invalid_tool_calls: [], usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } },
+    });
     expect(messages[4]!.parts).toEqual([
       text("Reading."),
       { type: "opaque", value: { type: "tool_use", id: "toolu_1", name: "read", input: { path: "a" } }, meta: { langchain: { wire: true } } },
       call("toolu_1", "read", '{"path":"a"}'),
     ]);
     expect(messages[9]!.meta.langchain).toMatchObject({ noCalls: true });
-    expect(messages[10]!.parts[1]).toEqual({ type: "tool-call", id: "", name: "f", args: "{}", meta: { langchain: { noId: true, noType: true, fields: { id: null } } } });
+    expect(messages[10]!.parts[1]).toEqual({
+      type: "tool-call",
+      id: "",
+      name: "f",
+      args: "{}",
+      meta: { langchain: { noId: true, noType: true, fields: { id: null } } },
+    });
     expect(messages[13]!.parts).toEqual([{ ...call("c10", "g", '{"n":1}'), meta: { langchain: { noType: true } } }]);
   });
 
@@ -163,7 +220,14 @@ describe("langchain: rendering canonical messages from other formats", () => {
     expect(out).toEqual([
       { type: "system", content: "s" },
       { type: "human", content: "u" },
-      { type: "ai", content: "Two.", tool_calls: [{ name: "bash", args: { command: "ls" }, id: "c1", type: "tool_call" }, { name: "f", args: {}, id: "c2", type: "tool_call" }] },
+      {
+        type: "ai",
+        content: "Two.",
+        tool_calls: [
+          { name: "bash", args: { command: "ls" }, id: "c1", type: "tool_call" },
+          { name: "f", args: {}, id: "c2", type: "tool_call" },
+        ],
+      },
       { type: "tool", content: "ok", tool_call_id: "c1", name: "bash", status: "error" },
       { type: "tool", content: [], tool_call_id: "c2" },
       { type: "ai", content: "done", tool_calls: [] },
@@ -203,7 +267,14 @@ describe("langchain: rendering canonical messages from other formats", () => {
       msg("m1", "user", [{ type: "media", mediaType: "image/png", data: { type: "base64", media_type: "image/png", data: "iVBOR" } }]),
     ]);
     expect(out).toEqual([
-      { type: "ai", content: [{ type: "reasoning", reasoning: "t", extras: { signature: "s" } }, { type: "reasoning", extras: { redacted: "r" } }], tool_calls: [] },
+      {
+        type: "ai",
+        content: [
+          { type: "reasoning", reasoning: "t", extras: { signature: "s" } },
+          { type: "reasoning", extras: { redacted: "r" } },
+        ],
+        tool_calls: [],
+      },
       { type: "human", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } }] },
     ]);
     expect(parse(out)[0]!.parts.map(({ meta: _, ...p }) => p)).toEqual([
@@ -266,7 +337,12 @@ describe("langchain: bad input", () => {
   });
 
   it("unknown kinds are E_UNKNOWN_ROLE; a non-array or non-object is E_SCHEMA", () => {
-    for (const kind of [{ type: "function", content: "x", name: "f" }, { type: "chat", role: "critic", content: "x" }, { type: "remove", id: "x" }, { type: "constructor", lc: 1 }]) {
+    for (const kind of [
+      { type: "function", content: "x", name: "f" },
+      { type: "chat", role: "critic", content: "x" },
+      { type: "remove", id: "x" },
+      { type: "constructor", lc: 1 },
+    ]) {
       expect(errorOf(() => parse([kind])).code).toBe("E_UNKNOWN_ROLE");
     }
     expect(errorOf(() => parse("x")).code).toBe("E_SCHEMA");
@@ -330,7 +406,15 @@ const message = fc.oneof(
   withKind(["human", "user", "HumanMessageChunk"], opt({ content }, { ...common, example: fc.boolean() })),
   withKind(
     ["ai", "assistant", "AIMessageChunk"],
-    opt({ content }, { ...common, tool_calls: fc.array(toolCall, { maxLength: 3 }), invalid_tool_calls: fc.array(jsonObject, { maxLength: 1 }), usage_metadata: fc.oneof(jsonObject, fc.constant(null)) }),
+    opt(
+      { content },
+      {
+        ...common,
+        tool_calls: fc.array(toolCall, { maxLength: 3 }),
+        invalid_tool_calls: fc.array(jsonObject, { maxLength: 1 }),
+        usage_metadata: fc.oneof(jsonObject, fc.constant(null)),
+      },
+    ),
   ),
   withKind(["tool", "ToolMessageChunk"], opt({ content, tool_call_id: word }, { ...common, status: fc.constantFrom("success", "error"), artifact: json })),
 );

@@ -8,7 +8,11 @@ describe("foreign media", () => {
     expect(openaiMedia({ fileId: "f", mediaType: "application/pdf" })).toEqual({ kind: "file-id", fileId: "f", image: false });
     expect(openaiMedia({ base64: "AAA", mediaType: "audio/wav" })).toEqual({ kind: "audio", data: "AAA", format: "wav" });
     expect(openaiMedia({ url: "https://x/y.png" })).toEqual({ kind: "image", url: "https://x/y.png" });
-    expect(openaiMedia({ base64: "AAA", mediaType: "application/pdf" })).toEqual({ kind: "file", url: "data:application/pdf;base64,AAA", mediaType: "application/pdf" });
+    expect(openaiMedia({ base64: "AAA", mediaType: "application/pdf" })).toEqual({
+      kind: "file",
+      url: "data:application/pdf;base64,AAA",
+      mediaType: "application/pdf",
+    });
   });
 
   it("fails with E_UNKNOWN_PART naming the format and the place when the data holds no source", () => {

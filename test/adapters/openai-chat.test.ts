@@ -59,7 +59,15 @@ const kEverything: OpenAIChatMessage[] = [
   },
   { role: "tool", tool_call_id: "call_1", content: "hello" },
   { role: "tool", tool_call_id: "call_2", content: "" },
-  { role: "tool", tool_call_id: "call_3", content: [{ type: "text", text: "applied" }, { type: "text", text: "ok" }], x_duration_ms: 12 },
+  {
+    role: "tool",
+    tool_call_id: "call_3",
+    content: [
+      { type: "text", text: "applied" },
+      { type: "text", text: "ok" },
+    ],
+    x_duration_ms: 12,
+  },
   { role: "tool", tool_call_id: "call_4", content: null },
   { role: "assistant", content: "", tool_calls: [{ id: "call_5", type: "function", function: { name: "ls", arguments: "" } }] },
   { role: "tool", tool_call_id: "call_5", content: [] },
@@ -68,7 +76,14 @@ const kEverything: OpenAIChatMessage[] = [
   { role: "assistant", content: null, function_call: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
   { role: "function", name: "get_weather", content: "rain" },
   { role: "function", name: "never_called", content: null },
-  { role: "assistant", content: [{ type: "text", text: "Part one." }, { type: "refusal", refusal: "Not that." }], refusal: null },
+  {
+    role: "assistant",
+    content: [
+      { type: "text", text: "Part one." },
+      { type: "refusal", refusal: "Not that." },
+    ],
+    refusal: null,
+  },
   { role: "assistant", content: null, refusal: "I can't help with that." },
   { role: "assistant", content: "Done.", name: "bot", audio: { id: "audio_1" }, reasoning_content: "thought", tool_calls: [], function_call: null },
   { role: "assistant", content: "x", tool_calls: null },
@@ -96,7 +111,13 @@ describe("openai-chat: parsing every wire feature", () => {
     const parts = messages[3]!.parts;
     expect(parts.map((p) => p.type)).toEqual(["text", "media", "media", "media", "media", "media", "opaque"]);
     expect(parts[0]).toEqual({ type: "text", text: "look", meta: { "openai-chat": { fields: { cache_control: { type: "ephemeral" } } } } });
-    expect(parts.slice(1, 6).map((p) => (p.type === "media" ? p.mediaType : null))).toEqual(["image/*", "image/jpeg", "audio/wav", "application/pdf", undefined]);
+    expect(parts.slice(1, 6).map((p) => (p.type === "media" ? p.mediaType : null))).toEqual([
+      "image/*",
+      "image/jpeg",
+      "audio/wav",
+      "application/pdf",
+      undefined,
+    ]);
     expect((parts[1] as { data: unknown }).data).toBe((kEverything[3]!.content as unknown[])[1]);
     expect((parts[6] as { value: unknown }).value).toBe((kEverything[3]!.content as unknown[])[6]);
   });
@@ -105,7 +126,13 @@ describe("openai-chat: parsing every wire feature", () => {
     const parts = messages[4]!.parts;
     expect(parts).toHaveLength(4);
     expect(parts[0]).toEqual({ type: "tool-call", id: "call_1", name: "read_file", args: '{"path":"a.txt"}' });
-    expect(parts[1]).toEqual({ type: "tool-call", id: "call_2", name: "bash", args: "{not json", meta: { "openai-chat": { fields: { index: 1 }, fnFields: { strict: true } } } });
+    expect(parts[1]).toEqual({
+      type: "tool-call",
+      id: "call_2",
+      name: "bash",
+      args: "{not json",
+      meta: { "openai-chat": { fields: { index: 1 }, fnFields: { strict: true } } },
+    });
     expect(parts[2]).toMatchObject({ type: "tool-call", id: "call_3", name: "patch", args: "*** Begin Patch", meta: { "openai-chat": { custom: true } } });
     expect(parts[3]).toMatchObject({ type: "opaque", value: { id: "call_4", type: "mcp" } });
     // content null with tool calls is the plain rendering: no shape hint needed
@@ -115,7 +142,11 @@ describe("openai-chat: parsing every wire feature", () => {
   it("reads tool messages as one ToolResultPart each, keeping empty and null content apart", () => {
     expect(messages[5]!.parts).toEqual([{ type: "tool-result", callId: "call_1", content: [{ type: "text", text: "hello" }] }]);
     expect(messages[6]!.parts).toEqual([{ type: "tool-result", callId: "call_2", content: [{ type: "text", text: "" }] }]);
-    expect(messages[7]!.parts[0]).toMatchObject({ callId: "call_3", content: [{ text: "applied" }, { text: "ok" }], meta: { "openai-chat": { content: "array", fields: { x_duration_ms: 12 } } } });
+    expect(messages[7]!.parts[0]).toMatchObject({
+      callId: "call_3",
+      content: [{ text: "applied" }, { text: "ok" }],
+      meta: { "openai-chat": { content: "array", fields: { x_duration_ms: 12 } } },
+    });
     expect(messages[8]!.parts[0]).toMatchObject({ callId: "call_4", content: [], meta: { "openai-chat": { content: "null" } } });
     expect(messages[10]!.parts[0]).toMatchObject({ callId: "call_5", content: [], meta: { "openai-chat": { content: "array" } } });
   });
@@ -129,7 +160,9 @@ describe("openai-chat: parsing every wire feature", () => {
   });
 
   it("gives a legacy function_call a made-up id that its function message answers", () => {
-    expect(messages[13]!.parts).toEqual([{ type: "tool-call", id: "fc_m13", name: "get_weather", args: '{"city":"Oslo"}', meta: { "openai-chat": { functionCall: true } } }]);
+    expect(messages[13]!.parts).toEqual([
+      { type: "tool-call", id: "fc_m13", name: "get_weather", args: '{"city":"Oslo"}', meta: { "openai-chat": { functionCall: true } } },
+    ]);
     expect(messages[14]!.parts[0]).toMatchObject({ type: "tool-result", callId: "fc_m13", name: "get_weather", content: [{ text: "rain" }] });
     expect(messages[15]!.parts[0]).toMatchObject({ callId: "fc_unknown_m15", name: "never_called", content: [], meta: { "openai-chat": { function: true } } });
   });
@@ -175,34 +208,73 @@ describe("openai-chat: rendering canonical messages from elsewhere", () => {
 
   it("renders several results of one tool message as several tool messages, dropping isError", () => {
     const out = render([
-      { id: "a", role: "assistant", parts: [{ type: "tool-call", id: "c1", name: "f", args: "{}" }, { type: "tool-call", id: "c2", name: "g", args: "{}" }], meta: {} },
+      {
+        id: "a",
+        role: "assistant",
+        parts: [
+          { type: "tool-call", id: "c1", name: "f", args: "{}" },
+          { type: "tool-call", id: "c2", name: "g", args: "{}" },
+        ],
+        meta: {},
+      },
       {
         id: "t",
         role: "tool",
         parts: [
           { type: "tool-result", callId: "c1", content: [{ type: "text", text: "one" }], isError: true },
-          { type: "tool-result", callId: "c2", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] },
+          {
+            type: "tool-result",
+            callId: "c2",
+            content: [
+              { type: "text", text: "a" },
+              { type: "text", text: "b" },
+            ],
+          },
         ],
         meta: {},
       },
     ]);
     expect(out).toEqual([
-      { role: "assistant", content: null, tool_calls: [
-        { id: "c1", type: "function", function: { name: "f", arguments: "{}" } },
-        { id: "c2", type: "function", function: { name: "g", arguments: "{}" } },
-      ] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "c1", type: "function", function: { name: "f", arguments: "{}" } },
+          { id: "c2", type: "function", function: { name: "g", arguments: "{}" } },
+        ],
+      },
       { role: "tool", content: "one", tool_call_id: "c1" },
-      { role: "tool", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }], tool_call_id: "c2" },
+      {
+        role: "tool",
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+        tool_call_id: "c2",
+      },
     ]);
   });
 
   it("drops reasoning and foreign opaque parts, keeps text; no text and no calls is an empty string", () => {
     const out = render([
-      { id: "a", role: "assistant", parts: [{ type: "reasoning", text: "hmm", signature: "sig" }, text("Answer."), { type: "opaque", value: { type: "server_tool_use" }, meta: { anthropic: {} } }], meta: {} },
+      {
+        id: "a",
+        role: "assistant",
+        parts: [
+          { type: "reasoning", text: "hmm", signature: "sig" },
+          text("Answer."),
+          { type: "opaque", value: { type: "server_tool_use" }, meta: { anthropic: {} } },
+        ],
+        meta: {},
+      },
       { id: "b", role: "assistant", parts: [{ type: "reasoning", redacted: "xxx" }], meta: {} },
       { id: "c", role: "user", parts: [], meta: {} },
     ]);
-    expect(out).toEqual([{ role: "assistant", content: "Answer." }, { role: "assistant", content: "" }, { role: "user", content: "" }]);
+    expect(out).toEqual([
+      { role: "assistant", content: "Answer." },
+      { role: "assistant", content: "" },
+      { role: "user", content: "" },
+    ]);
   });
 
   it("renders results inside a user message as tool messages in place and a tool message's stray text as a user message", () => {
@@ -243,11 +315,18 @@ describe("openai-chat: rendering canonical messages from elsewhere", () => {
       { type: "image_url", image_url: { url: "https://x.test/b.png" } },
     ]);
     expectError(() => render([{ id: "u", role: "user", parts: [{ type: "media", data: 42 }], meta: {} }]), "E_UNKNOWN_PART", "messages[0].parts[0]");
-    expect(mediaSource({ type: "media", mediaType: "image/*", data: "data:image/gif;base64,R0lG" })).toEqual({ url: "data:image/gif;base64,R0lG", mediaType: "image/gif" });
+    expect(mediaSource({ type: "media", mediaType: "image/*", data: "data:image/gif;base64,R0lG" })).toEqual({
+      url: "data:image/gif;base64,R0lG",
+      mediaType: "image/gif",
+    });
   });
 
   it("refuses a tool call on a user message", () => {
-    expectError(() => render([{ id: "u", role: "user", parts: [{ type: "tool-call", id: "c", name: "f", args: "" }], meta: {} }]), "E_UNKNOWN_PART", "messages[0].parts[0]");
+    expectError(
+      () => render([{ id: "u", role: "user", parts: [{ type: "tool-call", id: "c", name: "f", args: "" }], meta: {} }]),
+      "E_UNKNOWN_PART",
+      "messages[0].parts[0]",
+    );
   });
 
   it("writes a legacy function call back as function_call only when it is still the one it was", () => {
@@ -257,7 +336,12 @@ describe("openai-chat: rendering canonical messages from elsewhere", () => {
     ]);
     const out = render([{ ...a!, parts: [...a!.parts, { type: "tool-call", id: "c9", name: "g", args: "{}" }] }, f!]);
     expect(out).toEqual([
-      { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" }, tool_calls: [{ id: "c9", type: "function", function: { name: "g", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        function_call: { name: "f", arguments: "{}" },
+        tool_calls: [{ id: "c9", type: "function", function: { name: "g", arguments: "{}" } }],
+      },
       { role: "function", name: "f", content: "r" },
     ]);
   });
@@ -269,7 +353,16 @@ describe("openai-chat: bad input", () => {
   });
 
   it("names the message and the field of a wrong type", () => {
-    expectError(() => parse([{ role: "user", content: "hi" }, { role: "assistant", content: 5 }]), "E_SCHEMA", "messages[1]", "content");
+    expectError(
+      () =>
+        parse([
+          { role: "user", content: "hi" },
+          { role: "assistant", content: 5 },
+        ]),
+      "E_SCHEMA",
+      "messages[1]",
+      "content",
+    );
     expectError(() => parse([{ role: "tool", tool_call_id: 7, content: "x" }]), "E_SCHEMA", "messages[0]", "tool_call_id");
     const err = expectError(
       () => parse([{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: 3, arguments: "{}" } }] }]),
@@ -296,9 +389,9 @@ describe("openai-chat: bad input", () => {
   });
 
   it("never throws anything but a CtxfoldError on arbitrary input", () => {
-    const mutated = fc.tuple(fc.constantFrom(...kEverything), fc.constantFrom("role", "content", "tool_calls", "tool_call_id", "name", "function_call"), fc.anything()).map(
-      ([m, key, value]) => ({ ...m, [key]: value }),
-    );
+    const mutated = fc
+      .tuple(fc.constantFrom(...kEverything), fc.constantFrom("role", "content", "tool_calls", "tool_call_id", "name", "function_call"), fc.anything())
+      .map(([m, key, value]) => ({ ...m, [key]: value }));
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.anything(), mutated), { maxLength: 5 }), (x) => {
         try {
@@ -315,13 +408,20 @@ describe("openai-chat: bad input", () => {
 // ---------------------------------------------------------------------------------------------
 // Random valid wire conversations.
 
-
 const textPart = withExtras(fc.record({ type: fc.constant("text"), text: str }));
 const userPart = fc.oneof(
   textPart,
-  fc.record({ type: fc.constant("image_url"), image_url: fc.record({ url: fc.constantFrom("https://x.test/a.png", "data:image/png;base64,iVBO"), detail: opt(fc.constantFrom("low", "high", "auto")) }).map(compact) }),
+  fc.record({
+    type: fc.constant("image_url"),
+    image_url: fc
+      .record({ url: fc.constantFrom("https://x.test/a.png", "data:image/png;base64,iVBO"), detail: opt(fc.constantFrom("low", "high", "auto")) })
+      .map(compact),
+  }),
   fc.record({ type: fc.constant("input_audio"), input_audio: fc.record({ data: str, format: fc.constantFrom("wav", "mp3") }) }),
-  fc.record({ type: fc.constant("file"), file: fc.oneof(fc.record({ file_id: str }), fc.record({ file_data: fc.constant("data:application/pdf;base64,JVBE"), filename: str })) }),
+  fc.record({
+    type: fc.constant("file"),
+    file: fc.oneof(fc.record({ file_id: str }), fc.record({ file_data: fc.constant("data:application/pdf;base64,JVBE"), filename: str })),
+  }),
   fc.record({ type: fc.constantFrom("video_url", "x_part"), value: fc.jsonValue({ maxDepth: 1 }) }),
 );
 const assistantPart = fc.oneof(textPart, withExtras(fc.record({ type: fc.constant("refusal"), refusal: str })));
@@ -336,15 +436,17 @@ const chatMessage: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   withExtras(fc.record({ role: fc.constantFrom("system", "developer"), content: content(textPart), name: opt(str) }).map(compact)),
   withExtras(fc.record({ role: fc.constant("user"), content: content(userPart), name: opt(str) }).map(compact)),
   withExtras(
-    fc.record({
-      role: fc.constant("assistant"),
-      content: content(assistantPart),
-      tool_calls: fc.oneof(fc.constant(undefined), fc.array(toolCall, { minLength: 1, maxLength: 3 }), fc.constant([]), fc.constant(null)),
-      function_call: fc.oneof(fc.constant(undefined), fc.record({ name: fc.constantFrom("f", "g"), arguments: str }), fc.constant(null)),
-      refusal: opt(fc.option(str)),
-      name: opt(str),
-      audio: opt(fc.option(fc.record({ id: str }))),
-    }).map(compact),
+    fc
+      .record({
+        role: fc.constant("assistant"),
+        content: content(assistantPart),
+        tool_calls: fc.oneof(fc.constant(undefined), fc.array(toolCall, { minLength: 1, maxLength: 3 }), fc.constant([]), fc.constant(null)),
+        function_call: fc.oneof(fc.constant(undefined), fc.record({ name: fc.constantFrom("f", "g"), arguments: str }), fc.constant(null)),
+        refusal: opt(fc.option(str)),
+        name: opt(str),
+        audio: opt(fc.option(fc.record({ id: str }))),
+      })
+      .map(compact),
   ),
   withExtras(fc.record({ role: fc.constant("tool"), tool_call_id: str, content: content(textPart) }).map(compact)),
   withExtras(fc.record({ role: fc.constant("function"), name: fc.constantFrom("f", "g", "h"), content: fc.oneof(str, fc.constant(null)) })),
@@ -352,7 +454,10 @@ const chatMessage: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
 
 describe("openai-chat: properties over random valid conversations", () => {
   it("render(parse(x)) rebuilds x and reuses it byte for byte", () => {
-    fc.assert(fc.property(fc.array(chatMessage, { maxLength: 10 }), (x) => expectRoundTrip(x)), { numRuns: 400 });
+    fc.assert(
+      fc.property(fc.array(chatMessage, { maxLength: 10 }), (x) => expectRoundTrip(x)),
+      { numRuns: 400 },
+    );
   });
 
   it("round-trips generated agent transcripts", () => {
@@ -368,13 +473,15 @@ const canonMedia = fc.oneof(
   fc.record({ type: fc.constant("media" as const), mediaType: fc.constant("image/png"), data: fc.constantFrom("iVBORw0KGgo=", "https://x.test/a.png") }),
   fc.record({ type: fc.constant("media" as const), mediaType: fc.constantFrom("audio/wav", "application/pdf"), data: fc.constant("UklGRg==") }),
 );
-const canonResult = fc.record({
-  type: fc.constant("tool-result" as const),
-  callId: str,
-  name: opt(str),
-  content: fc.array(fc.oneof(canonText, canonMedia), { maxLength: 3 }),
-  isError: opt(fc.boolean()),
-}).map(compact);
+const canonResult = fc
+  .record({
+    type: fc.constant("tool-result" as const),
+    callId: str,
+    name: opt(str),
+    content: fc.array(fc.oneof(canonText, canonMedia), { maxLength: 3 }),
+    isError: opt(fc.boolean()),
+  })
+  .map(compact);
 const canonCall = fc.record({ type: fc.constant("tool-call" as const), id: str, name: str, args: str });
 const canonReasoning = fc.record({ type: fc.constant("reasoning" as const), text: opt(str), redacted: opt(str), signature: opt(str) }).map(compact);
 const canonOpaque = fc.record({ type: fc.constant("opaque" as const), value: fc.jsonValue({ maxDepth: 1 }) });

@@ -59,7 +59,13 @@ const kEverything: OpenAIResponsesItem[] = [
     ],
   }, // 3
   { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "Plan." }], encrypted_content: "gAAAA" }, // 4
-  { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Let me look.", annotations: [], logprobs: [] }] }, // 5
+  {
+    type: "message",
+    id: "msg_1",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text: "Let me look.", annotations: [], logprobs: [] }],
+  }, // 5
   { type: "function_call", id: "fc_1", call_id: "call_1", name: "read_file", arguments: '{"path":"a"}', status: "completed" }, // 6
   { type: "function_call", call_id: "call_2", name: "bash", arguments: "{bad" }, // 7
   { type: "function_call_output", call_id: "call_1", output: "hello" }, // 8
@@ -68,9 +74,25 @@ const kEverything: OpenAIResponsesItem[] = [
   { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "x" } }, // 11
   { type: "custom_tool_call", call_id: "call_3", name: "patch", input: "*** Begin" }, // 12
   { type: "custom_tool_call_output", call_id: "call_3", output: [{ type: "input_text", text: "ok" }] }, // 13
-  { type: "function_call_output", id: "fco_1", call_id: "call_x", output: [{ type: "input_text", text: "a" }, { type: "input_image", image_url: "data:image/png;base64,iVBO" }] }, // 14
+  {
+    type: "function_call_output",
+    id: "fco_1",
+    call_id: "call_x",
+    output: [
+      { type: "input_text", text: "a" },
+      { type: "input_image", image_url: "data:image/png;base64,iVBO" },
+    ],
+  }, // 14
   { type: "function_call_output", call_id: "call_y", output: [], x_note: "empty" }, // 15
-  { type: "reasoning", id: "rs_3", summary: [{ type: "summary_text", text: "One." }, { type: "summary_text", text: "Two." }], content: [{ type: "reasoning_text", text: "raw" }] }, // 16
+  {
+    type: "reasoning",
+    id: "rs_3",
+    summary: [
+      { type: "summary_text", text: "One." },
+      { type: "summary_text", text: "Two." },
+    ],
+    content: [{ type: "reasoning_text", text: "raw" }],
+  }, // 16
   {
     role: "assistant",
     content: [
@@ -95,8 +117,25 @@ describe("openai-responses: parsing every wire feature", () => {
 
   it("makes canonical messages with ids m<first item index>, valid against the canonical schema", () => {
     expect(messages.map((m) => `${m.id}:${m.role}`)).toEqual([
-      "m0:system", "m1:system", "m2:user", "m3:user", "m4:assistant", "m8:tool", "m9:tool", "m10:assistant", "m13:tool", "m14:tool",
-      "m15:tool", "m16:assistant", "m18:assistant", "m19:assistant", "m20:tool", "m21:assistant", "m23:user", "m24:user", "m25:assistant",
+      "m0:system",
+      "m1:system",
+      "m2:user",
+      "m3:user",
+      "m4:assistant",
+      "m8:tool",
+      "m9:tool",
+      "m10:assistant",
+      "m13:tool",
+      "m14:tool",
+      "m15:tool",
+      "m16:assistant",
+      "m18:assistant",
+      "m19:assistant",
+      "m20:tool",
+      "m21:assistant",
+      "m23:user",
+      "m24:user",
+      "m25:assistant",
     ]);
     for (const m of messages) expect(MessageSchema.safeParse(m).success).toBe(true);
   });
@@ -120,7 +159,13 @@ describe("openai-responses: parsing every wire feature", () => {
     expect(m.parts).toEqual([
       { type: "reasoning", text: "Plan.", redacted: "gAAAA", meta: { "openai-responses": { fields: { id: "rs_1" } } } },
       { type: "text", text: "Let me look.", meta: { "openai-responses": { type: "output_text", fields: { annotations: [], logprobs: [] } } } },
-      { type: "tool-call", id: "call_1", name: "read_file", args: '{"path":"a"}', meta: { "openai-responses": { fields: { id: "fc_1", status: "completed" } } } },
+      {
+        type: "tool-call",
+        id: "call_1",
+        name: "read_file",
+        args: '{"path":"a"}',
+        meta: { "openai-responses": { fields: { id: "fc_1", status: "completed" } } },
+      },
       { type: "tool-call", id: "call_2", name: "bash", args: "{bad" },
     ]);
     expect(m.meta["openai-responses"]).toEqual({ content: "array", fields: { type: "message", id: "msg_1", status: "completed" } });
@@ -129,15 +174,30 @@ describe("openai-responses: parsing every wire feature", () => {
   it("makes each function_call_output a tool message with one result, empty outputs kept apart", () => {
     expect(get("m8").parts).toEqual([{ type: "tool-result", callId: "call_1", content: [{ type: "text", text: "hello" }] }]);
     expect(get("m9").parts).toEqual([{ type: "tool-result", callId: "call_2", content: [{ type: "text", text: "" }] }]);
-    expect(get("m14").parts[0]).toMatchObject({ callId: "call_x", content: [{ type: "text", text: "a" }, { type: "media", mediaType: "image/png" }], meta: { "openai-responses": { output: "array", fields: { id: "fco_1" } } } });
-    expect(get("m15").parts).toEqual([{ type: "tool-result", callId: "call_y", content: [], meta: { "openai-responses": { output: "array", fields: { x_note: "empty" } } } }]);
+    expect(get("m14").parts[0]).toMatchObject({
+      callId: "call_x",
+      content: [
+        { type: "text", text: "a" },
+        { type: "media", mediaType: "image/png" },
+      ],
+      meta: { "openai-responses": { output: "array", fields: { id: "fco_1" } } },
+    });
+    expect(get("m15").parts).toEqual([
+      { type: "tool-result", callId: "call_y", content: [], meta: { "openai-responses": { output: "array", fields: { x_note: "empty" } } } },
+    ]);
   });
 
   it("reads reasoning: empty summary without text, several summaries joined, the rest in meta", () => {
-    expect(get("m10").parts[0]).toEqual({ type: "reasoning", meta: { "openai-responses": { fields: { id: "rs_2", status: "completed", encrypted_content: null } } } });
+    expect(get("m10").parts[0]).toEqual({
+      type: "reasoning",
+      meta: { "openai-responses": { fields: { id: "rs_2", status: "completed", encrypted_content: null } } },
+    });
     const r = get("m16").parts[0]!;
     expect(r).toMatchObject({ type: "reasoning", text: "One.\n\nTwo." });
-    expect(r.meta!["openai-responses"]).toMatchObject({ summary: [{ text: "One." }, { text: "Two." }], fields: { id: "rs_3", content: [{ type: "reasoning_text", text: "raw" }] } });
+    expect(r.meta!["openai-responses"]).toMatchObject({
+      summary: [{ text: "One." }, { text: "Two." }],
+      fields: { id: "rs_3", content: [{ type: "reasoning_text", text: "raw" }] },
+    });
   });
 
   it("carries custom tool calls and unknown model-side items in the turn", () => {
@@ -210,35 +270,90 @@ describe("openai-responses: rendering canonical messages", () => {
   });
 
   it("uses the plain string form for one text part and typed parts for several", () => {
-    expect(render([
-      { id: "s", role: "system", parts: [text("a"), text("b")], meta: {} },
-      { id: "a", role: "assistant", parts: [text("c"), text("d")], meta: {} },
-      { id: "u", role: "user", parts: [], meta: {} },
-    ])).toEqual([
-      { role: "system", content: [{ type: "input_text", text: "a" }, { type: "input_text", text: "b" }] },
-      { role: "assistant", content: [{ type: "output_text", text: "c", annotations: [] }, { type: "output_text", text: "d", annotations: [] }] },
+    expect(
+      render([
+        { id: "s", role: "system", parts: [text("a"), text("b")], meta: {} },
+        { id: "a", role: "assistant", parts: [text("c"), text("d")], meta: {} },
+        { id: "u", role: "user", parts: [], meta: {} },
+      ]),
+    ).toEqual([
+      {
+        role: "system",
+        content: [
+          { type: "input_text", text: "a" },
+          { type: "input_text", text: "b" },
+        ],
+      },
+      {
+        role: "assistant",
+        content: [
+          { type: "output_text", text: "c", annotations: [] },
+          { type: "output_text", text: "d", annotations: [] },
+        ],
+      },
       { role: "user", content: "" },
     ]);
   });
 
   it("renders several results as several outputs, drops isError, foreign reasoning and foreign opaque parts", () => {
     const items = render([
-      { id: "a", role: "assistant", parts: [{ type: "reasoning", text: "hmm", signature: "s" }, { type: "opaque", value: { type: "x" } }, call("c1"), call("c2")], meta: {} },
-      { id: "t", role: "tool", parts: [{ type: "tool-result", callId: "c1", content: [], isError: true }, { type: "tool-result", callId: "c2", content: [text("x"), text("y")] }, text("note")], meta: {} },
+      {
+        id: "a",
+        role: "assistant",
+        parts: [{ type: "reasoning", text: "hmm", signature: "s" }, { type: "opaque", value: { type: "x" } }, call("c1"), call("c2")],
+        meta: {},
+      },
+      {
+        id: "t",
+        role: "tool",
+        parts: [
+          { type: "tool-result", callId: "c1", content: [], isError: true },
+          { type: "tool-result", callId: "c2", content: [text("x"), text("y")] },
+          text("note"),
+        ],
+        meta: {},
+      },
     ]);
     expect(items).toEqual([
       { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
       { type: "function_call", call_id: "c2", name: "f", arguments: "{}" },
       { type: "function_call_output", call_id: "c1", output: "" },
-      { type: "function_call_output", call_id: "c2", output: [{ type: "input_text", text: "x" }, { type: "input_text", text: "y" }] },
+      {
+        type: "function_call_output",
+        call_id: "c2",
+        output: [
+          { type: "input_text", text: "x" },
+          { type: "input_text", text: "y" },
+        ],
+      },
       { role: "user", content: "note" },
     ]);
   });
 
   it("rebuilds a reasoning summary from edited text, keeps it when the text is untouched", () => {
-    const [m] = parse([{ type: "reasoning", id: "rs", summary: [{ type: "summary_text", text: "A" }, { type: "summary_text", text: "B" }], encrypted_content: "e" }]);
+    const [m] = parse([
+      {
+        type: "reasoning",
+        id: "rs",
+        summary: [
+          { type: "summary_text", text: "A" },
+          { type: "summary_text", text: "B" },
+        ],
+        encrypted_content: "e",
+      },
+    ]);
     const r = m!.parts[0]!;
-    expect(render([m!], { reuse: false })).toEqual([{ type: "reasoning", id: "rs", summary: [{ type: "summary_text", text: "A" }, { type: "summary_text", text: "B" }], encrypted_content: "e" }]);
+    expect(render([m!], { reuse: false })).toEqual([
+      {
+        type: "reasoning",
+        id: "rs",
+        summary: [
+          { type: "summary_text", text: "A" },
+          { type: "summary_text", text: "B" },
+        ],
+        encrypted_content: "e",
+      },
+    ]);
     const edited: Message = { ...m!, parts: [{ ...r, text: "short" } as Part] };
     expect(render([edited])).toEqual([{ type: "reasoning", id: "rs", summary: [{ type: "summary_text", text: "short" }], encrypted_content: "e" }]);
   });
@@ -257,15 +372,17 @@ describe("openai-responses: rendering canonical messages", () => {
         meta: {},
       },
     ]);
-    expect(items).toEqual([{
-      role: "user",
-      content: [
-        { type: "input_image", image_url: "data:image/png;base64,iVBO", detail: "auto" },
-        { type: "input_image", image_url: "https://x.test/a.png", detail: "auto" },
-        { type: "input_file", file_data: "data:application/pdf;base64,JVBE", filename: "a.pdf" },
-        { type: "input_audio", input_audio: { data: "UklG", format: "wav" } },
-      ],
-    }]);
+    expect(items).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "input_image", image_url: "data:image/png;base64,iVBO", detail: "auto" },
+          { type: "input_image", image_url: "https://x.test/a.png", detail: "auto" },
+          { type: "input_file", file_data: "data:application/pdf;base64,JVBE", filename: "a.pdf" },
+          { type: "input_audio", input_audio: { data: "UklG", format: "wav" } },
+        ],
+      },
+    ]);
     expectError(() => render([{ id: "u", role: "user", parts: [call("c")], meta: {} }]), "E_UNKNOWN_PART", "messages[0].parts[0]");
     expectError(() => render([{ id: "u", role: "user", parts: [{ type: "media", data: null }], meta: {} }]), "E_UNKNOWN_PART", "messages[0].parts[0]");
   });
@@ -277,7 +394,16 @@ describe("openai-responses: bad input", () => {
   });
 
   it("names the item and the field of a wrong type", () => {
-    expectError(() => parse([{ role: "user", content: "x" }, { type: "function_call", call_id: "c", name: "f", arguments: 5 }]), "E_SCHEMA", "messages[1]", "arguments");
+    expectError(
+      () =>
+        parse([
+          { role: "user", content: "x" },
+          { type: "function_call", call_id: "c", name: "f", arguments: 5 },
+        ]),
+      "E_SCHEMA",
+      "messages[1]",
+      "arguments",
+    );
     expectError(() => parse([{ role: "user", content: 5 }]), "E_SCHEMA", "messages[0]", "content");
     expectError(() => parse([{ type: "reasoning", id: "r", summary: "x" }]), "E_SCHEMA", "summary");
     expectError(() => parse([{ type: "function_call_output", call_id: "c", output: [{ type: "input_text", text: 1 }] }]), "E_SCHEMA", "output[0].text");
@@ -294,9 +420,9 @@ describe("openai-responses: bad input", () => {
   });
 
   it("never throws anything but a CtxfoldError on arbitrary input", () => {
-    const mutated = fc.tuple(fc.constantFrom(...kEverything), fc.constantFrom("type", "role", "content", "summary", "output", "call_id", "arguments"), fc.anything()).map(
-      ([m, key, value]) => ({ ...m, [key]: value }),
-    );
+    const mutated = fc
+      .tuple(fc.constantFrom(...kEverything), fc.constantFrom("type", "role", "content", "summary", "output", "call_id", "arguments"), fc.anything())
+      .map(([m, key, value]) => ({ ...m, [key]: value }));
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.anything(), mutated), { maxLength: 5 }), (x) => {
         try {
@@ -313,43 +439,96 @@ describe("openai-responses: bad input", () => {
 // ---------------------------------------------------------------------------------------------
 // Random valid input item lists.
 
-
 const inputPart = fc.oneof(
   withExtras(fc.record({ type: fc.constant("input_text"), text: str })),
-  fc.record({ type: fc.constant("input_image"), image_url: opt(fc.constantFrom("https://x.test/a.png", "data:image/png;base64,iVBO")), file_id: opt(str), detail: fc.constantFrom("low", "high", "auto") }).map(compact),
-  fc.record({ type: fc.constant("input_file"), file_data: opt(fc.constant("data:application/pdf;base64,JVBE")), file_id: opt(str), file_url: opt(fc.constant("https://x.test/a.pdf")), filename: opt(str) }).map(compact),
+  fc
+    .record({
+      type: fc.constant("input_image"),
+      image_url: opt(fc.constantFrom("https://x.test/a.png", "data:image/png;base64,iVBO")),
+      file_id: opt(str),
+      detail: fc.constantFrom("low", "high", "auto"),
+    })
+    .map(compact),
+  fc
+    .record({
+      type: fc.constant("input_file"),
+      file_data: opt(fc.constant("data:application/pdf;base64,JVBE")),
+      file_id: opt(str),
+      file_url: opt(fc.constant("https://x.test/a.pdf")),
+      filename: opt(str),
+    })
+    .map(compact),
   fc.record({ type: fc.constant("input_audio"), input_audio: fc.record({ data: str, format: fc.constantFrom("wav", "mp3") }) }),
   fc.record({ type: fc.constantFrom("input_video", "x_part"), value: fc.jsonValue({ maxDepth: 1 }) }),
 );
 const outputPart = fc.oneof(
-  withExtras(fc.record({ type: fc.constant("output_text"), text: str, annotations: opt(fc.array(fc.record({ type: fc.constant("url_citation"), url: str }), { maxLength: 1 })), logprobs: opt(fc.constant([])) }).map(compact)),
+  withExtras(
+    fc
+      .record({
+        type: fc.constant("output_text"),
+        text: str,
+        annotations: opt(fc.array(fc.record({ type: fc.constant("url_citation"), url: str }), { maxLength: 1 })),
+        logprobs: opt(fc.constant([])),
+      })
+      .map(compact),
+  ),
   withExtras(fc.record({ type: fc.constant("refusal"), refusal: str })),
 );
 const itemMeta = { type: opt(fc.constant("message")), id: opt(str), status: opt(fc.constantFrom("completed", "in_progress")) };
 const output = fc.oneof(str, fc.array(fc.oneof(withExtras(fc.record({ type: fc.constant("input_text"), text: str })), inputPart), { maxLength: 3 }));
 const item: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
-  withExtras(fc.record({ ...itemMeta, role: fc.constantFrom("user", "system", "developer"), content: fc.oneof(str, fc.array(inputPart, { maxLength: 3 })) }).map(compact)),
-  { weight: 2, arbitrary: withExtras(fc.record({ ...itemMeta, role: fc.constant("assistant"), content: fc.oneof(str, fc.array(outputPart, { maxLength: 3 })) }).map(compact)) },
-  { weight: 2, arbitrary: withExtras(fc.record({ type: fc.constant("function_call"), call_id: str, name: str, arguments: str, id: opt(str), status: opt(fc.constant("completed")) }).map(compact)) },
-  { weight: 2, arbitrary: withExtras(fc.record({ type: fc.constant("function_call_output"), call_id: str, output, id: opt(str), status: opt(fc.constant("completed")) }).map(compact)) },
+  withExtras(
+    fc
+      .record({ ...itemMeta, role: fc.constantFrom("user", "system", "developer"), content: fc.oneof(str, fc.array(inputPart, { maxLength: 3 })) })
+      .map(compact),
+  ),
+  {
+    weight: 2,
+    arbitrary: withExtras(
+      fc.record({ ...itemMeta, role: fc.constant("assistant"), content: fc.oneof(str, fc.array(outputPart, { maxLength: 3 })) }).map(compact),
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: withExtras(
+      fc
+        .record({ type: fc.constant("function_call"), call_id: str, name: str, arguments: str, id: opt(str), status: opt(fc.constant("completed")) })
+        .map(compact),
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: withExtras(
+      fc.record({ type: fc.constant("function_call_output"), call_id: str, output, id: opt(str), status: opt(fc.constant("completed")) }).map(compact),
+    ),
+  },
   withExtras(fc.record({ type: fc.constant("custom_tool_call"), call_id: str, name: str, input: str, id: opt(str) }).map(compact)),
   withExtras(fc.record({ type: fc.constant("custom_tool_call_output"), call_id: str, output }).map(compact)),
   withExtras(
-    fc.record({
-      type: fc.constant("reasoning"),
-      id: opt(str),
-      summary: fc.array(withExtras(fc.record({ type: fc.constantFrom("summary_text", "summary_text", "x_summary"), text: str })), { maxLength: 3 }),
-      encrypted_content: opt(fc.option(str)),
-      content: opt(fc.array(fc.record({ type: fc.constant("reasoning_text"), text: str }), { maxLength: 2 })),
-      status: opt(fc.constant("completed")),
-    }).map(compact),
+    fc
+      .record({
+        type: fc.constant("reasoning"),
+        id: opt(str),
+        summary: fc.array(withExtras(fc.record({ type: fc.constantFrom("summary_text", "summary_text", "x_summary"), text: str })), { maxLength: 3 }),
+        encrypted_content: opt(fc.option(str)),
+        content: opt(fc.array(fc.record({ type: fc.constant("reasoning_text"), text: str }), { maxLength: 2 })),
+        status: opt(fc.constant("completed")),
+      })
+      .map(compact),
   ),
-  fc.record({ type: fc.constantFrom("web_search_call", "item_reference", "computer_call_output", "mcp_list_tools", "mcp_approval_response", "x_future"), id: str, data: fc.jsonValue({ maxDepth: 1 }) }),
+  fc.record({
+    type: fc.constantFrom("web_search_call", "item_reference", "computer_call_output", "mcp_list_tools", "mcp_approval_response", "x_future"),
+    id: str,
+    data: fc.jsonValue({ maxDepth: 1 }),
+  }),
 );
 
 describe("openai-responses: properties over random valid item lists", () => {
   it("render(parse(x)) rebuilds x and reuses it byte for byte", () => {
-    fc.assert(fc.property(fc.array(item, { maxLength: 12 }), (x) => expectRoundTrip(x)), { numRuns: 400 });
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 12 }), (x) => expectRoundTrip(x)),
+      { numRuns: 400 },
+    );
   });
 });
 
@@ -361,15 +540,23 @@ describe("openai-responses: OpenAI Chat -> canonical -> Responses -> canonical -
     expectCrossFormat([
       { role: "system", content: "You are an agent." },
       { role: "user", content: "Fix the bug." },
-      { role: "assistant", content: null, tool_calls: [
-        { id: "call_a", type: "function", function: { name: "read_file", arguments: '{"path":"src/a.ts"}' } },
-        { id: "call_b", type: "function", function: { name: "grep", arguments: '{"pattern":"TODO"}' } },
-        { id: "call_c", type: "function", function: { name: "bash", arguments: "" } },
-      ] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_a", type: "function", function: { name: "read_file", arguments: '{"path":"src/a.ts"}' } },
+          { id: "call_b", type: "function", function: { name: "grep", arguments: '{"pattern":"TODO"}' } },
+          { id: "call_c", type: "function", function: { name: "bash", arguments: "" } },
+        ],
+      },
       { role: "tool", content: "export const a = 1;", tool_call_id: "call_a" },
       { role: "tool", content: "", tool_call_id: "call_b" },
       { role: "tool", content: "", tool_call_id: "call_c" },
-      { role: "assistant", content: "Now the edit.", tool_calls: [{ id: "call_d", type: "function", function: { name: "write_file", arguments: '{"path":"src/a.ts"}' } }] },
+      {
+        role: "assistant",
+        content: "Now the edit.",
+        tool_calls: [{ id: "call_d", type: "function", function: { name: "write_file", arguments: '{"path":"src/a.ts"}' } }],
+      },
       { role: "tool", content: "ok", tool_call_id: "call_d" },
       { role: "assistant", content: "", tool_calls: [{ id: "call_e", type: "function", function: { name: "bash", arguments: '{"command":"npm test"}' } }] },
       { role: "tool", content: "", tool_call_id: "call_e" },
@@ -397,21 +584,33 @@ describe("openai-responses: OpenAI Chat -> canonical -> Responses -> canonical -
   });
 
   it("gives back generated agent transcripts", () => {
-    for (let seed = 1; seed <= 30; seed++) expectCrossFormat(openaiChatAdapter.render(generateRun({ seed, steps: 10, parallel: 0.4, failures: 0.2 }).messages) as unknown[]);
+    for (let seed = 1; seed <= 30; seed++)
+      expectCrossFormat(openaiChatAdapter.render(generateRun({ seed, steps: 10, parallel: 0.4, failures: 0.2 }).messages) as unknown[]);
   });
 
   it("gives back random OpenAI Chat shaped conversations", () => {
-    const calls = fc.array(fc.record({ id: str, type: fc.constant("function"), function: fc.record({ name: str, arguments: str }) }), { minLength: 1, maxLength: 3 });
+    const calls = fc.array(fc.record({ id: str, type: fc.constant("function"), function: fc.record({ name: str, arguments: str }) }), {
+      minLength: 1,
+      maxLength: 3,
+    });
     /** An agent step: an assistant message with calls (content a string or null), then one tool message per call. */
-    const step = fc.tuple(fc.oneof(str, fc.constant(null)), calls, fc.array(str, { minLength: 3, maxLength: 3 })).map(([content, tc, outputs]) => [
-      { role: "assistant", content, tool_calls: tc },
-      ...tc.map((c, k) => ({ role: "tool", content: outputs[k]!, tool_call_id: c.id })),
-    ]);
+    const step = fc
+      .tuple(fc.oneof(str, fc.constant(null)), calls, fc.array(str, { minLength: 3, maxLength: 3 }))
+      .map(([content, tc, outputs]) => [
+        { role: "assistant", content, tool_calls: tc },
+        ...tc.map((c, k) => ({ role: "tool", content: outputs[k]!, tool_call_id: c.id })),
+      ]);
     const say = (role: string) => str.map((content) => [{ role, content }]);
-    const conversation = fc.tuple(fc.option(say("system")), fc.array(fc.oneof(step, say("user"), say("assistant")), { maxLength: 8 })).map(([sys, turns]) => [...(sys ?? []), ...turns.flat()]);
+    const conversation = fc
+      .tuple(fc.option(say("system")), fc.array(fc.oneof(step, say("user"), say("assistant")), { maxLength: 8 }))
+      .map(([sys, turns]) => [...(sys ?? []), ...turns.flat()]);
     // The one shape the items cannot tell apart: a text-only assistant message right before one with calls.
-    const tellable = (x: Record<string, unknown>[]) => !x.some((m, i) => m.role === "assistant" && !m.tool_calls && x[i + 1]?.role === "assistant" && x[i + 1]!.tool_calls);
-    fc.assert(fc.property(conversation.filter(tellable), (x) => expectCrossFormat(x)), { numRuns: 300 });
+    const tellable = (x: Record<string, unknown>[]) =>
+      !x.some((m, i) => m.role === "assistant" && !m.tool_calls && x[i + 1]?.role === "assistant" && x[i + 1]!.tool_calls);
+    fc.assert(
+      fc.property(conversation.filter(tellable), (x) => expectCrossFormat(x)),
+      { numRuns: 300 },
+    );
   });
 
   it("reads a text-only assistant message followed by one with only calls back as one message (documented)", () => {
@@ -432,13 +631,15 @@ const canonMedia = fc.oneof(
   fc.record({ type: fc.constant("media" as const), mediaType: fc.constant("image/png"), data: fc.constantFrom("iVBORw0KGgo=", "https://x.test/a.png") }),
   fc.record({ type: fc.constant("media" as const), mediaType: fc.constantFrom("audio/wav", "application/pdf"), data: fc.constant("UklGRg==") }),
 );
-const canonResult = fc.record({
-  type: fc.constant("tool-result" as const),
-  callId: str,
-  name: opt(str),
-  content: fc.array(fc.oneof(canonText, canonMedia), { maxLength: 3 }),
-  isError: opt(fc.boolean()),
-}).map(compact);
+const canonResult = fc
+  .record({
+    type: fc.constant("tool-result" as const),
+    callId: str,
+    name: opt(str),
+    content: fc.array(fc.oneof(canonText, canonMedia), { maxLength: 3 }),
+    isError: opt(fc.boolean()),
+  })
+  .map(compact);
 const canonCall = fc.record({ type: fc.constant("tool-call" as const), id: str, name: str, args: str });
 const canonReasoning = fc.record({ type: fc.constant("reasoning" as const), text: opt(str), redacted: opt(str), signature: opt(str) }).map(compact);
 const canonOpaque = fc.record({ type: fc.constant("opaque" as const), value: fc.jsonValue({ maxDepth: 1 }) });

@@ -6,14 +6,29 @@ import type { Message } from "../../src/model/schema.js";
 
 describe("render", () => {
   it("hands back untouched groups whole and builds the rest", () => {
-    const wire = [{ role: "user", content: "a" }, { role: "assistant", content: "b" }];
+    const wire = [
+      { role: "user", content: "a" },
+      { role: "assistant", content: "b" },
+    ];
     const messages = openaiChatAdapter.parse(wire);
     const edited: Message[] = [messages[0]!, { ...messages[1]!, parts: [] }];
     const seen: string[] = [];
-    eachMessage(edited, "openai-chat", undefined, (raw, i) => seen.push(`reused ${i} ${JSON.stringify(raw)}`), (i) => (seen.push(`built ${i}`), i + 1));
+    eachMessage(
+      edited,
+      "openai-chat",
+      undefined,
+      (raw, i) => seen.push(`reused ${i} ${JSON.stringify(raw)}`),
+      (i) => (seen.push(`built ${i}`), i + 1),
+    );
     expect(seen).toEqual([`reused 0 ${JSON.stringify(wire[0])}`, "built 1"]);
     seen.length = 0;
-    eachMessage(edited, "openai-chat", { reuse: false }, () => seen.push("reused"), (i) => (seen.push(`built ${i}`), i + 1));
+    eachMessage(
+      edited,
+      "openai-chat",
+      { reuse: false },
+      () => seen.push("reused"),
+      (i) => (seen.push(`built ${i}`), i + 1),
+    );
     expect(seen).toEqual(["built 0", "built 1"]);
   });
 

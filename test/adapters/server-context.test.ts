@@ -6,7 +6,14 @@
 import { describe, expect, it } from "vitest";
 import { anthropicAdapter, detectFormat, openaiResponsesAdapter } from "../../src/adapters/index.js";
 import { isCompactionPart } from "../../src/adapters/server-context.js";
-import { anthropicOnDemandBody, anthropicThresholdBody, onDemandBlock, responsesAgentInput, responsesCompactedWindow, thresholdBlock } from "../helpers-server-context.js";
+import {
+  anthropicOnDemandBody,
+  anthropicThresholdBody,
+  onDemandBlock,
+  responsesAgentInput,
+  responsesCompactedWindow,
+  thresholdBlock,
+} from "../helpers-server-context.js";
 import { clone, errorOf } from "./helpers.js";
 
 describe("OpenAI Responses: compaction items and encrypted reasoning", () => {
@@ -73,8 +80,14 @@ describe("Anthropic: compaction blocks, thinking and context_management", () => 
   });
 
   it("a compaction block is a part the adapter carries whole, recognised as the provider's compaction", () => {
-    for (const [body, block] of [[anthropicThresholdBody(8, 4), thresholdBlock], [anthropicOnDemandBody(1), onDemandBlock]] as const) {
-      const parts = anthropicAdapter.parse(body).flatMap((m) => m.parts).filter(isCompactionPart);
+    for (const [body, block] of [
+      [anthropicThresholdBody(8, 4), thresholdBlock],
+      [anthropicOnDemandBody(1), onDemandBlock],
+    ] as const) {
+      const parts = anthropicAdapter
+        .parse(body)
+        .flatMap((m) => m.parts)
+        .filter(isCompactionPart);
       expect(parts).toEqual([expect.objectContaining({ type: "opaque", value: block })]);
     }
   });
@@ -87,8 +100,18 @@ describe("Anthropic: compaction blocks, thinking and context_management", () => 
 
 describe("detectFormat", () => {
   it("tells a conversation by its compaction alone", () => {
-    expect(detectFormat([{ role: "user", content: "Go on." }, { type: "compaction", encrypted_content: "gAAAAB" }])).toBe("openai-responses");
+    expect(
+      detectFormat([
+        { role: "user", content: "Go on." },
+        { type: "compaction", encrypted_content: "gAAAAB" },
+      ]),
+    ).toBe("openai-responses");
     expect(detectFormat([{ role: "user", content: "Go on." }, { type: "compaction_trigger" }])).toBe("openai-responses");
-    expect(detectFormat([{ role: "assistant", content: [onDemandBlock] }, { role: "user", content: "Go on." }])).toBe("anthropic");
+    expect(
+      detectFormat([
+        { role: "assistant", content: [onDemandBlock] },
+        { role: "user", content: "Go on." },
+      ]),
+    ).toBe("anthropic");
   });
 });

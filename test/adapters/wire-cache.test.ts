@@ -60,7 +60,7 @@ function schedule(wire: readonly unknown[], seed: number, fresh: boolean): unkno
   const calls: unknown[][] = [];
   let list: unknown[] = [];
   let r = seed;
-  const rand = (n: number) => ((r = (r * 1103515245 + 12345) >>> 0) % n);
+  const rand = (n: number) => (r = (r * 1103515245 + 12345) >>> 0) % n;
   for (let n = 1; n <= wire.length; n++) {
     list = [...list.slice(0, n - 1), wire[n - 1]];
     const roll = rand(12);

@@ -77,8 +77,16 @@ describe("DefaultBlockCompaction", () => {
     expect(r.endTurn).toBeGreaterThanOrEqual(config.keepFirstTurns - 1);
     expect(s.keepFirst(loop, map, { ...config, keepFirstTurns: 0 })).toBeUndefined();
     const msgs = map.messagesForRange(r, loop.messages);
-    const calls = msgs.flatMap((m) => m.parts).filter((p) => p.type === "tool-call").map((p) => (p as { id: string }).id);
-    const results = new Set(msgs.flatMap((m) => m.parts).filter((p) => p.type === "tool-result").map((p) => (p as { callId: string }).callId));
+    const calls = msgs
+      .flatMap((m) => m.parts)
+      .filter((p) => p.type === "tool-call")
+      .map((p) => (p as { id: string }).id);
+    const results = new Set(
+      msgs
+        .flatMap((m) => m.parts)
+        .filter((p) => p.type === "tool-result")
+        .map((p) => (p as { callId: string }).callId),
+    );
     for (const c of calls) expect(results.has(c)).toBe(true);
   });
 
@@ -87,7 +95,10 @@ describe("DefaultBlockCompaction", () => {
     const r = new DefaultBlockCompaction({ store, now: clock }).keepRecent(loop, map, { ...config, toolOutputMaxLines: 5 })!;
     expect(r.range.endTurn).toBe(map.turnCount() - 1);
     expect(r.range.endTurn - r.range.startTurn + 1).toBeGreaterThanOrEqual(config.keepRecent);
-    const outputs = r.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool-result").flatMap((p) => (p as { content: { type: string; text?: string }[] }).content);
+    const outputs = r.messages
+      .flatMap((m) => m.parts)
+      .filter((p) => p.type === "tool-result")
+      .flatMap((p) => (p as { content: { type: string; text?: string }[] }).content);
     let cut = 0;
     for (const c of outputs) {
       if (c.type !== "text") continue;
@@ -182,7 +193,10 @@ describe("CompactionScope and resolve_scope", () => {
 
   it("TokenBudget walks back accumulating loop estimates and stops at max_context_tokens", () => {
     const counter = new TokenCounter();
-    const sizes = chain.slice(0, -1).map((l) => estimateMessages(l.messages, counter)).reverse();
+    const sizes = chain
+      .slice(0, -1)
+      .map((l) => estimateMessages(l.messages, counter))
+      .reverse();
     const budget = sizes[0] + sizes[1] + 1;
     // Loops 4 and 3 fit; the total is still under budget before loop 2, so 2 is taken too.
     expect(resolveScope(session, chain, TokenBudget(), budget, { counter })).toBe(3);
@@ -226,10 +240,17 @@ describe("orchestration", () => {
     const session = sessionOf(4);
     const calls: string[] = [];
     const events: SessionEvent[] = [];
-    compactSessionLoops(session, 3, strategy(), {
-      beforeCompactionStart: (i) => calls.push(`before ${i.tokensBefore}`),
-      afterCompactionEnd: (i) => calls.push(`after ${i.tokensBefore}>${i.tokensAfter!}`),
-    }, 1e9, { onEvent: (e) => events.push(e), now: clock });
+    compactSessionLoops(
+      session,
+      3,
+      strategy(),
+      {
+        beforeCompactionStart: (i) => calls.push(`before ${i.tokensBefore}`),
+        afterCompactionEnd: (i) => calls.push(`after ${i.tokensBefore}>${i.tokensAfter!}`),
+      },
+      1e9,
+      { onEvent: (e) => events.push(e), now: clock },
+    );
     expect(events.map((e) => e.type)).toEqual(["compaction_started", "compaction_ended"]);
     const ended = events[1] as Extract<SessionEvent, { type: "compaction_ended" }>;
     expect(ended.tokensAfter).toBeLessThan(ended.tokensBefore);
@@ -241,8 +262,13 @@ describe("orchestration", () => {
     const inner = strategy();
     let used = 0;
     const counting = {
-      keepFirst: inner.keepFirst.bind(inner), keepRecent: inner.keepRecent.bind(inner), keepCompacted: inner.keepCompacted.bind(inner),
-      compact: (...a: Parameters<typeof inner.compact>) => { used++; return inner.compact(...a); },
+      keepFirst: inner.keepFirst.bind(inner),
+      keepRecent: inner.keepRecent.bind(inner),
+      keepCompacted: inner.keepCompacted.bind(inner),
+      compact: (...a: Parameters<typeof inner.compact>) => {
+        used++;
+        return inner.compact(...a);
+      },
     };
     compactSessionLoops(session, 1, undefined, { blockStrategy: counting }, 1e9);
     expect(used).toBe(2);
@@ -270,7 +296,18 @@ describe("legacy vs modern (compactContext)", () => {
     expect(events.map((e) => e.type)).toEqual(["compaction_started", "compaction_ended"]);
     expect(seen).toEqual([estimateMessages(r.messages, counter)]);
     let used = 0;
-    compactContext({ messages }, { inMemoryStrategy: { compact: (m) => { used++; return [...m]; } } }, max);
+    compactContext(
+      { messages },
+      {
+        inMemoryStrategy: {
+          compact: (m) => {
+            used++;
+            return [...m];
+          },
+        },
+      },
+      max,
+    );
     expect(used).toBe(1);
   });
 });
@@ -278,8 +315,13 @@ describe("legacy vs modern (compactContext)", () => {
 describe("SessionCompactionConfig (seed 002)", () => {
   it("WHEN and HOW defaults", () => {
     expect(kDefaultCompactionSettings).toEqual({
-      compactAtPct: 0.9, compactBudgetThresholdPct: 0.05, compactionScope: { kind: "fixed-count", count: 3 },
-      keepFirstTurns: 2, keepRecent: 10, maxSummaryTokens: 2000, toolOutputMaxLines: 50,
+      compactAtPct: 0.9,
+      compactBudgetThresholdPct: 0.05,
+      compactionScope: { kind: "fixed-count", count: 3 },
+      keepFirstTurns: 2,
+      keepRecent: 10,
+      maxSummaryTokens: 2000,
+      toolOutputMaxLines: 50,
     });
   });
   it("the trigger: headroom at compact_at_pct below compact_budget_threshold_pct", () => {
@@ -315,18 +357,23 @@ describe("originals and stores", () => {
 
   it("originals stay byte-identical after any number of compactions (property)", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 6 }), fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: 6 }), (loops, steps, order) => {
-        const session = sessionOf(loops, steps);
-        const before = JSON.stringify(session.loops.map((l) => l.messages));
-        let s = session;
-        for (const k of order) {
-          const current = k % loops;
-          s = compactSessionLoops(s, current, strategy(), { keepRecent: 1 + (k % 4), keepFirstTurns: k % 3 }, 1e9);
-          buildContextFromSession(s, current);
-        }
-        expect(JSON.stringify(s.loops.map((l) => l.messages))).toBe(before);
-        expect(JSON.stringify(session.loops.map((l) => l.messages))).toBe(before);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: 6 }),
+        (loops, steps, order) => {
+          const session = sessionOf(loops, steps);
+          const before = JSON.stringify(session.loops.map((l) => l.messages));
+          let s = session;
+          for (const k of order) {
+            const current = k % loops;
+            s = compactSessionLoops(s, current, strategy(), { keepRecent: 1 + (k % 4), keepFirstTurns: k % 3 }, 1e9);
+            buildContextFromSession(s, current);
+          }
+          expect(JSON.stringify(s.loops.map((l) => l.messages))).toBe(before);
+          expect(JSON.stringify(session.loops.map((l) => l.messages))).toBe(before);
+        },
+      ),
       { numRuns: 40 },
     );
   });

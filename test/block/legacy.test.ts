@@ -28,7 +28,12 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-function compact(messages: readonly Message[], maxContextTokens: number, config: Partial<SessionCompactionConfig> = {}, store: MemoryOffloadStore = createMemoryStore()) {
+function compact(
+  messages: readonly Message[],
+  maxContextTokens: number,
+  config: Partial<SessionCompactionConfig> = {},
+  store: MemoryOffloadStore = createMemoryStore(),
+) {
   return { store, r: compactMessages(messages, config, maxContextTokens, { store, counter }) };
 }
 
@@ -75,7 +80,11 @@ function expectRecoverable(input: readonly Message[], r: CompactMessagesResult, 
 describe("targetTokens", () => {
   it("is the largest count at which the trigger does not fire", () => {
     for (const max of [1000, 8192, 100_000, 128_000, 200_000]) {
-      for (const cfg of [kDefaultCompactionSettings, { compactAtPct: 0.7, compactBudgetThresholdPct: 0.1 }, { compactAtPct: 1, compactBudgetThresholdPct: 0 }]) {
+      for (const cfg of [
+        kDefaultCompactionSettings,
+        { compactAtPct: 0.7, compactBudgetThresholdPct: 0.1 },
+        { compactAtPct: 1, compactBudgetThresholdPct: 0 },
+      ]) {
         const t = targetTokens(cfg, max);
         expect(shouldCompactSession(t, max, cfg)).toBe(false);
         expect(shouldCompactSession(t + 1, max, cfg)).toBe(true);
@@ -152,7 +161,13 @@ describe("compactMessages levels", () => {
     expect(r.messages).toHaveLength(input.length);
     const lastChanged = changed.lastIndexOf(true);
     // Everything before the last cut that could be cut was cut; nothing after it was.
-    const cuttable = input.map((m) => m.parts.some((p) => p.type === "tool-result" && p.content.some((c) => c.type === "text" && (c.text.replace(/\r?\n$/, "").split(/\r?\n/).length > 50 || c.text.length > 10_000))));
+    const cuttable = input.map((m) =>
+      m.parts.some(
+        (p) =>
+          p.type === "tool-result" &&
+          p.content.some((c) => c.type === "text" && (c.text.replace(/\r?\n$/, "").split(/\r?\n/).length > 50 || c.text.length > 10_000)),
+      ),
+    );
     for (let i = 0; i < input.length; i++) {
       if (i < lastChanged) expect(changed[i], `message ${i}`).toBe(cuttable[i]);
       if (i > lastChanged) expect(changed[i], `message ${i}`).toBe(false);
@@ -232,9 +247,9 @@ describe("compactMessages levels", () => {
     const run = generateRun({ seed: 17, steps: 30, reasoning: 0, steering: 0 });
     // Extended thinking without interleaving: only the first assistant message of the user turn reasons.
     const opener = run.messages.find((x) => x.role === "assistant")!;
-    const input = prefix(run.messages, 25).map((m) => (m.id === opener.id
-      ? { ...m, parts: [{ type: "reasoning" as const, text: "Plan the work.", signature: "c2lnbmF0dXJl" }, ...m.parts] }
-      : m));
+    const input = prefix(run.messages, 25).map((m) =>
+      m.id === opener.id ? { ...m, parts: [{ type: "reasoning" as const, text: "Plan the work.", signature: "c2lnbmF0dXJl" }, ...m.parts] } : m,
+    );
     for (const keepFirstTurns of [0, 1, 2]) {
       const { r } = compact(input, 4_000, { keepFirstTurns });
       const label = `keepFirstTurns ${keepFirstTurns}`;
@@ -243,7 +258,10 @@ describe("compactMessages levels", () => {
       // The opening step and its results stay, and the summary follows them.
       const at = r.messages.findIndex((m) => m.parts.some((p) => p.type === "text" && p.text.startsWith("[ctxfold:")));
       const before = r.messages.slice(0, at);
-      expect(before.map((m) => m.id), label).toContain(opener.id);
+      expect(
+        before.map((m) => m.id),
+        label,
+      ).toContain(opener.id);
       expect(r.messages[at - 1].role, label).toBe("tool");
     }
   });
@@ -264,8 +282,18 @@ describe("compactMessages levels", () => {
       const run = generateRun({ seed, steps: 30, parallel: 0.5 });
       for (const budget of [4000, 8000, 16_000]) {
         const { r } = compact(run.messages, budget);
-        const calls = new Set(r.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool-call").map((p) => (p as { id: string }).id));
-        const results = new Set(r.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool-result").map((p) => (p as { callId: string }).callId));
+        const calls = new Set(
+          r.messages
+            .flatMap((m) => m.parts)
+            .filter((p) => p.type === "tool-call")
+            .map((p) => (p as { id: string }).id),
+        );
+        const results = new Set(
+          r.messages
+            .flatMap((m) => m.parts)
+            .filter((p) => p.type === "tool-result")
+            .map((p) => (p as { callId: string }).callId),
+        );
         expect([...calls].sort()).toEqual([...results].sort());
         // Turns are whole: a turn index present in the output has all its messages' ids.
         const outIds = new Set(r.messages.map((m) => m.id));
@@ -310,7 +338,7 @@ describe("compactMessages invariants", () => {
 
   it("reaches the target whenever level 3 can", () => {
     for (let seed = 200; seed < 215; seed++) {
-      const run = generateRun({ seed, steps: 20 + seed % 20 });
+      const run = generateRun({ seed, steps: 20 + (seed % 20) });
       for (const input of [run.messages, stripTurns(run.messages)]) {
         // The smallest result level 3 reaches: every level at its strongest.
         const floor = compact(input, 10).r;
@@ -356,7 +384,7 @@ describe("compactMessages invariants", () => {
     input.splice(at, 0, { id: "mid-system", role: "system", parts: [{ type: "text", text: "Reminder: keep going." }], turn: { loop: 0, index: 15 }, meta: {} });
     const { r, store } = compact(input, 6_000);
     expect(r.level).toBeGreaterThanOrEqual(2);
-    for (const m of input.filter((m) => m.pinned || m.turn!.index === 15 && m.role === "system")) expect(r.messages.map((x) => x.id)).toContain(m.id);
+    for (const m of input.filter((m) => m.pinned || (m.turn!.index === 15 && m.role === "system"))) expect(r.messages.map((x) => x.id)).toContain(m.id);
     const pinned = input.find((m) => m.pinned)!;
     expect(r.messages).toContainEqual(pinned);
     expectNoNewViolations(input, r.messages, "pinned");
@@ -384,7 +412,12 @@ describe("compactMessages invariants", () => {
         fc.integer({ min: 0, max: runs.length - 1 }),
         fc.integer({ min: 1, max: 60 }),
         fc.integer({ min: 200, max: 60_000 }),
-        fc.record({ keepFirstTurns: fc.integer({ min: 0, max: 4 }), keepRecent: fc.integer({ min: 0, max: 12 }), maxSummaryTokens: fc.integer({ min: 0, max: 3000 }), toolOutputMaxLines: fc.integer({ min: 0, max: 80 }) }),
+        fc.record({
+          keepFirstTurns: fc.integer({ min: 0, max: 4 }),
+          keepRecent: fc.integer({ min: 0, max: 12 }),
+          maxSummaryTokens: fc.integer({ min: 0, max: 3000 }),
+          toolOutputMaxLines: fc.integer({ min: 0, max: 80 }),
+        }),
         fc.boolean(),
         (which, upTo, budget, config, ids) => {
           const source = runs[which];
@@ -417,7 +450,11 @@ describe("DefaultCompaction", () => {
 
   it("reads the deprecated keepRecentTurns as keepRecent, with the same result at every level", () => {
     const run = generateRun({ seed: 9, steps: 40 });
-    for (const [n, budget] of [[1, 3_000], [4, 6_000], [10, 12_000]]) {
+    for (const [n, budget] of [
+      [1, 3_000],
+      [4, 6_000],
+      [10, 12_000],
+    ]) {
       const under = (config: object) => compactMessages(run.messages, config, budget, { store: createMemoryStore(), counter });
       expect(under({ keepRecentTurns: n })).toEqual(under({ keepRecent: n }));
     }

@@ -3,9 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
-import {
-  compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt, type SessionEvent,
-} from "../../src/block/events.js";
+import { compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt, type SessionEvent } from "../../src/block/events.js";
 import { readSessionEvents, SessionRecorder } from "../../src/block/recorder.js";
 import { thrown } from "../helpers.js";
 
@@ -21,11 +19,22 @@ const info = { sessionId: "s", loopId: 3, loopIds: [3, "two", 1], maxContextToke
 describe("session events", () => {
   it("constructors build each event type with the given or current time", () => {
     expect(compactionStarted(info, at)).toEqual({ type: "compaction_started", at, ...info });
-    expect(compactionEnded({ ...info, tokensAfter: 12_000 }, 42.5, new Date(at))).toEqual({ type: "compaction_ended", at, ...info, tokensAfter: 12_000, durationMs: 42.5 });
+    expect(compactionEnded({ ...info, tokensAfter: 12_000 }, 42.5, new Date(at))).toEqual({
+      type: "compaction_ended",
+      at,
+      ...info,
+      tokensAfter: 12_000,
+      durationMs: 42.5,
+    });
     const legacy = compactionStarted({ loopIds: [], maxContextTokens: 8000, tokensBefore: 9000 });
     expect(Object.keys(legacy)).not.toContain("sessionId");
     expect(Number.isNaN(Date.parse(legacy.at))).toBe(false);
-    expect(compactionBlockStale({ loopId: "l", reason: "range ends past the loop" }, at)).toEqual({ type: "compaction_block_stale", at, loopId: "l", reason: "range ends past the loop" });
+    expect(compactionBlockStale({ loopId: "l", reason: "range ends past the loop" }, at)).toEqual({
+      type: "compaction_block_stale",
+      at,
+      loopId: "l",
+      reason: "range ends past the loop",
+    });
     expect(sessionOverlayCorrupt({ sessionId: "s", path: "/x/blocks/1.json", reason: "not JSON" }, at).path).toBe("/x/blocks/1.json");
   });
 });

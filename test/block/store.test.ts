@@ -21,7 +21,10 @@ function makeSession(id: string, seed: number, count = 4): Session {
   const size = Math.ceil(messages.length / count);
   const loops: Loop[] = [];
   for (let i = 0; i < count; i++) {
-    const loop: Loop = { id: i % 2 === 0 ? i : `loop-${i}`, messages: messages.slice(i * size, (i + 1) * size).map((m) => ({ ...m, turn: { loop: i, index: m.turn?.index ?? 0 } })) };
+    const loop: Loop = {
+      id: i % 2 === 0 ? i : `loop-${i}`,
+      messages: messages.slice(i * size, (i + 1) * size).map((m) => ({ ...m, turn: { loop: i, index: m.turn?.index ?? 0 } })),
+    };
     if (i % 2 === 1) loop.compaction = block(loop);
     loops.push(loop);
   }
@@ -55,7 +58,13 @@ describe.each(kStores)("%s session store", (_, make) => {
     const store = make();
     const session = makeSession("s", 2);
     store.save(session);
-    const smaller: Session = { id: "s", loops: [{ ...session.loops[2], compaction: block(session.loops[2]) }, { id: session.loops[1].id, messages: session.loops[1].messages }] };
+    const smaller: Session = {
+      id: "s",
+      loops: [
+        { ...session.loops[2], compaction: block(session.loops[2]) },
+        { id: session.loops[1].id, messages: session.loops[1].messages },
+      ],
+    };
     store.save(smaller);
     const loaded = store.load("s").session;
     expect(loopIds(loaded)).toEqual([2, "loop-1"]);
@@ -147,9 +156,22 @@ describe.each(kStores)("%s session store", (_, make) => {
 
   it("rejects invalid sessions before storing anything", () => {
     const store = make();
-    const dup = thrown(() => store.save({ id: "d", loops: [{ id: 1, messages: [] }, { id: 1, messages: [] }] }), "E_BAD_INPUT");
+    const dup = thrown(
+      () =>
+        store.save({
+          id: "d",
+          loops: [
+            { id: 1, messages: [] },
+            { id: 1, messages: [] },
+          ],
+        }),
+      "E_BAD_INPUT",
+    );
     expect(dup.path).toBe("session.loops[1].id");
-    const bad = thrown(() => store.save({ id: "d", loops: [{ id: 1, messages: [{ id: "m", role: "robot", parts: [] }] }] } as unknown as Session), "E_BAD_INPUT");
+    const bad = thrown(
+      () => store.save({ id: "d", loops: [{ id: 1, messages: [{ id: "m", role: "robot", parts: [] }] }] } as unknown as Session),
+      "E_BAD_INPUT",
+    );
     expect(bad.path).toBe("session.loops[0].messages[0].role");
     expect(store.has("d")).toBe(false);
     thrown(() => store.load(42 as unknown as string), "E_BAD_INPUT");
@@ -326,24 +348,30 @@ describe("FsSessionStore files", () => {
     const session = makeSession("wf", 11);
     new FsSessionStore({ dir }).save(session);
     const before = snapshot(dir);
-    const failing = (match: (file: string) => boolean, op: "write" | "rename"): Partial<SessionFsOps> => op === "write"
-      ? {
-        writeFileSync: (file, data, options) => {
-          if (match(file)) {
-            fs.writeFileSync(file, data.subarray(0, data.length >> 1), options); // a torn write, then the error
-            throw osError("ENOSPC");
+    const failing = (match: (file: string) => boolean, op: "write" | "rename"): Partial<SessionFsOps> =>
+      op === "write"
+        ? {
+            writeFileSync: (file, data, options) => {
+              if (match(file)) {
+                fs.writeFileSync(file, data.subarray(0, data.length >> 1), options); // a torn write, then the error
+                throw osError("ENOSPC");
+              }
+              fs.writeFileSync(file, data, options);
+            },
           }
-          fs.writeFileSync(file, data, options);
-        },
-      }
-      : {
-        renameSync: (from, to) => {
-          if (match(to)) throw osError("EXDEV");
-          fs.renameSync(from, to);
-        },
-      };
+        : {
+            renameSync: (from, to) => {
+              if (match(to)) throw osError("EXDEV");
+              fs.renameSync(from, to);
+            },
+          };
     const changed: Session = { id: "wf", loops: session.loops.map((l) => ({ ...l, messages: l.messages.slice(1) })) };
-    for (const [target, op] of [["loops", "write"], ["blocks", "write"], ["session.json", "rename"], ["loops", "rename"]] as const) {
+    for (const [target, op] of [
+      ["loops", "write"],
+      ["blocks", "write"],
+      ["session.json", "rename"],
+      ["loops", "rename"],
+    ] as const) {
       const sdir = new FsSessionStore({ dir }).sessionDir("wf");
       const match = (file: string) => path.relative(sdir, file).startsWith(target) || path.basename(file).startsWith(`.${target}`);
       const store = new FsSessionStore({ dir, fs: failing(match, op) });
@@ -354,8 +382,13 @@ describe("FsSessionStore files", () => {
       expect(path.basename(named).startsWith(".")).toBe(false);
       // No temp file left anywhere; the manifest was not reached, so the old session loads whole.
       const files = [...snapshot(dir).keys()];
-      expect(files.filter((f) => path.basename(f).startsWith(".")), target).toEqual([]);
-      expect(snapshot(dir).get([...before.keys()].find((f) => f.endsWith("session.json"))!)).toBe(before.get([...before.keys()].find((f) => f.endsWith("session.json"))!));
+      expect(
+        files.filter((f) => path.basename(f).startsWith(".")),
+        target,
+      ).toEqual([]);
+      expect(snapshot(dir).get([...before.keys()].find((f) => f.endsWith("session.json"))!)).toBe(
+        before.get([...before.keys()].find((f) => f.endsWith("session.json"))!),
+      );
       const reloaded = new FsSessionStore({ dir }).load("wf").session;
       expect(loopIds(reloaded)).toEqual(loopIds(session));
     }

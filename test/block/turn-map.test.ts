@@ -22,7 +22,14 @@ describe("TurnMap", () => {
 
   it("messagesForRange slices an inclusive turn range, clamped", () => {
     const msgs = ["s", "u0", "a0", "u1", "a1", "u2"];
-    const map = TurnMap.fromMessages([{}, { turn: { index: 0 } }, { turn: { index: 0 } }, { turn: { index: 1 } }, { turn: { index: 1 } }, { turn: { index: 2 } }]);
+    const map = TurnMap.fromMessages([
+      {},
+      { turn: { index: 0 } },
+      { turn: { index: 0 } },
+      { turn: { index: 1 } },
+      { turn: { index: 1 } },
+      { turn: { index: 2 } },
+    ]);
     expect(map.messagesForRange({ startTurn: 1, endTurn: 2 }, msgs)).toEqual(["u0", "a0", "u1", "a1"]);
     expect(map.messagesForRange({ startTurn: 2, endTurn: 99 }, msgs)).toEqual(["u1", "a1", "u2"]);
     expect(map.messagesForRange({ startTurn: 3, endTurn: 1 }, msgs)).toEqual([]);

@@ -4,7 +4,14 @@ import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { StepReducer } from "../../src/steps/reducer.js";
 import {
-  droppedLine, kTurnSummaryKind, mergeAdjacent, summarizeTurn, summarizeTurns, summaryMessage, truncateToolOutput, truncateToolOutputs,
+  droppedLine,
+  kTurnSummaryKind,
+  mergeAdjacent,
+  summarizeTurn,
+  summarizeTurns,
+  summaryMessage,
+  truncateToolOutput,
+  truncateToolOutputs,
 } from "../../src/block/turns.js";
 import { createMemoryStore } from "../../src/store/index.js";
 
@@ -161,11 +168,31 @@ describe("truncateToolOutput", () => {
 describe("truncateToolOutputs", () => {
   const msgs = (): Message[] => [
     { id: "u", role: "user", parts: [{ type: "text", text: lines(100).join("\n") }], meta: {} },
-    { id: "a", role: "assistant", parts: [{ type: "tool-call", id: "c1", name: "bash", args: "{}" }, { type: "tool-call", id: "c2", name: "bash", args: "{}" }], meta: {} },
+    {
+      id: "a",
+      role: "assistant",
+      parts: [
+        { type: "tool-call", id: "c1", name: "bash", args: "{}" },
+        { type: "tool-call", id: "c2", name: "bash", args: "{}" },
+      ],
+      meta: {},
+    },
     { id: "t1", role: "tool", parts: [{ type: "tool-result", callId: "c1", content: [{ type: "text", text: "short" }] }], meta: {} },
     {
-      id: "t2", role: "tool", meta: {},
-      parts: [{ type: "tool-result", callId: "c2", content: [{ type: "text", text: lines(30).join("\n") }, { type: "media", mediaType: "image/png", data: "AAAA" }, { type: "text", text: lines(40).join("\n") }] }],
+      id: "t2",
+      role: "tool",
+      meta: {},
+      parts: [
+        {
+          type: "tool-result",
+          callId: "c2",
+          content: [
+            { type: "text", text: lines(30).join("\n") },
+            { type: "media", mediaType: "image/png", data: "AAAA" },
+            { type: "text", text: lines(40).join("\n") },
+          ],
+        },
+      ],
     },
     { id: "p", role: "tool", pinned: true, parts: [{ type: "tool-result", callId: "c3", content: [{ type: "text", text: lines(100).join("\n") }] }], meta: {} },
   ];
@@ -206,7 +233,9 @@ describe("summarizeTurn", () => {
   const turn: Message[] = [
     { id: "u", role: "user", parts: [{ type: "text", text: "Please fix the failing\ntest in parser.py" }], meta: {} },
     {
-      id: "a", role: "assistant", meta: {},
+      id: "a",
+      role: "assistant",
+      meta: {},
       parts: [
         { type: "reasoning", text: "SECRET-REASONING I should look at the test first", signature: "sig" },
         { type: "text", text: "Let me run the tests." },
@@ -232,8 +261,26 @@ describe("summarizeTurn", () => {
     const store = createMemoryStore();
     const big: Message[] = [
       { id: "u", role: "user", parts: [{ type: "text", text: "word ".repeat(500) }], meta: {} },
-      { id: "a", role: "assistant", parts: Array.from({ length: 20 }, (_, k) => ({ type: "tool-call" as const, id: `c${k}`, name: "bash", args: JSON.stringify({ command: `echo ${k}` }) })), meta: {} },
-      ...Array.from({ length: 20 }, (_, k): Message => ({ id: `t${k}`, role: "tool", parts: [{ type: "tool-result", callId: `c${k}`, content: [{ type: "text", text: "y\n".repeat(5000) }] }], meta: {} })),
+      {
+        id: "a",
+        role: "assistant",
+        parts: Array.from({ length: 20 }, (_, k) => ({
+          type: "tool-call" as const,
+          id: `c${k}`,
+          name: "bash",
+          args: JSON.stringify({ command: `echo ${k}` }),
+        })),
+        meta: {},
+      },
+      ...Array.from(
+        { length: 20 },
+        (_, k): Message => ({
+          id: `t${k}`,
+          role: "tool",
+          parts: [{ type: "tool-result", callId: `c${k}`, content: [{ type: "text", text: "y\n".repeat(5000) }] }],
+          meta: {},
+        }),
+      ),
     ];
     const line = summarizeTurn(big, "Turn 9", new StepReducer({ store, offload: false }));
     expect(line.length).toBeLessThanOrEqual(300);
@@ -292,7 +339,10 @@ describe("summarizeTurns", () => {
 describe("summaryMessage", () => {
   it("is one user message: the header, then the lines; marked in meta", () => {
     expect(summaryMessage(["a", "b"], "Header", "s1")).toEqual({
-      id: "s1", role: "user", parts: [{ type: "text", text: "Header\na\nb" }], meta: { ctxfold: { kind: kTurnSummaryKind } },
+      id: "s1",
+      role: "user",
+      parts: [{ type: "text", text: "Header\na\nb" }],
+      meta: { ctxfold: { kind: kTurnSummaryKind } },
     });
     expect(kTurnSummaryKind).toBe("turn-summary");
     expect(summaryMessage([], "Header", "s2").parts).toEqual([{ type: "text", text: "Header" }]);
@@ -303,7 +353,16 @@ describe("mergeAdjacent", () => {
   const m = (id: string, role: Message["role"]): Message => ({ id, role, parts: [{ type: "text", text: id }], meta: {} });
 
   it("merges same-role user or assistant neighbours only where a gap made them neighbours", () => {
-    const input = [m("s", "system"), m("u1", "user"), m("u2", "user"), m("u3", "user"), m("a1", "assistant"), m("a2", "assistant"), m("t1", "tool"), m("t2", "tool")];
+    const input = [
+      m("s", "system"),
+      m("u1", "user"),
+      m("u2", "user"),
+      m("u3", "user"),
+      m("a1", "assistant"),
+      m("a2", "assistant"),
+      m("t1", "tool"),
+      m("t2", "tool"),
+    ];
     const out = mergeAdjacent(input, [false, false, false, true, false, true, false, true]);
     expect(out.map((x) => x.id)).toEqual(["s", "u1", "u2", "a1", "t1", "t2"]);
     expect(out[2].parts.map((p) => (p as { text: string }).text)).toEqual(["u2", "u3"]);

@@ -74,8 +74,14 @@ describe("stats", () => {
     expect(r).toMatchObject({ runs: 5, badLines: 0, mode: "estimate", encoding: "o200k_base", formats: { "openai-chat": 5 } });
     expect(r.messages).toBe(gen.reduce((n, g) => n + g.messages.length, 0));
     expect(r.tokens).toEqual({
-      count: 5, min: sorted[0], p50: sorted[2], p90: sorted[4], p99: sorted[4], max: sorted[4],
-      total: totals.reduce((a, b) => a + b, 0), mean: Math.round(totals.reduce((a, b) => a + b, 0) / 5),
+      count: 5,
+      min: sorted[0],
+      p50: sorted[2],
+      p90: sorted[4],
+      p99: sorted[4],
+      max: sorted[4],
+      total: totals.reduce((a, b) => a + b, 0),
+      mean: Math.round(totals.reduce((a, b) => a + b, 0) / 5),
     });
     // Roles add up to the total less the per-request overhead (3 a run).
     const roles = Object.values(r.byRole);
@@ -118,7 +124,10 @@ describe("stats", () => {
 
   it("reports a line whose messages fail the schema, at its line", async () => {
     const file = join(dir, "schema.jsonl");
-    writeFileSync(file, [lineOf("ok", gen[0].messages, "openai-chat"), JSON.stringify({ id: "bad", messages: [{ role: "user", content: 42 }] }), "{\"no\":\"messages\"}"].join("\n"));
+    writeFileSync(
+      file,
+      [lineOf("ok", gen[0].messages, "openai-chat"), JSON.stringify({ id: "bad", messages: [{ role: "user", content: 42 }] }), '{"no":"messages"}'].join("\n"),
+    );
     const { code, out, err } = await run(stats, [file, "--json"]);
     expect(code).toBe(kExit.partial);
     expect(err).toContain(`${file}:2: messages[0]`);
@@ -193,7 +202,10 @@ describe("explain", () => {
   let budget: number;
   beforeAll(() => {
     file = join(dir, "explain.jsonl");
-    writeFileSync(file, [lineOf("short", generateRun({ seed: 4, steps: 3 }).messages, "openai-chat"), "oops", lineOf("long-run", long.messages, "anthropic")].join("\n") + "\n");
+    writeFileSync(
+      file,
+      [lineOf("short", generateRun({ seed: 4, steps: 3 }).messages, "openai-chat"), "oops", lineOf("long-run", long.messages, "anthropic")].join("\n") + "\n",
+    );
     budget = Math.floor(createCompactor().measure(parseMessages(renderMessages(long.messages, "anthropic")).messages) / 2);
   });
 
@@ -339,7 +351,11 @@ describe("show", () => {
     const offload = join(dir, "show-epipe");
     const ref = createFsStore({ dir: offload }).put("x".repeat(100_000));
     const f = fakeIo();
-    f.io.stdout = new Writable({ write(_chunk, _enc, cb) { cb(Object.assign(new Error("write EPIPE"), { code: "EPIPE" })); } });
+    f.io.stdout = new Writable({
+      write(_chunk, _enc, cb) {
+        cb(Object.assign(new Error("write EPIPE"), { code: "EPIPE" }));
+      },
+    });
     expect(await show([ref, "--offload-dir", offload], f.io)).toBe(kExit.ok);
   });
 
@@ -367,7 +383,11 @@ describe("show", () => {
 
 describe("validate", () => {
   /** A hand-built OpenAI run whose tool result answers no call (an error in every format). */
-  const orphan = [{ role: "user", content: "hi" }, { role: "assistant", content: "ok" }, { role: "tool", tool_call_id: "call_9", content: "out" }];
+  const orphan = [
+    { role: "user", content: "hi" },
+    { role: "assistant", content: "ok" },
+    { role: "tool", tool_call_id: "call_9", content: "out" },
+  ];
 
   it("finds no issue in valid runs of every format", async () => {
     const file = join(dir, "valid.jsonl");
@@ -389,7 +409,10 @@ describe("validate", () => {
 
   it("exits 5 when every issue is a warning (a call still waiting for its result)", async () => {
     const file = join(dir, "pending.jsonl");
-    const pending = [{ role: "user", content: "go" }, { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }] }];
+    const pending = [
+      { role: "user", content: "go" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }] },
+    ];
     writeFileSync(file, JSON.stringify({ id: "pending", messages: pending }) + "\n");
     const { code, out } = await run(validate, [file]);
     expect(out).toMatch(/\(0 errors, 1 warning\)/);
@@ -399,11 +422,18 @@ describe("validate", () => {
   it("maps canonical paths back to the wire message (Anthropic)", async () => {
     // system + [user, assistant(tool_use), user(tool_result + text)]: the last wire message is two canonical ones.
     const wire = {
-      id: "anth", system: "be brief",
+      id: "anth",
+      system: "be brief",
       messages: [
         { role: "user", content: "go" },
         { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input: { command: "ls" } }] },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "a b" }, { type: "text", text: "   " }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "t1", content: "a b" },
+            { type: "text", text: "   " },
+          ],
+        },
       ],
     };
     const file = join(dir, "anth.jsonl");
@@ -420,7 +450,7 @@ describe("validate", () => {
 
   it("reports unparseable lines on stderr, still validates the rest, and exits 1", async () => {
     const file = join(dir, "broken.jsonl");
-    writeFileSync(file, ["{not json", JSON.stringify({ id: "o", messages: orphan }), "", "[{\"role\":\"wizard\",\"content\":\"x\"}]"].join("\n"));
+    writeFileSync(file, ["{not json", JSON.stringify({ id: "o", messages: orphan }), "", '[{"role":"wizard","content":"x"}]'].join("\n"));
     const { code, out, err } = await run(validate, [file, "--json"]);
     expect(code).toBe(kExit.failed);
     expect(err).toContain(`${file}:1: not JSON`);
@@ -445,7 +475,10 @@ describe("validate", () => {
 
   it("--errors-only leaves warnings out of the output and the exit code; reads gzip from stdin", async () => {
     // Ends on an unanswered call: TOOL_CALL_PENDING, a warning.
-    const pending = [{ role: "user", content: "go" }, { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }] }];
+    const pending = [
+      { role: "user", content: "go" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }] },
+    ];
     const data = gzipSync(JSON.stringify({ id: "p", messages: pending }) + "\n");
     const all = await run(validate, ["-", "--json"], Readable.from([data]));
     expect(all.code).toBe(kValidateExit.warnings);
@@ -458,7 +491,10 @@ describe("validate", () => {
 
 describe("bench", () => {
   /** `bench` run with another script than the package's (a test's hook). */
-  const withScript = (benchScript: string): Command => (argv, io) => bench(argv, io, { benchScript });
+  const withScript =
+    (benchScript: string): Command =>
+    (argv, io) =>
+      bench(argv, io, { benchScript });
 
   it("finds dist/bench/run.js in the package root", () => {
     const { script, cwd } = locateBench();
@@ -468,7 +504,10 @@ describe("bench", () => {
 
   it("runs the script with the arguments, streams its output and returns its exit code", async () => {
     const script = join(dir, "fake-bench.mjs");
-    writeFileSync(script, "process.stdout.write('args ' + JSON.stringify(process.argv.slice(2)) + '\\n'); process.stderr.write('note\\n'); process.exitCode = 7;\n");
+    writeFileSync(
+      script,
+      "process.stdout.write('args ' + JSON.stringify(process.argv.slice(2)) + '\\n'); process.stderr.write('note\\n'); process.exitCode = 7;\n",
+    );
     const r = await run(withScript(script), ["--quick", "--json", "--scope", "hash"]);
     expect(r.out).toBe('args ["--quick","--json","--scope","hash"]\n');
     expect(r.err).toBe("note\n");
@@ -477,7 +516,10 @@ describe("bench", () => {
 
   it("forwards an interrupt and exits 130", async () => {
     const script = join(dir, "slow-bench.mjs");
-    writeFileSync(script, "process.on('SIGINT', () => { process.stdout.write('stopped\\n'); process.exit(1); }); process.stdout.write('ready\\n'); setTimeout(() => {}, 20000);\n");
+    writeFileSync(
+      script,
+      "process.on('SIGINT', () => { process.stdout.write('stopped\\n'); process.exit(1); }); process.stdout.write('ready\\n'); setTimeout(() => {}, 20000);\n",
+    );
     const f = fakeIo();
     const done = withScript(script)([], f.io);
     await expect.poll(() => f.stdout(), { timeout: 10_000 }).toBe("ready\n");

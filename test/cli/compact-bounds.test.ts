@@ -39,11 +39,19 @@ describe("compact --workers", () => {
   it("caps --workers at twice the cores, saying so on stderr, and runs", async () => {
     const cap = 2 * availableParallelism();
     const f = fakeIo();
-    const code = await runCli(["compact", path.join(dir, "small.jsonl"), "-o", path.join(dir, "w.jsonl"), "--budget", "8000", "--workers", "1000", "--quiet"], f.io);
+    const code = await runCli(
+      ["compact", path.join(dir, "small.jsonl"), "-o", path.join(dir, "w.jsonl"), "--budget", "8000", "--workers", "1000", "--quiet"],
+      f.io,
+    );
     expect(code, f.stderr()).toBe(0);
     expect(f.stderr()).toBe(`ctxfold compact: --workers 1000 is more than this machine can use: using ${cap} (twice its ${availableParallelism()} cores)\n`);
     const within = fakeIo();
-    expect(await runCli(["compact", path.join(dir, "small.jsonl"), "-o", path.join(dir, "w2.jsonl"), "--budget", "8000", "--workers", String(cap), "--quiet"], within.io)).toBe(0);
+    expect(
+      await runCli(
+        ["compact", path.join(dir, "small.jsonl"), "-o", path.join(dir, "w2.jsonl"), "--budget", "8000", "--workers", String(cap), "--quiet"],
+        within.io,
+      ),
+    ).toBe(0);
     expect(within.stderr()).toBe("");
   });
 });
@@ -55,7 +63,11 @@ describe("compact --resume over outputs changed since the checkpoint", () => {
     writeFileSync(path.join(dir, "tail.jsonl"), source.join("\n") + "\n");
     const args = ["compact", "tail.jsonl", "-o", "tail.out.jsonl", "--budget", "8000", "--quiet"];
     expect(await interruptedCli(dir, [...args, "--workers", "1"], path.join(dir, "tail.out.jsonl"))).toBe(130);
-    const checkpoint = JSON.parse(readFileSync(path.join(dir, "tail.out.jsonl.checkpoint.json"), "utf8")) as { lines: number; outBytes: number; errBytes: number };
+    const checkpoint = JSON.parse(readFileSync(path.join(dir, "tail.out.jsonl.checkpoint.json"), "utf8")) as {
+      lines: number;
+      outBytes: number;
+      errBytes: number;
+    };
     expect(checkpoint.errBytes).toBeGreaterThan(0);
     const saved = { out: readFileSync(path.join(dir, "tail.out.jsonl")), errors: readFileSync(path.join(dir, "tail.out.jsonl.errors.jsonl")) };
     const restore = () => {
@@ -67,7 +79,9 @@ describe("compact --resume over outputs changed since the checkpoint", () => {
       truncateSync(path.join(dir, "tail.out.jsonl"), saved.out.length - 1000);
       const cut = cli([...args, "--workers", workers, "--resume"]);
       expect(cut.code, cut.stderr).toBe(2);
-      expect(cut.stderr).toContain(`tail.out.jsonl changed since tail.out.jsonl.checkpoint.json was written (${saved.out.length - 1000} bytes, ${checkpoint.outBytes - saved.out.length + 1000} fewer than the ${checkpoint.outBytes} written to it)`);
+      expect(cut.stderr).toContain(
+        `tail.out.jsonl changed since tail.out.jsonl.checkpoint.json was written (${saved.out.length - 1000} bytes, ${checkpoint.outBytes - saved.out.length + 1000} fewer than the ${checkpoint.outBytes} written to it)`,
+      );
       expect(cut.stderr).toContain("rerun without --resume to start over");
       // The same length, one byte changed within what the checkpoint covers.
       const edited = Buffer.from(saved.out);
@@ -75,13 +89,17 @@ describe("compact --resume over outputs changed since the checkpoint", () => {
       writeFileSync(path.join(dir, "tail.out.jsonl"), edited);
       const changed = cli([...args, "--workers", workers, "--resume"]);
       expect(changed.code, changed.stderr).toBe(2);
-      expect(changed.stderr).toContain(`tail.out.jsonl changed since tail.out.jsonl.checkpoint.json was written (its first ${checkpoint.outBytes} bytes are not the ones written)`);
+      expect(changed.stderr).toContain(
+        `tail.out.jsonl changed since tail.out.jsonl.checkpoint.json was written (its first ${checkpoint.outBytes} bytes are not the ones written)`,
+      );
       // The errors file cut short.
       restore();
       truncateSync(path.join(dir, "tail.out.jsonl.errors.jsonl"), checkpoint.errBytes - 1);
       const errorsCut = cli([...args, "--workers", workers, "--resume"]);
       expect(errorsCut.code, errorsCut.stderr).toBe(2);
-      expect(errorsCut.stderr).toContain(`tail.out.jsonl.errors.jsonl changed since tail.out.jsonl.checkpoint.json was written (${checkpoint.errBytes - 1} bytes, 1 fewer`);
+      expect(errorsCut.stderr).toContain(
+        `tail.out.jsonl.errors.jsonl changed since tail.out.jsonl.checkpoint.json was written (${checkpoint.errBytes - 1} bytes, 1 fewer`,
+      );
       restore();
     }
     // Refusing changed nothing: the files as they were, the resume completes, every line once.
@@ -109,7 +127,10 @@ describe("compact -o - into a reader that stops early", () => {
 
   it("fails with E_OUTPUT_WRITE naming stdout and EPIPE (exit 1), in-process and with 2 workers: a truncated output is never a success", async () => {
     for (const workers of ["1", "2"]) {
-      const r = await headed(["compact", "big.jsonl", "-o", "-", "--budget", "8000", "--workers", workers, "--offload-dir", `head${workers}.offload`, "--quiet"], 100);
+      const r = await headed(
+        ["compact", "big.jsonl", "-o", "-", "--budget", "8000", "--workers", workers, "--offload-dir", `head${workers}.offload`, "--quiet"],
+        100,
+      );
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toBe("ctxfold compact: cannot write stdout: EPIPE (its reader closed it before the end of the output)\n");
     }
@@ -136,10 +157,15 @@ describe("compact on a line that never ends (/dev/zero)", () => {
     });
   }
 
-  it.skipIf(!existsSync("/dev/zero")).each([["SIGINT", "1"], ["SIGTERM", "2"]] as const)("writes it through as it is read, past --max-line-mb, and stops on %s with exit 130 and a checkpoint (--workers %s)", async (signal, workers) => {
+  it.skipIf(!existsSync("/dev/zero")).each([
+    ["SIGINT", "1"],
+    ["SIGTERM", "2"],
+  ] as const)("writes it through as it is read, past --max-line-mb, and stops on %s with exit 130 and a checkpoint (--workers %s)", async (signal, workers) => {
     const out = path.join(dir, `zero${workers}.jsonl`);
     const zero = openSync("/dev/zero", "r");
-    const { child, exited } = startCli(dir, ["compact", "-", "-o", out, "--budget", "8000", "--workers", workers, "--max-line-mb", "1"], { stdio: [zero, "ignore", "pipe"] });
+    const { child, exited } = startCli(dir, ["compact", "-", "-o", out, "--budget", "8000", "--workers", workers, "--max-line-mb", "1"], {
+      stdio: [zero, "ignore", "pipe"],
+    });
     closeSync(zero);
     try {
       await grownPast(out, 8 << 20, 60_000);

@@ -69,7 +69,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("ctxfold compact", () => {
   it("writes, with 2 workers, what the in-process API returns, run for run, refs resolving in the offload dir", () => {
-    const r = cli(["compact", "in.jsonl", "-o", "out.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], { hooks: { compact: { chunkBytes: 200_000 } } });
+    const r = cli(["compact", "in.jsonl", "-o", "out.jsonl", "--budget", String(kBudget), "--workers", "2", "--json"], {
+      hooks: { compact: { chunkBytes: 200_000 } },
+    });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.stdout.toString()) as { runs: number; compacted: number; workers: number; errors: number; offloadDir: string };
@@ -103,8 +105,14 @@ describe("ctxfold compact", () => {
     expect(out).toHaveLength(bad.length);
     expect(out.slice(1, 5)).toEqual(bad.slice(1, 5));
     expect([out[0], out[5]]).toEqual([want[0], want[1]]);
-    const errors = outLines(path.join(dir, "bad.out.jsonl.errors.jsonl")).map((l) => JSON.parse(l) as { line: number; code: string; id?: string; reason: string });
-    expect(errors.map((e) => [e.line, e.code])).toEqual([[2, "E_BAD_INPUT"], [3, "E_BAD_INPUT"], [5, "E_UNKNOWN_ROLE"]]);
+    const errors = outLines(path.join(dir, "bad.out.jsonl.errors.jsonl")).map(
+      (l) => JSON.parse(l) as { line: number; code: string; id?: string; reason: string },
+    );
+    expect(errors.map((e) => [e.line, e.code])).toEqual([
+      [2, "E_BAD_INPUT"],
+      [3, "E_BAD_INPUT"],
+      [5, "E_UNKNOWN_ROLE"],
+    ]);
     expect(errors[1].id).toBe("x");
 
     const strict = cli(["compact", "bad.jsonl", "-o", "strict.jsonl", "--budget", String(kBudget), "--strict", "--quiet"]);
@@ -118,18 +126,24 @@ describe("ctxfold compact", () => {
     // Among all the runs, so that the file is over the in-process threshold and 2 workers run.
     writeFileSync(path.join(dir, "deep.jsonl"), [...lines.slice(0, i + 1), deep, ...lines.slice(i + 1)].join("\n") + "\n");
     for (const workers of ["1", "2"]) {
-      const r = cli(["compact", "deep.jsonl", "-o", `deep${workers}.out.jsonl`, "--budget", String(kBudget), "--workers", workers, "--json"], { hooks: { compact: { chunkBytes: 200_000 } } });
+      const r = cli(["compact", "deep.jsonl", "-o", `deep${workers}.out.jsonl`, "--budget", String(kBudget), "--workers", workers, "--json"], {
+        hooks: { compact: { chunkBytes: 200_000 } },
+      });
       expect(r.code, r.stderr).toBe(3);
       expect(JSON.parse(r.stdout.toString())).toMatchObject({ workers: Number(workers) - 1 ? 2 : 0, errors: 1 });
       expect(outLines(path.join(dir, `deep${workers}.out.jsonl`))).toEqual([...want.slice(0, i + 1), deep, ...want.slice(i + 1)]);
-      const errors = outLines(path.join(dir, `deep${workers}.out.jsonl.errors.jsonl`)).map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
+      const errors = outLines(path.join(dir, `deep${workers}.out.jsonl.errors.jsonl`)).map(
+        (l) => JSON.parse(l) as { line: number; code: string; reason: string },
+      );
       expect(errors).toEqual([expect.objectContaining({ line: i + 2, code: "E_TOO_LARGE", reason: expect.stringContaining("more than 1000 levels deep") })]);
     }
   });
 
   it("the shipped sources read no test hook from the environment: only the LLM summariser's documented configuration", () => {
     const src = fileURLToPath(new URL("../../src", import.meta.url));
-    const readers = (readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts") && readFileSync(path.join(src, f), "utf8").includes("process.env"));
+    const readers = (readdirSync(src, { recursive: true }) as string[]).filter(
+      (f) => f.endsWith(".ts") && readFileSync(path.join(src, f), "utf8").includes("process.env"),
+    );
     expect(readers.map((f) => f.split(path.sep).join("/"))).toEqual(["summarize/llm-summarizer.ts"]);
   });
 
@@ -162,10 +176,14 @@ describe("ctxfold compact", () => {
     const rel = (name: string) => path.relative(process.cwd(), path.join(dir, name));
     const same = rel("same.jsonl");
     const cases: [input: string, output: string, written: string][] = [
-      [same, same, same], [same, `./${same}`, `./${same}`],
-      [same, path.join(dir, "same.jsonl"), path.join(dir, "same.jsonl")], [same, rel("same-symlink.jsonl"), rel("same-symlink.jsonl")],
-      [rel("same-symlink.jsonl"), same, same], [same, rel("same-hardlink.jsonl"), rel("same-hardlink.jsonl")],
-      [rel("batch.errors.jsonl"), rel("batch"), rel("batch.errors.jsonl")], [rel("batch.checkpoint.json"), rel("batch"), rel("batch.checkpoint.json")],
+      [same, same, same],
+      [same, `./${same}`, `./${same}`],
+      [same, path.join(dir, "same.jsonl"), path.join(dir, "same.jsonl")],
+      [same, rel("same-symlink.jsonl"), rel("same-symlink.jsonl")],
+      [rel("same-symlink.jsonl"), same, same],
+      [same, rel("same-hardlink.jsonl"), rel("same-hardlink.jsonl")],
+      [rel("batch.errors.jsonl"), rel("batch"), rel("batch.errors.jsonl")],
+      [rel("batch.checkpoint.json"), rel("batch"), rel("batch.checkpoint.json")],
     ];
     for (const workers of ["1", "2"]) {
       for (const [from, to, written] of cases) {
@@ -176,28 +194,59 @@ describe("ctxfold compact", () => {
         expect(readFileSync(from).equals(source)).toBe(true);
       }
       // What a shell's `< same.jsonl` opens is only a process's stdin.
-      const piped = cli(["compact", "-", "-o", "same.jsonl", "--budget", String(kBudget), "--workers", workers, "--quiet"], { redirect: { stdin: "same.jsonl" } });
+      const piped = cli(["compact", "-", "-o", "same.jsonl", "--budget", String(kBudget), "--workers", workers, "--quiet"], {
+        redirect: { stdin: "same.jsonl" },
+      });
       expect(piped.code, piped.stderr).toBe(2);
       expect(piped.stderr).toContain("stdin");
       expect(readFileSync(path.join(dir, "same.jsonl")).equals(source)).toBe(true);
     }
   });
 
-  it.skipIf(!existsSync("/dev/full"))("stops with exit 1 naming the output and the OS code when it cannot be written (/dev/full), with 2 workers as in-process", () => {
-    for (const workers of ["1", "2"]) {
-      const r = cli(["compact", "in.jsonl", "-o", "/dev/full", "--offload-dir", `full${workers}.offload`, "--budget", String(kBudget), "--workers", workers, "--quiet"]);
-      expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).toContain("cannot write /dev/full: ENOSPC");
-    }
-    const piped = cli(["compact", "in.jsonl", "-o", "-", "--offload-dir", "full.offload", "--budget", String(kBudget), "--quiet"], { redirect: { stdout: "/dev/full" } });
-    expect(piped.code, piped.stderr).toBe(1);
-    expect(piped.stderr).toContain("cannot write stdout: ENOSPC");
-  });
+  it.skipIf(!existsSync("/dev/full"))(
+    "stops with exit 1 naming the output and the OS code when it cannot be written (/dev/full), with 2 workers as in-process",
+    () => {
+      for (const workers of ["1", "2"]) {
+        const r = cli([
+          "compact",
+          "in.jsonl",
+          "-o",
+          "/dev/full",
+          "--offload-dir",
+          `full${workers}.offload`,
+          "--budget",
+          String(kBudget),
+          "--workers",
+          workers,
+          "--quiet",
+        ]);
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stderr).toContain("cannot write /dev/full: ENOSPC");
+      }
+      const piped = cli(["compact", "in.jsonl", "-o", "-", "--offload-dir", "full.offload", "--budget", String(kBudget), "--quiet"], {
+        redirect: { stdout: "/dev/full" },
+      });
+      expect(piped.code, piped.stderr).toBe(1);
+      expect(piped.stderr).toContain("cannot write stdout: ENOSPC");
+    },
+  );
 
   it("stops with exit 1 naming the offload dir when it cannot be written, with 2 workers as in-process (no worker crashed)", () => {
     writeFileSync(path.join(dir, "plain"), "not a directory");
     for (const workers of ["1", "2"]) {
-      const r = cli(["compact", "in.jsonl", "-o", `nostore${workers}.jsonl`, "--budget", String(kBudget), "--workers", workers, "--offload-dir", "plain/offload", "--quiet"]);
+      const r = cli([
+        "compact",
+        "in.jsonl",
+        "-o",
+        `nostore${workers}.jsonl`,
+        "--budget",
+        String(kBudget),
+        "--workers",
+        workers,
+        "--offload-dir",
+        "plain/offload",
+        "--quiet",
+      ]);
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toContain(path.join(dir, "plain", "offload"));
       expect(r.stderr).toContain("ENOTDIR");
@@ -208,15 +257,20 @@ describe("ctxfold compact", () => {
   it("--max-worker-heap-mb: a run over a quarter of a worker's heap is written through with E_TOO_LARGE naming the flag, never parsed in a worker", () => {
     // A 40 MB tool output between ordinary runs: parsing it in a 40 MB heap could need more in one
     // allocation than Node can recover from in a worker.
-    const big = JSON.stringify({ id: "big", messages: [
-      { role: "user", content: "task" },
-      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }] },
-      { role: "tool", tool_call_id: "c1", content: "line of output text\n".repeat(2_000_000) },
-      { role: "assistant", content: "done" },
-    ] });
+    const big = JSON.stringify({
+      id: "big",
+      messages: [
+        { role: "user", content: "task" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "line of output text\n".repeat(2_000_000) },
+        { role: "assistant", content: "done" },
+      ],
+    });
     const source = [...lines.slice(0, 4), big, ...lines.slice(4, 8)];
     writeFileSync(path.join(dir, "big.jsonl"), source.join("\n") + "\n");
-    const r = cli(["compact", "big.jsonl", "-o", "big.out.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"], { hooks: { compact: { chunkBytes: 1 } } });
+    const r = cli(["compact", "big.jsonl", "-o", "big.out.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"], {
+      hooks: { compact: { chunkBytes: 1 } },
+    });
     expect(r.code, r.stderr).toBe(3);
     expect(JSON.parse(r.stdout.toString())).toMatchObject({ runs: 9, crashed: 0, retried: 0, errors: 1 });
     const errors = outLines(path.join(dir, "big.out.jsonl.errors.jsonl")).map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
@@ -225,8 +279,9 @@ describe("ctxfold compact", () => {
   });
 
   it("--max-worker-heap-mb: a worker that runs out of heap is retried, then its chunk written through with records naming the flag", () => {
-    const r = cli(["compact", "in.jsonl", "-o", "oom.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"],
-      { hooks: { compact: { chunkBytes: 200_000, testHooks: { crash: { chunk: 1, always: true, oom: true } } } } });
+    const r = cli(["compact", "in.jsonl", "-o", "oom.jsonl", "--budget", String(kBudget), "--workers", "2", "--max-worker-heap-mb", "40", "--json"], {
+      hooks: { compact: { chunkBytes: 200_000, testHooks: { crash: { chunk: 1, always: true, oom: true } } } },
+    });
     expect(r.code, r.stderr).toBe(3);
     const summary = JSON.parse(r.stdout.toString()) as { crashed: number; retried: number; errors: number };
     expect(summary).toMatchObject({ crashed: 1, retried: 1 });
@@ -253,7 +308,9 @@ describe("ctxfold compact", () => {
     expect(checkpoint.lines).toBeLessThan(lines.length);
     expect(outLines(out)).toEqual(want.slice(0, checkpoint.lines));
 
-    const resumed = cli(["compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--resume", "--json"], { hooks: { compact: { chunkBytes: 60_000 } } });
+    const resumed = cli(["compact", "in.jsonl", "-o", "int.jsonl", "--budget", String(kBudget), "--workers", "1", "--resume", "--json"], {
+      hooks: { compact: { chunkBytes: 60_000 } },
+    });
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout.toString())).toMatchObject({ resumedAfterLine: checkpoint.lines, runs: lines.length });
     expect(outLines(out)).toEqual(want);
@@ -290,7 +347,9 @@ describe("ctxfold compact", () => {
     utimesSync(swap, mtime, mtime);
     const sameStat = resume();
     expect(sameStat.code, sameStat.stderr).toBe(2);
-    expect(sameStat.stderr).toContain(`swap.jsonl changed since swap.out.jsonl.checkpoint.json was written (its first ${checkpoint.lines} lines are not the ones compacted)`);
+    expect(sameStat.stderr).toContain(
+      `swap.jsonl changed since swap.out.jsonl.checkpoint.json was written (its first ${checkpoint.lines} lines are not the ones compacted)`,
+    );
 
     writeFileSync(swap, original);
     utimesSync(swap, mtime, mtime);
@@ -311,10 +370,27 @@ describe("ctxfold compact", () => {
     const key = "sk-proj-" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4";
     const leaky = lines.map((l) => l.replace(/"content":"/g, `"content":"OPENAI_API_KEY=${key} `));
     writeFileSync(path.join(dir, "leaky.jsonl"), leaky.join("\n") + "\n");
-    const packs = (d: string) => readdirSync(d).filter((f) => f.endsWith(".bin")).map((f) => readFileSync(path.join(d, f), "latin1")).join("");
+    const packs = (d: string) =>
+      readdirSync(d)
+        .filter((f) => f.endsWith(".bin"))
+        .map((f) => readFileSync(path.join(d, f), "latin1"))
+        .join("");
     for (const workers of ["1", "2"]) {
       const off = `redact-${workers}.offload`;
-      const r = cli(["compact", "leaky.jsonl", "-o", `redact-${workers}.jsonl`, "--budget", String(kBudget), "--workers", workers, "--offload-dir", off, "--redact-offload", "--quiet"]);
+      const r = cli([
+        "compact",
+        "leaky.jsonl",
+        "-o",
+        `redact-${workers}.jsonl`,
+        "--budget",
+        String(kBudget),
+        "--workers",
+        workers,
+        "--offload-dir",
+        off,
+        "--redact-offload",
+        "--quiet",
+      ]);
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       const stored = packs(path.join(dir, off));

@@ -23,23 +23,38 @@ function line(id: string, seed: number, format: Format): string {
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "ctxfold-eval-"));
   input = join(dir, "runs.jsonl");
-  writeFileSync(input, [
-    line("openai-1", 11, "openai-chat"),
-    "{not json",
-    line("anthropic-1", 12, "anthropic"),
-    JSON.stringify({ id: "bad-schema", messages: [{ role: "wizard", content: "hi" }] }),
-    line("openai-2", 13, "openai-chat"),
-  ].join("\n") + "\n");
+  writeFileSync(
+    input,
+    [
+      line("openai-1", 11, "openai-chat"),
+      "{not json",
+      line("anthropic-1", 12, "anthropic"),
+      JSON.stringify({ id: "bad-schema", messages: [{ role: "wizard", content: "hi" }] }),
+      line("openai-2", 13, "openai-chat"),
+    ].join("\n") + "\n",
+  );
 }, 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("ctxfold eval", () => {
   it("replays every format, lists the lines it cannot use by line and id, and passes thresholds it meets", async () => {
-    const r = await run(evalCommand, [input, "--budget", "4000,8000", "--points", "8", "--json", "--fail-under", "within_budget=1,failed_visible=1,critical_verbatim=100%"]);
+    const r = await run(evalCommand, [
+      input,
+      "--budget",
+      "4000,8000",
+      "--points",
+      "8",
+      "--json",
+      "--fail-under",
+      "within_budget=1,failed_visible=1,critical_verbatim=100%",
+    ]);
     expect(r.code, r.err).toBe(kExit.ok);
     const report = JSON.parse(r.out) as EvalReport;
     expect(report.corpus.runs).toBe(3);
-    expect(report.failedRuns.map((f) => [f.line, f.id ?? null, f.code])).toEqual([[2, null, "E_BAD_INPUT"], [4, "bad-schema", expect.stringMatching(/^E_/)]]);
+    expect(report.failedRuns.map((f) => [f.line, f.id ?? null, f.code])).toEqual([
+      [2, null, "E_BAD_INPUT"],
+      [4, "bad-schema", expect.stringMatching(/^E_/)],
+    ]);
     expect(report.budgets.map((b) => b.budget)).toEqual([4000, 8000]);
     expect(report.thresholds).toHaveLength(6);
     expect(report.thresholds.every((t) => t.ok)).toBe(true);

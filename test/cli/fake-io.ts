@@ -6,17 +6,27 @@ import type { CliIo } from "../../src/cli/common.js";
 export function fakeIo(stdin: Readable = Readable.from([])) {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
-  const sink = (into: Buffer[]) => new Writable({ write(chunk, _enc, cb) { into.push(Buffer.from(chunk)); cb(); } });
+  const sink = (into: Buffer[]) =>
+    new Writable({
+      write(chunk, _enc, cb) {
+        into.push(Buffer.from(chunk));
+        cb();
+      },
+    });
   const interrupts: (() => void)[] = [];
   const io: CliIo = {
-    stdin, stdout: sink(out), stderr: sink(err), stderrIsTTY: false,
+    stdin,
+    stdout: sink(out),
+    stderr: sink(err),
+    stderrIsTTY: false,
     onInterrupt(handler) {
       interrupts.push(handler);
       return () => interrupts.splice(interrupts.indexOf(handler), 1);
     },
   };
   return {
-    io, interrupts,
+    io,
+    interrupts,
     bytes: () => Buffer.concat(out),
     stdout: () => Buffer.concat(out).toString("utf8"),
     stderr: () => Buffer.concat(err).toString("utf8"),
@@ -29,4 +39,3 @@ export async function run(command: (argv: string[], io: CliIo) => Promise<number
   const code = await command(argv, f.io);
   return { code, out: f.stdout(), err: f.stderr(), bytes: f.bytes(), fake: f };
 }
-

@@ -51,7 +51,10 @@ describe("mistakes: one line naming the problem and the nearest valid choice, ex
     [["compat", "x"], 'ctxfold: unknown command "compat" (did you mean compact?); ctxfold --help lists them'],
     [["valdiate"], 'ctxfold: unknown command "valdiate" (did you mean validate?)'],
     [["frobnicate"], 'ctxfold: unknown command "frobnicate"; ctxfold --help lists them'],
-    [["compact", "in.jsonl", "-o", "out.jsonl", "--budgt", "8000"], "ctxfold compact: unknown option --budgt (did you mean --budget?); see ctxfold compact --help"],
+    [
+      ["compact", "in.jsonl", "-o", "out.jsonl", "--budgt", "8000"],
+      "ctxfold compact: unknown option --budgt (did you mean --budget?); see ctxfold compact --help",
+    ],
     [["stats", "in.jsonl", "--jsno"], "unknown option --jsno (did you mean --json?)"],
     [["eval", "in.jsonl", "--budget", "8000", "--fail-undr", "savings=0.5"], "unknown option --fail-undr (did you mean --fail-under?)"],
     [["compact", "in.jsonl", "-o", "out.jsonl", "--budget"], "ctxfold compact: --budget needs a value"],
@@ -63,10 +66,16 @@ describe("mistakes: one line naming the problem and the nearest valid choice, ex
     [["compact", "in.jsonl", "-o", "out.jsonl", "--budget=-1"], '--budget: expected a positive integer, got "-1"'],
     [["compact", "in.jsonl", "-o", "out.jsonl", "--workers", "-2", "--budget", "5"], '--workers: expected a positive integer, got "-2"'],
     [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "--quiet"], "--budget needs a value"],
-    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "-x"], "--budget needs a value (what follows it looks like an option: write --budget=VALUE if it is the value)"],
+    [
+      ["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "-x"],
+      "--budget needs a value (what follows it looks like an option: write --budget=VALUE if it is the value)",
+    ],
     // Plain decimal safe integers only: no hex, exponents, fractions or values Number() rounds.
     [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "0x10"], '--budget: expected a positive integer, got "0x10"'],
-    [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "9007199254740993"], '--budget: expected a positive integer, got "9007199254740993" (decimal digits, at most 9007199254740991)'],
+    [
+      ["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "9007199254740993"],
+      '--budget: expected a positive integer, got "9007199254740993" (decimal digits, at most 9007199254740991)',
+    ],
     [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "1e3"], '--budget: expected a positive integer, got "1e3"'],
     [["compact", "in.jsonl", "-o", "out.jsonl", "--budget", "8000.0"], '--budget: expected a positive integer, got "8000.0"'],
     [["stats", "in.jsonl", "--budget", "8000,0x10"], '--budget: expected a comma list of positive integers, got "8000,0x10"'],

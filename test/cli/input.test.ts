@@ -27,7 +27,14 @@ let input: Buffer;
 /** Where the invalid byte sits in its line. */
 let badOffset: number;
 
-const runLine = (id: string, text: string) => JSON.stringify({ id, messages: [{ role: "user", content: text }, { role: "assistant", content: "done" }] });
+const runLine = (id: string, text: string) =>
+  JSON.stringify({
+    id,
+    messages: [
+      { role: "user", content: text },
+      { role: "assistant", content: "done" },
+    ],
+  });
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "ctxfold-input-"));
@@ -37,7 +44,8 @@ beforeAll(() => {
   input = Buffer.concat([
     Buffer.from("\uFEFF" + runLine("bom", "héllo") + "\n"),
     Buffer.from(runLine("cr", "hi").replace(`"messages"`, `\r"messages"`) + "\n"),
-    bad, Buffer.from("\n"),
+    bad,
+    Buffer.from("\n"),
     Buffer.from(runLine("crlf", "bye") + "\r\n"),
   ]);
   file = join(dir, "lines.jsonl");
@@ -52,7 +60,10 @@ async function cli(argv: string[], stdin?: Readable) {
 }
 
 /** The one message every command gives for line 3, located at file:3. */
-const badLine = () => expect.stringMatching(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:3: not UTF-8: byte 0xff at offset ${badOffset} of the line starts no valid sequence`));
+const badLine = () =>
+  expect.stringMatching(
+    new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:3: not UTF-8: byte 0xff at offset ${badOffset} of the line starts no valid sequence`),
+  );
 
 describe("one line reader for every command", () => {
   it("validate: a BOM line and a lone CR are valid, invalid UTF-8 is a bad line naming file:line and the offset", async () => {
@@ -96,7 +107,11 @@ describe("one line reader for every command", () => {
   });
 
   it("compact, in-process and in the pool: the same runs, the bad line written through with that reason", async () => {
-    const records = (out: string) => readFileSync(`${out}.errors.jsonl`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as ErrorRecord);
+    const records = (out: string) =>
+      readFileSync(`${out}.errors.jsonl`, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as ErrorRecord);
     const want = [{ line: 3, code: "E_BAD_INPUT", reason: `not UTF-8: byte 0xff at offset ${badOffset} of the line starts no valid sequence` }];
 
     const inProcess = join(dir, "in-process.jsonl");
@@ -126,7 +141,7 @@ describe("the line policy", () => {
   };
 
   it("decodes strict UTF-8, a leading BOM ignored and a trailing CR stripped", () => {
-    expect(decodeLine(Buffer.from("\uFEFF[\"é€😀\"]\r"))).toBe('["é€😀"]');
+    expect(decodeLine(Buffer.from('\uFEFF["é€😀"]\r'))).toBe('["é€😀"]');
     expect(decodeLine(Buffer.from("\uFEFF\uFEFF[]"))).toBe("\uFEFF[]"); // only the line's first BOM is no content
   });
 
@@ -148,19 +163,35 @@ describe("the line policy", () => {
 
   it("cuts a stream at LFs only, joining lines split across reads", async () => {
     const e = Buffer.from("é"); // two bytes, read apart
-    const chunks = [Buffer.from("a"), Buffer.from("b\nc\r"), Buffer.from("\r\n"), Buffer.alloc(0), e.subarray(0, 1), Buffer.concat([e.subarray(1), Buffer.from("\nlast")])];
+    const chunks = [
+      Buffer.from("a"),
+      Buffer.from("b\nc\r"),
+      Buffer.from("\r\n"),
+      Buffer.alloc(0),
+      e.subarray(0, 1),
+      Buffer.concat([e.subarray(1), Buffer.from("\nlast")]),
+    ];
     const text = (raw: Uint8Array) => Buffer.from(raw).toString("utf8");
     const lines: [number, string][] = [];
     for await (const { raw, n } of readLines(Readable.from(chunks))) lines.push([n, text(raw)]);
-    expect(lines).toEqual([[1, "ab"], [2, "c\r\r"], [3, "é"], [4, "last"]]);
+    expect(lines).toEqual([
+      [1, "ab"],
+      [2, "c\r\r"],
+      [3, "é"],
+      [4, "last"],
+    ]);
   });
 });
 
 describe("an input that cannot be read is named, by every command", () => {
   /** Each command reading `input` (its name in argv), and the error it stops with. */
   const commands = (input: string) => [
-    ["validate", input], ["stats", input], ["explain", input, "--run", "x", "--budget", "1000"], ["eval", input, "--budget", "1000"],
-    ["count", input, "--jsonl"], ["compact", input, "-o", join(dir, "unread.jsonl"), "--budget", "1000", "--workers", "1"],
+    ["validate", input],
+    ["stats", input],
+    ["explain", input, "--run", "x", "--budget", "1000"],
+    ["eval", input, "--budget", "1000"],
+    ["count", input, "--jsonl"],
+    ["compact", input, "-o", join(dir, "unread.jsonl"), "--budget", "1000", "--workers", "1"],
   ];
   const gz = () => gzipSync([runLine("a", "hi"), runLine("b", "bye")].join("\n") + "\n");
 
@@ -172,7 +203,16 @@ describe("an input that cannot be read is named, by every command", () => {
       expect(r.code, argv[0]).toBe(kExit.failed);
       expect(r.err, argv[0]).toBe(`ctxfold ${argv[0]}: ${truncated}: cannot decompress: unexpected end of file (Z_BUF_ERROR)\n`);
     }
-    const pooled = runBatch({ input: truncated, output: join(dir, "unread-pool.jsonl"), budget: 1000, format: "auto", mode: "tiered", workers: 2, inProcessBelow: 0, chunkBytes: 64 });
+    const pooled = runBatch({
+      input: truncated,
+      output: join(dir, "unread-pool.jsonl"),
+      budget: 1000,
+      format: "auto",
+      mode: "tiered",
+      workers: 2,
+      inProcessBelow: 0,
+      chunkBytes: 64,
+    });
     await expect(pooled).rejects.toMatchObject({ code: "E_BAD_INPUT", path: truncated, message: expect.stringContaining("(Z_BUF_ERROR)") });
   });
 
@@ -186,10 +226,12 @@ describe("an input that cannot be read is named, by every command", () => {
   });
 
   it("a read failing inside gzip data: named, not an unhandled stream error", async () => {
-    const failing = Readable.from((async function* () {
-      yield gz().subarray(0, 20);
-      throw Object.assign(new Error("EIO: i/o error, read"), { code: "EIO", syscall: "read" });
-    })());
+    const failing = Readable.from(
+      (async function* () {
+        yield gz().subarray(0, 20);
+        throw Object.assign(new Error("EIO: i/o error, read"), { code: "EIO", syscall: "read" });
+      })(),
+    );
     const read = async () => {
       for await (const chunk of gunzipIfGzip(failing, "runs.jsonl.gz")) void chunk;
     };
@@ -199,7 +241,10 @@ describe("an input that cannot be read is named, by every command", () => {
   it("count and hash, which read a text file whole, name a failed read too, and read the command's stdin", async () => {
     const folder = join(dir, "folder.txt");
     mkdirSync(folder);
-    for (const argv of [["count", folder], ["hash", folder]]) {
+    for (const argv of [
+      ["count", folder],
+      ["hash", folder],
+    ]) {
       const r = await cli(argv);
       expect(r.code, argv[0]).toBe(kExit.failed);
       expect(r.err, argv[0]).toBe(`ctxfold ${argv[0]}: ${folder}: cannot read it: EISDIR: illegal operation on a directory, read\n`);
@@ -226,18 +271,23 @@ describe("an input that cannot be read is named, by every command", () => {
 
 describe("the line limit of the other commands' reader", () => {
   it("gives every line within the limit whole and every line over it as its length only, in order, whatever the blocks", async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 20 }), fc.array(fc.integer({ min: 1, max: 1000 }), { maxLength: 10 }), fc.integer({ min: 1, max: 30 }),
-      async (lengths, cuts, limit) => {
-        const text = Buffer.from(lengths.map((n, i) => "ab"[i % 2].repeat(n)).join("\n"));
-        const blocks = [...new Set(cuts.filter((c) => c < text.length))].sort((a, b) => a - b);
-        const got = [];
-        for await (const l of readLines(Readable.from([0, ...blocks].map((c, i, all) => text.subarray(c, all[i + 1] ?? text.length))), limit)) got.push(l);
-        const want = lengths.map((n, i) => (n > limit ? { n: i + 1, tooLong: n } : { n: i + 1, raw: "ab"[i % 2].repeat(n) }));
-        // A last empty line (the text ended on an LF) is no line.
-        if (lengths.at(-1) === 0) want.pop();
-        expect(got.map((l) => (l.raw === undefined ? { n: l.n, tooLong: l.tooLong } : { n: l.n, raw: Buffer.from(l.raw).toString() }))).toEqual(want);
-      },
-    ), { numRuns: 300 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.integer({ min: 1, max: 1000 }), { maxLength: 10 }),
+        fc.integer({ min: 1, max: 30 }),
+        async (lengths, cuts, limit) => {
+          const text = Buffer.from(lengths.map((n, i) => "ab"[i % 2].repeat(n)).join("\n"));
+          const blocks = [...new Set(cuts.filter((c) => c < text.length))].sort((a, b) => a - b);
+          const got = [];
+          for await (const l of readLines(Readable.from([0, ...blocks].map((c, i, all) => text.subarray(c, all[i + 1] ?? text.length))), limit)) got.push(l);
+          const want = lengths.map((n, i) => (n > limit ? { n: i + 1, tooLong: n } : { n: i + 1, raw: "ab"[i % 2].repeat(n) }));
+          // A last empty line (the text ended on an LF) is no line.
+          if (lengths.at(-1) === 0) want.pop();
+          expect(got.map((l) => (l.raw === undefined ? { n: l.n, tooLong: l.tooLong } : { n: l.n, raw: Buffer.from(l.raw).toString() }))).toEqual(want);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

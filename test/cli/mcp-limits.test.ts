@@ -59,23 +59,32 @@ describe("ctxfold mcp: request lines", () => {
     server.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
     const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
     // Every response to `ids`, or the server's exit code if it ends first.
-    const until = (ids: (number | string | null)[]) => Promise.race([
-      new Promise<void>((resolve) => {
-        waiting = { ids, resolve };
-        check();
-      }),
-      exited.then((code) => Promise.reject(new Error(`the server exited (code ${String(code)}) before answering ${JSON.stringify(ids)}`))),
-    ]);
+    const until = (ids: (number | string | null)[]) =>
+      Promise.race([
+        new Promise<void>((resolve) => {
+          waiting = { ids, resolve };
+          check();
+        }),
+        exited.then((code) => Promise.reject(new Error(`the server exited (code ${String(code)}) before answering ${JSON.stringify(ids)}`))),
+      ]);
     server.stdin.on("error", () => undefined); // a server that died: `until` says so
-    const send = (line: string) => new Promise<void>((resolve) => {
-      if (server.stdin.write(`${line}\n`)) return resolve();
-      server.stdin.once("drain", resolve);
-      server.stdin.once("close", resolve);
-    });
+    const send = (line: string) =>
+      new Promise<void>((resolve) => {
+        if (server.stdin.write(`${line}\n`)) return resolve();
+        server.stdin.once("drain", resolve);
+        server.stdin.once("close", resolve);
+      });
     const [ref, text] = [...texts][0];
     const recallLine = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "recall", arguments: { ref } } });
 
-    await send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }));
+    await send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      }),
+    );
     await until([1]);
     await send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
     // The SDK's client writes the id last; a 30 MB query.
@@ -110,7 +119,8 @@ describe("ctxfold mcp: searches and recalls", () => {
       const order: string[] = [];
       const refs = [...texts.keys()].slice(0, 100);
       const searches = Array.from({ length: 100 }, (_, i) =>
-        client.callTool({ name: "search", arguments: { query: `module_${i % 60} package_${i % 17}`, limit: 100 } }).then((a) => (order.push("search"), a)));
+        client.callTool({ name: "search", arguments: { query: `module_${i % 60} package_${i % 17}`, limit: 100 } }).then((a) => (order.push("search"), a)),
+      );
       const recalls = refs.map((ref) => client.callTool({ name: "recall", arguments: { ref } }).then((a) => (order.push("recall"), a)));
       const answers = await Promise.all(recalls);
       const found = await Promise.all(searches);

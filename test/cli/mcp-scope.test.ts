@@ -38,7 +38,8 @@ async function connect(args: string[]): Promise<{ client: Client; close: () => P
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as Answer;
 /** A tool error with the ref it names replaced, to compare its shape with another's. */
-const shape = (a: Answer, ref: string) => JSON.stringify({ content: a.content, error: a.structuredContent?.error, isError: a.isError }).split(ref.split("/").pop()!).join("<ref>");
+const shape = (a: Answer, ref: string) =>
+  JSON.stringify({ content: a.content, error: a.structuredContent?.error, isError: a.isError }).split(ref.split("/").pop()!).join("<ref>");
 /** A well-formed ref of the same kind that nothing stores. */
 const absentLike = (ref: string) => ref.replace(/_[0-9a-f]+/, (m) => `_${"0".repeat(m.length - 1)}`);
 
@@ -50,15 +51,30 @@ describe("ctxfold mcp confined to one run", () => {
     dir = mkdtempSync(path.join(tmpdir(), "ctxfold-mcp-scope-"));
     offload = path.join(dir, "offload");
     const shared = Array.from({ length: 300 }, (_, k) => `shared log line ${k}: npm warn deprecated package_${k}`).join("\n");
-    writeFileSync(path.join(dir, "a.jsonl"), `${JSON.stringify(agentRun("run-a", "alpha-secret-1", shared))}\n${JSON.stringify(agentRun(undefined, "nobody-secret", shared))}\n`);
+    writeFileSync(
+      path.join(dir, "a.jsonl"),
+      `${JSON.stringify(agentRun("run-a", "alpha-secret-1", shared))}\n${JSON.stringify(agentRun(undefined, "nobody-secret", shared))}\n`,
+    );
     writeFileSync(path.join(dir, "b.jsonl"), `${JSON.stringify(agentRun("run-b", "password123", shared))}\n`);
     // Two processes writing into one offload directory at the same time.
-    await Promise.all(["a", "b"].map((f) =>
-      promisify(execFile)(process.execPath, [kCli, "compact", `${f}.jsonl`, "-o", `${f}.out.jsonl`, "--budget", "2000", "--offload-dir", offload, "--workers", "1", "--quiet"], { cwd: dir })));
+    await Promise.all(
+      ["a", "b"].map((f) =>
+        promisify(execFile)(
+          process.execPath,
+          [kCli, "compact", `${f}.jsonl`, "-o", `${f}.out.jsonl`, "--budget", "2000", "--offload-dir", offload, "--workers", "1", "--quiet"],
+          { cwd: dir },
+        ),
+      ),
+    );
     store = createPackStore({ dir: offload });
     const [lineA, lineNoId] = readFileSync(path.join(dir, "a.out.jsonl"), "utf8").trim().split("\n");
     const lineB = readFileSync(path.join(dir, "b.out.jsonl"), "utf8").trim();
-    for (const [k, line] of [["a", lineA], ["line", lineNoId], ["b", lineB]] as const) reach[k] = reachableRefs(store, [line]);
+    for (const [k, line] of [
+      ["a", lineA],
+      ["line", lineNoId],
+      ["b", lineB],
+    ] as const)
+      reach[k] = reachableRefs(store, [line]);
     for (const refs of Object.values(reach)) expect(refs.size).toBeGreaterThan(3);
     [a, everything] = await Promise.all([connect(["--run", "run-a"]), connect([])]);
   }, 120_000);
@@ -88,7 +104,10 @@ describe("ctxfold mcp confined to one run", () => {
     for (const ref of others) {
       const absent = absentLike(ref);
       expect(store.has(absent)).toBe(false);
-      for (const [given, missing] of [[ref, absent], [ref.split("/").pop()!, absent.split("/").pop()!]]) {
+      for (const [given, missing] of [
+        [ref, absent],
+        [ref.split("/").pop()!, absent.split("/").pop()!],
+      ]) {
         for (const offset of [undefined, 1]) {
           const args = (r: string) => ({ ref: r, ...(offset === undefined ? {} : { offset }) });
           const out = await call(a.client, "recall", args(given));
@@ -147,7 +166,11 @@ describe("ctxfold mcp confined to one run", () => {
     try {
       expect((await call(later.client, "search", { query: "", limit: 100 })).structuredContent!.entries).toEqual([]);
       writeFileSync(path.join(dir, "c.jsonl"), `${JSON.stringify(agentRun("run-c", "gamma", "late output"))}\n`);
-      await promisify(execFile)(process.execPath, [kCli, "compact", "c.jsonl", "-o", "c.out.jsonl", "--budget", "2000", "--offload-dir", offload, "--workers", "1", "--quiet"], { cwd: dir });
+      await promisify(execFile)(
+        process.execPath,
+        [kCli, "compact", "c.jsonl", "-o", "c.out.jsonl", "--budget", "2000", "--offload-dir", offload, "--workers", "1", "--quiet"],
+        { cwd: dir },
+      );
       const refs = reachableRefs(createPackStore({ dir: offload }), [readFileSync(path.join(dir, "c.out.jsonl"), "utf8")]);
       expect(refs.size).toBeGreaterThan(3);
       for (const ref of refs) expect((await call(later.client, "recall", { ref })).isError).toBeFalsy();

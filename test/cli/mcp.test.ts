@@ -78,10 +78,14 @@ function projection(messages: readonly Message[]): unknown[] {
   };
   const part = (p: Part) => {
     switch (p.type) {
-      case "text": return { text: p.text };
-      case "tool-call": return { call: p.id, name: p.name, args: json(p.args) };
-      case "tool-result": return { result: p.callId, content: p.content.map((c) => (c.type === "text" ? c.text : c.type)).join("") };
-      default: return { type: p.type };
+      case "text":
+        return { text: p.text };
+      case "tool-call":
+        return { call: p.id, name: p.name, args: json(p.args) };
+      case "tool-result":
+        return { result: p.callId, content: p.content.map((c) => (c.type === "text" ? c.text : c.type)).join("") };
+      default:
+        return { type: p.type };
     }
   };
   return messages.flatMap((m) => m.parts.map((p) => ({ role: m.role, ...part(p) })));
@@ -99,12 +103,23 @@ describe.skipIf(!hasCorpus)(`ctxfold mcp${hasCorpus ? "" : ` — ${kNoCorpusReas
     // Two batches into one offload directory: at 32k the outputs keep observations with the refs
     // of the full outputs; at 8k older steps go whole, behind history refs. Each writes its pack.
     for (const budget of [32_000, 8_000]) {
-      const r = spawnSync(process.execPath, [kCli, "compact", "runs.jsonl", "-o", `out-${budget}.jsonl`, "--budget", String(budget), "--offload-dir", offload, "--workers", "1", "--quiet"], { cwd: dir, encoding: "utf8" });
+      const r = spawnSync(
+        process.execPath,
+        [kCli, "compact", "runs.jsonl", "-o", `out-${budget}.jsonl`, "--budget", String(budget), "--offload-dir", offload, "--workers", "1", "--quiet"],
+        { cwd: dir, encoding: "utf8" },
+      );
       expect(r.status, r.stderr).toBe(0);
     }
     store = createPackStore({ dir: offload });
     contentRefs = refsIn(readFileSync(path.join(dir, "out-32000.jsonl"), "utf8")).filter((r) => !r.includes("/history_"));
-    histories = readFileSync(path.join(dir, "out-8000.jsonl"), "utf8").trim().split("\n").flatMap((line, run) => refsIn(line).filter((r) => r.includes("/history_")).map((ref) => ({ ref, run })));
+    histories = readFileSync(path.join(dir, "out-8000.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .flatMap((line, run) =>
+        refsIn(line)
+          .filter((r) => r.includes("/history_"))
+          .map((ref) => ({ ref, run })),
+      );
     expect(contentRefs.length).toBeGreaterThan(2);
     expect(histories.length).toBeGreaterThan(1);
     server = await connect(["--offload-dir", offload]);
@@ -172,7 +187,10 @@ describe.skipIf(!hasCorpus)(`ctxfold mcp${hasCorpus ? "" : ` — ${kNoCorpusReas
 
   it("search finds refs by words of their content", async () => {
     const ref = contentRefs.find((r) => store.get(r).length > 16 * 1024)!;
-    const word = store.getText(ref).split(/\s+/).find((w) => /^[A-Za-z_]{8,}$/.test(w))!;
+    const word = store
+      .getText(ref)
+      .split(/\s+/)
+      .find((w) => /^[A-Za-z_]{8,}$/.test(w))!;
     const a = await call(server.client, "search", { query: word, limit: 50 });
     expect(a.isError).toBeFalsy();
     const entries = a.structuredContent!.entries as { ref: string; kind: string; size: number }[];
@@ -208,8 +226,12 @@ describe.skipIf(!hasCorpus)(`ctxfold mcp${hasCorpus ? "" : ` — ${kNoCorpusReas
     cpSync(offload, copy, { recursive: true });
     const ref = contentRefs[0];
     const name = ref.split("/").pop()!;
-    const idx = readdirSync(copy).filter((f) => f.endsWith(".idx")).find((f) => readFileSync(path.join(copy, f), "utf8").includes(`"${name}"`))!;
-    const line = readFileSync(path.join(copy, idx), "utf8").split("\n").find((l) => l.startsWith(`["${name}"`))!;
+    const idx = readdirSync(copy)
+      .filter((f) => f.endsWith(".idx"))
+      .find((f) => readFileSync(path.join(copy, f), "utf8").includes(`"${name}"`))!;
+    const line = readFileSync(path.join(copy, idx), "utf8")
+      .split("\n")
+      .find((l) => l.startsWith(`["${name}"`))!;
     const [, offset] = JSON.parse(line) as [string, number, number];
     const pack = path.join(copy, idx.replace(/\.idx$/, ".bin"));
     const bytes = readFileSync(pack);

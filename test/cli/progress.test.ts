@@ -8,7 +8,9 @@ describe("the progress line", () => {
     expect(progressText({ runs: 400, elapsedMs: 40_000, doneFraction: 0.5 }, first)).toBe("400 runs · 10 runs/s · ETA 0:50 [############............] 50%");
     expect(progressText({ runs: 1_234, elapsedMs: 10_000 }, { s: 0, f: 0, runs: 0 })).toBe("1,234 runs · 123 runs/s");
     expect(progressText({ runs: 3, elapsedMs: 1_000, doneFraction: 0.2, note: "812 prompts" }, first)).toContain("ETA -:--");
-    expect(progressText({ runs: 3, elapsedMs: 2_000, doneFraction: 0.25, note: "812 prompts" }, { s: 1, f: 0, runs: 0 })).toBe("3 runs · 3 runs/s · ETA 0:03 [######..................] 25% · 812 prompts");
+    expect(progressText({ runs: 3, elapsedMs: 2_000, doneFraction: 0.25, note: "812 prompts" }, { s: 1, f: 0, runs: 0 })).toBe(
+      "3 runs · 3 runs/s · ETA 0:03 [######..................] 25% · 812 prompts",
+    );
   });
 
   it("redraws one line at most every 100 ms, and clears it", () => {

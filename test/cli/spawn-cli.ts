@@ -30,7 +30,11 @@ export function spawnCli(dir: string, args: string[], options: CliRunOptions = {
   try {
     const { argv, env } = command(args, options.hooks);
     const r = spawnSync(process.execPath, argv, {
-      cwd: dir, env, input: options.stdin, maxBuffer: 1 << 30, stdio: [stdin, stdout, "pipe"],
+      cwd: dir,
+      env,
+      input: options.stdin,
+      maxBuffer: 1 << 30,
+      stdio: [stdin, stdout, "pipe"],
     });
     return { code: r.status, stdout: r.stdout ?? Buffer.alloc(0), stderr: r.stderr.toString() };
   } finally {

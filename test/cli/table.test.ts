@@ -3,14 +3,20 @@ import { describe, expect, it } from "vitest";
 import { table } from "../../src/cli/runs.js";
 
 describe("table", () => {
-  const rows = [["contender", "recall", "cost/call", "savings", "p50 ms"], ["ctxfold", "92.0%", "1,234", "81.0%", "3.10"], ["tail baseline", "71.5%", "2,001", "80.2%", "0.02"]];
+  const rows = [
+    ["contender", "recall", "cost/call", "savings", "p50 ms"],
+    ["ctxfold", "92.0%", "1,234", "81.0%", "3.10"],
+    ["tail baseline", "71.5%", "2,001", "80.2%", "0.02"],
+  ];
 
   it("aligns the first column left and the others right", () => {
-    expect(table(rows)).toBe([
-      "  contender      recall  cost/call  savings  p50 ms",
-      "  ctxfold         92.0%      1,234    81.0%    3.10",
-      "  tail baseline   71.5%      2,001    80.2%    0.02",
-    ].join("\n") + "\n");
+    expect(table(rows)).toBe(
+      [
+        "  contender      recall  cost/call  savings  p50 ms",
+        "  ctxfold         92.0%      1,234    81.0%    3.10",
+        "  tail baseline   71.5%      2,001    80.2%    0.02",
+      ].join("\n") + "\n",
+    );
   });
 
   it("wider than the terminal, it is cut into parts that fit, each led by the first column", () => {

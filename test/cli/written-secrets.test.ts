@@ -22,7 +22,11 @@ describe("ctxfold compact never writes a secret-named argument's value", () => {
     writeFileSync(path.join(dir, "in.jsonl"), lines.join("\n") + "\n");
     for (const workers of ["1", "2"]) {
       const out = `out-${workers}.jsonl`;
-      const r = spawnSync(process.execPath, [kCli, "compact", "in.jsonl", "-o", out, "--budget", "4000", "--workers", workers, "--offload-dir", `off-${workers}`, "--quiet"], { cwd: dir, encoding: "utf8" });
+      const r = spawnSync(
+        process.execPath,
+        [kCli, "compact", "in.jsonl", "-o", out, "--budget", "4000", "--workers", workers, "--offload-dir", `off-${workers}`, "--quiet"],
+        { cwd: dir, encoding: "utf8" },
+      );
       expect(r.stderr).toBe("");
       expect(r.status).toBe(0);
       const outLines = readFileSync(path.join(dir, out), "utf8").trimEnd().split("\n");

@@ -91,7 +91,9 @@ describe("the estimator's weight table, handed to the host by its caller", () =>
         err = e;
       }
       expect(CtxfoldError.isInstance(err) && err.code).toBe("E_BAD_INPUT");
-      expect((err as CtxfoldError).message).toMatch(new RegExp(`^weights: expected the estimator's weight table, a Float64Array of ${kEstimateRows} rows of ${n} weights; got `));
+      expect((err as CtxfoldError).message).toMatch(
+        new RegExp(`^weights: expected the estimator's weight table, a Float64Array of ${kEstimateRows} rows of ${n} weights; got `),
+      );
     }
     expect(() => core.measureStrings(["x"], new Float64Array(3))).toThrowError(/^weights: /);
   });

@@ -16,7 +16,13 @@ const call = (id: string, name: string, args: string) => ({ id, type: "function"
 
 describe("specific terms (src/model/terms.ts)", () => {
   it("takes paths, relative and absolute, without the sentence's punctuation", () => {
-    expect(specificTerms("Open src/utils/parse.py, ./lib/x.ts and ../a/b.c; see ~/notes.md and /etc/hosts.")).toEqual(["src/utils/parse.py", "./lib/x.ts", "../a/b.c", "~/notes.md", "/etc/hosts"]);
+    expect(specificTerms("Open src/utils/parse.py, ./lib/x.ts and ../a/b.c; see ~/notes.md and /etc/hosts.")).toEqual([
+      "src/utils/parse.py",
+      "./lib/x.ts",
+      "../a/b.c",
+      "~/notes.md",
+      "/etc/hosts",
+    ]);
     expect(specificTerms("(foo.py) foo.py. foo.py, `foo.py`")).toEqual(["foo.py"]);
     expect(specificTerms("C:\\Users\\me\\file.txt")).toEqual(["Users\\me\\file.txt"]);
   });
@@ -29,14 +35,30 @@ describe("specific terms (src/model/terms.ts)", () => {
   });
 
   it("takes numbers of 3+ characters, versions and addresses, not 42", () => {
-    expect(specificTerms("port 8080, pi 3.14, eps 1e-5, v1.2.3 at 10.0.0.1, answer 42, date 2024-01-05")).toEqual(["8080", "3.14", "1e-5", "v1.2.3", "10.0.0.1", "2024-01-05"]);
+    expect(specificTerms("port 8080, pi 3.14, eps 1e-5, v1.2.3 at 10.0.0.1, answer 42, date 2024-01-05")).toEqual([
+      "8080",
+      "3.14",
+      "1e-5",
+      "v1.2.3",
+      "10.0.0.1",
+      "2024-01-05",
+    ]);
     expect(isSpecific("42")).toBe(false);
     expect(isSpecific("-100")).toBe(true);
   });
 
   it("takes camelCase, acronym-led names, ::, _ and $ names and letter-digit mixes; not plain words", () => {
     expect(specificTerms("parseConfig HTTPServer XMLHttpRequest ValueError std::vector Foo::bar::baz foo_bar $scope __init__ ab2 x1")).toEqual([
-      "parseConfig", "HTTPServer", "XMLHttpRequest", "ValueError", "std::vector", "Foo::bar::baz", "foo_bar", "$scope", "__init__", "ab2",
+      "parseConfig",
+      "HTTPServer",
+      "XMLHttpRequest",
+      "ValueError",
+      "std::vector",
+      "Foo::bar::baz",
+      "foo_bar",
+      "$scope",
+      "__init__",
+      "ab2",
     ]);
     expect(specificTerms("The README says Error: e.g. i.e. a well-known a-b-c value HELLO World")).toEqual([]);
   });
@@ -46,7 +68,11 @@ describe("specific terms (src/model/terms.ts)", () => {
   });
 
   it("reads non-English text: Cyrillic and CJK paths and identifiers, not plain words", () => {
-    expect(specificTerms("Путь /tmp/данные.txt и функция обработатьДанные, 日本語のテキスト src/日本.py")).toEqual(["/tmp/данные.txt", "обработатьДанные", "src/日本.py"]);
+    expect(specificTerms("Путь /tmp/данные.txt и функция обработатьДанные, 日本語のテキスト src/日本.py")).toEqual([
+      "/tmp/данные.txt",
+      "обработатьДанные",
+      "src/日本.py",
+    ]);
     expect(specificTerms("Привет мир 你好世界 مرحبا")).toEqual([]);
   });
 
@@ -114,8 +140,12 @@ const run: EvalRun = { id: "loader", messages: [sys, task, a1, t1, a2, t2, a3] }
 const stub = (name: string, compact: Contender["compact"]): Contender => ({ name, version: "test", note: "stub", compact });
 const identity = stub("identity", async (messages) => ({ messages }));
 const anchorsOnly = stub("anchors only", async (messages) => ({ messages: messages.slice(0, 2) }));
-const summary = stub("summary", async (messages) => ({ messages: [...messages.slice(0, 2), { role: "user", content: "Earlier: read the loader; parseConfig uses yaml_load." }] }));
-const refsOnly = stub("refs only", async (messages) => ({ messages: [...messages.slice(0, 2), { role: "user", content: "Earlier steps stored as ref:7f3a9c (tool output, 2 KB)." }] }));
+const summary = stub("summary", async (messages) => ({
+  messages: [...messages.slice(0, 2), { role: "user", content: "Earlier: read the loader; parseConfig uses yaml_load." }],
+}));
+const refsOnly = stub("refs only", async (messages) => ({
+  messages: [...messages.slice(0, 2), { role: "user", content: "Earlier steps stored as ref:7f3a9c (tool output, 2 KB)." }],
+}));
 
 async function recallOf(runs: EvalRun[], c: Contender, budget = 1) {
   const r = await replayRuns(runs, [c], { budgets: [budget], points: 40 });
@@ -201,7 +231,8 @@ describe("evidence and the other metrics on awkward runs", () => {
     const chat: EvalRun = {
       id: "chat",
       messages: [
-        sys, task,
+        sys,
+        task,
         { role: "assistant", content: "I think parseConfig in cfg/x.py is the culprit." },
         { role: "user", content: "Yes, and check MAX_DEPTH too." },
         { role: "assistant", content: "cfg/x.py sets MAX_DEPTH = 512 before parseConfig runs." },
@@ -209,13 +240,34 @@ describe("evidence and the other metrics on awkward runs", () => {
     };
     expect(nextStepEvidence(chat.messages.slice(0, 4), chat.messages[4])).toEqual(["cfg/x.py", "MAX_DEPTH", "parseConfig"]);
     const m = await recallOf([chat], identity);
-    expect(m).toMatchObject({ prompts: 2, evidence: { prompts: 1, terms: 3, kept: 3 }, evidenceRecall: 1, failedResults: 0, failedVisible: null, violationFree: 1 });
+    expect(m).toMatchObject({
+      prompts: 2,
+      evidence: { prompts: 1, terms: 3, kept: 3 },
+      evidenceRecall: 1,
+      failedResults: 0,
+      failedVisible: null,
+      violationFree: 1,
+    });
     expect(m.costPairs).toBe(1);
   });
 
   it("a run with no prompt point (no assistant message, or only the task): nothing measured, all null", async () => {
-    const m = await recallOf([{ id: "empty", messages: [sys, task] }, { id: "none", messages: [] }], identity);
-    expect(m).toMatchObject({ prompts: 0, evidenceRecall: null, costPerCall: null, costSavings: null, costPairs: 0, budgetFill: { p50: null, p95: null }, withinBudget: null });
+    const m = await recallOf(
+      [
+        { id: "empty", messages: [sys, task] },
+        { id: "none", messages: [] },
+      ],
+      identity,
+    );
+    expect(m).toMatchObject({
+      prompts: 0,
+      evidenceRecall: null,
+      costPerCall: null,
+      costSavings: null,
+      costPairs: 0,
+      budgetFill: { p50: null, p95: null },
+      withinBudget: null,
+    });
   });
 
   it("a run ending on a tool result (the next step missing): its last prompt is not a point; the rest is measured", async () => {
@@ -232,7 +284,13 @@ describe("evidence and the other metrics on awkward runs", () => {
     noise += "\ud800\udfff\udc00\u0000\ufffd";
     const bin: EvalRun = {
       id: "bin",
-      messages: [sys, task, a1, { role: "tool", tool_call_id: "call_1", content: `${noise}\nparseConfig\n${noise}` }, { role: "assistant", content: "Found parseConfig among the bytes" }],
+      messages: [
+        sys,
+        task,
+        a1,
+        { role: "tool", tool_call_id: "call_1", content: `${noise}\nparseConfig\n${noise}` },
+        { role: "assistant", content: "Found parseConfig among the bytes" },
+      ],
     };
     const m = await recallOf([bin], identity);
     expect(m.evidence).toEqual({ prompts: 1, terms: 1, kept: 1 });
@@ -244,13 +302,19 @@ describe("evidence and the other metrics on awkward runs", () => {
     let big = "";
     for (let i = 0; big.length < 5_000_000; i++) big += `row_${i} = compute_${i % 997}(x.y${i % 31})\n`;
     // The agent writes back half of it: thousands of distinct names, most of them in the output.
-    const write: M = { role: "assistant", content: null, tool_calls: [call("call_2", "write_file", JSON.stringify({ path: "out/rows.py", content: big.slice(0, 2_500_000) + "new_row_x = 1\n" }))] };
+    const write: M = {
+      role: "assistant",
+      content: null,
+      tool_calls: [call("call_2", "write_file", JSON.stringify({ path: "out/rows.py", content: big.slice(0, 2_500_000) + "new_row_x = 1\n" }))],
+    };
     const huge: EvalRun = { id: "huge", messages: [sys, task, a1, { role: "tool", tool_call_id: "call_1", content: big }, write] };
     const ev = nextStepEvidence(huge.messages.slice(0, 4), write);
     expect(ev.length).toBeGreaterThan(50_000);
     expect(ev).not.toContain("new_row_x");
     expect(ev).not.toContain("out/rows.py");
-    const half = stub("first half", async (messages) => ({ messages: [...messages.slice(0, 3), { ...messages[3], content: (messages[3].content as string).slice(0, 1_000_000) }] as M[] }));
+    const half = stub("first half", async (messages) => ({
+      messages: [...messages.slice(0, 3), { ...messages[3], content: (messages[3].content as string).slice(0, 1_000_000) }] as M[],
+    }));
     const m = await recallOf([huge], half);
     // In this text every name is a whole candidate, so what the first megabyte shows is its terms.
     const inFirstMb = new Set(specificTerms(big.slice(0, 1_000_000)));
@@ -263,7 +327,8 @@ describe("evidence and the other metrics on awkward runs", () => {
     const ru: EvalRun = {
       id: "ru",
       messages: [
-        { role: "system", content: "Ты агент." }, { role: "user", content: "Исправь ошибку." },
+        { role: "system", content: "Ты агент." },
+        { role: "user", content: "Исправь ошибку." },
         { role: "assistant", content: "Смотрю файл.", tool_calls: [call("c1", "read", '{"path":"модуль/данные.py"}')] },
         { role: "tool", tool_call_id: "c1", content: "def обработатьДанные(): return 数据_表\n" },
         { role: "assistant", content: "Ошибка в обработатьДанные: 数据_表 пуст, правлю модуль/данные.py." },
@@ -277,7 +342,13 @@ describe("evidence and the other metrics on awkward runs", () => {
   it("odd message shapes: null content, image parts, non-string arguments", () => {
     const odd = [
       { role: "assistant", content: null },
-      { role: "user", content: [{ type: "image_url", image_url: { url: "data:x" } }, { type: "text", text: "see img_001.png" }] },
+      {
+        role: "user",
+        content: [
+          { type: "image_url", image_url: { url: "data:x" } },
+          { type: "text", text: "see img_001.png" },
+        ],
+      },
       { role: "assistant", content: "", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: { not: "a string" } } }] },
     ] as unknown as M[];
     expect(() => nextStepEvidence([sys, task, ...odd], { role: "assistant", content: "img_001.png again" })).not.toThrow();

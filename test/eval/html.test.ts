@@ -19,13 +19,36 @@ import type { EvalMetrics, EvalReport, TraceEpoch, TraceRun } from "../../src/ev
 
 function metrics(over: Partial<EvalMetrics> = {}): EvalMetrics {
   return {
-    prompts: 40, overBudget: 12, criticalFits: 11, withinBudget: 1, infeasible: 1, infeasibleWhereCriticalFits: 0,
-    errors: 0, errorSamples: [], newViolationPrompts: 0, newViolationCodes: {}, violationFree: 1,
-    criticalVerbatim: 0.975, criticalVerbatimByKind: { system: 1, "last-user": 0.95 }, failedResults: 4,
-    failedVisible: 0.75, failedMissSamples: [], recoverable: 0.5, compression: 0.42, cachePrefix: 0.875,
-    cachePrefixOverBudget: 0.6, cachePrefixPairs: 39, latencyMs: { p50: 1.234, p99: 17.5 }, throughput: 812.4,
-    refs: { total: 1234, unresolved: 0 }, anomalies: {},
-    evidenceRecall: 0.8125, evidence: { prompts: 10, terms: 64, kept: 52 }, costPerCall: 2425.4, costSavings: 0.875, costPairs: 9,
+    prompts: 40,
+    overBudget: 12,
+    criticalFits: 11,
+    withinBudget: 1,
+    infeasible: 1,
+    infeasibleWhereCriticalFits: 0,
+    errors: 0,
+    errorSamples: [],
+    newViolationPrompts: 0,
+    newViolationCodes: {},
+    violationFree: 1,
+    criticalVerbatim: 0.975,
+    criticalVerbatimByKind: { system: 1, "last-user": 0.95 },
+    failedResults: 4,
+    failedVisible: 0.75,
+    failedMissSamples: [],
+    recoverable: 0.5,
+    compression: 0.42,
+    cachePrefix: 0.875,
+    cachePrefixOverBudget: 0.6,
+    cachePrefixPairs: 39,
+    latencyMs: { p50: 1.234, p99: 17.5 },
+    throughput: 812.4,
+    refs: { total: 1234, unresolved: 0 },
+    anomalies: {},
+    evidenceRecall: 0.8125,
+    evidence: { prompts: 10, terms: 64, kept: 52 },
+    costPerCall: 2425.4,
+    costSavings: 0.875,
+    costPairs: 9,
     budgetFill: { p50: 0.6, p95: 0.955 },
     ...over,
   };
@@ -45,7 +68,9 @@ function trace(runId: string, budget: number, spec: TraceSpec): TraceRun {
   const starts = new Set(spec.newEpochAt ?? []);
   let epoch = 0;
   return {
-    runId, budget, contender: spec.contender ?? "ctxfold",
+    runId,
+    budget,
+    contender: spec.contender ?? "ctxfold",
     points: spec.tokensIn.map((tokensIn, i) => {
       if (starts.has(i)) epoch++;
       const tokensOut = spec.tokensOut ? spec.tokensOut[i] : Math.min(tokensIn, budget);
@@ -57,7 +82,11 @@ function trace(runId: string, budget: number, spec: TraceSpec): TraceRun {
 
 function epochOf(epoch: number, atPoint: number, refs: string[]): TraceEpoch {
   return {
-    epoch, atPoint, tokensBefore: 9000, tokensAfter: 3000, refs,
+    epoch,
+    atPoint,
+    tokensBefore: 9000,
+    tokensAfter: 3000,
+    refs,
     stages: [
       { name: "steps", candidates: 12, compacted: 9, tokensBefore: 9000, tokensAfter: 5000 },
       { name: "summarize", candidates: 3, compacted: 2, tokensBefore: 5000, tokensAfter: 3000 },
@@ -69,11 +98,17 @@ function report(over: Partial<EvalReport> = {}): EvalReport {
   const contenders = ["ctxfold", "ctxfold (compare)", "LangChain trimMessages"];
   const budgets = over.options?.budgets ?? [8000, 32000];
   return {
-    ctxfold: "eval", version: 1, date: "2025-01-02T03:04:05.000Z", node: "v20.11.0", input: "runs.jsonl",
+    ctxfold: "eval",
+    version: 1,
+    date: "2025-01-02T03:04:05.000Z",
+    node: "v20.11.0",
+    input: "runs.jsonl",
     options: { budgets, points: 40, against: ["langchain"] },
     corpus: { runs: 3, prompts: 120, pairs: 117 },
     contenders: contenders.map((name) => ({ name, version: "1.0.0", note: "" })),
-    notes: [], failedRuns: [], infeasibleRuns: [],
+    notes: [],
+    failedRuns: [],
+    infeasibleRuns: [],
     budgets: budgets.map((budget) => ({ budget, rows: contenders.map((contender, i) => ({ contender, metrics: metrics({ prompts: 40 + i }) })) })),
     traces: [],
     thresholds: [],
@@ -102,7 +137,7 @@ const svgs = (html: string): string[] => html.match(/<svg class="trace"[\s\S]*?<
 const frontier = (html: string): string => /<svg class="frontier"[\s\S]*?<\/svg>/.exec(html)?.[0] ?? "";
 /** The markup of each `<table class="metrics">…</table>`. */
 const metricTables = (html: string): string[] => html.match(/<table class="metrics"[\s\S]*?<\/table>/g) ?? [];
-const bodyRows = (table: string): string[] => (/<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1].match(/<tr\b[\s\S]*?<\/tr>/g) ?? []);
+const bodyRows = (table: string): string[] => /<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1].match(/<tr\b[\s\S]*?<\/tr>/g) ?? [];
 /** The text of the cell of `metric` in a row. */
 const cell = (row: string, metric: string) => new RegExp(`<td class="[^"]*" data-metric="${metric.replace(".", "\\.")}"[^>]*>([^<]*)</td>`).exec(row)?.[1];
 
@@ -125,11 +160,15 @@ describe("renderHtmlReport", () => {
       contenders: [{ name: evil.contender, version: "<1>", note: evil.note }],
       notes: [evil.note],
       failedRuns: [{ id: evil.run, line: 3, code: evil.code, reason: evil.reason }],
-      budgets: [{ budget: 8000, rows: [{ contender: evil.contender, metrics: metrics({ errorSamples: [evil.sample], newViolationCodes: { [evil.code]: 2 } }) }] }],
-      traces: [{
-        ...trace(evil.run, 8000, { tokensIn: [100, 9000, 400], newEpochAt: [1], contender: evil.contender }),
-        epochs: [{ ...epochOf(1, 1, [evil.ref, "ok-ref"]), stages: [{ name: evil.stage, candidates: 1, compacted: 1, tokensBefore: 9, tokensAfter: 1 }] }],
-      }],
+      budgets: [
+        { budget: 8000, rows: [{ contender: evil.contender, metrics: metrics({ errorSamples: [evil.sample], newViolationCodes: { [evil.code]: 2 } }) }] },
+      ],
+      traces: [
+        {
+          ...trace(evil.run, 8000, { tokensIn: [100, 9000, 400], newEpochAt: [1], contender: evil.contender }),
+          epochs: [{ ...epochOf(1, 1, [evil.ref, "ok-ref"]), stages: [{ name: evil.stage, candidates: 1, compacted: 1, tokensBefore: 9, tokensAfter: 1 }] }],
+        },
+      ],
       thresholds: [{ metric: "within_budget", threshold: 1, budget: 8000, contender: evil.contender, value: 0.5, ok: false }],
     });
     const html = renderHtmlReport(r);
@@ -172,7 +211,30 @@ describe("renderHtmlReport", () => {
     const cases: EvalReport[] = [
       report({ budgets: [], traces: [], contenders: [], options: { budgets: [], points: 0, against: [] }, corpus: { runs: 0, prompts: 0, pairs: 0 } }),
       report({
-        budgets: [{ budget: 8000, rows: [{ contender: "ctxfold", metrics: metrics({ prompts: 0, withinBudget: null, violationFree: null, criticalVerbatim: null, failedVisible: null, recoverable: null, compression: null, cachePrefix: null, cachePrefixOverBudget: null, latencyMs: { p50: null, p99: null }, throughput: null, criticalVerbatimByKind: { system: null } }) }] }],
+        budgets: [
+          {
+            budget: 8000,
+            rows: [
+              {
+                contender: "ctxfold",
+                metrics: metrics({
+                  prompts: 0,
+                  withinBudget: null,
+                  violationFree: null,
+                  criticalVerbatim: null,
+                  failedVisible: null,
+                  recoverable: null,
+                  compression: null,
+                  cachePrefix: null,
+                  cachePrefixOverBudget: null,
+                  latencyMs: { p50: null, p99: null },
+                  throughput: null,
+                  criticalVerbatimByKind: { system: null },
+                }),
+              },
+            ],
+          },
+        ],
         traces: [
           trace("zero-points", 8000, { tokensIn: [] }),
           trace("one-point", 8000, { tokensIn: [5000] }),
@@ -185,7 +247,17 @@ describe("renderHtmlReport", () => {
       }),
       // Values a buggy producer could hand over: non-finite numbers are "n/a", never printed.
       report({
-        budgets: [{ budget: 8000, rows: [{ contender: "ctxfold", metrics: metrics({ withinBudget: Number.NaN, compression: Number.POSITIVE_INFINITY, latencyMs: { p50: Number.NaN, p99: -Infinity } }) }] }],
+        budgets: [
+          {
+            budget: 8000,
+            rows: [
+              {
+                contender: "ctxfold",
+                metrics: metrics({ withinBudget: Number.NaN, compression: Number.POSITIVE_INFINITY, latencyMs: { p50: Number.NaN, p99: -Infinity } }),
+              },
+            ],
+          },
+        ],
         traces: [trace("nan", 8000, { tokensIn: [Number.NaN, 100, Number.POSITIVE_INFINITY], tokensOut: [Number.NaN, 50, 60] })],
       }),
     ];
@@ -220,7 +292,14 @@ describe("renderHtmlReport", () => {
 
   it("draws one metric table per budget with a row per contender and formatted cells", () => {
     const r = report({ options: { budgets: [4000, 8000, 32000], points: 40, against: [] } });
-    r.budgets[1].rows[2].metrics = metrics({ withinBudget: null, compression: 0.4213, latencyMs: { p50: 0.5, p99: 1234.6 }, throughput: 5.5, refs: null, anomalies: { "orphan-result": 3 } });
+    r.budgets[1].rows[2].metrics = metrics({
+      withinBudget: null,
+      compression: 0.4213,
+      latencyMs: { p50: 0.5, p99: 1234.6 },
+      throughput: 5.5,
+      refs: null,
+      anomalies: { "orphan-result": 3 },
+    });
     r.budgets[1].rows[0].metrics = metrics({ refs: { total: 50, unresolved: 2 }, withinBudget: 0.9995, violationFree: 0.00001 });
     const html = renderHtmlReport(r);
     const tables = metricTables(html);
@@ -248,7 +327,8 @@ describe("renderHtmlReport", () => {
     expect(cell(first, "budgetFill.p50")).toBe("60.0%");
     expect(cell(first, "budgetFill.p95")).toBe("95.5%");
     // The table's names are the --fail-under names.
-    for (const label of ["evidence recall", "cost per call", "cost savings", "budget fill", "budget fill p95", "savings"]) expect(tables[0]).toContain(`>${label}</th>`);
+    for (const label of ["evidence recall", "cost per call", "cost savings", "budget fill", "budget fill p95", "savings"])
+      expect(tables[0]).toContain(`>${label}</th>`);
     const odd = bodyRows(tables[1])[2];
     expect(cell(odd, "withinBudget")).toBe("n/a");
     expect(odd).toMatch(/<td class="share na" data-metric="withinBudget">n\/a<\/td>/);
@@ -285,7 +365,9 @@ describe("renderHtmlReport", () => {
     expect(row8).toMatch(/<td class="share threshold-ok" data-metric="cachePrefix"/);
     expect(bodyRows(t32)[0]).toMatch(/<td class="share threshold-fail" data-metric="savings" title="--fail-under savings=70\.0%: n\/a, FAILED">/);
     expect(bodyRows(t32)[0]).toMatch(/<td class="share threshold-ok" data-metric="budgetFill\.p50" title="--fail-under budget_fill=50\.0%: 60\.0%, passed">/);
-    expect(bodyRows(t32)[0]).toMatch(/<td class="share threshold-fail" data-metric="evidenceRecall" title="--fail-under evidence_recall=90\.0%: 81\.3%, FAILED">/);
+    expect(bodyRows(t32)[0]).toMatch(
+      /<td class="share threshold-fail" data-metric="evidenceRecall" title="--fail-under evidence_recall=90\.0%: 81\.3%, FAILED">/,
+    );
     // Other contenders and budgets were not checked.
     expect(tags(bodyRows(t8)[1], "td", "threshold-fail")).toEqual([]);
     expect(tags(bodyRows(t32)[0], "td", "threshold-fail")).toHaveLength(2);
@@ -299,17 +381,23 @@ describe("renderHtmlReport", () => {
   it("draws the frontier: one labelled marker per contender × budget at (cost per call, evidence recall)", () => {
     const r = report({ options: { budgets: [8000, 32000], points: 40, against: [], pricing: { name: "openai", read: 0.1, write: 1 } } });
     const values: Record<string, [number, number]> = { ctxfold: [1152, 0.685], "ctxfold (compare)": [1500, 0.9], "LangChain trimMessages": [4128, 0.881] };
-    for (const b of r.budgets) for (const row of b.rows) {
-      const [cost, recall] = values[row.contender];
-      row.metrics = metrics({ costPerCall: cost * (b.budget / 8000), evidenceRecall: recall });
-    }
+    for (const b of r.budgets)
+      for (const row of b.rows) {
+        const [cost, recall] = values[row.contender];
+        row.metrics = metrics({ costPerCall: cost * (b.budget / 8000), evidenceRecall: recall });
+      }
     const html = renderHtmlReport(r);
     const svg = frontier(html);
     expect(svg).not.toBe("");
     const points = tags(svg, "g", "point");
     expect(points).toHaveLength(6);
     expect(points.map((p) => [attr(p, "data-contender"), attr(p, "data-budget")]).sort()).toEqual([
-      ["LangChain trimMessages", "32000"], ["LangChain trimMessages", "8000"], ["ctxfold (compare)", "32000"], ["ctxfold (compare)", "8000"], ["ctxfold", "32000"], ["ctxfold", "8000"],
+      ["LangChain trimMessages", "32000"],
+      ["LangChain trimMessages", "8000"],
+      ["ctxfold (compare)", "32000"],
+      ["ctxfold (compare)", "8000"],
+      ["ctxfold", "32000"],
+      ["ctxfold", "8000"],
     ]);
     expect(tags(svg, "path", "marker").length).toBeGreaterThanOrEqual(6);
     expect((svg.match(/<text class="point-label"/g) ?? []).length).toBe(6);
@@ -317,7 +405,9 @@ describe("renderHtmlReport", () => {
     expect(svg).toContain(">LangChain trimMessages @ 32k</text>");
     // Budgets have their own shapes and Pareto lines; the legend names contenders and budgets.
     expect(tags(svg, "polyline", "pareto").map((t) => attr(t, "data-budget"))).toEqual(["8000", "32000"]);
-    expect(svg).toMatch(/<g class="frontier-legend">[\s\S]*>ctxfold<[\s\S]*>ctxfold \(compare\)<[\s\S]*>LangChain trimMessages<[\s\S]*>budget 8,000<[\s\S]*>budget 32,000</);
+    expect(svg).toMatch(
+      /<g class="frontier-legend">[\s\S]*>ctxfold<[\s\S]*>ctxfold \(compare\)<[\s\S]*>LangChain trimMessages<[\s\S]*>budget 8,000<[\s\S]*>budget 32,000</,
+    );
     expect(svg).toContain("openai pricing: cached ×0.1, the rest ×1");
     // Cheaper is left, higher recall is up.
     const at = (c: string, b: string) => {
@@ -354,11 +444,16 @@ describe("renderHtmlReport", () => {
   });
 
   it("lists the notes, the runs the eval could not use and those the first contender refused", () => {
-    const html = renderHtmlReport(report({
-      notes: ["@mastra/core is not installed: Mastra skipped"],
-      failedRuns: [{ line: 7, code: "E_SCHEMA", reason: "messages[2].role: invalid" }, { id: "r-9", line: 9, code: "E_NOT_A_RUN", reason: "no messages" }],
-      infeasibleRuns: [{ id: "r-huge", budget: 4000, points: 12 }],
-    }));
+    const html = renderHtmlReport(
+      report({
+        notes: ["@mastra/core is not installed: Mastra skipped"],
+        failedRuns: [
+          { line: 7, code: "E_SCHEMA", reason: "messages[2].role: invalid" },
+          { id: "r-9", line: 9, code: "E_NOT_A_RUN", reason: "no messages" },
+        ],
+        infeasibleRuns: [{ id: "r-huge", budget: 4000, points: 12 }],
+      }),
+    );
     const refused = /<table class="infeasible-runs">[\s\S]*?<\/table>/.exec(html)?.[0] ?? "";
     expect(bodyRows(refused)).toEqual(["<tr><td><code>r-huge</code></td><td>4,000</td><td>12</td></tr>"]);
     expect(renderHtmlReport(report())).not.toMatch(/infeasible-runs|failed-runs|id="notes"/);
@@ -382,7 +477,11 @@ describe("renderHtmlReport", () => {
     });
     const html = renderHtmlReport(r);
     const plots = svgs(html);
-    expect(plots.map((s) => [attr(s, "data-run"), attr(s, "data-budget")])).toEqual([["run-a", "8000"], ["run-a", "32000"], ["run-b", "8000"]]);
+    expect(plots.map((s) => [attr(s, "data-run"), attr(s, "data-budget")])).toEqual([
+      ["run-a", "8000"],
+      ["run-a", "32000"],
+      ["run-b", "8000"],
+    ]);
     const [a8, a32, b8] = plots;
     expect(tags(a8, "line", "epoch").map((t) => attr(t, "data-point"))).toEqual(["3", "6"]);
     expect(tags(a32, "line", "epoch")).toEqual([]);
@@ -395,7 +494,9 @@ describe("renderHtmlReport", () => {
     expect(tags(a8, "circle", "tokens-out")).toHaveLength(1);
     expect(tags(a8, "path", "out-missing").map((t) => attr(t, "data-point"))).toEqual(["6"]);
     // x grows with the index; the epoch markers sit at their points' x.
-    const xy = attr(tags(a8, "polyline", "tokens-in")[0], "points").split(" ").map((p) => p.split(",").map(Number));
+    const xy = attr(tags(a8, "polyline", "tokens-in")[0], "points")
+      .split(" ")
+      .map((p) => p.split(",").map(Number));
     expect(xy).toHaveLength(tokensIn.length);
     for (let i = 1; i < xy.length; i++) expect(xy[i][0]).toBeGreaterThan(xy[i - 1][0]);
     expect(tags(a8, "line", "epoch").map((t) => num(t, "x1"))).toEqual([xy[3][0], xy[6][0]]);
@@ -407,7 +508,9 @@ describe("renderHtmlReport", () => {
     const items = list.split("<li data-epoch").slice(1);
     expect(items).toHaveLength(2);
     expect(items[0]).toContain("<strong>Epoch 1</strong> at point 3: 9,000 → 3,000 tokens (−66.7%)");
-    expect(items[0]).toMatch(/<details class="refs"><summary>2 refs<\/summary><ul><li><code>ref:a\/1<\/code><\/li><li><code>ref:a\/2<\/code><\/li><\/ul><\/details>/);
+    expect(items[0]).toMatch(
+      /<details class="refs"><summary>2 refs<\/summary><ul><li><code>ref:a\/1<\/code><\/li><li><code>ref:a\/2<\/code><\/li><\/ul><\/details>/,
+    );
     expect(items[0]).toMatch(/<tr><td><code>steps<\/code><\/td><td>12<\/td><td>9<\/td><td>9,000 → 5,000<\/td><\/tr>/);
     expect(items[1]).toContain("no refs");
   });
@@ -435,7 +538,10 @@ describe("renderHtmlReport", () => {
     const [budgetLine] = tags(atMax, "line", "budget");
     expect([num(budgetLine, "x1"), num(budgetLine, "x2")]).toEqual([a.left, a.right]);
     // The largest input sits on the budget line; the output of 8000 at 80% of the height.
-    const pts = (svg: string, cls: string) => attr(tags(svg, "polyline", cls)[0], "points").split(" ").map((p) => p.split(",").map(Number));
+    const pts = (svg: string, cls: string) =>
+      attr(tags(svg, "polyline", cls)[0], "points")
+        .split(" ")
+        .map((p) => p.split(",").map(Number));
     expect(pts(atMax, "tokens-in")[1][1]).toBe(a.top);
     expect(pts(atMax, "tokens-out")[1][1]).toBeCloseTo(a.bottom - 0.8 * (a.bottom - a.top), 0);
     // A budget of half the largest count: the middle; zero tokens: the bottom.
@@ -459,10 +565,14 @@ const chromium = findExecutable(["chromium", "chromium-browser"]);
 
 interface RenderCheck {
   traces: {
-    run: string; budget: number; width: number; height: number;
+    run: string;
+    budget: number;
+    width: number;
+    height: number;
     tokensIn: { count: number; width: number; height: number };
     tokensOut: { count: number; width: number; height: number };
-    epochLines: number; epochLinesDrawn: number;
+    epochLines: number;
+    epochLinesDrawn: number;
     budgetLine: { width: number; fromTop: number | null } | null;
   }[];
   tables: { budget: number; rows: number; rowsLaidOut: number; width: number }[];
@@ -472,9 +582,18 @@ interface RenderCheck {
 /** Loads `file` in headless Chromium and returns its DOM after the scripts ran. */
 function dumpDom(file: string, profile: string): Promise<string> {
   const args = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-    "--disable-extensions", "--disable-background-networking", `--user-data-dir=${profile}`,
-    "--window-size=1280,2000", "--virtual-time-budget=2000", "--dump-dom", pathToFileURL(file).href,
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-extensions",
+    "--disable-background-networking",
+    `--user-data-dir=${profile}`,
+    "--window-size=1280,2000",
+    "--virtual-time-budget=2000",
+    "--dump-dom",
+    pathToFileURL(file).href,
   ];
   return new Promise((resolve, reject) => {
     execFile(chromium!, args, { timeout: 60_000, maxBuffer: 64 << 20, encoding: "utf8" }, (err, stdout, stderr) => {
@@ -492,7 +611,7 @@ describe.skipIf(!chromium)(`the report in headless Chromium${chromium ? "" : " �
     const tokensIn = Array.from({ length: 30 }, (_, i) => 1500 + 400 * i);
     const r = report({
       traces: [
-        trace("<run&\"1\">", 8000, {
+        trace('<run&"1">', 8000, {
           tokensIn,
           tokensOut: tokensIn.map((t, i) => (i === 20 ? null : Math.min(t, 6000 + (i % 5) * 300))),
           newEpochAt: [16, 24],
@@ -521,7 +640,11 @@ describe.skipIf(!chromium)(`the report in headless Chromium${chromium ? "" : " �
     expect(check.frontier).toMatchObject({ points: 6, markersDrawn: 6, labels: 6 });
     expect(check.frontier!.width).toBeGreaterThan(0);
 
-    expect(check.traces.map((t) => [t.run, t.budget])).toEqual([["<run&\"1\">", 8000], ["run-2", 32000], ["run-3", 8000]]);
+    expect(check.traces.map((t) => [t.run, t.budget])).toEqual([
+      ['<run&"1">', 8000],
+      ["run-2", 32000],
+      ["run-3", 8000],
+    ]);
     for (const t of check.traces) {
       expect(t.width).toBeGreaterThan(0);
       expect(t.height).toBeGreaterThan(0);
@@ -545,6 +668,6 @@ describe.skipIf(!chromium)(`the report in headless Chromium${chromium ? "" : " �
 
     // The escaped run id came back as text, not markup.
     expect(dom).not.toContain('<run&"1">');
-    expect(dom).toContain("&lt;run&amp;\"1\"&gt;");
+    expect(dom).toContain('&lt;run&amp;"1"&gt;');
   }, 90_000);
 });

@@ -1,16 +1,46 @@
 import { describe, expect, it } from "vitest";
 import {
-  cachePricedCost, cachePrefixShare, commonPrefix, commonPrefixTokens, contentText, criticalCore, criticalMessages, criticalVerbatim, failedVisible, isFailedToolResult,
-  kPricing, parsePricing, percentile, prefixSplit, recoverable, samplePoints, visibleHead, type ChatMessage, type PrefixCounter,
+  cachePricedCost,
+  cachePrefixShare,
+  commonPrefix,
+  commonPrefixTokens,
+  contentText,
+  criticalCore,
+  criticalMessages,
+  criticalVerbatim,
+  failedVisible,
+  isFailedToolResult,
+  kPricing,
+  parsePricing,
+  percentile,
+  prefixSplit,
+  recoverable,
+  samplePoints,
+  visibleHead,
+  type ChatMessage,
+  type PrefixCounter,
 } from "../../src/eval/metrics.js";
 import { thrown } from "../helpers.js";
 
 const sys: ChatMessage = { role: "system", content: "You are an agent." };
 const task: ChatMessage = { role: "user", content: "Fix the failing test in utils.py." };
-const a1: ChatMessage = { role: "assistant", content: "Let me run the tests.", tool_calls: [{ id: "call_1", type: "function", function: { name: "bash", arguments: '{"command": "pytest"}' } }] };
-const failed: ChatMessage = { role: "tool", tool_call_id: "call_1", content: "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"utils.py\", line 3\nZeroDivisionError: division by zero\n</output>" };
+const a1: ChatMessage = {
+  role: "assistant",
+  content: "Let me run the tests.",
+  tool_calls: [{ id: "call_1", type: "function", function: { name: "bash", arguments: '{"command": "pytest"}' } }],
+};
+const failed: ChatMessage = {
+  role: "tool",
+  tool_call_id: "call_1",
+  content:
+    '<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File "utils.py", line 3\nZeroDivisionError: division by zero\n</output>',
+};
 const steer: ChatMessage = { role: "user", content: "Look at line 3." };
-const a2: ChatMessage = { role: "assistant", content: null, tool_calls: [{ id: "call_10", type: "function", function: { name: "bash", arguments: '{"command": "sed -n 3p utils.py"}' } }] };
+const a2: ChatMessage = {
+  role: "assistant",
+  content: null,
+  tool_calls: [{ id: "call_10", type: "function", function: { name: "bash", arguments: '{"command": "sed -n 3p utils.py"}' } }],
+};
 const ok: ChatMessage = { role: "tool", tool_call_id: "call_10", content: "<returncode>0</returncode>\n<output>\nx = 1 / 0\n</output>" };
 const input = [sys, task, a1, failed, steer, a2, ok];
 
@@ -18,7 +48,16 @@ describe("contentText", () => {
   it("reads strings, text parts and nothing else", () => {
     expect(contentText(task)).toBe("Fix the failing test in utils.py.");
     expect(contentText(a2)).toBe("");
-    expect(contentText({ role: "user", content: [{ type: "text", text: "a" }, { type: "image_url", image_url: { url: "x" } }, { type: "text", text: "b" }] })).toBe("a\nb");
+    expect(
+      contentText({
+        role: "user",
+        content: [
+          { type: "text", text: "a" },
+          { type: "image_url", image_url: { url: "x" } },
+          { type: "text", text: "b" },
+        ],
+      }),
+    ).toBe("a\nb");
   });
 });
 
@@ -32,7 +71,11 @@ describe("critical verbatim", () => {
     ]);
     // The latest assistant text calls a tool: its call and the result answering it must fit too.
     expect(criticalCore(input).map((m) => [m.role, m.content])).toEqual([
-      ["system", sys.content], ["user", task.content], ["assistant", a1.content], ["tool", failed.content], ["user", steer.content],
+      ["system", sys.content],
+      ["user", task.content],
+      ["assistant", a1.content],
+      ["tool", failed.content],
+      ["user", steer.content],
     ]);
     expect(criticalCore(input)[2].tool_calls).toEqual(a1.tool_calls);
   });
@@ -179,7 +222,10 @@ describe("recoverable", () => {
     expect(recoverable(inp, inp, [])).toEqual({ affected: 0, recovered: 0 });
     expect(recoverable(inp, [sys, task, a1, shortened], [big])).toEqual({ affected: 5013, recovered: 5013 });
     expect(recoverable(inp, [sys, task, a1, shortened], [])).toEqual({ affected: 5013, recovered: 0 });
-    expect(recoverable(inp, [sys, task, a1, shortened], [JSON.stringify([{ role: "tool", parts: [{ text: big }] }])])).toEqual({ affected: 5013, recovered: 5013 });
+    expect(recoverable(inp, [sys, task, a1, shortened], [JSON.stringify([{ role: "tool", parts: [{ text: big }] }])])).toEqual({
+      affected: 5013,
+      recovered: 5013,
+    });
   });
 
   it("counts dropped messages' texts and tool-call arguments", () => {
@@ -190,7 +236,11 @@ describe("recoverable", () => {
 
 describe("samplePoints", () => {
   it("keeps every point of a short run", () => {
-    expect(samplePoints(3, 40)).toEqual([{ point: 0, withPrev: false }, { point: 1, withPrev: true }, { point: 2, withPrev: true }]);
+    expect(samplePoints(3, 40)).toEqual([
+      { point: 0, withPrev: false },
+      { point: 1, withPrev: true },
+      { point: 2, withPrev: true },
+    ]);
   });
 
   it("samples a long run as evenly spaced consecutive pairs ending with the last two points", () => {
@@ -205,7 +255,10 @@ describe("samplePoints", () => {
       if (k > 0) expect(s[k].point).toBeGreaterThan(s[k - 1].point);
     }
     expect(samplePoints(41, 40)).toHaveLength(40);
-    expect(samplePoints(10, 3)).toEqual([{ point: 8, withPrev: false }, { point: 9, withPrev: true }]);
+    expect(samplePoints(10, 3)).toEqual([
+      { point: 8, withPrev: false },
+      { point: 9, withPrev: true },
+    ]);
   });
 });
 

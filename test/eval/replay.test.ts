@@ -13,14 +13,32 @@ import { thrown } from "../helpers.js";
 
 const sys: OpenAIChatMessage = { role: "system", content: "You are a careful coding agent." };
 const task: OpenAIChatMessage = { role: "user", content: "Fix the failing test in utils.py and explain the fix." };
-const a1: OpenAIChatMessage = { role: "assistant", content: "I will run the tests first.", tool_calls: [{ id: "call_1", type: "function", function: { name: "bash", arguments: '{"command":"pytest -q"}' } }] };
-const t1: OpenAIChatMessage = { role: "tool", tool_call_id: "call_1", content: "Traceback (most recent call last):\n  File \"utils.py\", line 3, in <module>\nZeroDivisionError: division by zero\n" + "detail line\n".repeat(60) };
-const a2: OpenAIChatMessage = { role: "assistant", content: null, tool_calls: [{ id: "call_2", type: "function", function: { name: "bash", arguments: '{"command":"sed -n 1,5p utils.py"}' } }] };
+const a1: OpenAIChatMessage = {
+  role: "assistant",
+  content: "I will run the tests first.",
+  tool_calls: [{ id: "call_1", type: "function", function: { name: "bash", arguments: '{"command":"pytest -q"}' } }],
+};
+const t1: OpenAIChatMessage = {
+  role: "tool",
+  tool_call_id: "call_1",
+  content: 'Traceback (most recent call last):\n  File "utils.py", line 3, in <module>\nZeroDivisionError: division by zero\n' + "detail line\n".repeat(60),
+};
+const a2: OpenAIChatMessage = {
+  role: "assistant",
+  content: null,
+  tool_calls: [{ id: "call_2", type: "function", function: { name: "bash", arguments: '{"command":"sed -n 1,5p utils.py"}' } }],
+};
 const t2: OpenAIChatMessage = { role: "tool", tool_call_id: "call_2", content: "x = 1\ny = 0\nz = x / y\n" + "more source\n".repeat(60) };
 const a3: OpenAIChatMessage = { role: "assistant", content: "The divisor is zero; I changed y to 1." };
 const run: EvalRun = { id: "hand-1", messages: [sys, task, a1, t1, a2, t2, a3] };
 
-const stub = (name: string, compact: Contender["compact"], extra: Partial<Contender> = {}): Contender => ({ name, version: "test", note: "stub", compact, ...extra });
+const stub = (name: string, compact: Contender["compact"], extra: Partial<Contender> = {}): Contender => ({
+  name,
+  version: "test",
+  note: "stub",
+  compact,
+  ...extra,
+});
 const identity = stub("identity", async (messages) => ({ messages }));
 /** Always the system prompt and the task: a stable prefix, nothing else. */
 const constant = stub("constant", async () => ({ messages: [sys, task] }));
@@ -34,7 +52,12 @@ const throws = stub("throws", async () => {
 const withRefs = (broken: boolean) =>
   stub(broken ? "refs-broken" : "refs", async (messages) => {
     const removed = messages.slice(2);
-    const texts = removed.flatMap((m) => [typeof m.content === "string" ? m.content : "", ...(m.role === "assistant" ? (m.tool_calls ?? []).map((c) => (c as { function: { arguments: string } }).function.arguments) : [])]).filter(Boolean);
+    const texts = removed
+      .flatMap((m) => [
+        typeof m.content === "string" ? m.content : "",
+        ...(m.role === "assistant" ? (m.tool_calls ?? []).map((c) => (c as { function: { arguments: string } }).function.arguments) : []),
+      ])
+      .filter(Boolean);
     return {
       messages: [sys, task],
       refs: texts.map((_, i) => `ref-${i}`),
@@ -65,7 +88,22 @@ describe("replayRuns on a hand-built run", () => {
 
   it("identity under a large budget: every share 1, no compression measured, no refs", async () => {
     const m = await metricsOf(identity, 100_000);
-    expect(m).toMatchObject({ prompts: 3, overBudget: 0, criticalFits: 3, withinBudget: 1, infeasible: 0, errors: 0, newViolationPrompts: 0, violationFree: 1, criticalVerbatim: 1, failedResults: 2, failedVisible: 1, recoverable: null, refs: null, compression: null });
+    expect(m).toMatchObject({
+      prompts: 3,
+      overBudget: 0,
+      criticalFits: 3,
+      withinBudget: 1,
+      infeasible: 0,
+      errors: 0,
+      newViolationPrompts: 0,
+      violationFree: 1,
+      criticalVerbatim: 1,
+      failedResults: 2,
+      failedVisible: 1,
+      recoverable: null,
+      refs: null,
+      compression: null,
+    });
     expect(m.cachePrefixPairs).toBe(2);
     expect(m.throughput).toBeGreaterThan(0);
   });
@@ -74,7 +112,10 @@ describe("replayRuns on a hand-built run", () => {
     const m = await metricsOf(identity, maxCritical);
     expect(m).toMatchObject({ criticalFits: 3, overBudget: 1, compression: 1 });
     expect(m.withinBudget).toBeCloseTo(2 / 3);
-    const none = await metricsOf(stub("over", async (messages) => ({ messages: [...messages, { role: "user", content: "padding ".repeat(400) }] })), maxCritical);
+    const none = await metricsOf(
+      stub("over", async (messages) => ({ messages: [...messages, { role: "user", content: "padding ".repeat(400) }] })),
+      maxCritical,
+    );
     expect(none.withinBudget).toBe(0);
   });
 
@@ -103,7 +144,13 @@ describe("replayRuns on a hand-built run", () => {
   });
 
   it("a refusal counts as infeasible and not within budget; a throw as an error with a sample", async () => {
-    expect(await metricsOf(refuses, 100_000)).toMatchObject({ prompts: 3, infeasible: 3, infeasibleWhereCriticalFits: 3, withinBudget: 0, criticalVerbatim: null });
+    expect(await metricsOf(refuses, 100_000)).toMatchObject({
+      prompts: 3,
+      infeasible: 3,
+      infeasibleWhereCriticalFits: 3,
+      withinBudget: 0,
+      criticalVerbatim: null,
+    });
     const m = await metricsOf(throws, 100_000);
     expect(m).toMatchObject({ prompts: 3, errors: 3, withinBudget: 0 });
     expect(m.errorSamples[0]).toContain("boom");
@@ -161,7 +208,11 @@ describe("cost per call and budget fill", () => {
   it("budget fill: output tokens / budget over the points above it, median and 95th percentile (nearest rank)", async () => {
     const messages: OpenAIChatMessage[] = [sys, task];
     for (let k = 1; k <= 20; k++) {
-      messages.push({ role: "assistant", content: null, tool_calls: [{ id: `c${k}`, type: "function", function: { name: "bash", arguments: `{"command":"step ${k}"}` } }] });
+      messages.push({
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: `c${k}`, type: "function", function: { name: "bash", arguments: `{"command":"step ${k}"}` } }],
+      });
       messages.push({ role: "tool", tool_call_id: `c${k}`, content: "output line\n".repeat(10 * k) });
     }
     messages.push({ role: "assistant", content: "done" });
@@ -182,7 +233,9 @@ describe("cost per call and budget fill", () => {
 describe("thresholds", () => {
   it("parse fractions and percentages; unknown metrics and bad items name themselves", () => {
     expect(parseThresholds("within_budget=1, cache_prefix=85%,throughput=20")).toEqual([
-      { metric: "within_budget", value: 1 }, { metric: "cache_prefix", value: 0.85 }, { metric: "throughput", value: 20 },
+      { metric: "within_budget", value: 1 },
+      { metric: "cache_prefix", value: 0.85 },
+      { metric: "throughput", value: 20 },
     ]);
     expect(thrown(() => parseThresholds("speed=1"), "E_BAD_INPUT").message).toMatch(/unknown metric "speed" \(one of within_budget/);
     expect(thrown(() => parseThresholds("within_budget"), "E_BAD_INPUT").message).toContain('"within_budget"');
@@ -190,7 +243,9 @@ describe("thresholds", () => {
 
   it("name the evidence, cost and fill metrics", async () => {
     expect(parseThresholds("evidence_recall=0.9,cost_savings=50%,budget_fill=0.5")).toEqual([
-      { metric: "evidence_recall", value: 0.9 }, { metric: "cost_savings", value: 0.5 }, { metric: "budget_fill", value: 0.5 },
+      { metric: "evidence_recall", value: 0.9 },
+      { metric: "cost_savings", value: 0.5 },
+      { metric: "budget_fill", value: 0.5 },
     ]);
     const m = await metricsOf(identity, 1);
     const results = checkThresholds(parseThresholds("evidence_recall=1,cost_savings=0.99,budget_fill=1"), [{ budget: 1, metrics: m }], "identity");
@@ -219,7 +274,13 @@ describe("evaluate with the ctxfold contender", () => {
   });
 
   it("meets the 100% invariants on generated runs at 4k and 8k, traces the longest run with its epochs", async () => {
-    const report = await evaluate(runs, [], { input: "generated", budgets: [4000, 8000], points: 12, thresholds: parseThresholds("within_budget=1,violation_free=1,critical_verbatim=1,failed_visible=1,recoverable=1"), trace: 1 });
+    const report = await evaluate(runs, [], {
+      input: "generated",
+      budgets: [4000, 8000],
+      points: 12,
+      thresholds: parseThresholds("within_budget=1,violation_free=1,critical_verbatim=1,failed_visible=1,recoverable=1"),
+      trace: 1,
+    });
     expect(report.contenders.map((c) => c.name)).toEqual(["ctxfold", "tail baseline"]);
     expect(report.thresholds.filter((t) => !t.ok)).toEqual([]);
     for (const b of report.budgets) expect(b.rows[0].metrics.overBudget).toBeGreaterThan(0);
@@ -232,13 +293,21 @@ describe("evaluate with the ctxfold contender", () => {
   });
 
   it("a second config side by side; a bad config names the field", async () => {
-    const report = await evaluate(runs.slice(0, 1), [], { input: "generated", budgets: [8000], points: 6, compare: { config: { targetRatio: 0.4 }, name: "ctxfold (low)" }, trace: 0 });
+    const report = await evaluate(runs.slice(0, 1), [], {
+      input: "generated",
+      budgets: [8000],
+      points: 6,
+      compare: { config: { targetRatio: 0.4 }, name: "ctxfold (low)" },
+      trace: 0,
+    });
     expect(report.budgets[0].rows.map((r) => r.contender)).toEqual(["ctxfold", "ctxfold (low)", "tail baseline"]);
     await expect(evaluate(runs, [], { input: "x", budgets: [8000], config: { softRatio: 2 } })).rejects.toThrow(/softRatio/);
   });
 
   it("a peer whose package is missing is a one-line note; an unknown peer name is refused", async () => {
-    const missing = { ghost: { name: "Ghost limiter", package: "ctxfold-ghost-peer", load: async () => (await import("ctxfold-ghost-peer" as string)) as Contender } };
+    const missing = {
+      ghost: { name: "Ghost limiter", package: "ctxfold-ghost-peer", load: async () => (await import("ctxfold-ghost-peer" as string)) as Contender },
+    };
     const r = await loadPeers(["ghost"], missing);
     expect(r.contenders).toEqual([]);
     expect(r.notes).toEqual(["Ghost limiter skipped: ctxfold-ghost-peer is not installed (npm install ctxfold-ghost-peer)"]);

@@ -104,7 +104,10 @@ describe("trimTail", () => {
 });
 
 describe("the tail baseline contender", () => {
-  const runs: EvalRun[] = [21, 22, 23].map((seed) => ({ id: `gen-${seed}`, messages: renderMessages(generateRun({ seed, steps: 30 }).messages, "openai-chat") as M[] }));
+  const runs: EvalRun[] = [21, 22, 23].map((seed) => ({
+    id: `gen-${seed}`,
+    messages: renderMessages(generateRun({ seed, steps: 30 }).messages, "openai-chat") as M[],
+  }));
 
   it("on generated runs: within budget, no new provider-rule violation, system and task verbatim", async () => {
     const c = tailBaseline();

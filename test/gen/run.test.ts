@@ -87,8 +87,13 @@ describe("generateRun", () => {
 
   it("gives tools realistic JSON arguments, compact and spaced", () => {
     const keys: Record<string, string[]> = {
-      read_file: ["path"], write_file: ["path", "content"], bash: ["command"], grep: ["pattern", "path"],
-      search: ["pattern", "path"], web_fetch: ["url"], list_dir: ["path"],
+      read_file: ["path"],
+      write_file: ["path", "content"],
+      bash: ["command"],
+      grep: ["pattern", "path"],
+      search: ["pattern", "path"],
+      web_fetch: ["url"],
+      list_dir: ["path"],
     };
     const all = runs.flatMap((r) => r.messages.flatMap(calls));
     for (const c of all) expect(Object.keys(JSON.parse(c.args) as object), c.args).toEqual(keys[c.name]);
@@ -99,7 +104,10 @@ describe("generateRun", () => {
   });
 
   it("keeps file reads between 0.5 and 40 KB and spans that range", () => {
-    const reads = runs.flatMap(results).filter((x) => x.name === "read_file" && !x.result.isError).map((x) => x.text.length);
+    const reads = runs
+      .flatMap(results)
+      .filter((x) => x.name === "read_file" && !x.result.isError)
+      .map((x) => x.text.length);
     expect(reads.length).toBeGreaterThan(500);
     for (const n of reads) {
       expect(n).toBeGreaterThanOrEqual(kFileReadChars.min);
@@ -117,7 +125,10 @@ describe("generateRun", () => {
         if (x.name === "write_file" && !x.result.isError) written.set(x.args.path!, x.args.content!);
         if (x.name === "read_file" && !x.result.isError && written.has(x.args.path!)) {
           const content = written.get(x.args.path!)!;
-          const numbered = content.split("\n").map((l, i) => `${String(i + 1).padStart(6)}\t${l}`).join("\n");
+          const numbered = content
+            .split("\n")
+            .map((l, i) => `${String(i + 1).padStart(6)}\t${l}`)
+            .join("\n");
           if (x.text === content || x.text === numbered) checked++;
           else expect.fail(`${run.id}: read of ${x.args.path} differs from what was written`);
         }

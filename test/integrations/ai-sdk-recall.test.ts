@@ -29,7 +29,9 @@ const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0
 const done = { content: [{ type: "text" as const, text: "done" }], finishReason: { unified: "stop" as const, raw: "stop" }, usage, warnings: [] };
 const callRecall = (input: object) => ({
   content: [{ type: "tool-call" as const, toolCallId: "call-r1", toolName: "recall", input: JSON.stringify(input) }],
-  finishReason: { unified: "tool-calls" as const, raw: "tool_calls" }, usage, warnings: [],
+  finishReason: { unified: "tool-calls" as const, raw: "tool_calls" },
+  usage,
+  warnings: [],
 });
 
 /** All text of a provider prompt (what the model reads). */
@@ -54,8 +56,11 @@ describe("ctxfoldRecallTool (AI SDK)", () => {
     // A budget a page (16 KiB) fits in beside the compacted prompt (a page above it would be compacted in the next call).
     const wrapped = wrapLanguageModel({ model, middleware: ctxfoldMiddleware({ budget: 20_000, store }) });
     const r = await generateText({
-      model: wrapped, messages: historyIn(run, at, "ai-sdk") as ModelMessage[], allowSystemInMessages: true,
-      tools: { recall: ctxfoldRecallTool({ store }) }, stopWhen: stepCountIs(3),
+      model: wrapped,
+      messages: historyIn(run, at, "ai-sdk") as ModelMessage[],
+      allowSystemInMessages: true,
+      tools: { recall: ctxfoldRecallTool({ store }) },
+      stopWhen: stepCountIs(3),
     });
     const [first, second] = model.doGenerateCalls;
     expect(promptText(first.prompt)).toContain(kDefaultRecallHint);
@@ -74,7 +79,11 @@ describe("ctxfoldRecallTool (AI SDK)", () => {
   it("without the recall tool the middleware adds no hint; recallHint: false keeps it off even with the tool", async () => {
     const run = agentRun(60);
     const messages = historyIn(run, callPoints(run).at(-1)!, "ai-sdk") as ModelMessage[];
-    for (const [options, tools, hinted] of [[{}, false, false], [{ recallHint: false }, true, false], [{ recallHint: true }, false, true]] as const) {
+    for (const [options, tools, hinted] of [
+      [{}, false, false],
+      [{ recallHint: false }, true, false],
+      [{ recallHint: true }, false, true],
+    ] as const) {
       const store = createMemoryStore();
       const model = new MockLanguageModelV3({ doGenerate: done });
       const wrapped = wrapLanguageModel({ model, middleware: ctxfoldMiddleware({ budget: 6000, store, ...options }) });
@@ -136,7 +145,12 @@ describe("ctxfoldRecallTool (AI SDK)", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "ctxfold-recall-scope-"));
     try {
       const lines = [scopeRun("run-a", "alpha", "shared"), scopeRun("run-b", "password123", "shared")].map((r) => JSON.stringify(r)).join("\n");
-      const out = Buffer.from((await compactChunk(Buffer.from(`${lines}\n`), 1, { budget: 2000, format: "auto", mode: "tiered", offloadDir: dir, file: "in.jsonl" })).out).toString("utf8").trim().split("\n");
+      const out = Buffer.from(
+        (await compactChunk(Buffer.from(`${lines}\n`), 1, { budget: 2000, format: "auto", mode: "tiered", offloadDir: dir, file: "in.jsonl" })).out,
+      )
+        .toString("utf8")
+        .trim()
+        .split("\n");
       const store = createPackStore({ dir });
       const [a, b] = out.map((line) => reachableRefs(store, [line]));
       const tool = ctxfoldRecallTool({ store, scope: { run: "run-a" } });

@@ -32,7 +32,6 @@ function recorder(into: unknown[]): LanguageModelMiddleware {
 
 const history = (run: ReturnType<typeof agentRun>, at: number) => historyIn(run, at, "ai-sdk") as ModelMessage[];
 
-
 describe("ctxfoldMiddleware (wrapLanguageModel)", () => {
   it("a 200-step agent loop through wrapLanguageModel + generateText: every prompt within budget, valid, prefix stable between epochs", async () => {
     const run = agentRun(200);
@@ -63,7 +62,15 @@ describe("ctxfoldMiddleware (wrapLanguageModel)", () => {
     const at = callPoints(run).at(-1)!;
     const { model, prompts } = stubModel();
     const wrapped = wrapLanguageModel({ model, middleware: ctxfoldMiddleware({ budget: 4000 }) });
-    await generateText({ model: wrapped, messages: history(run, at), allowSystemInMessages: true, temperature: 0.3, maxOutputTokens: 77, headers: { "x-a": "1" }, providerOptions: { other: { k: "v" } } });
+    await generateText({
+      model: wrapped,
+      messages: history(run, at),
+      allowSystemInMessages: true,
+      temperature: 0.3,
+      maxOutputTokens: 77,
+      headers: { "x-a": "1" },
+      providerOptions: { other: { k: "v" } },
+    });
     const call = model.doGenerateCalls[0]!;
     expect(call).toMatchObject({ temperature: 0.3, maxOutputTokens: 77, headers: { "x-a": "1" }, providerOptions: { other: { k: "v" } } });
     expect(exactTokens(parseMessages(prompts()[0], { format: "ai-sdk" }).messages)).toBeLessThanOrEqual(4000);
@@ -74,7 +81,13 @@ describe("ctxfoldMiddleware (wrapLanguageModel)", () => {
     const prompt = providerPrompt(history(run, callPoints(run).at(-1)!));
     // A ModelMessage-shaped user message (string content, an image part) handed on by another middleware.
     const user = prompt.findIndex((m) => m.role === "user");
-    prompt[user] = { role: "user", content: [{ type: "text", text: "Fix the bug in this screenshot." }, { type: "image", image: "https://example.com/bug.png" }] };
+    prompt[user] = {
+      role: "user",
+      content: [
+        { type: "text", text: "Fix the bug in this screenshot." },
+        { type: "image", image: "https://example.com/bug.png" },
+      ],
+    };
     prompt.push({ role: "user", content: "Also run the tests." });
     const { prompt: out } = await ctxfoldMiddleware({ budget: 4000 }).transformParams({ params: { prompt }, model: { modelId: "stub" } });
     expect(out).not.toBe(prompt);
@@ -93,7 +106,14 @@ describe("ctxfoldMiddleware (wrapLanguageModel)", () => {
     const run = agentRun(5);
     const messages = history(run, callPoints(run).at(-1)!);
     const unknown = stubModel("my-local-model");
-    const e = await rejection(generateText({ model: wrapLanguageModel({ model: unknown.model, middleware: ctxfoldMiddleware() }), messages, allowSystemInMessages: true, maxRetries: 0 }));
+    const e = await rejection(
+      generateText({
+        model: wrapLanguageModel({ model: unknown.model, middleware: ctxfoldMiddleware() }),
+        messages,
+        allowSystemInMessages: true,
+        maxRetries: 0,
+      }),
+    );
     expect(e.code).toBe("E_BAD_INPUT");
     expect(e.path).toBe("budget");
     expect(e.message).toMatch(/context size of model "my-local-model" is unknown: pass budget/);
@@ -101,7 +121,11 @@ describe("ctxfoldMiddleware (wrapLanguageModel)", () => {
 
     const known = stubModel("gpt-4o-mini");
     const infos: CompactInfo[] = [];
-    await generateText({ model: wrapLanguageModel({ model: known.model, middleware: ctxfoldMiddleware({ onCompact: (i) => infos.push(i) }) }), messages, allowSystemInMessages: true });
+    await generateText({
+      model: wrapLanguageModel({ model: known.model, middleware: ctxfoldMiddleware({ onCompact: (i) => infos.push(i) }) }),
+      messages,
+      allowSystemInMessages: true,
+    });
     expect(infos[0]!.budget).toBe(128_000 - 4096);
     // A bad budget fails when the middleware is made, naming the field.
     expect(() => ctxfoldMiddleware({ budget: -1 })).toThrow(expect.objectContaining({ code: "E_BAD_INPUT", path: "budget" }));
@@ -167,7 +191,10 @@ describe("ctxfoldMiddleware (wrapLanguageModel)", () => {
     // (providerOptions.ctxfold.conversationId) keep them apart.
     const lagging: Call[] = [];
     for (let k = 0; k < pa.length + 30; k++) {
-      for (const [id, j] of [["lead", k], ["lag", k - 30]] as const) {
+      for (const [id, j] of [
+        ["lead", k],
+        ["lag", k - 30],
+      ] as const) {
         if (j >= 0 && j < pa.length) lagging.push([id, providerPrompt(history(a, pa[j]!)), { ctxfold: { conversationId: id } }]);
       }
     }
@@ -200,11 +227,20 @@ describe("ctxfoldPrepareStep", () => {
     const prepareStep: PrepareStepFunction = ctxfoldPrepareStep({ budget });
     const inputs: ModelMessage[][] = [];
     for (const at of callPoints(run)) {
-      await generateText({ model, messages: history(run, at), allowSystemInMessages: true, prepareStep: async (o) => (inputs.push(o.messages), prepareStep(o)) });
+      await generateText({
+        model,
+        messages: history(run, at),
+        allowSystemInMessages: true,
+        prepareStep: async (o) => (inputs.push(o.messages), prepareStep(o)),
+      });
     }
     const received = prompts();
     expect(received).toHaveLength(inputs.length);
-    checkPrompts(inputs.map((input, k) => ({ input, received: received[k] })), budget, "ai-sdk");
+    checkPrompts(
+      inputs.map((input, k) => ({ input, received: received[k] })),
+      budget,
+      "ai-sdk",
+    );
   }, 120_000);
 
   it("an unknown model without a budget is E_BAD_INPUT; conversationId picks the session", async () => {
@@ -216,6 +252,9 @@ describe("ctxfoldPrepareStep", () => {
     const step = ctxfoldPrepareStep({ budget: kBudget, conversationId: (o) => `step-${o.stepNumber}`, onCompact: (i) => infos.push(i) });
     await step({ messages, model: "x", stepNumber: 3 });
     expect(infos[0]!.conversation).toBe("id:step-3");
-    await expect(ctxfoldPrepareStep({ budget: kBudget, conversationId: () => 42 as never })({ messages, model: "x" })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "conversationId" });
+    await expect(ctxfoldPrepareStep({ budget: kBudget, conversationId: () => 42 as never })({ messages, model: "x" })).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "conversationId",
+    });
   });
 });

@@ -26,16 +26,33 @@ describe("budgetOf", () => {
   });
 
   it("a non-finite budget, window or reserve is named and shown as given", () => {
-    expect(thrown(() => budgetOf({ budget: Number.NaN }), "E_BAD_INPUT")).toMatchObject({ path: "budget", message: "budget: expected a positive integer, got NaN" });
+    expect(thrown(() => budgetOf({ budget: Number.NaN }), "E_BAD_INPUT")).toMatchObject({
+      path: "budget",
+      message: "budget: expected a positive integer, got NaN",
+    });
     expect(thrown(() => budgetOf({ budget: Infinity }), "E_BAD_INPUT").message).toBe("budget: expected a positive integer, got Infinity");
-    expect(thrown(() => budgetOf({ contextWindow: Number.NaN }), "E_BAD_INPUT")).toMatchObject({ path: "contextWindow", message: "contextWindow: expected a positive integer, got NaN" });
-    expect(thrown(() => budgetOf({ contextWindow: 32_000, reserveTokens: -Infinity }), "E_BAD_INPUT")).toMatchObject({ path: "reserveTokens", message: "reserveTokens: expected a non-negative integer, got -Infinity" });
+    expect(thrown(() => budgetOf({ contextWindow: Number.NaN }), "E_BAD_INPUT")).toMatchObject({
+      path: "contextWindow",
+      message: "contextWindow: expected a positive integer, got NaN",
+    });
+    expect(thrown(() => budgetOf({ contextWindow: 32_000, reserveTokens: -Infinity }), "E_BAD_INPUT")).toMatchObject({
+      path: "reserveTokens",
+      message: "reserveTokens: expected a non-negative integer, got -Infinity",
+    });
   });
 });
 
 describe("budgetOf with model profiles and usage feedback", () => {
   it("converts a non-OpenAI window to ctxfold's measure by the profile's factor and margin", () => {
-    for (const id of ["claude-opus-4-7", "claude-sonnet-4-5-20250929", "gemini-2.5-pro", "llama-3.3-70b-versatile", "qwen3-32b", "deepseek-chat", "mistral-large-latest"]) {
+    for (const id of [
+      "claude-opus-4-7",
+      "claude-sonnet-4-5-20250929",
+      "gemini-2.5-pro",
+      "llama-3.3-70b-versatile",
+      "qwen3-32b",
+      "deepseek-chat",
+      "mistral-large-latest",
+    ]) {
       const p = modelProfileOf(id)!;
       expect(p.factor, id).toBeGreaterThan(0);
       expect(budgetOf({}, id), id).toBe(Math.floor((p.contextWindow - 4096) / (p.factor * (1 + p.margin))));
@@ -84,7 +101,7 @@ describe("SessionPool's usage feedback (the entry point every integration report
     expect(pool.usageRatio("c", "other-model")).toBeUndefined();
     // The same call reported twice: the second has nothing to compare with.
     pool.recordUsage("c", { prompt_tokens: 9000 }, { onUsage });
-    expect(events.map((e) => e.status === "ignored" ? e.reason : e.status)).toEqual(["applied", "no_estimate"]);
+    expect(events.map((e) => (e.status === "ignored" ? e.reason : e.status))).toEqual(["applied", "no_estimate"]);
     expect(events[0]).toMatchObject({ conversation: "c", model: "m", reported: 1400, estimated: 1000, before: undefined, after: 1.4 });
     expect(pool.usageRatio("c", "m")).toBe(1.4);
   });
@@ -109,7 +126,14 @@ describe("sessions per conversation", () => {
   });
 
   it("the integrations' own options (model, conversationId, cacheBreakpoint, …) do not reach the compactor's config", () => {
-    const pool = new SessionPool({ model: "gpt-4o", conversationId: "c", cacheBreakpoint: true, budget: 9000, reserveTokens: 100, targetRatio: 0.5 } as IntegrationOptions);
+    const pool = new SessionPool({
+      model: "gpt-4o",
+      conversationId: "c",
+      cacheBreakpoint: true,
+      budget: 9000,
+      reserveTokens: 100,
+      targetRatio: 0.5,
+    } as IntegrationOptions);
     expect(pool.compactor.settings.targetRatio).toBe(0.5);
     expect(() => new SessionPool({ targetRatio: 2 })).toThrow(/targetRatio/);
   });

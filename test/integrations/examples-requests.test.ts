@@ -9,7 +9,9 @@ import { main as openaiRequest } from "../../examples/openai-request.js";
 const steps = 14;
 
 /** Runs an example's main, collecting its lines; checks a line per call and both kinds of calls. */
-async function run<R extends { calls: number; epochs: number }>(main: (steps: number, log: (line: string) => void) => Promise<R>): Promise<{ lines: string[]; result: R }> {
+async function run<R extends { calls: number; epochs: number }>(
+  main: (steps: number, log: (line: string) => void) => Promise<R>,
+): Promise<{ lines: string[]; result: R }> {
   const lines: string[] = [];
   const result = await main(steps, (line) => lines.push(line));
   expect(result.calls).toBe(steps);

@@ -89,7 +89,19 @@ export function dictsOf(messages: readonly object[]): LangchainMessage[] {
   return messages.map((m) => {
     const o = m as Record<string, unknown> & { getType(): string };
     const d: Record<string, unknown> = { type: o.getType() };
-    for (const k of ["content", "id", "name", "additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls", "usage_metadata", "tool_call_id", "status", "artifact"]) {
+    for (const k of [
+      "content",
+      "id",
+      "name",
+      "additional_kwargs",
+      "response_metadata",
+      "tool_calls",
+      "invalid_tool_calls",
+      "usage_metadata",
+      "tool_call_id",
+      "status",
+      "artifact",
+    ]) {
       if (o[k] !== undefined) d[k] = o[k];
     }
     return d as LangchainMessage;

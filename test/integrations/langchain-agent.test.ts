@@ -40,7 +40,11 @@ interface Script {
 }
 
 const textOf = (content: unknown): string =>
-  typeof content === "string" ? content : Array.isArray(content) ? content.map((p: { text?: unknown }) => (typeof p.text === "string" ? p.text : "")).join("") : "";
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+      ? content.map((p: { text?: unknown }) => (typeof p.text === "string" ? p.text : "")).join("")
+      : "";
 
 /** The script of an OpenAI Chat run: its system prompt, its task, then its tool steps until the next user message. */
 function scriptOf(messages: OpenAIChatWire): Script {
@@ -51,7 +55,11 @@ function scriptOf(messages: OpenAIChatWire): Script {
       if (script.task !== "") break;
       script.task = textOf(m.content);
     } else if (m.role === "assistant" && m.tool_calls?.length) {
-      const calls = m.tool_calls.map((c) => ({ id: c.id, name: (c as { function: { name: string } }).function.name, args: JSON.parse((c as { function: { arguments: string } }).function.arguments || "{}") as Record<string, unknown> }));
+      const calls = m.tool_calls.map((c) => ({
+        id: c.id,
+        name: (c as { function: { name: string } }).function.name,
+        args: JSON.parse((c as { function: { arguments: string } }).function.arguments || "{}") as Record<string, unknown>,
+      }));
       script.steps.push({ text: textOf(m.content), calls });
     } else if (m.role === "assistant") script.answer = textOf(m.content) || script.answer;
     else if (m.role === "tool") script.outputs.set(m.tool_call_id, textOf(m.content));
@@ -67,7 +75,10 @@ function generatedScript(steps: number, seed: number): Script {
 
 /** The corpus run `id` (a real agent's transcript). */
 function corpusScript(id: string): Script {
-  const run = corpusLines().filter((l) => l.includes(JSON.stringify(id))).map((l) => JSON.parse(l) as CorpusRun).find((r) => r.id === id);
+  const run = corpusLines()
+    .filter((l) => l.includes(JSON.stringify(id)))
+    .map((l) => JSON.parse(l) as CorpusRun)
+    .find((r) => r.id === id);
   if (!run) throw new Error(`no corpus run ${id}`);
   return scriptOf(run.messages as unknown as OpenAIChatWire);
 }
@@ -82,7 +93,11 @@ class ScriptedModel extends BaseChatModel {
   model: string;
 
   /** `scale`: the provider's tokens per o200k token, as the usage it reports counts them. */
-  constructor(readonly script: Script, model = "scripted", readonly scale = 1) {
+  constructor(
+    readonly script: Script,
+    model = "scripted",
+    readonly scale = 1,
+  ) {
     super({});
     this.model = model;
   }
@@ -98,7 +113,11 @@ class ScriptedModel extends BaseChatModel {
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     this.prompts.push(messages);
     const step = this.script.steps[this.prompts.length - 1];
-    const usage_metadata = { input_tokens: Math.ceil(this.scale * exactTokens(parseMessages(dictsOf(messages), { format: "langchain" }).messages)), output_tokens: 10, total_tokens: 0 };
+    const usage_metadata = {
+      input_tokens: Math.ceil(this.scale * exactTokens(parseMessages(dictsOf(messages), { format: "langchain" }).messages)),
+      output_tokens: 10,
+      total_tokens: 0,
+    };
     usage_metadata.total_tokens = usage_metadata.input_tokens + 10;
     const message = step
       ? new AIMessage({ content: step.text, tool_calls: step.calls.map((c) => ({ ...c, type: "tool_call" as const })), usage_metadata })
@@ -127,7 +146,13 @@ function recorder(into: BaseMessage[][]) {
 }
 
 /** Runs the script through createAgent with ctxfold's middleware; returns what each call would have sent and what the model got, and the final state. */
-async function runAgent(script: Script, middleware: ReturnType<typeof ctxfoldMiddleware>, config: { thread_id?: string } = {}, scale = 1, extraTools: ReturnType<typeof tool>[] = []) {
+async function runAgent(
+  script: Script,
+  middleware: ReturnType<typeof ctxfoldMiddleware>,
+  config: { thread_id?: string } = {},
+  scale = 1,
+  extraTools: ReturnType<typeof tool>[] = [],
+) {
   const model = new ScriptedModel(script, "scripted", scale);
   const inputs: BaseMessage[][] = [];
   const agent = createAgent({ model, tools: [...toolsOf(script), ...extraTools], systemPrompt: script.system, middleware: [recorder(inputs), middleware] });
@@ -208,26 +233,33 @@ describe("ctxfoldMiddleware in a createAgent loop", () => {
     checkLoop(script, budget, run);
   }, 120_000);
 
-  it.skipIf(!hasCorpus)(`a real agent's 145-step run from the corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, async () => {
-    const script = corpusScript("mini-gemini3pro/django__django-16560");
-    expect(script.steps.length).toBe(145);
-    const budget = 8000;
-    // No thread id: the conversation is found by its stable prefix.
-    const run = await runAgent(script, ctxfoldMiddleware({ budget }));
-    checkLoop(script, budget, run);
-  }, 180_000);
+  it.skipIf(!hasCorpus)(
+    `a real agent's 145-step run from the corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`,
+    async () => {
+      const script = corpusScript("mini-gemini3pro/django__django-16560");
+      expect(script.steps.length).toBe(145);
+      const budget = 8000;
+      // No thread id: the conversation is found by its stable prefix.
+      const run = await runAgent(script, ctxfoldMiddleware({ budget }));
+      checkLoop(script, budget, run);
+    },
+    180_000,
+  );
 
   it("follows the input tokens the model reports: with a tokenizer counting 1.3× o200k, every call after the first stays within the window", async () => {
     const script = generatedScript(60, 11);
     const window = 12_000;
     const reserve = 1_000;
-    const reported = (run: Awaited<ReturnType<typeof runAgent>>) => run.prompts.map((p) => Math.ceil(1.3 * exactTokens(parseMessages(dictsOf(p), { format: "langchain" }).messages)));
+    const reported = (run: Awaited<ReturnType<typeof runAgent>>) =>
+      run.prompts.map((p) => Math.ceil(1.3 * exactTokens(parseMessages(dictsOf(p), { format: "langchain" }).messages)));
     // Without feedback: the window counted as o200k tokens, so the model's own count overflows it.
     const blind = reported(await runAgent(script, ctxfoldMiddleware({ contextWindow: window, reserveTokens: reserve, usageFeedback: false }), {}, 1.3));
     expect(Math.max(...blind)).toBeGreaterThan(window);
     // With it: from the second call on, within the window by the reported count.
     const events: UsageEvent[] = [];
-    const counts = reported(await runAgent(script, ctxfoldMiddleware({ contextWindow: window, reserveTokens: reserve, onUsage: (e) => events.push(e) }), {}, 1.3));
+    const counts = reported(
+      await runAgent(script, ctxfoldMiddleware({ contextWindow: window, reserveTokens: reserve, onUsage: (e) => events.push(e) }), {}, 1.3),
+    );
     expect(Math.max(...counts.slice(1))).toBeLessThanOrEqual(window);
     expect(events.length).toBe(counts.length);
     expect(events.every((e) => e.model === "scripted")).toBe(true);
@@ -331,7 +363,9 @@ describe("ctxfoldMiddleware: errors", () => {
     const script = generatedScript(2, 6);
     const model = new ScriptedModel(script);
     const agent = createAgent({ model, tools: toolsOf(script), systemPrompt: script.system, middleware: [ctxfoldMiddleware({ budget: 4000 })] });
-    const err = await agent.invoke({ messages: [new HumanMessage(script.task), new ChatMessage({ content: "looks fine", role: "critic" })] }).catch((e: unknown) => e);
+    const err = await agent
+      .invoke({ messages: [new HumanMessage(script.task), new ChatMessage({ content: "looks fine", role: "critic" })] })
+      .catch((e: unknown) => e);
     const cause = (err as Error).cause as CtxfoldError;
     expect(CtxfoldError.isInstance(cause), String(err)).toBe(true);
     expect(cause.code).toBe("E_UNKNOWN_ROLE");

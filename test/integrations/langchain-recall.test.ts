@@ -53,7 +53,8 @@ describe("ctxfoldRecallTool (LangChain)", () => {
     const page = ((await (await ctxfoldRecallTool({ store: reader, maxBytes: 1 << 20 })).invoke(call)) as ToolMessage).artifact as RecallResult;
     expect(page).toMatchObject({ type: "messages", format: "langchain", count: removed.length });
     expect(page.type === "messages" && page.messages).toEqual(renderMessages(removed, "langchain"));
-    const anthropic = ((await (await ctxfoldRecallTool({ store: reader, format: "anthropic", maxBytes: 1 << 20 })).invoke(call)) as ToolMessage).artifact as RecallResult;
+    const anthropic = ((await (await ctxfoldRecallTool({ store: reader, format: "anthropic", maxBytes: 1 << 20 })).invoke(call)) as ToolMessage)
+      .artifact as RecallResult;
     expect(anthropic.type === "messages" && anthropic.messages).toEqual((renderMessages(removed, "anthropic") as { messages: unknown[] }).messages);
   });
 

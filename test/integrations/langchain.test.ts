@@ -20,11 +20,16 @@ function instancesOf(run: readonly Message[]): BaseMessage[] {
   return dicts.map((d) => {
     const { type, ...fields } = d;
     switch (type) {
-      case "system": return new SystemMessage(fields as never);
-      case "human": return new HumanMessage(fields as never);
-      case "ai": return new AIMessage(fields as never);
-      case "tool": return new ToolMessage(fields as never);
-      default: throw new Error(`unexpected kind ${String(type)}`);
+      case "system":
+        return new SystemMessage(fields as never);
+      case "human":
+        return new HumanMessage(fields as never);
+      case "ai":
+        return new AIMessage(fields as never);
+      case "tool":
+        return new ToolMessage(fields as never);
+      default:
+        throw new Error(`unexpected kind ${String(type)}`);
     }
   });
 }
@@ -139,7 +144,9 @@ describe("compactLangChainMessages", () => {
 
   it("an unknown context size without a budget says so", async () => {
     const messages = [new HumanMessage("hi")];
-    await expect(compactLangChainMessages(messages, { model: "my-local-model" })).rejects.toThrow(/budget: the context size of model "my-local-model" is unknown: pass budget/);
+    await expect(compactLangChainMessages(messages, { model: "my-local-model" })).rejects.toThrow(
+      /budget: the context size of model "my-local-model" is unknown: pass budget/,
+    );
     await expect(compactLangChainMessages(messages)).rejects.toThrow(/context size of model "\(unnamed\)" is unknown/);
     const err = await ctxfoldRunnable({ model: "my-local-model" }).catch((e: unknown) => e);
     expect(CtxfoldError.isInstance(err) && err.code).toBe("E_BAD_INPUT");
@@ -167,15 +174,20 @@ describe("compactLangChainMessages", () => {
     expect((await fail(null)).message).toMatch(/got null/);
     expect((await fail({ type: "wizard", content: "x" })).message).toMatch(/unknown langchain message type "wizard"/);
     const notList = await compactLangChainMessages({ messages: ok } as never, { budget: 1000 }).catch((e: unknown) => e);
-    expect((notList as CtxfoldError).message).toMatch(/^messages: expected an array of LangChain messages or a ChatPromptValue, got an object with keys messages/);
+    expect((notList as CtxfoldError).message).toMatch(
+      /^messages: expected an array of LangChain messages or a ChatPromptValue, got an object with keys messages/,
+    );
   });
 
   it("reads chunks, and gives a changed chunk back as its message class", async () => {
     const run = agentRun(40, 4);
-    const history: BaseMessage[] = instancesOf(run).map((m) => (m instanceof AIMessage ? new AIMessageChunk({ content: m.content, tool_calls: m.tool_calls, id: m.id }) : m));
+    const history: BaseMessage[] = instancesOf(run).map((m) =>
+      m instanceof AIMessage ? new AIMessageChunk({ content: m.content, tool_calls: m.tool_calls, id: m.id }) : m,
+    );
     const out = await compactLangChainMessages(history, { budget: 6000, conversationId: "chunks" });
     expect(out.length).toBeGreaterThan(0);
-    for (const m of out) expect(history.includes(m) || m instanceof HumanMessage || m instanceof AIMessage || m instanceof ToolMessage || m instanceof SystemMessage).toBe(true);
+    for (const m of out)
+      expect(history.includes(m) || m instanceof HumanMessage || m instanceof AIMessage || m instanceof ToolMessage || m instanceof SystemMessage).toBe(true);
     expect(exactTokens(parseMessages(dictsOf(out), { format: "langchain" }).messages)).toBeLessThanOrEqual(6000);
   });
 });
@@ -192,7 +204,11 @@ describe("the LangChain step reads the provider's usage from the reply", () => {
     // The run's own reply to that call, carrying the report.
     const next = instancesOf(run);
     const reply = next[at[2]!] as AIMessage;
-    next[at[2]!] = new AIMessage({ content: reply.content, tool_calls: reply.tool_calls, usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } });
+    next[at[2]!] = new AIMessage({
+      content: reply.content,
+      tool_calls: reply.tool_calls,
+      usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 },
+    });
     expect(exactTokens(parseMessages(dictsOf(next), { format: "langchain" }).messages)).toBeGreaterThan(2 * window);
     const out = await fn(next);
     expect(events[0]).toMatchObject({ status: "clamped", limit: "floor", reported: 1 });

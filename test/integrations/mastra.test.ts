@@ -37,8 +37,10 @@ function stubModel(answer: (n: number) => Pick<GenerateResult, "content" | "fini
   return { model, prompts: () => model.doGenerateCalls.map((c) => c.prompt) as unknown as AiSdkPromptMessage[][] };
 }
 
-const ok = (): Pick<GenerateResult, "content" | "finishReason"> => ({ content: [{ type: "text", text: "ok" }], finishReason: { unified: "stop", raw: "stop" } });
-
+const ok = (): Pick<GenerateResult, "content" | "finishReason"> => ({
+  content: [{ type: "text", text: "ok" }],
+  finishReason: { unified: "stop", raw: "stop" },
+});
 
 /** A Mastra RequestContext holding `values`. */
 function contextOf(values: Record<string, unknown>): RequestContext {
@@ -69,7 +71,13 @@ describe("CtxfoldProcessor", () => {
     const points = callPoints(run);
     for (const [stepNumber, at] of points.entries()) {
       // What the agent loop does before each model call: runProcessLLMRequest, then the model.
-      const { prompt } = await runner.runProcessLLMRequest({ prompt: promptAt(run, at) as never, model, stepNumber, steps: [], requestContext: new RequestContext() });
+      const { prompt } = await runner.runProcessLLMRequest({
+        prompt: promptAt(run, at) as never,
+        model,
+        stepNumber,
+        steps: [],
+        requestContext: new RequestContext(),
+      });
       await model.doGenerate({ prompt });
     }
     const received = prompts();
@@ -90,7 +98,13 @@ describe("CtxfoldProcessor", () => {
     const files = Array.from({ length: steps }, () => syntheticText("code", 2400, rng));
     const { model, prompts } = stubModel((n) =>
       n < steps
-        ? { content: [{ type: "text", text: `Reading file ${n}.` }, { type: "tool-call", toolCallId: `call_${n}`, toolName: "readFile", input: JSON.stringify({ path: `src/f${n}.ts` }) }], finishReason: { unified: "tool-calls", raw: "tool_calls" } }
+        ? {
+            content: [
+              { type: "text", text: `Reading file ${n}.` },
+              { type: "tool-call", toolCallId: `call_${n}`, toolName: "readFile", input: JSON.stringify({ path: `src/f${n}.ts` }) },
+            ],
+            finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          }
         : { content: [{ type: "text", text: "Done." }], finishReason: { unified: "stop", raw: "stop" } },
     );
     const readFile = createTool({
@@ -102,7 +116,11 @@ describe("CtxfoldProcessor", () => {
     const inputs: unknown[] = [];
     const infos: CompactInfo[] = [];
     const agent = new Agent({
-      id: "coder", name: "coder", instructions: "You are a careful coding agent.", model, tools: { readFile },
+      id: "coder",
+      name: "coder",
+      instructions: "You are a careful coding agent.",
+      model,
+      tools: { readFile },
       inputProcessors: [recorder(inputs), new CtxfoldProcessor({ budget, onCompact: (i) => infos.push(i) })],
     });
     const result = await agent.generate("Read every file of the project.", { maxSteps: steps + 1 });
@@ -110,7 +128,11 @@ describe("CtxfoldProcessor", () => {
     const received = prompts();
     expect(received).toHaveLength(steps);
     expect(inputs).toHaveLength(steps);
-    checkPrompts(inputs.map((input, k) => ({ input, received: received[k] })), budget, "ai-sdk");
+    checkPrompts(
+      inputs.map((input, k) => ({ input, received: received[k] })),
+      budget,
+      "ai-sdk",
+    );
     // Mastra stamps createdAt into provider options; untouched messages keep them.
     expect(JSON.stringify(received.at(-1)![1])).toContain('"mastra":{"createdAt"');
     expect(new Set(infos.map((i) => i.conversation)).size).toBe(1);
@@ -184,7 +206,11 @@ describe("CtxfoldProcessor", () => {
     expect(conversations.filter((c) => c.startsWith("thread:t-lag:"))).toHaveLength(1);
     expect(conversations.filter((c) => c.startsWith("key:"))).toHaveLength(1);
     // The caller's id wins over the thread.
-    const q = new CtxfoldProcessor({ budget: kBudget, conversationId: (args) => (args.requestContext?.get("user") as string | undefined), onCompact: (i) => infos.push(i) });
+    const q = new CtxfoldProcessor({
+      budget: kBudget,
+      conversationId: (args) => args.requestContext?.get("user") as string | undefined,
+      onCompact: (i) => infos.push(i),
+    });
     await q.processLLMRequest({ prompt: promptAt(a, pa[3]!), requestContext: contextOf({ user: "u1", mastra__threadId: "t" }) });
     expect(infos.at(-1)!.conversation).toBe("id:u1");
   }, 120_000);
@@ -192,10 +218,12 @@ describe("CtxfoldProcessor", () => {
   it("a budget even the messages that must stay cannot meet ends the run with a TripWire, as TokenLimiter's refusal", async () => {
     const run = agentRun(20);
     const prompt = promptAt(run, callPoints(run).at(-1)!);
-    const err = await runnerOf([new CtxfoldProcessor({ budget: 300 })]).runProcessLLMRequest({ prompt: prompt as never, model: { modelId: "x" }, stepNumber: 0, steps: [] }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await runnerOf([new CtxfoldProcessor({ budget: 300 })])
+      .runProcessLLMRequest({ prompt: prompt as never, model: { modelId: "x" }, stepNumber: 0, steps: [] })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(TripWire);
     expect((err as TripWire).message).toMatch(/^ctxfold: the prompt cannot be brought within the budget of 300 tokens/);
     expect((err as TripWire).options).toMatchObject({ retry: false, metadata: { budget: 300 } });

@@ -17,7 +17,10 @@ const paste = Array.from({ length: 400 }, (_, i) => `row ${i}: the parser fails 
 const system = "You are a careful coding agent.";
 
 async function refusal(p: Promise<unknown>, path: string): Promise<CtxfoldError> {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(CtxfoldError.isInstance(e), `expected a CtxfoldError, got ${String(e)}`).toBe(true);
   expect(e).toMatchObject({ code: "E_OVER_BUDGET", path });
   expect((e as Error).message).toMatch(new RegExp(`budget of ${budget} tokens: it takes \\d+ after compaction, of which \\d+ must stay`));
@@ -26,7 +29,13 @@ async function refusal(p: Promise<unknown>, path: string): Promise<CtxfoldError>
 }
 
 describe("request helpers over their budget", () => {
-  const chat = { model: "gpt-4o", messages: [{ role: "system", content: system }, { role: "user", content: paste }] };
+  const chat = {
+    model: "gpt-4o",
+    messages: [
+      { role: "system", content: system },
+      { role: "user", content: paste },
+    ],
+  };
   const responses = { model: "gpt-4o", input: [{ role: "user", content: paste }], instructions: system };
   const anthropic = { model: "claude-sonnet-4-5", max_tokens: 1024, system, messages: [{ role: "user", content: paste }] };
 
@@ -45,10 +54,13 @@ describe("request helpers over their budget", () => {
 });
 
 describe("the AI SDK middleware, prepareStep and Mastra's processor over their budget", () => {
-  const prompt = [{ role: "system", content: system }, { role: "user", content: [{ type: "text", text: paste }] }];
+  const prompt = [
+    { role: "system", content: system },
+    { role: "user", content: [{ type: "text", text: paste }] },
+  ];
   const model = { modelId: "my-local-model" };
 
-  it("the middleware throws E_OVER_BUDGET after onCompact reported it; with \"return\" the prompt goes on", async () => {
+  it('the middleware throws E_OVER_BUDGET after onCompact reported it; with "return" the prompt goes on', async () => {
     const infos: CompactInfo[] = [];
     await refusal(ctxfoldMiddleware({ budget, onCompact: (i) => infos.push(i) }).transformParams({ params: { prompt }, model }), "prompt");
     expect(infos.map((i) => i.status)).toEqual(["budget_infeasible"]);
@@ -57,7 +69,10 @@ describe("the AI SDK middleware, prepareStep and Mastra's processor over their b
   });
 
   it("prepareStep throws E_OVER_BUDGET at messages", async () => {
-    const messages = [{ role: "system", content: system }, { role: "user", content: paste }];
+    const messages = [
+      { role: "system", content: system },
+      { role: "user", content: paste },
+    ];
     await refusal(ctxfoldPrepareStep({ budget })({ messages, model: "my-local-model" }), "messages");
     await expect(ctxfoldPrepareStep({ budget, onOverBudget: "return" })({ messages, model: "my-local-model" })).resolves.toEqual({ messages });
   });

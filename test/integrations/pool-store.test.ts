@@ -12,13 +12,20 @@ import { createMemoryStore, refPattern } from "../../src/store/index.js";
 
 /** Conversation `i`: a task, one tool call whose output (~12 KB, its own) the budget cannot keep, and a follow-up. */
 function conversation(i: number) {
-  const output = Array.from({ length: 200 }, (_, k) => `conversation ${i} row ${k}: value=${(i * 7919 + k * 104729) % 1_000_003} path=src/m${k % 17}/f${i}.ts`).join("\n");
+  const output = Array.from(
+    { length: 200 },
+    (_, k) => `conversation ${i} row ${k}: value=${(i * 7919 + k * 104729) % 1_000_003} path=src/m${k % 17}/f${i}.ts`,
+  ).join("\n");
   return {
     model: "gpt-4o",
     messages: [
       { role: "system", content: "You are a careful coding agent." },
       { role: "user", content: `Task ${i}: find why the build of package ${i} fails.` },
-      { role: "assistant", content: null, tool_calls: [{ id: `call_${i}`, type: "function", function: { name: "read_log", arguments: JSON.stringify({ package: i }) } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: `call_${i}`, type: "function", function: { name: "read_log", arguments: JSON.stringify({ package: i }) } }],
+      },
       { role: "tool", tool_call_id: `call_${i}`, content: output },
       { role: "user", content: "Go on." },
     ],
@@ -93,7 +100,10 @@ describe("the request helpers' own store is bounded by bytes", () => {
     expect(pool.size).toBeLessThanOrEqual(11);
     // Its originals went with each forgotten conversation.
     expect(pool.storeBytes!).toBeLessThanOrEqual(11 * 1.2 * (sessionPoolFor(probe).storeBytes! || 1));
-    await expect(compactOpenAIRequest(conversation(1), { budget: 600, maxSessionTokens: 1.5 })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "maxSessionTokens" });
+    await expect(compactOpenAIRequest(conversation(1), { budget: 600, maxSessionTokens: 1.5 })).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "maxSessionTokens",
+    });
     expect(kDefaultMaxSessionTokens).toBe(32_000_000);
   }, 120_000);
 
@@ -109,6 +119,9 @@ describe("the request helpers' own store is bounded by bytes", () => {
   });
 
   it("a maxStoreBytes that is no byte count is named", async () => {
-    await expect(compactOpenAIRequest(conversation(1), { budget: 600, maxStoreBytes: -1 })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "maxStoreBytes" });
+    await expect(compactOpenAIRequest(conversation(1), { budget: 600, maxStoreBytes: -1 })).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "maxStoreBytes",
+    });
   });
 });

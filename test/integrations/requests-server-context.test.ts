@@ -9,10 +9,24 @@ import { CtxfoldError } from "../../src/errors.js";
 import { compactAnthropicRequest, compactOpenAIResponsesRequest } from "../../src/integrations/requests.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { validate } from "../../src/validate/index.js";
-import { anthropicOnDemandBody, anthropicThresholdBody, onDemandBlock, responsesAgentInput, responsesCompaction, thresholdBlock } from "../helpers-server-context.js";
+import {
+  anthropicOnDemandBody,
+  anthropicThresholdBody,
+  onDemandBlock,
+  responsesAgentInput,
+  responsesCompaction,
+  thresholdBlock,
+} from "../helpers-server-context.js";
 
 const budget = 6000;
-const tools = [{ type: "function", name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }];
+const tools = [
+  {
+    type: "function",
+    name: "read_file",
+    description: "Read a file.",
+    parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  },
+];
 
 /** Every field of `received` but `except` is the very value of `input`, in the same key order. */
 function expectOtherFieldsKept(input: Record<string, unknown>, received: Record<string, unknown>, except: readonly string[]): void {

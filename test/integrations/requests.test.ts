@@ -2,15 +2,31 @@ import { describe, expect, it } from "vitest";
 import { parseMessages } from "../../src/adapters/index.js";
 import type { AnthropicMessage, AnthropicWire } from "../../src/adapters/anthropic.js";
 import { CtxfoldError } from "../../src/errors.js";
-import { compactAnthropicRequest, compactOpenAIRequest, compactOpenAIResponsesRequest, type AnthropicRequestOptions, type UsageEvent } from "../../src/integrations/requests.js";
+import {
+  compactAnthropicRequest,
+  compactOpenAIRequest,
+  compactOpenAIResponsesRequest,
+  type AnthropicRequestOptions,
+  type UsageEvent,
+} from "../../src/integrations/requests.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { agentRun, callPoints, checkPrompts, exactTokens, historyIn, type RecordedCall } from "./harness.js";
 
 const budget = 16_000;
 
 const openaiTools = [
-  { type: "function", function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } } },
-  { type: "function", function: { name: "bash", description: "Run a shell command.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } },
+  {
+    type: "function",
+    function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+  },
+  {
+    type: "function",
+    function: {
+      name: "bash",
+      description: "Run a shell command.",
+      parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+    },
+  },
 ];
 const anthropicTools = [
   { name: "read_file", description: "Read a file.", input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
@@ -21,7 +37,13 @@ const ephemeral = () => ({ type: "ephemeral" });
 /** A stand-in for the SDK call: records each body it is sent. */
 function stubSend<B>() {
   const sent: B[] = [];
-  return { sent, send: async (body: B) => { sent.push(body); return { ok: true }; } };
+  return {
+    sent,
+    send: async (body: B) => {
+      sent.push(body);
+      return { ok: true };
+    },
+  };
 }
 
 /** Every field of `received` but `except` is the very value of `input`, in the same key order. */
@@ -40,7 +62,15 @@ describe("compactOpenAIRequest: the 200-step agent loop", () => {
     const { sent, send } = stubSend<Body>();
     const calls: RecordedCall[] = [];
     for (const at of callPoints(run)) {
-      const body: Body = { model: "gpt-4o", messages: historyIn(run, at, "openai-chat") as unknown[], tools: openaiTools, temperature: 0.2, max_completion_tokens: 1024, metadata: { run: "loop" }, stream: false };
+      const body: Body = {
+        model: "gpt-4o",
+        messages: historyIn(run, at, "openai-chat") as unknown[],
+        tools: openaiTools,
+        temperature: 0.2,
+        max_completion_tokens: 1024,
+        metadata: { run: "loop" },
+        stream: false,
+      };
       const before = JSON.stringify(body);
       // Options written inline on every call: the module-wide pool keeps the session.
       await send(await compactOpenAIRequest(body, { budget }));
@@ -55,14 +85,22 @@ describe("compactOpenAIRequest: the 200-step agent loop", () => {
 
   it("derives the budget from the context window minus max_completion_tokens and the tool definitions", async () => {
     const run = agentRun(60, 32);
-    const body = { model: "my-local-model", messages: historyIn(run, run.length - 1, "openai-chat") as unknown[], tools: openaiTools, max_completion_tokens: 4000 };
+    const body = {
+      model: "my-local-model",
+      messages: historyIn(run, run.length - 1, "openai-chat") as unknown[],
+      tools: openaiTools,
+      max_completion_tokens: 4000,
+    };
     const toolTokens = new TokenCounter({ encoding: "o200k_base" }).count(JSON.stringify(openaiTools), "exact");
     const out = await compactOpenAIRequest(body, { contextWindow: 20_000, conversationId: "derived" });
     const tokens = exactTokens(parseMessages(out.messages, { format: "openai-chat" }).messages);
     expect(exactTokens(parseMessages(body.messages, { format: "openai-chat" }).messages)).toBeGreaterThan(20_000);
     expect(tokens).toBeLessThanOrEqual(20_000 - 4000 - toolTokens);
     // max_tokens (the older name) counts the same; null is absent.
-    const legacy = await compactOpenAIRequest({ ...body, max_completion_tokens: null, max_tokens: 4000 }, { contextWindow: 20_000, conversationId: "derived-legacy" });
+    const legacy = await compactOpenAIRequest(
+      { ...body, max_completion_tokens: null, max_tokens: 4000 },
+      { contextWindow: 20_000, conversationId: "derived-legacy" },
+    );
     expect(exactTokens(parseMessages(legacy.messages, { format: "openai-chat" }).messages)).toBeLessThanOrEqual(20_000 - 4000 - toolTokens);
     // A compactor setting beside the request options (its own pool; conversationId stays the helper's).
     const tuned = await compactOpenAIRequest(body, { contextWindow: 20_000, conversationId: "derived-tuned", ledgerRatio: 0 });
@@ -73,19 +111,27 @@ describe("compactOpenAIRequest: the 200-step agent loop", () => {
     const body = { model: "my-local-model", messages: [{ role: "user", content: "hi" }] };
     const err = await compactOpenAIRequest(body).catch((e: unknown) => e);
     expect(CtxfoldError.isInstance(err) && err.code).toBe("E_BAD_INPUT");
-    expect((err as Error).message).toBe('budget: the context size of model "my-local-model" is unknown: pass budget (tokens the prompt may take) or contextWindow');
+    expect((err as Error).message).toBe(
+      'budget: the context size of model "my-local-model" is unknown: pass budget (tokens the prompt may take) or contextWindow',
+    );
     const bad = await compactOpenAIRequest({ ...body, model: "gpt-4o", max_tokens: -5 }).catch((e: unknown) => e);
     expect((bad as CtxfoldError).path).toBe("body.max_tokens");
     // An answer's room past the window names the body's field and the window, in every helper.
     const huge = await compactOpenAIRequest({ ...body, model: "gpt-4o", max_tokens: 1e9 }).catch((e: unknown) => e);
     expect(huge).toMatchObject({ code: "E_BAD_INPUT", path: "body.max_tokens" });
-    expect((huge as Error).message).toBe('body.max_tokens: 1000000000 exceeds the context window of model "gpt-4o" (128000 tokens): no room is left for the messages');
+    expect((huge as Error).message).toBe(
+      'body.max_tokens: 1000000000 exceeds the context window of model "gpt-4o" (128000 tokens): no room is left for the messages',
+    );
     const hugeCompletion = await compactOpenAIRequest({ ...body, model: "gpt-4o", max_completion_tokens: 128_000 }).catch((e: unknown) => e);
     expect(hugeCompletion).toMatchObject({ code: "E_BAD_INPUT", path: "body.max_completion_tokens" });
-    const hugeAnthropic = await compactAnthropicRequest({ model: "claude-sonnet-4-5", max_tokens: 1e9, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    const hugeAnthropic = await compactAnthropicRequest({ model: "claude-sonnet-4-5", max_tokens: 1e9, messages: [{ role: "user", content: "hi" }] }).catch(
+      (e: unknown) => e,
+    );
     expect(hugeAnthropic).toMatchObject({ code: "E_BAD_INPUT", path: "body.max_tokens" });
     expect((hugeAnthropic as Error).message).toMatch(/^body\.max_tokens: 1000000000 exceeds the context window of model "claude-sonnet-4-5" \(\d+ tokens\)/);
-    const hugeResponses = await compactOpenAIResponsesRequest({ model: "gpt-4o", max_output_tokens: 1e9, input: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    const hugeResponses = await compactOpenAIResponsesRequest({ model: "gpt-4o", max_output_tokens: 1e9, input: [{ role: "user", content: "hi" }] }).catch(
+      (e: unknown) => e,
+    );
     expect(hugeResponses).toMatchObject({ code: "E_BAD_INPUT", path: "body.max_output_tokens" });
     const tools = await compactOpenAIRequest({ ...body, tools: [{ description: "x".repeat(40_000) }] }, { contextWindow: 8000 }).catch((e: unknown) => e);
     expect((tools as CtxfoldError).path).toBe("body.tools");
@@ -94,7 +140,11 @@ describe("compactOpenAIRequest: the 200-step agent loop", () => {
   });
 
   it("names an unknown message shape and where it is", async () => {
-    const messages = [{ role: "system", content: "sys" }, { role: "user", content: "task" }, { role: "wizard", content: "abracadabra" }];
+    const messages = [
+      { role: "system", content: "sys" },
+      { role: "user", content: "task" },
+      { role: "wizard", content: "abracadabra" },
+    ];
     const err = await compactOpenAIRequest({ model: "gpt-4o", messages }, { budget }).catch((e: unknown) => e);
     expect(CtxfoldError.isInstance(err) && err.code).toBe("E_UNKNOWN_ROLE");
     expect((err as Error).message).toMatch(/messages\[2\].*"wizard"/);
@@ -155,14 +205,27 @@ function markFirst(m: AnthropicMessage): AnthropicMessage {
 }
 
 /** The agent's request at call point `at`: the history with the caller's breakpoints. */
-function anthropicBody(run: ReturnType<typeof agentRun>, at: number, marks: { tools?: boolean; system?: boolean; task?: boolean; firstResult?: boolean }): Body {
+function anthropicBody(
+  run: ReturnType<typeof agentRun>,
+  at: number,
+  marks: { tools?: boolean; system?: boolean; task?: boolean; firstResult?: boolean },
+): Body {
   const { system, messages } = historyIn(run, at, "anthropic") as AnthropicWire;
   const msgs = [...messages];
   if (marks.task) msgs[0] = markFirst(msgs[0]);
   if (marks.firstResult && msgs.length > 2) msgs[2] = markFirst(msgs[2]);
   const tools = marks.tools ? [anthropicTools[0], { ...anthropicTools[1], cache_control: ephemeral() }] : anthropicTools;
   const sys = marks.system ? [{ type: "text", text: system as string, cache_control: ephemeral() }] : system;
-  return { model: "claude-sonnet-4-20250514", max_tokens: 2048, system: sys, messages: msgs, tools, temperature: 0, metadata: { user_id: "u1" }, stop_sequences: ["</done>"] };
+  return {
+    model: "claude-sonnet-4-20250514",
+    max_tokens: 2048,
+    system: sys,
+    messages: msgs,
+    tools,
+    temperature: 0,
+    metadata: { user_id: "u1" },
+    stop_sequences: ["</done>"],
+  };
 }
 
 /**
@@ -197,11 +260,15 @@ async function anthropicLoop(run: ReturnType<typeof agentRun>, marks: Parameters
     for (const m of got) if (m.block.type === "text") expect((m.block.text as string).trim()).not.toBe("");
     const known = new Set(asked.map((m) => JSON.stringify(m.block)));
     const ours = (m: Mark) => options.cacheBreakpoint && m.area === "messages" && m.i === epochEnd - 1;
-    for (const m of got) if (m.area === "messages" && !ours(m)) expect(known.has(JSON.stringify(m.block)), `call at ${at}: a breakpoint on content the request did not hold`).toBe(true);
+    for (const m of got)
+      if (m.area === "messages" && !ours(m))
+        expect(known.has(JSON.stringify(m.block)), `call at ${at}: a breakpoint on content the request did not hold`).toBe(true);
     if (options.cacheBreakpoint) expect(got.some(ours), `call at ${at}: no breakpoint at the end of the compacted prefix (message ${epochEnd - 1})`).toBe(true);
     // A caller's message-level breakpoint missing from the output: on replaced content, or dropped for room.
     const kept_ = new Set(got.map((m) => JSON.stringify(m.block)));
-    const receivedBlocks = new Set((received.messages as AnthropicMessage[]).flatMap((m) => (Array.isArray(m.content) ? m.content.map((b: unknown) => JSON.stringify(b)) : [])));
+    const receivedBlocks = new Set(
+      (received.messages as AnthropicMessage[]).flatMap((m) => (Array.isArray(m.content) ? m.content.map((b: unknown) => JSON.stringify(b)) : [])),
+    );
     for (const m of asked.filter((m) => m.area === "messages" && !kept_.has(JSON.stringify(m.block)))) {
       if (receivedBlocks.has(JSON.stringify(withoutMark(m.block)))) droppedCallerMarks++;
       else replacedMarks++;
@@ -236,7 +303,11 @@ describe("compactAnthropicRequest: the 200-step agent loop", () => {
   it("a request with 4 caller breakpoints: ours takes the oldest message-level one's place, tools and system kept", async () => {
     const run = agentRun(60, 55);
     // A target that leaves the first result whole for a while, so that all four caller marks stand.
-    const { calls, droppedCallerMarks, sent } = await anthropicLoop(run, { tools: true, system: true, task: true, firstResult: true }, { budget, cacheBreakpoint: true, conversationId: "four", targetRatio: 0.6 });
+    const { calls, droppedCallerMarks, sent } = await anthropicLoop(
+      run,
+      { tools: true, system: true, task: true, firstResult: true },
+      { budget, cacheBreakpoint: true, conversationId: "four", targetRatio: 0.6 },
+    );
     expect(droppedCallerMarks).toBeGreaterThan(0);
     for (const [k, body] of sent.entries()) {
       const got = marksOf(body);
@@ -253,28 +324,46 @@ describe("compactAnthropicRequest: the 200-step agent loop", () => {
 
     const { system, messages } = historyIn(run, 40, "anthropic") as AnthropicWire;
     const tools = anthropicTools.map((t) => ({ ...t, cache_control: ephemeral() }));
-    const sys = [{ type: "text", text: "You are an agent.", cache_control: ephemeral() }, { type: "text", text: system as string, cache_control: ephemeral() }];
+    const sys = [
+      { type: "text", text: "You are an agent.", cache_control: ephemeral() },
+      { type: "text", text: system as string, cache_control: ephemeral() },
+    ];
     const body = { model: "claude-sonnet-4-20250514", max_tokens: 1024, tools, system: sys, messages: [markFirst(messages[0]), ...messages.slice(1)] };
     const out = await compactAnthropicRequest(body, { budget, cacheBreakpoint: true, conversationId: "full" });
     expect(marksOf(out).map((m) => m.area)).toEqual(["tools", "tools", "system", "system"]);
     expect(out.tools).toBe(tools);
     expect(out.system).toBe(sys);
     // Over the limit in tools and system alone (Anthropic rejects it as sent): the earliest go.
-    const five = await compactAnthropicRequest({ ...body, tools: [...tools, { ...anthropicTools[0], name: "x", cache_control: ephemeral() }] }, { budget, conversationId: "five" });
+    const five = await compactAnthropicRequest(
+      { ...body, tools: [...tools, { ...anthropicTools[0], name: "x", cache_control: ephemeral() }] },
+      { budget, conversationId: "five" },
+    );
     expect(marksOf(five).map((m) => `${m.area}${m.i}`)).toEqual(["tools1", "tools2", "system0", "system1"]);
   }, 60_000);
 
   it("a breakpoint on an empty text block is removed; a string content it marks becomes one text block", async () => {
     const messages = [
-      { role: "user", content: [{ type: "text", text: "Fix the failing test." }, { type: "text", text: " ", cache_control: ephemeral() }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Fix the failing test." },
+          { type: "text", text: " ", cache_control: ephemeral() },
+        ],
+      },
       { role: "assistant", content: "Looking." },
       { role: "user", content: "Go on." },
     ];
-    const out = await compactAnthropicRequest({ model: "claude-sonnet-4-20250514", max_tokens: 100, messages }, { budget, cacheBreakpoint: true, conversationId: "empty" });
+    const out = await compactAnthropicRequest(
+      { model: "claude-sonnet-4-20250514", max_tokens: 100, messages },
+      { budget, cacheBreakpoint: true, conversationId: "empty" },
+    );
     const got = marksOf(out);
     expect(got.length).toBe(1);
     expect(got[0]).toMatchObject({ area: "messages", i: 2, k: 0, block: { type: "text", text: "Go on.", cache_control: { type: "ephemeral" } } });
-    expect(messages[0].content).toEqual([{ type: "text", text: "Fix the failing test." }, { type: "text", text: " ", cache_control: ephemeral() }]); // not mutated
+    expect(messages[0].content).toEqual([
+      { type: "text", text: "Fix the failing test." },
+      { type: "text", text: " ", cache_control: ephemeral() },
+    ]); // not mutated
     expect(messages[2].content).toBe("Go on.");
   });
 
@@ -284,19 +373,31 @@ describe("compactAnthropicRequest: the 200-step agent loop", () => {
     expect(CtxfoldError.isInstance(err) && err.code).toBe("E_BAD_INPUT");
     expect((err as Error).message).toMatch(/context size of model "claude-local" is unknown: pass budget/);
     const run = agentRun(60, 44);
-    const long = { ...body, system: "sys", messages: (historyIn(run, run.length - 1, "anthropic") as AnthropicWire).messages, tools: anthropicTools, max_tokens: 3000 };
+    const long = {
+      ...body,
+      system: "sys",
+      messages: (historyIn(run, run.length - 1, "anthropic") as AnthropicWire).messages,
+      tools: anthropicTools,
+      max_tokens: 3000,
+    };
     const toolTokens = new TokenCounter({ encoding: "o200k_base" }).count(JSON.stringify(anthropicTools), "exact");
     const out = await compactAnthropicRequest(long, { contextWindow: 20_000, conversationId: "derived" });
     expect(exactTokens(parseMessages(out, { format: "anthropic" }).messages)).toBeLessThanOrEqual(20_000 - 3000 - toolTokens);
   });
 
   it("names an unknown message shape and where it is", async () => {
-    const messages = [{ role: "user", content: "task" }, { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash" }] }];
+    const messages = [
+      { role: "user", content: "task" },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash" }] },
+    ];
     const err = await compactAnthropicRequest({ model: "claude-sonnet-4-20250514", max_tokens: 10, messages }, { budget }).catch((e: unknown) => e);
     expect(CtxfoldError.isInstance(err) && err.code).toBe("E_SCHEMA");
     expect((err as Error).message).toMatch(/messages\[1\]/);
     expect((err as Error).message).toMatch(/input/);
-    const role = await compactAnthropicRequest({ model: "claude-sonnet-4-20250514", max_tokens: 10, messages: [{ role: "system", content: "x" }] }, { budget }).catch((e: unknown) => e);
+    const role = await compactAnthropicRequest(
+      { model: "claude-sonnet-4-20250514", max_tokens: 10, messages: [{ role: "system", content: "x" }] },
+      { budget },
+    ).catch((e: unknown) => e);
     expect((role as CtxfoldError).message).toMatch(/^messages\[0\]\.role: unknown anthropic role "system"/);
   });
 
@@ -304,7 +405,10 @@ describe("compactAnthropicRequest: the 200-step agent loop", () => {
     const runs = [agentRun(60, 45), agentRun(60, 54)];
     const points = runs.map(callPoints);
     const calls: RecordedCall[][] = [[], []];
-    const options = [{ budget, conversationId: "a", cacheBreakpoint: true }, { budget, conversationId: "b", cacheBreakpoint: true }];
+    const options = [
+      { budget, conversationId: "a", cacheBreakpoint: true },
+      { budget, conversationId: "b", cacheBreakpoint: true },
+    ];
     for (let k = 0; k < Math.max(points[0].length, points[1].length); k++) {
       for (const c of [0, 1]) {
         const at = points[c][k];
@@ -328,7 +432,10 @@ describe("request helpers: the provider's usage report of the previous request",
     const events: UsageEvent[] = [];
     const options = { contextWindow: window, conversationId: "usage-openai", onUsage: (e: UsageEvent) => events.push(e) };
     const toolTokens = counter.count(JSON.stringify(openaiTools), "exact");
-    const first = await compactOpenAIRequest({ model: "my-local-model", messages: historyIn(run, at[5]!, "openai-chat") as unknown[], tools: openaiTools }, options);
+    const first = await compactOpenAIRequest(
+      { model: "my-local-model", messages: historyIn(run, at[5]!, "openai-chat") as unknown[], tools: openaiTools },
+      options,
+    );
     const sent = exactTokens(parseMessages(first.messages, { format: "openai-chat" }).messages) + toolTokens;
     // The provider counts 1.5× what o200k counts.
     const usage = { prompt_tokens: Math.ceil(1.5 * sent), completion_tokens: 12, total_tokens: Math.ceil(1.5 * sent) + 12 };
@@ -351,9 +458,16 @@ describe("request helpers: the provider's usage report of the previous request",
     const at = callPoints(run);
     const events: UsageEvent[] = [];
     const options = { contextWindow: window, conversationId: "usage-anthropic", onUsage: (e: UsageEvent) => events.push(e) };
-    const body = (end: number) => ({ model: "my-local-model", max_tokens: 1000, ...(historyIn(run, end, "anthropic") as object) }) as { model: string; max_tokens: number; messages: unknown[] };
+    const body = (end: number) =>
+      ({ model: "my-local-model", max_tokens: 1000, ...(historyIn(run, end, "anthropic") as object) }) as {
+        model: string;
+        max_tokens: number;
+        messages: unknown[];
+      };
     await compactAnthropicRequest(body(at[2]!), options);
-    await compactAnthropicRequest(body(at[4]!), options, { usage: { input_tokens: 3, cache_creation_input_tokens: 200, cache_read_input_tokens: 1800, output_tokens: 40 } });
+    await compactAnthropicRequest(body(at[4]!), options, {
+      usage: { input_tokens: 3, cache_creation_input_tokens: 200, cache_read_input_tokens: 1800, output_tokens: 40 },
+    });
     // Read as one count (a count this far below the estimate is then held at the window floor).
     expect(events[0]).toMatchObject({ reported: 2003 });
     expect(events[0]!.status).not.toBe("ignored");

@@ -9,7 +9,15 @@ import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseMessages } from "../../src/adapters/index.js";
-import { ctxfoldMiddleware, ctxfoldPrepareStep, type AiSdkCallParams, type AiSdkPrepareStepOptions, type CompactInfo, type CtxfoldIntegrationOptions, type UsageEvent } from "../../src/integrations/ai-sdk.js";
+import {
+  ctxfoldMiddleware,
+  ctxfoldPrepareStep,
+  type AiSdkCallParams,
+  type AiSdkPrepareStepOptions,
+  type CompactInfo,
+  type CtxfoldIntegrationOptions,
+  type UsageEvent,
+} from "../../src/integrations/ai-sdk.js";
 import { tokenMeasure } from "../../src/tokens/measure.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { hasCorpus, kNoCorpusReason } from "../helpers.js";
@@ -64,8 +72,17 @@ function stubModel(usage: Usage) {
 const inflated: Usage = (prompt) => ({ total: Math.ceil(kInflation * exactOf(prompt)) });
 
 /** The agent loop: generateText with a tool whose outputs are the corpus's, until `steps` steps. */
-async function agentLoop(outputs: string[], model: MockLanguageModelV3, wrap: { middleware?: CtxfoldIntegrationOptions<AiSdkCallParams>; prepareStep?: CtxfoldIntegrationOptions<AiSdkPrepareStepOptions> }, steps = 200) {
-  const run = tool({ description: "Runs the next step of the investigation", inputSchema: z.object({ step: z.number() }), execute: async ({ step }) => outputs[step % outputs.length] });
+async function agentLoop(
+  outputs: string[],
+  model: MockLanguageModelV3,
+  wrap: { middleware?: CtxfoldIntegrationOptions<AiSdkCallParams>; prepareStep?: CtxfoldIntegrationOptions<AiSdkPrepareStepOptions> },
+  steps = 200,
+) {
+  const run = tool({
+    description: "Runs the next step of the investigation",
+    inputSchema: z.object({ step: z.number() }),
+    execute: async ({ step }) => outputs[step % outputs.length],
+  });
   return generateText({
     model: wrap.middleware ? wrapLanguageModel({ model, middleware: ctxfoldMiddleware(wrap.middleware) }) : model,
     system: "You are a careful coding agent. Use the run tool until the failing test passes.",
@@ -142,11 +159,17 @@ describe("usage a provider does not report, or reports absurdly", () => {
       doGenerate: {
         content: [{ type: "text", text: "hi" }],
         finishReason: { unified: "stop", raw: "stop" },
-        usage: { inputTokens: { total: total as number, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: 0 } },
+        usage: {
+          inputTokens: { total: total as number, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 1, text: 1, reasoning: 0 },
+        },
         warnings: [],
       },
     });
-    const wrapped = wrapLanguageModel({ model, middleware: ctxfoldMiddleware({ ...profile, onUsage: (e) => events.push(e), onCompact: (i) => infos.push(i) }) });
+    const wrapped = wrapLanguageModel({
+      model,
+      middleware: ctxfoldMiddleware({ ...profile, onUsage: (e) => events.push(e), onCompact: (i) => infos.push(i) }),
+    });
     await generateText({ model: wrapped, messages, allowSystemInMessages: true });
     await generateText({ model: wrapped, messages, allowSystemInMessages: true });
     return { events, infos };
@@ -154,12 +177,19 @@ describe("usage a provider does not report, or reports absurdly", () => {
 
   it("no usage: ignored with an event, the budget stays the profile's factor and margin", async () => {
     const { events, infos } = await twoCalls(undefined);
-    expect(events.map((e) => [e.status, e.status === "ignored" ? e.reason : undefined])).toEqual([["ignored", "no_usage"], ["ignored", "no_usage"]]);
+    expect(events.map((e) => [e.status, e.status === "ignored" ? e.reason : undefined])).toEqual([
+      ["ignored", "no_usage"],
+      ["ignored", "no_usage"],
+    ]);
     expect(infos.map((i) => i.budget)).toEqual([profileBudget, profileBudget]);
   });
 
   it("NaN, negative or zero counts: ignored with their reasons, never a crash", async () => {
-    for (const [total, reason] of [[Number.NaN, "not_finite"], [-40, "negative"], [0, "zero"]] as const) {
+    for (const [total, reason] of [
+      [Number.NaN, "not_finite"],
+      [-40, "negative"],
+      [0, "zero"],
+    ] as const) {
       const { events, infos } = await twoCalls(total);
       expect(events[0]).toMatchObject({ status: "ignored", reason, before: undefined, after: undefined });
       expect(infos[1]!.budget).toBe(profileBudget);
@@ -183,7 +213,9 @@ describe("usage a provider does not report, or reports absurdly", () => {
   });
 
   it("an agent loop whose provider reports 1 token at every call sends no prompt past the window", async () => {
-    const outputs = Array.from({ length: 40 }, (_, k) => Array.from({ length: 200 }, (_, j) => `step ${k} row ${j}: status=${(k * 131 + j * 17) % 1009} path=src/mod${j % 13}/file${k}.ts`).join("\n"));
+    const outputs = Array.from({ length: 40 }, (_, k) =>
+      Array.from({ length: 200 }, (_, j) => `step ${k} row ${j}: status=${(k * 131 + j * 17) % 1009} path=src/mod${j % 13}/file${k}.ts`).join("\n"),
+    );
     const m = stubModel(() => ({ total: 1 }));
     const prompts: number[] = [];
     const events: UsageEvent[] = [];
@@ -204,7 +236,9 @@ describe("usage a provider does not report, or reports absurdly", () => {
   }, 120_000);
 
   it("prepareStep with a provider reporting 1 token at every step sends no prompt past the window", async () => {
-    const outputs = Array.from({ length: 40 }, (_, k) => Array.from({ length: 200 }, (_, j) => `step ${k} row ${j}: status=${(k * 131 + j * 17) % 1009} path=src/mod${j % 13}/file${k}.ts`).join("\n"));
+    const outputs = Array.from({ length: 40 }, (_, k) =>
+      Array.from({ length: 200 }, (_, j) => `step ${k} row ${j}: status=${(k * 131 + j * 17) % 1009} path=src/mod${j % 13}/file${k}.ts`).join("\n"),
+    );
     const prompts: number[] = [];
     const m = stubModel((prompt) => (prompts.push(exactOf(prompt)), { total: 1 }));
     const events: UsageEvent[] = [];
@@ -222,11 +256,23 @@ describe("usage a provider does not report, or reports absurdly", () => {
       { type: "text-start" as const, id: "t" },
       { type: "text-delta" as const, id: "t", delta: "hi there" },
       { type: "text-end" as const, id: "t" },
-      ...(finish ? [{ type: "finish" as const, finishReason: { unified: "stop" as const, raw: "stop" }, usage: { inputTokens: { total: 40, noCache: 40, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 2, text: 2, reasoning: 0 } } }] : []),
+      ...(finish
+        ? [
+            {
+              type: "finish" as const,
+              finishReason: { unified: "stop" as const, raw: "stop" },
+              usage: { inputTokens: { total: 40, noCache: 40, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 2, text: 2, reasoning: 0 } },
+            },
+          ]
+        : []),
     ];
     for (const finish of [true, false]) {
       const model = new MockLanguageModelV3({ modelId: "stub-model", doStream: async () => ({ stream: simulateReadableStream({ chunks: parts(finish) }) }) });
-      const result = streamText({ model: wrapLanguageModel({ model, middleware: ctxfoldMiddleware({ ...profile, onUsage: (e) => events.push(e) }) }), messages, allowSystemInMessages: true });
+      const result = streamText({
+        model: wrapLanguageModel({ model, middleware: ctxfoldMiddleware({ ...profile, onUsage: (e) => events.push(e) }) }),
+        messages,
+        allowSystemInMessages: true,
+      });
       let text = "";
       for await (const t of result.textStream) text += t;
       expect(text).toBe("hi there");

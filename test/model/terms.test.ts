@@ -17,7 +17,21 @@ describe("specificTerms: the ASCII scan equals the candidate regex", () => {
       "std::vector<int> Foo::bar a:::b a::: ::x x:: a::b::c",
       "--verbose ---x -rf -k_x -O2 --- -- - x- x-- foo.bar. foo/bar/ foo\\bar\\ $HOME_DIR/x",
       "v1.2.3 3.14 1e-5 8080 42 e.g i.e HTTPServer camelCase snake_case",
-      "", ".", "/", "--", "a", "ab", "a.b", "./", "../", "~/", "-a", "--a", ".a", "...", "a..b..",
+      "",
+      ".",
+      "/",
+      "--",
+      "a",
+      "ab",
+      "a.b",
+      "./",
+      "../",
+      "~/",
+      "-a",
+      "--a",
+      ".a",
+      "...",
+      "a..b..",
     ];
     for (const t of cases) expect(specificTerms(t)).toEqual(specificTermsByRegex(t));
     expect(specificTerms("see ../src/a.py and foo::bar.")).toEqual(["../src/a.py", "foo::bar"]);
@@ -26,22 +40,56 @@ describe("specificTerms: the ASCII scan equals the candidate regex", () => {
   it("random ASCII over the characters that decide a candidate's edges", () => {
     const alphabet = fc.constantFrom("a", "Z", "b", "B", "e", "E", "_", "$", "1", "0", ".", "/", "\\", "-", "+", ":", "~", " ", "\n", "(", ",", "x", "9");
     fc.assert(
-      fc.property(fc.array(alphabet, { maxLength: 120 }).map((a) => a.join("")), (text) => {
-        expect(specificTerms(text)).toEqual(specificTermsByRegex(text));
-      }),
+      fc.property(
+        fc.array(alphabet, { maxLength: 120 }).map((a) => a.join("")),
+        (text) => {
+          expect(specificTerms(text)).toEqual(specificTermsByRegex(text));
+        },
+      ),
       { numRuns: 3000, seed: 19 },
     );
   });
 
   it("the kernel (texts from 256 characters) equals the TypeScript scan and the regex, on random long texts", () => {
-    const alphabet = fc.constantFrom("a", "Z", "b", "B", "e", "E", "_", "$", "1", "0", ".", "/", "\\", "-", "+", ":", "~", " ", "\n", "(", ",", "x", "9", "src/a.py ", "Foo::bar ", "--flag ");
+    const alphabet = fc.constantFrom(
+      "a",
+      "Z",
+      "b",
+      "B",
+      "e",
+      "E",
+      "_",
+      "$",
+      "1",
+      "0",
+      ".",
+      "/",
+      "\\",
+      "-",
+      "+",
+      ":",
+      "~",
+      " ",
+      "\n",
+      "(",
+      ",",
+      "x",
+      "9",
+      "src/a.py ",
+      "Foo::bar ",
+      "--flag ",
+    );
     fc.assert(
-      fc.property(fc.array(alphabet, { minLength: 120, maxLength: 1500 }).map((a) => a.join("")), fc.boolean(), (text, wide) => {
-        const t = wide ? `${text}é` : text;
-        const kernel = specificTerms(t);
-        expect(kernel).toEqual(specificTerms(t, { backend: "ts" }));
-        expect(kernel).toEqual(specificTermsByRegex(t));
-      }),
+      fc.property(
+        fc.array(alphabet, { minLength: 120, maxLength: 1500 }).map((a) => a.join("")),
+        fc.boolean(),
+        (text, wide) => {
+          const t = wide ? `${text}é` : text;
+          const kernel = specificTerms(t);
+          expect(kernel).toEqual(specificTerms(t, { backend: "ts" }));
+          expect(kernel).toEqual(specificTermsByRegex(t));
+        },
+      ),
       { numRuns: 400, seed: 23 },
     );
   });

@@ -19,11 +19,17 @@ function declaredExports(file: string, seen = new Set<string>()): Set<string> {
   const text = readFileSync(file, "utf8");
   for (const m of text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
     for (const item of m[1].split(",")) {
-      const name = item.trim().replace(/^type\s+/, "").split(/\s+as\s+/).pop()!.trim();
+      const name = item
+        .trim()
+        .replace(/^type\s+/, "")
+        .split(/\s+as\s+/)
+        .pop()!
+        .trim();
       if (name) names.add(name);
     }
   }
-  for (const m of text.matchAll(/export\s+(?:declare\s+)?(?:abstract\s+)?(?:const|let|function|class|type|interface|enum|namespace)\s+([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
+  for (const m of text.matchAll(/export\s+(?:declare\s+)?(?:abstract\s+)?(?:const|let|function|class|type|interface|enum|namespace)\s+([A-Za-z_$][\w$]*)/g))
+    names.add(m[1]);
   for (const m of text.matchAll(/export\s+\*\s+from\s+["']([^"']+)["']/g)) {
     const target = path.resolve(path.dirname(file), m[1]).replace(/\.(m?js)$/, "");
     for (const f of [`${target}.d.ts`, `${target}.d.mts`, path.join(target, "index.d.ts")]) for (const n of declaredExports(f, seen)) names.add(n);
@@ -46,14 +52,39 @@ describe("the package root", () => {
     const all = rootNames();
     for (const v of values) expect(all).toContain(v);
     expect(all.size).toBeLessThanOrEqual(42);
-    expect([...all]).toEqual(expect.arrayContaining(["createCompactor", "CompactResult", "parseMessages", "renderMessages", "detectFormat", "validate", "newViolations", "TokenCounter", "createMemoryStore", "CtxfoldError", "extractiveSummarizer", "llmSummarizer"]));
+    expect([...all]).toEqual(
+      expect.arrayContaining([
+        "createCompactor",
+        "CompactResult",
+        "parseMessages",
+        "renderMessages",
+        "detectFormat",
+        "validate",
+        "newViolations",
+        "TokenCounter",
+        "createMemoryStore",
+        "CtxfoldError",
+        "extractiveSummarizer",
+        "llmSummarizer",
+      ]),
+    );
     // The WASM host's internals and the test-data generators live on their own entry points.
-    for (const internal of ["getCore", "CoreInstance", "setCoreModule", "createDebugCore", "generateText", "generateRun", "generateRuns"]) expect(all).not.toContain(internal);
+    for (const internal of ["getCore", "CoreInstance", "setCoreModule", "createDebugCore", "generateText", "generateRun", "generateRuns"])
+      expect(all).not.toContain(internal);
   });
 
   it("shares no name with the AI SDK, LangChain or Mastra, so editors' auto-imports never offer ours for theirs", () => {
     const theirs = new Set<string>();
-    for (const entry of ["ai", "@langchain/core/messages", "@langchain/core/runnables", "@langchain/core/tools", "@langchain/core/language_models/chat_models", "@mastra/core", "@mastra/core/agent", "@mastra/core/processors"]) {
+    for (const entry of [
+      "ai",
+      "@langchain/core/messages",
+      "@langchain/core/runnables",
+      "@langchain/core/tools",
+      "@langchain/core/language_models/chat_models",
+      "@mastra/core",
+      "@mastra/core/agent",
+      "@mastra/core/processors",
+    ]) {
       for (const n of declaredExports(typesOf(entry))) theirs.add(n);
     }
     expect(theirs.size).toBeGreaterThan(300);
@@ -63,7 +94,21 @@ describe("the package root", () => {
   it("every subpath in package.json resolves to a built module with exports", async () => {
     const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as { exports: Record<string, unknown> };
     const subpaths = Object.keys(pkg.exports).filter((k) => k !== "." && !/\.(wasm|json)$/.test(k));
-    expect(subpaths).toEqual(expect.arrayContaining(["./steps", "./block", "./session", "./policy", "./adapters", "./validate", "./store", "./recall", "./model", "./tokens", "./core"]));
+    expect(subpaths).toEqual(
+      expect.arrayContaining([
+        "./steps",
+        "./block",
+        "./session",
+        "./policy",
+        "./adapters",
+        "./validate",
+        "./store",
+        "./recall",
+        "./model",
+        "./tokens",
+        "./core",
+      ]),
+    );
     for (const sub of subpaths) {
       const mod = (await import(/* @vite-ignore */ `ctxfold/${sub.slice(2)}`)) as Record<string, unknown>;
       expect(Object.keys(mod).length, sub).toBeGreaterThan(0);
@@ -86,8 +131,13 @@ describe("the package root", () => {
     expect(linked.length).toBeGreaterThan(0);
     for (const f of linked) expect(files.has(f), f).toBe(true);
     expect([...files].filter((f) => f.startsWith("docs/api/"))).toEqual([]);
-    expect([...files].filter((f) => f.endsWith(".map") || f.startsWith("dist/src/gen/") || f.startsWith("dist/test") || f.startsWith("dist/bench"))).toEqual([]);
-    const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as { exports: Record<string, string | Record<string, string>>; bin: Record<string, string> };
+    expect([...files].filter((f) => f.endsWith(".map") || f.startsWith("dist/src/gen/") || f.startsWith("dist/test") || f.startsWith("dist/bench"))).toEqual(
+      [],
+    );
+    const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as {
+      exports: Record<string, string | Record<string, string>>;
+      bin: Record<string, string>;
+    };
     const targets = [...Object.values(pkg.exports).flatMap((e) => (typeof e === "string" ? [e] : Object.values(e))), ...Object.values(pkg.bin)];
     for (const t of targets) expect(files.has(t.replace(/^\.\//, "")), t).toBe(true);
   });

@@ -10,7 +10,11 @@ import { corpusLines, type CorpusRun } from "../helpers-corpus.js";
 import { hasCorpus, kNoCorpusReason } from "../helpers.js";
 
 describe.skipIf(!hasCorpus)(`tiered compaction on the dev corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
-  const runs = hasCorpus ? corpusLines().map((l) => JSON.parse(l) as CorpusRun).map((r) => ({ id: r.id, messages: openaiChatAdapter.parse(r.messages, { source: r.id }) })) : [];
+  const runs = hasCorpus
+    ? corpusLines()
+        .map((l) => JSON.parse(l) as CorpusRun)
+        .map((r) => ({ id: r.id, messages: openaiChatAdapter.parse(r.messages, { source: r.id }) }))
+    : [];
 
   it("budget (or BudgetInfeasible), validity, critical verbatim, recoverable, non-destructive", async () => {
     let compacted = 0;
@@ -39,7 +43,10 @@ describe.skipIf(!hasCorpus)(`tiered compaction on the dev corpus${hasCorpus ? ""
         for (const ref of r.refs) expect(() => store.get(ref)).not.toThrow();
         // Every original is reachable from the output: through the refs it names and the indexes they name.
         const reached = reachableRefs(store, [JSON.stringify(r.canonical)]);
-        expect(r.refs.filter((ref) => !reached.has(ref)), `${run.id} ${budget}`).toEqual([]);
+        expect(
+          r.refs.filter((ref) => !reached.has(ref)),
+          `${run.id} ${budget}`,
+        ).toEqual([]);
       }
     }
     expect(compacted).toBeGreaterThan(300);

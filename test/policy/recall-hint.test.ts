@@ -60,7 +60,9 @@ describe("recallHint", () => {
     }
     // Every part the caller sent that the output keeps is the very object it sent.
     const sent = new Set(messages.flatMap((m) => m.parts));
-    const kept = r.canonical.flatMap((m) => m.parts).filter((p) => messageTexts([{ id: "x", role: "user", parts: [p] }]).some((t) => t.includes(kDefaultRecallHint)));
+    const kept = r.canonical
+      .flatMap((m) => m.parts)
+      .filter((p) => messageTexts([{ id: "x", role: "user", parts: [p] }]).some((t) => t.includes(kDefaultRecallHint)));
     expect(kept.every((p) => !sent.has(p))).toBe(true);
   });
 
@@ -104,7 +106,10 @@ describe("recallHint", () => {
     expect(occurrences((await off.compactCanonical(messages, { budget: kBudget, recallHint: "Use recall." })).canonical, "Use recall.")).toBe(1);
     expect(thrown(() => createCompactor({ recallHint: "two\nlines" }), "E_BAD_INPUT").path).toBe("config.recallHint");
     expect(thrown(() => createCompactor({ recallHint: 1 as never }), "E_BAD_INPUT").path).toBe("config.recallHint");
-    await expect(off.compactCanonical(messages, { budget: kBudget, recallHint: "" })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.recallHint" });
+    await expect(off.compactCanonical(messages, { budget: kBudget, recallHint: "" })).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "options.recallHint",
+    });
   });
 
   it("in a session, the line stays where its epoch put it: every call of an epoch keeps the prefix byte-identical", async () => {

@@ -12,7 +12,16 @@ import type { Message } from "../../src/model/schema.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { createMemoryStore, getMessages, reachableRefs } from "../../src/store/index.js";
 import { newViolations, validate } from "../../src/validate/index.js";
-import { anthropicOnDemandBody, anthropicThresholdBody, anthropicThresholdChat, onDemandBlock, responsesAgentInput, responsesCompactedWindow, responsesCompaction, thresholdBlock } from "../helpers-server-context.js";
+import {
+  anthropicOnDemandBody,
+  anthropicThresholdBody,
+  anthropicThresholdChat,
+  onDemandBlock,
+  responsesAgentInput,
+  responsesCompactedWindow,
+  responsesCompaction,
+  thresholdBlock,
+} from "../helpers-server-context.js";
 
 type Item = Record<string, unknown>;
 interface Case {
@@ -32,7 +41,8 @@ const cases: Record<string, Case> = {
 
 const isNote = (m: Message) => (m.meta.ctxfold as { kind?: string } | undefined)?.kind === "superseded";
 /** ctxfold's note of what it moved out, and nothing else (a summary merged into it would stand before the compaction). */
-const onlyNote = (m: Message) => isNote(m) && m.parts.length === 1 && m.parts[0]!.type === "text" && /^\[ctxfold\] \d+ earlier messages?, superseded/.test(m.parts[0]!.text);
+const onlyNote = (m: Message) =>
+  isNote(m) && m.parts.length === 1 && m.parts[0]!.type === "text" && /^\[ctxfold\] \d+ earlier messages?, superseded/.test(m.parts[0]!.text);
 
 const parse = (wire: unknown, format: Format): Message[] => parseMessages(wire, { format }).messages;
 /** The wire items (Responses) or blocks (Anthropic) of an output, flattened in order. */
@@ -44,29 +54,32 @@ function wireObjects(wire: unknown, format: Format): Item[] {
 describe.each(Object.entries(cases))("%s", (_, { input, format, latest }) => {
   const tokens = createCompactor().measure(parse(input, format), format);
 
-  it.each([0.5, 0.2, 0.06])("compacted to %d of its size: within budget, valid, the latest compaction byte-identical and nothing moved across it", async (share) => {
-    const budget = Math.floor(tokens * share);
-    const store = createMemoryStore();
-    const r = await createCompactor({ store }).compact(input, { budget, format });
-    expect(r.status).toBe("ok");
-    expect(r.tokensAfter).toBeLessThanOrEqual(budget);
+  it.each([0.5, 0.2, 0.06])(
+    "compacted to %d of its size: within budget, valid, the latest compaction byte-identical and nothing moved across it",
+    async (share) => {
+      const budget = Math.floor(tokens * share);
+      const store = createMemoryStore();
+      const r = await createCompactor({ store }).compact(input, { budget, format });
+      expect(r.status).toBe("ok");
+      expect(r.tokensAfter).toBeLessThanOrEqual(budget);
 
-    const out = parse(r.messages, format);
-    const after = validate(out, format);
-    expect(after.issues.filter((i) => i.severity === "error")).toEqual([]);
-    expect(newViolations(validate(parse(input, format), format), after)).toEqual([]);
+      const out = parse(r.messages, format);
+      const after = validate(out, format);
+      expect(after.issues.filter((i) => i.severity === "error")).toEqual([]);
+      expect(newViolations(validate(parse(input, format), format), after)).toEqual([]);
 
-    const objects = wireObjects(r.messages, format);
-    expect(objects.filter((o) => o.type === "compaction").map((o) => JSON.stringify(o))).toContain(JSON.stringify(latest));
-    // Before the latest compaction: system messages, and ctxfold's note of what it moved out.
-    const at = compactionBoundary(r.canonical);
-    expect(at).toBeGreaterThanOrEqual(0);
-    for (const m of r.canonical.slice(0, at)) expect(m.role === "system" || onlyNote(m), m.id).toBe(true);
+      const objects = wireObjects(r.messages, format);
+      expect(objects.filter((o) => o.type === "compaction").map((o) => JSON.stringify(o))).toContain(JSON.stringify(latest));
+      // Before the latest compaction: system messages, and ctxfold's note of what it moved out.
+      const at = compactionBoundary(r.canonical);
+      expect(at).toBeGreaterThanOrEqual(0);
+      for (const m of r.canonical.slice(0, at)) expect(m.role === "system" || onlyNote(m), m.id).toBe(true);
 
-    // Every ref resolves, and is reachable from the output.
-    const reached = reachableRefs(store, [JSON.stringify(r.canonical)]);
-    expect([...new Set(r.refs)].filter((ref) => !reached.has(ref))).toEqual([]);
-  });
+      // Every ref resolves, and is reachable from the output.
+      const reached = reachableRefs(store, [JSON.stringify(r.canonical)]);
+      expect([...new Set(r.refs)].filter((ref) => !reached.has(ref))).toEqual([]);
+    },
+  );
 
   it("what it moved out from before the compaction comes back whole from the note's ref", async () => {
     const store = createMemoryStore();
@@ -123,15 +136,22 @@ describe("without a compaction in the input", () => {
 });
 
 describe("mode: legacy", () => {
-  it.each(Object.entries(cases))("%s: the latest compaction stays, byte-identical, with what ctxfold wrote after it, and no new provider violation", async (_, { input, format, latest }) => {
-    const budget = Math.floor(createCompactor().measure(parse(input, format), format) * 0.2);
-    const r = await createCompactor({ mode: "legacy" }).compact(input, { budget, format });
-    expect(r.tokensAfter).toBeLessThan(createCompactor().measure(parse(input, format), format));
-    expect(wireObjects(r.messages, format).filter((o) => o.type === "compaction").map((o) => JSON.stringify(o))).toContain(JSON.stringify(latest));
-    for (const m of r.canonical.slice(0, compactionBoundary(r.canonical))) expect(m.meta.ctxfold, m.id).toBeUndefined();
-    const errors = newViolations(validate(parse(input, format), format), validate(parse(r.messages, format), format)).filter((i) => i.severity === "error");
-    expect(errors).toEqual([]);
-  });
+  it.each(Object.entries(cases))(
+    "%s: the latest compaction stays, byte-identical, with what ctxfold wrote after it, and no new provider violation",
+    async (_, { input, format, latest }) => {
+      const budget = Math.floor(createCompactor().measure(parse(input, format), format) * 0.2);
+      const r = await createCompactor({ mode: "legacy" }).compact(input, { budget, format });
+      expect(r.tokensAfter).toBeLessThan(createCompactor().measure(parse(input, format), format));
+      expect(
+        wireObjects(r.messages, format)
+          .filter((o) => o.type === "compaction")
+          .map((o) => JSON.stringify(o)),
+      ).toContain(JSON.stringify(latest));
+      for (const m of r.canonical.slice(0, compactionBoundary(r.canonical))) expect(m.meta.ctxfold, m.id).toBeUndefined();
+      const errors = newViolations(validate(parse(input, format), format), validate(parse(r.messages, format), format)).filter((i) => i.severity === "error");
+      expect(errors).toEqual([]);
+    },
+  );
 });
 
 describe("a session over a growing conversation", () => {
@@ -148,10 +168,16 @@ describe("a session over a growing conversation", () => {
       const r = await session.compact(input, { budget, format });
       expect(r.tokensAfter, `call at ${n}`).toBeLessThanOrEqual(budget);
       const out = parse(r.messages, format);
-      expect(newViolations(validate(parse(input, format), format), validate(out, format)).filter((i) => i.severity === "error"), `call at ${n}`).toEqual([]);
+      expect(
+        newViolations(validate(parse(input, format), format), validate(out, format)).filter((i) => i.severity === "error"),
+        `call at ${n}`,
+      ).toEqual([]);
       if (!JSON.stringify(input).includes('"type":"compaction"')) continue;
       withCompaction++;
-      expect(wireObjects(r.messages, format).map((o) => JSON.stringify(o)), `call at ${n}`).toContain(JSON.stringify(latest));
+      expect(
+        wireObjects(r.messages, format).map((o) => JSON.stringify(o)),
+        `call at ${n}`,
+      ).toContain(JSON.stringify(latest));
     }
     expect(withCompaction).toBeGreaterThan(10);
   });
@@ -160,10 +186,28 @@ describe("a session over a growing conversation", () => {
 describe("the measure", () => {
   it("counts an Anthropic compaction's summary, which the model reads; an OpenAI compaction item's ciphertext is not text", () => {
     const c = createCompactor();
-    const with_ = (block: Item) => parse([{ role: "assistant", content: [block] }, { role: "user", content: "Go on." }], "anthropic");
+    const with_ = (block: Item) =>
+      parse(
+        [
+          { role: "assistant", content: [block] },
+          { role: "user", content: "Go on." },
+        ],
+        "anthropic",
+      );
     const summary = c.counter.count(onDemandBlock.content as string, "estimate");
     expect(c.measure(with_(onDemandBlock), "anthropic") - c.measure(with_({ ...onDemandBlock, content: "" }), "anthropic")).toBeGreaterThanOrEqual(summary - 1);
     const item = parse([responsesCompaction("m"), { role: "user", content: "Go on." }], "openai-responses");
-    expect(c.measure(item, "openai-responses")).toBe(c.measure(parse([{ ...responsesCompaction("m"), encrypted_content: "" }, { role: "user", content: "Go on." }], "openai-responses"), "openai-responses"));
+    expect(c.measure(item, "openai-responses")).toBe(
+      c.measure(
+        parse(
+          [
+            { ...responsesCompaction("m"), encrypted_content: "" },
+            { role: "user", content: "Go on." },
+          ],
+          "openai-responses",
+        ),
+        "openai-responses",
+      ),
+    );
   });
 });

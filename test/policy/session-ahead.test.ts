@@ -32,7 +32,13 @@ async function calls(config: Parameters<typeof createCompactor>[0], giveIdle: bo
   for (const end of ends) {
     const view = messages.slice(0, end);
     const r = await session.compactCanonical(view, { budget });
-    out.push({ json: JSON.stringify(r.canonical), epoch: r.epoch, view, canonical: r.canonical, results: events.filter((e) => e.type === "compaction_result").length });
+    out.push({
+      json: JSON.stringify(r.canonical),
+      epoch: r.epoch,
+      view,
+      canonical: r.canonical,
+      results: events.filter((e) => e.type === "compaction_result").length,
+    });
     if (giveIdle) await idle();
   }
   return out;

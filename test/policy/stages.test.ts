@@ -32,8 +32,15 @@ function kit(events: PolicyEvent[] = []): StageKit {
   const store = createMemoryStore();
   return new StageKit(
     {
-      settings: kDefaultTieredSettings, store, counter, steps: new StepCache(), summarizer: undefined, emit: (e) => events.push(e),
-      memo: new Map(), stepCompactors: new Map(), storeReducer: new StepReducer({ store }),
+      settings: kDefaultTieredSettings,
+      store,
+      counter,
+      steps: new StepCache(),
+      summarizer: undefined,
+      emit: (e) => events.push(e),
+      memo: new Map(),
+      stepCompactors: new Map(),
+      storeReducer: new StepReducer({ store }),
     },
     tokenMeasure(counter),
   );
@@ -104,7 +111,10 @@ describe("the runner, by the contract alone", () => {
     ];
     const reports = await runStages(k, w, context(k), clock(), stages);
     expect(turns.map((t) => t.name)).toEqual(["tool_args", "historical_text"]);
-    expect(reports.map((r) => [r.stage, r.name])).toEqual([[1, "tool_args"], [3, "historical_text"]]);
+    expect(reports.map((r) => [r.stage, r.name])).toEqual([
+      [1, "tool_args"],
+      [3, "historical_text"],
+    ]);
     expect(events).toEqual(reports.map((r) => ({ type: "compaction_stage", tier: "pressure", ...r })));
   });
 

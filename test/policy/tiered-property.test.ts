@@ -189,24 +189,31 @@ describe("tiered compaction: properties over generated runs in every format and 
     await property(async (c) => {
       const { input, result: r } = await compacted(c);
       const verbatim = criticalVerbatim(chat(input), chat(r.canonical));
-      expect(Object.entries(verbatim).filter(([, ok]) => !ok).map(([kind]) => kind)).toEqual([]);
+      expect(
+        Object.entries(verbatim)
+          .filter(([, ok]) => !ok)
+          .map(([kind]) => kind),
+      ).toEqual([]);
     });
   }, 120_000);
 
   // Defect: error heads (at the tightest budgets ids too) leave ok outputs: stage 3's step summary gives older steps their plain summary line when every step failed, and stage 4 shrinks it to its ref.
   it.fails("4. failures visible: each failed tool result of an ok output is kept whole, or its call id and its error head are in the output", async () => {
-    await property(async (c) => {
-      const { input, result: r } = await compacted(c);
-      if (r.status !== "ok") return;
-      const out = chat(r.canonical);
-      const texts = out.map(contentText);
-      for (const f of failedResults(input)) {
-        if (out.some((o) => o.role === "tool" && o.tool_call_id === f.callId && contentText(o) === f.text)) continue;
-        const callNamed = failedVisible(f.message, out, "");
-        const headShown = f.head === "" || texts.some((t) => t.includes(f.head));
-        expect({ call: f.callId, head: f.head, callNamed, headShown }).toMatchObject({ callNamed: true, headShown: true });
-      }
-    }, { endOnFailure: true });
+    await property(
+      async (c) => {
+        const { input, result: r } = await compacted(c);
+        if (r.status !== "ok") return;
+        const out = chat(r.canonical);
+        const texts = out.map(contentText);
+        for (const f of failedResults(input)) {
+          if (out.some((o) => o.role === "tool" && o.tool_call_id === f.callId && contentText(o) === f.text)) continue;
+          const callNamed = failedVisible(f.message, out, "");
+          const headShown = f.head === "" || texts.some((t) => t.includes(f.head));
+          expect({ call: f.callId, head: f.head, callNamed, headShown }).toMatchObject({ callNamed: true, headShown: true });
+        }
+      },
+      { endOnFailure: true },
+    );
   }, 120_000);
 
   it("4b. failures visible as the eval counts them (kept whole, call id or error head), wherever stage 4 did not run", async () => {

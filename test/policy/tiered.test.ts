@@ -21,7 +21,11 @@ import { StepCache } from "../../src/policy/step-cache.js";
 import { createMemoryStore, getMessages, reachableRefs, type OffloadStore } from "../../src/store/index.js";
 import { newViolations, validate } from "../../src/validate/index.js";
 
-const text = (m: Message) => m.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("\n");
+const text = (m: Message) =>
+  m.parts
+    .filter((p) => p.type === "text")
+    .map((p) => (p as { text: string }).text)
+    .join("\n");
 const run = (seed: number, steps: number, extra: Parameters<typeof generateRun>[0] = { seed }) => generateRun({ ...extra, seed, steps }).messages;
 const setup = (config: Parameters<typeof createCompactor>[0] = {}) => {
   const store = createMemoryStore();
@@ -32,7 +36,8 @@ const setup = (config: Parameters<typeof createCompactor>[0] = {}) => {
 
 /** A long chat without tools: `turns` user/assistant pairs of long text, then a last question. */
 function chat(turns: number): Message[] {
-  const para = (k: number) => Array.from({ length: 40 }, (_, j) => `Point ${k}.${j}: the service at node-${(k * 7 + j) % 13} reported latency ${100 + ((k * j) % 50)} ms.`).join(" ");
+  const para = (k: number) =>
+    Array.from({ length: 40 }, (_, j) => `Point ${k}.${j}: the service at node-${(k * 7 + j) % 13} reported latency ${100 + ((k * j) % 50)} ms.`).join(" ");
   const out: Message[] = [{ id: "sys", role: "system", parts: [{ type: "text", text: "You are a careful analyst." }], meta: {} }];
   for (let k = 0; k < turns; k++) {
     out.push({ id: `u${k}`, role: "user", parts: [{ type: "text", text: k === 0 ? "Task: analyse the latency logs below.\n" + para(k) : para(k) }], meta: {} });
@@ -78,7 +83,8 @@ describe("seed 003's seven tests", () => {
     expect(r.stages[0].stage).toBe(1);
     expect(r.stages.some((s) => s.stage === 4)).toBe(false);
     // Critical messages whole (the step summary may join the task's message as a part of its own).
-    for (const m of criticalOf(messages)) expect(r.canonical.some((o) => o === m || (o.role === m.role && JSON.stringify(o.parts).includes(JSON.stringify(m.parts).slice(1, -1))))).toBe(true);
+    for (const m of criticalOf(messages))
+      expect(r.canonical.some((o) => o === m || (o.role === m.role && JSON.stringify(o.parts).includes(JSON.stringify(m.parts).slice(1, -1))))).toBe(true);
     expect(r.tokensAfter).toBeLessThan(before);
   });
 
@@ -112,7 +118,12 @@ describe("seed 003's seven tests", () => {
     const doc = "lorem ipsum dolor sit amet ".repeat(4000);
     const messages: Message[] = [
       { id: "u", role: "user", parts: [{ type: "text", text: "write the report" }], meta: {} },
-      { id: "a", role: "assistant", parts: [{ type: "tool-call", id: "c1", name: "write_file", args: JSON.stringify({ path: "report.md", content: doc }) }], meta: {} },
+      {
+        id: "a",
+        role: "assistant",
+        parts: [{ type: "tool-call", id: "c1", name: "write_file", args: JSON.stringify({ path: "report.md", content: doc }) }],
+        meta: {},
+      },
       { id: "t", role: "tool", parts: [{ type: "tool-result", callId: "c1", content: [{ type: "text", text: "ok" }] }], meta: {} },
     ];
     const p = await compactor.extractionPayload(messages, { targetTokens: 500 });
@@ -190,13 +201,20 @@ describe("invariants over generated runs", () => {
     ];
     for (let k = 0; k < 30; k++) {
       const thought = `THOUGHT: step ${k}. ` + `I will inspect module_${k}.py around line ${k * 10} to see how tokens are split. `.repeat(8);
-      messages.push(m(`a${k}`, "assistant", [{ type: "text", text: thought }, { type: "tool-call", id: `call_${k}`, name: "bash", args: JSON.stringify({ command: `sed -n 1,80p src/module_${k}.py` }) }]));
+      messages.push(
+        m(`a${k}`, "assistant", [
+          { type: "text", text: thought },
+          { type: "tool-call", id: `call_${k}`, name: "bash", args: JSON.stringify({ command: `sed -n 1,80p src/module_${k}.py` }) },
+        ]),
+      );
       if (k % 5 === 4) {
         messages.push(m(`n${k}`, "assistant", [{ type: "text", text: `THOUGHT: let me think about module_${k} before the next command. `.repeat(10) }]));
         messages.push(m(`f${k}`, "user", [{ type: "text", text: "Please always provide EXACTLY ONE action in triple backticks. ".repeat(6) }]));
       }
       const failed = k % 7 === 3;
-      const out = (failed ? "Traceback (most recent call last):\nValueError: bad token\n" : "") + Array.from({ length: 60 }, (_, j) => `def f_${k}_${j}(x): return x + ${j}`).join("\n");
+      const out =
+        (failed ? "Traceback (most recent call last):\nValueError: bad token\n" : "") +
+        Array.from({ length: 60 }, (_, j) => `def f_${k}_${j}(x): return x + ${j}`).join("\n");
       messages.push(m(`t${k}`, "tool", [{ type: "tool-result", callId: `call_${k}`, name: "bash", isError: failed, content: [{ type: "text", text: out }] }]));
     }
     messages.push(m("end", "assistant", [{ type: "text", text: "I have fixed the parser." }]));
@@ -232,7 +250,12 @@ describe("invariants over generated runs", () => {
     // The task takes most of the budget, so stage 4 must shrink the latest (failed) output to a
     // few tokens; a head cut to fit ("…test_xfail_run…") would not tell the agent what failed.
     const head = "FAILED testing/test_skipping.py::TestXFail::test_xfail_run_with_skip_mark[test_input0-expected0]";
-    const log = ["<returncode>1</returncode>", ...Array.from({ length: 200 }, (_, i) => `testing/test_skipping.py::test_${i} PASSED`), head, "=== 1 failed, 200 passed in 1.81s ==="].join("\n");
+    const log = [
+      "<returncode>1</returncode>",
+      ...Array.from({ length: 200 }, (_, i) => `testing/test_skipping.py::test_${i} PASSED`),
+      head,
+      "=== 1 failed, 200 passed in 1.81s ===",
+    ].join("\n");
     const m = (id: string, role: Message["role"], parts: Message["parts"]): Message => ({ id, role, parts, meta: {} });
     const messages: Message[] = [
       m("s", "system", [{ type: "text", text: "You are a coding agent." }]),
@@ -252,7 +275,12 @@ describe("invariants over generated runs", () => {
   it("with extended thinking (Anthropic), the turn in progress still opens with signed thinking after every epoch", async () => {
     // Generated runs reason at ~30% of assistant turns: a tail cut at a step without thinking,
     // after a summary in the user message, opened the turn without it (THINKING_DROPPED).
-    for (const [seed, steps] of [[14, 130], [46, 60], [53, 60], [58, 60]] as const) {
+    for (const [seed, steps] of [
+      [14, 130],
+      [46, 60],
+      [53, 60],
+      [58, 60],
+    ] as const) {
       const messages = run(seed, steps);
       const session = setup().compactor.session();
       for (let at = 2; at < messages.length; at++) {
@@ -350,8 +378,18 @@ describe("a session's work between calls", () => {
     // One call answered only near the end, made between a call and its result: every list
     // from it on holds a step that straddles the unanswered call.
     const at = messages.findIndex((m, i) => i > 60 && m.role === "assistant" && m.parts.some((p) => p.type === "tool-call"));
-    messages.splice(at + 1, 0, { id: "late-call", role: "assistant", parts: [{ type: "tool-call", id: "late", name: "bash", args: "{\"command\":\"sleep 100\"}" }], meta: {} });
-    messages.splice(messages.length - 4, 0, { id: "late-result", role: "tool", parts: [{ type: "tool-result", callId: "late", content: [{ type: "text", text: "done" }] }], meta: {} });
+    messages.splice(at + 1, 0, {
+      id: "late-call",
+      role: "assistant",
+      parts: [{ type: "tool-call", id: "late", name: "bash", args: '{"command":"sleep 100"}' }],
+      meta: {},
+    });
+    messages.splice(messages.length - 4, 0, {
+      id: "late-result",
+      role: "tool",
+      parts: [{ type: "tool-result", callId: "late", content: [{ type: "text", text: "done" }] }],
+      meta: {},
+    });
     const { compactor } = setup();
     for (let i = 30; i <= messages.length; i += i > at - 5 && i < at + 20 ? 1 : 7) {
       const view = messages.slice(0, i);
@@ -419,17 +457,45 @@ describe("bad input", () => {
     await expect(compactor.session().compactCanonical([], undefined as never)).rejects.toMatchObject(budgetMissing);
     await expect(compactor.extractionPayload([], undefined as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.targetTokens" });
     // The budget passed where its options go: said so, not read as a missing budget.
-    await expect(compactor.compact(input, 8000 as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options", message: "options: expected an object { budget, format?, deadline?, recallHint? }, got 8000" });
-    await expect(compactor.session().compact(input, null as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options", message: expect.stringMatching(/got null$/) });
-    await expect(compactor.compact(input, { budget: 100, deadline: "soon" as never })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.deadline", message: expect.stringMatching(/got "soon"$/) });
-    await expect(compactor.compact(input, { budget: 100, deadline: { remainingMs: Number.NaN } })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.deadline.remainingMs", message: expect.stringMatching(/got NaN$/) });
+    await expect(compactor.compact(input, 8000 as never)).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "options",
+      message: "options: expected an object { budget, format?, deadline?, recallHint? }, got 8000",
+    });
+    await expect(compactor.session().compact(input, null as never)).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "options",
+      message: expect.stringMatching(/got null$/),
+    });
+    await expect(compactor.compact(input, { budget: 100, deadline: "soon" as never })).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "options.deadline",
+      message: expect.stringMatching(/got "soon"$/),
+    });
+    await expect(compactor.compact(input, { budget: 100, deadline: { remainingMs: Number.NaN } })).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "options.deadline.remainingMs",
+      message: expect.stringMatching(/got NaN$/),
+    });
   });
 
   it("a non-finite budget is shown as given (JSON would show null)", async () => {
-    for (const [budget, shown] of [[Number.NaN, "NaN"], [Infinity, "Infinity"], [-Infinity, "-Infinity"]] as const) {
-      await expect(createCompactor().compactCanonical([], { budget })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.budget", message: `options.budget: expected a positive integer token budget, got ${shown}` });
+    for (const [budget, shown] of [
+      [Number.NaN, "NaN"],
+      [Infinity, "Infinity"],
+      [-Infinity, "-Infinity"],
+    ] as const) {
+      await expect(createCompactor().compactCanonical([], { budget })).rejects.toMatchObject({
+        code: "E_BAD_INPUT",
+        path: "options.budget",
+        message: `options.budget: expected a positive integer token budget, got ${shown}`,
+      });
     }
-    await expect(createCompactor().extractionPayload([], { targetTokens: Number.NaN })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.targetTokens", message: expect.stringMatching(/got NaN$/) });
+    await expect(createCompactor().extractionPayload([], { targetTokens: Number.NaN })).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "options.targetTokens",
+      message: expect.stringMatching(/got NaN$/),
+    });
     // Config values go through zod, which shows them as given.
     expect(() => createCompactor({ argTokens: Infinity })).toThrowError(/^config\.argTokens: .*Infinity$/);
   });
@@ -452,7 +518,11 @@ describe("bad input", () => {
   });
 
   it("a throwing summariser falls back to the extractive one with an event", async () => {
-    const { compactor, events } = setup({ summarizer: () => { throw new Error("model down"); } });
+    const { compactor, events } = setup({
+      summarizer: () => {
+        throw new Error("model down");
+      },
+    });
     const r = await compactor.compactCanonical(chat(30), { budget: 4000 });
     expect(r.status).toBe("ok");
     expect(events.some((e) => e.type === "summarizer_fallback" && e.reason === "model down")).toBe(true);
@@ -486,8 +556,10 @@ describe("telemetry", () => {
     expect(compactor.stats()).toEqual(compactionStats(events));
     const info = { loopIds: [1], maxContextTokens: 1000, tokensBefore: 900 };
     const block: CtxfoldEvent[] = [
-      compactionStarted(info), compactionEnded({ ...info, tokensAfter: 400 }, 3),
-      compactionBlockStale({ loopId: 1, reason: "turns moved" }), sessionOverlayCorrupt({ sessionId: "s", path: "b.json", reason: "bad JSON" }),
+      compactionStarted(info),
+      compactionEnded({ ...info, tokensAfter: 400 }, 3),
+      compactionBlockStale({ loopId: 1, reason: "turns moved" }),
+      sessionOverlayCorrupt({ sessionId: "s", path: "b.json", reason: "bad JSON" }),
     ];
     const st = compactionStats([...events, ...block]);
     expect(st).toMatchObject({ calls: compactor.stats().calls + 1, compactions: compactor.stats().compactions + 1, staleBlocks: 1, corruptOverlays: 1 });

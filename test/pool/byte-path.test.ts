@@ -32,12 +32,66 @@ const kCorpusSample = kCorpus.filter((_, i) => i % 7 === 0);
 
 /** Hand-made texts at the edges of JSON and UTF-8. */
 const kEdges: Buffer[] = [
-  ...["{}", "[]", " [ ] ", "0", "-0", "-0.5e-7", "1E+2", "01", "1.", ".5", "+1", "1e", "--1", "tru", "true", "nul", "null ", "\t\r\n\"x\"", '"\\u00e9\\uD83D\\uDE00"', '"\\ud800"', '"\\uDFFF x"',
-    '"\\x"', '"\\u12g4"', '"a\tb"', '"a\\/b"', '{"a":1,}', "[1,]", '{"a" 1}', '{"a":1 "b":2}', '{1:2}', "[1 2]", '"unterminated', "[", "{", '{"a":', '["\\', "[]]", '{"a":[{"b":{"c":[null,true,false]}}]}',
-    '{"a":1,"a":2}', "\uFEFF[]", "[]\r", '{"k\\u0065y":"v"}', '"€ 𝄞 中"', "x", ""].map(utf8),
-  Buffer.from([0x22, 0xff, 0x22]), Buffer.from([0x22, 0xc3, 0x22]), Buffer.from([0x22, 0xe2, 0x82, 0x22]), Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]), Buffer.from([0x22, 0xf4, 0x90, 0x80, 0x80, 0x22]),
-  Buffer.from([0x22, 0xc0, 0xaf, 0x22]), Buffer.from([0x22, 0xe0, 0x80, 0xaf, 0x22]), Buffer.from([0x22, 0xf0, 0x9f, 0x98, 0x80, 0x22]), Buffer.from([0x5b, 0xc3, 0xa9, 0x5d]), Buffer.from([0x22, 0x01, 0x22]),
-  utf8("[".repeat(64) + "]".repeat(64)), utf8("[".repeat(65) + "]".repeat(65)), utf8(`{"x":${"[".repeat(70)}${"]".repeat(70)}}`),
+  ...[
+    "{}",
+    "[]",
+    " [ ] ",
+    "0",
+    "-0",
+    "-0.5e-7",
+    "1E+2",
+    "01",
+    "1.",
+    ".5",
+    "+1",
+    "1e",
+    "--1",
+    "tru",
+    "true",
+    "nul",
+    "null ",
+    '\t\r\n"x"',
+    '"\\u00e9\\uD83D\\uDE00"',
+    '"\\ud800"',
+    '"\\uDFFF x"',
+    '"\\x"',
+    '"\\u12g4"',
+    '"a\tb"',
+    '"a\\/b"',
+    '{"a":1,}',
+    "[1,]",
+    '{"a" 1}',
+    '{"a":1 "b":2}',
+    "{1:2}",
+    "[1 2]",
+    '"unterminated',
+    "[",
+    "{",
+    '{"a":',
+    '["\\',
+    "[]]",
+    '{"a":[{"b":{"c":[null,true,false]}}]}',
+    '{"a":1,"a":2}',
+    "\uFEFF[]",
+    "[]\r",
+    '{"k\\u0065y":"v"}',
+    '"€ 𝄞 中"',
+    "x",
+    "",
+  ].map(utf8),
+  Buffer.from([0x22, 0xff, 0x22]),
+  Buffer.from([0x22, 0xc3, 0x22]),
+  Buffer.from([0x22, 0xe2, 0x82, 0x22]),
+  Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]),
+  Buffer.from([0x22, 0xf4, 0x90, 0x80, 0x80, 0x22]),
+  Buffer.from([0x22, 0xc0, 0xaf, 0x22]),
+  Buffer.from([0x22, 0xe0, 0x80, 0xaf, 0x22]),
+  Buffer.from([0x22, 0xf0, 0x9f, 0x98, 0x80, 0x22]),
+  Buffer.from([0x5b, 0xc3, 0xa9, 0x5d]),
+  Buffer.from([0x22, 0x01, 0x22]),
+  utf8("[".repeat(64) + "]".repeat(64)),
+  utf8("[".repeat(65) + "]".repeat(65)),
+  utf8(`{"x":${"[".repeat(70)}${"]".repeat(70)}}`),
 ];
 
 /** What a strict UTF-8 decode and JSON.parse make of `bytes`, or undefined where they refuse it. */
@@ -49,7 +103,8 @@ function parsed(bytes: Uint8Array): { value: unknown } | undefined {
   }
 }
 
-const depthOf = (v: unknown): number => (Array.isArray(v) ? 1 + Math.max(0, ...v.map(depthOf)) : v !== null && typeof v === "object" ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0);
+const depthOf = (v: unknown): number =>
+  Array.isArray(v) ? 1 + Math.max(0, ...v.map(depthOf)) : v !== null && typeof v === "object" ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;
 
 const counter = new TokenCounter({ encoding: "o200k_base" });
 const counterCl = new TokenCounter({ encoding: "cl100k_base" });
@@ -174,9 +229,25 @@ describe("byteRunTokens", () => {
     for (const b of declined) expect(checkRun(b), b.toString()).toBeUndefined();
     const answered = [
       run([]),
-      run([{ role: "developer", content: "be brief" }, { role: "user", content: [{ type: "text", text: "a\\u00e9 😀" }, { type: "text", text: "" }] }]),
-      run([{ role: "assistant", content: null, tool_calls: [call, { ...call, id: "c2" }], refusal: null, reasoning_content: { any: ["thing"] } }, { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "ok" }] }, { role: "tool", tool_call_id: "c2" }]),
-      run([{ role: "assistant", content: "", tool_calls: [] }, { role: "user", content: "x", name: "ann" }]),
+      run([
+        { role: "developer", content: "be brief" },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "a\\u00e9 😀" },
+            { type: "text", text: "" },
+          ],
+        },
+      ]),
+      run([
+        { role: "assistant", content: null, tool_calls: [call, { ...call, id: "c2" }], refusal: null, reasoning_content: { any: ["thing"] } },
+        { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "ok" }] },
+        { role: "tool", tool_call_id: "c2" },
+      ]),
+      run([
+        { role: "assistant", content: "", tool_calls: [] },
+        { role: "user", content: "x", name: "ann" },
+      ]),
       utf8('[{"role":"user","content":"esc\\u0061ped \\ud800 lone"}]'),
     ];
     for (const b of answered) expect(checkRun(b), b.toString()).toBeDefined();
@@ -185,14 +256,28 @@ describe("byteRunTokens", () => {
   it("equals the measure wherever it answers on random mutations of runs", () => {
     const r = createRng(5);
     const kinds = ["system", "developer", "user", "assistant", "tool", "function"];
-    const message = fc.record({
-      role: fc.constantFrom(...kinds),
-      content: fc.oneof(fc.constant(null), fc.constant(undefined), fc.string().map((s) => s + randomTricky(r, 20)), fc.array(fc.record({ type: fc.constantFrom("text", "refusal"), text: fc.string() }), { maxLength: 3 })),
-      tool_calls: fc.option(fc.array(fc.record({ id: fc.string(), type: fc.constantFrom("function", "custom"), function: fc.record({ name: fc.string(), arguments: fc.string() }) }), { maxLength: 2 }), { nil: undefined }),
-      tool_call_id: fc.option(fc.string(), { nil: undefined }),
-      name: fc.option(fc.oneof(fc.string(), fc.integer()), { nil: undefined }),
-      extra: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }),
-    }, { requiredKeys: ["role"] });
+    const message = fc.record(
+      {
+        role: fc.constantFrom(...kinds),
+        content: fc.oneof(
+          fc.constant(null),
+          fc.constant(undefined),
+          fc.string().map((s) => s + randomTricky(r, 20)),
+          fc.array(fc.record({ type: fc.constantFrom("text", "refusal"), text: fc.string() }), { maxLength: 3 }),
+        ),
+        tool_calls: fc.option(
+          fc.array(
+            fc.record({ id: fc.string(), type: fc.constantFrom("function", "custom"), function: fc.record({ name: fc.string(), arguments: fc.string() }) }),
+            { maxLength: 2 },
+          ),
+          { nil: undefined },
+        ),
+        tool_call_id: fc.option(fc.string(), { nil: undefined }),
+        name: fc.option(fc.oneof(fc.string(), fc.integer()), { nil: undefined }),
+        extra: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }),
+      },
+      { requiredKeys: ["role"] },
+    );
     fc.assert(
       fc.property(fc.array(message, { maxLength: 6 }), fc.boolean(), (messages, bare) => {
         const line = utf8(JSON.stringify(bare ? messages : { id: "r", messages }));

@@ -30,33 +30,39 @@ async function pieces(input: AsyncIterable<Buffer>, chunkBytes: number, maxLineB
 
 describe("chunksOf with a line limit", () => {
   it("gives every line once, in order, whatever the blocks: those over the limit alone and whole, the others in chunks of whole lines", async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 1, maxLength: 30 }), fc.boolean(),
-      fc.array(fc.integer({ min: 0, max: 2000 }), { maxLength: 12 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 200 }),
-      async (lengths, lastNewline, cuts, maxLine, chunkBytes) => {
-        const lines = lengths.map((n, i) => String.fromCharCode(97 + (i % 26)).repeat(n));
-        const text = lines.join("\n") + (lastNewline ? "\n" : "");
-        const got = await pieces(blocksOf(Buffer.from(text, "latin1"), cuts), chunkBytes, maxLine);
-        // Lines come back in order, numbered from 1.
-        const seen: string[] = [];
-        for (const p of got) {
-          expect(p.firstLine).toBe(seen.length + 1);
-          if (p.long) {
-            expect(p.text.length).toBeGreaterThan(maxLine);
-            seen.push(p.text);
-          } else {
-            const body = p.text.endsWith("\n") ? p.text.slice(0, -1) : p.text;
-            for (const l of body.split("\n")) {
-              expect(l.length).toBeLessThanOrEqual(maxLine);
-              seen.push(l);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 1, maxLength: 30 }),
+        fc.boolean(),
+        fc.array(fc.integer({ min: 0, max: 2000 }), { maxLength: 12 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 200 }),
+        async (lengths, lastNewline, cuts, maxLine, chunkBytes) => {
+          const lines = lengths.map((n, i) => String.fromCharCode(97 + (i % 26)).repeat(n));
+          const text = lines.join("\n") + (lastNewline ? "\n" : "");
+          const got = await pieces(blocksOf(Buffer.from(text, "latin1"), cuts), chunkBytes, maxLine);
+          // Lines come back in order, numbered from 1.
+          const seen: string[] = [];
+          for (const p of got) {
+            expect(p.firstLine).toBe(seen.length + 1);
+            if (p.long) {
+              expect(p.text.length).toBeGreaterThan(maxLine);
+              seen.push(p.text);
+            } else {
+              const body = p.text.endsWith("\n") ? p.text.slice(0, -1) : p.text;
+              for (const l of body.split("\n")) {
+                expect(l.length).toBeLessThanOrEqual(maxLine);
+                seen.push(l);
+              }
             }
           }
-        }
-        expect(seen).toEqual(lastNewline || lines.at(-1) !== "" ? lines : lines.slice(0, -1));
-        const last = got.at(-1);
-        if (last?.long) expect(last.newline).toBe(text.endsWith("\n"));
-      },
-    ), { numRuns: 300 });
+          expect(seen).toEqual(lastNewline || lines.at(-1) !== "" ? lines : lines.slice(0, -1));
+          const last = got.at(-1);
+          if (last?.long) expect(last.newline).toBe(text.endsWith("\n"));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it("streams a line far over the limit in blocks as they are read, and stops when asked", async () => {

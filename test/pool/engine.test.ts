@@ -31,8 +31,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** An Anthropic run over the budget whose tool_use input nests `depth` levels deep in all (the line's own levels counted). */
 function deepToolUse(depth: number): string {
   const n = depth - 6; // line, messages, message, content, block, input
-  return `{"messages":[{"role":"user","content":"Fix the bug."},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"edit","input":{"a":${"[".repeat(n)}${"]".repeat(n)}}}]},` +
-    `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":${JSON.stringify("a line of tool output\n".repeat(3000))}}]},{"role":"assistant","content":"Done."}]}`;
+  return (
+    `{"messages":[{"role":"user","content":"Fix the bug."},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"edit","input":{"a":${"[".repeat(n)}${"]".repeat(n)}}}]},` +
+    `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":${JSON.stringify("a line of tool output\n".repeat(3000))}}]},{"role":"assistant","content":"Done."}]}`
+  );
 }
 
 const fresh = (name: string) => path.join(dir, `${files++}-${name}`);
@@ -44,15 +46,28 @@ function batch(input: string[], workers: number, options: Partial<BatchOptions> 
   writeFileSync(file, input.join("\n") + "\n");
   const output = fresh("out.jsonl");
   return {
-    input: file, output,
-    run: () => runBatch({
-      input: file, output, budget: kBudget, format: "auto", mode: "tiered", workers, inProcessBelow: 0, chunkBytes: 8 << 20,
-      offloadDir: `${output}.offload`, ...options,
-    }),
+    input: file,
+    output,
+    run: () =>
+      runBatch({
+        input: file,
+        output,
+        budget: kBudget,
+        format: "auto",
+        mode: "tiered",
+        workers,
+        inProcessBelow: 0,
+        chunkBytes: 8 << 20,
+        offloadDir: `${output}.offload`,
+        ...options,
+      }),
   };
 }
 
-describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path, workers) => {
+describe.each([
+  ["in-process", 1],
+  ["pool", 2],
+] as const)("runBatch, %s", (_path, workers) => {
   it("reports progress as the share of the input written, not read (reading runs ahead by the chunks in flight)", async () => {
     // 40 runs of one size: the share of bytes done is the share of runs done.
     const input = Array.from({ length: 40 }, (_, i) => runs[0].replace('"id":"run-0"', `"id":"copy-${String(i).padStart(2, "0")}"`));
@@ -82,7 +97,10 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
     expect([out[1], out[3]]).toEqual([deepMessage, deepLine]);
     for (const i of [0, 2, 4, 5]) expect(out[i]).not.toBe(input[i]);
     const errors = errorRecords(`${output}.errors.jsonl`);
-    expect(errors.map((e) => [e.line, e.id, e.code])).toEqual([[2, undefined, "E_TOO_LARGE"], [4, undefined, "E_TOO_LARGE"]]);
+    expect(errors.map((e) => [e.line, e.id, e.code])).toEqual([
+      [2, undefined, "E_TOO_LARGE"],
+      [4, undefined, "E_TOO_LARGE"],
+    ]);
     for (const e of errors) expect(e.reason).toContain(`more than ${kMaxRunDepth} levels deep`);
   });
 
@@ -98,7 +116,9 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
     const out = outLines(output);
     expect(out[1]).not.toBe(atLimit);
     expect(out[2]).toBe(past);
-    expect(errorRecords(`${output}.errors.jsonl`)).toEqual([{ line: 3, code: "E_TOO_LARGE", reason: expect.stringContaining(`more than ${kMaxRunDepth} levels deep`) }]);
+    expect(errorRecords(`${output}.errors.jsonl`)).toEqual([
+      { line: 3, code: "E_TOO_LARGE", reason: expect.stringContaining(`more than ${kMaxRunDepth} levels deep`) },
+    ]);
   });
 
   it("says where a line stops being JSON, never what it holds (a key cut short stays out of the error records)", async () => {
@@ -139,8 +159,13 @@ describe.each([["in-process", 1], ["pool", 2]] as const)("runBatch, %s", (_path,
     expect([out[1], out[3]]).toEqual([long, notRun]);
     for (const i of [0, 2, 4]) expect(out[i]).not.toBe(input[i]);
     const errors = errorRecords(`${output}.errors.jsonl`);
-    expect(errors.map((e) => [e.line, e.code])).toEqual([[2, "E_TOO_LARGE"], [4, "E_TOO_LARGE"]]);
-    expect(errors[0].reason).toBe(`a line of ${(Buffer.byteLength(long) / 2 ** 20).toFixed(1)} MB, over --max-line-mb 0.25: written through unparsed (raise --max-line-mb to compact it)`);
+    expect(errors.map((e) => [e.line, e.code])).toEqual([
+      [2, "E_TOO_LARGE"],
+      [4, "E_TOO_LARGE"],
+    ]);
+    expect(errors[0].reason).toBe(
+      `a line of ${(Buffer.byteLength(long) / 2 ** 20).toFixed(1)} MB, over --max-line-mb 0.25: written through unparsed (raise --max-line-mb to compact it)`,
+    );
 
     const strict = batch(input, workers, { ...options, strict: true });
     const err = await rejection(strict.run());

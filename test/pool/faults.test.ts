@@ -47,19 +47,32 @@ const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
 
 const bytes = (s: string) => Buffer.from(s, "utf8");
 /** A line by a short description (so that a failing case prints as one), and its bytes. */
-type LineSpec = ["good" | "bom" | "cr", number] | ["fixed", string] | ["truncated", number, number] | ["deep-line" | "deep-message" | "huge" | "surrogates" | "invalid-utf8"];
+type LineSpec =
+  | ["good" | "bom" | "cr", number]
+  | ["fixed", string]
+  | ["truncated", number, number]
+  | ["deep-line" | "deep-message" | "huge" | "surrogates" | "invalid-utf8"];
 function lineBytes(spec: LineSpec): Buffer {
   switch (spec[0]) {
-    case "good": return bytes(kGood[spec[1]]);
-    case "bom": return bytes(`\uFEFF${kGood[spec[1]]}`);
-    case "cr": return bytes(`${kGood[spec[1]]}\r`);
-    case "fixed": return bytes(spec[1]);
-    case "truncated": return bytes(kGood[spec[1]].slice(0, Math.floor(kGood[spec[1]].length * spec[2])));
+    case "good":
+      return bytes(kGood[spec[1]]);
+    case "bom":
+      return bytes(`\uFEFF${kGood[spec[1]]}`);
+    case "cr":
+      return bytes(`${kGood[spec[1]]}\r`);
+    case "fixed":
+      return bytes(spec[1]);
+    case "truncated":
+      return bytes(kGood[spec[1]].slice(0, Math.floor(kGood[spec[1]].length * spec[2])));
     // 5,000 levels of nesting in an extra field of the line, and of a message
-    case "deep-line": return bytes(JSON.stringify(overBudget()).replace(/}$/, `,"extra":${deep(5000)}}`));
-    case "deep-message": return bytes(JSON.stringify(overBudget()).replace('"content":"Done."', `"content":"Done.","extra":${deep(5000)}`));
-    case "huge": return bytes(JSON.stringify(overBudget({}, "y".repeat(2_000_000))));
-    case "surrogates": return bytes(JSON.stringify(overBudget()).replace("Fix the bug.", "Fix \\ud800 the \\udfff bug."));
+    case "deep-line":
+      return bytes(JSON.stringify(overBudget()).replace(/}$/, `,"extra":${deep(5000)}}`));
+    case "deep-message":
+      return bytes(JSON.stringify(overBudget()).replace('"content":"Done."', `"content":"Done.","extra":${deep(5000)}`));
+    case "huge":
+      return bytes(JSON.stringify(overBudget({}, "y".repeat(2_000_000))));
+    case "surrogates":
+      return bytes(JSON.stringify(overBudget()).replace("Fix the bug.", "Fix \\ud800 the \\udfff bug."));
     case "invalid-utf8": {
       const line = JSON.stringify(overBudget());
       return Buffer.concat([bytes(line.slice(0, 60)), Buffer.from([0xff, 0xfe, 0xc3]), bytes(line.slice(60))]);
@@ -68,7 +81,22 @@ function lineBytes(spec: LineSpec): Buffer {
 }
 const good = fc.nat(kGood.length - 1);
 const kHostile: fc.Arbitrary<LineSpec>[] = [
-  fc.constantFrom("{not json", '{"messages": 5}', "42", "null", "[1,2]", '"a string"', '{"messages":[{"role":7}]}', '[{"role":"wizard","content":"hi"}]', "[]", "", "   ", "\t").map((s): LineSpec => ["fixed", s]),
+  fc
+    .constantFrom(
+      "{not json",
+      '{"messages": 5}',
+      "42",
+      "null",
+      "[1,2]",
+      '"a string"',
+      '{"messages":[{"role":7}]}',
+      '[{"role":"wizard","content":"hi"}]',
+      "[]",
+      "",
+      "   ",
+      "\t",
+    )
+    .map((s): LineSpec => ["fixed", s]),
   fc.tuple(good, fc.double({ min: 0, max: 1, noNaN: true })).map(([k, f]): LineSpec => ["truncated", k, f]),
   fc.constantFrom<LineSpec>(["deep-line"], ["deep-message"], ["huge"], ["surrogates"], ["invalid-utf8"]),
   good.map((k): LineSpec => ["bom", k]),
@@ -92,8 +120,14 @@ async function compactFile(input: Buffer, pool: boolean) {
   const offloadDir = path.join(dir, "offload");
   writeFileSync(inFile, input);
   const summary = await runBatch({
-    input: inFile, output: outFile, budget: kBudget, format: "auto", mode: "tiered", offloadDir,
-    workers: pool ? 2 : 1, ...(pool ? { inProcessBelow: 0, chunkBytes: 64 * 1024 } : {}),
+    input: inFile,
+    output: outFile,
+    budget: kBudget,
+    format: "auto",
+    mode: "tiered",
+    offloadDir,
+    workers: pool ? 2 : 1,
+    ...(pool ? { inProcessBelow: 0, chunkBytes: 64 * 1024 } : {}),
   });
   return { summary, out: readFileSync(outFile), errorsFile: `${outFile}.errors.jsonl`, offloadDir };
 }
@@ -108,7 +142,10 @@ async function checkFile(input: Buffer, pool: boolean): Promise<void> {
   expect(summary.runs).toBe(inLines.filter((l) => l.toString("latin1").trim() !== "").length);
   let records: { line: number; code: string }[] = [];
   try {
-    records = readFileSync(errorsFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { line: number; code: string });
+    records = readFileSync(errorsFile, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { line: number; code: string });
   } catch {
     // no errors file: no line failed
   }
@@ -131,8 +168,14 @@ async function checkFile(input: Buffer, pool: boolean): Promise<void> {
   const reached = reachableRefs(store, [text]);
   let stored: string[] = [];
   try {
-    stored = readdirSync(offloadDir).filter((f) => f.endsWith(".idx")).flatMap((f) =>
-      readFileSync(path.join(offloadDir, f), "utf8").split("\n").filter(Boolean).map((l) => `workspace/outputs/${(JSON.parse(l) as [string])[0]}`));
+    stored = readdirSync(offloadDir)
+      .filter((f) => f.endsWith(".idx"))
+      .flatMap((f) =>
+        readFileSync(path.join(offloadDir, f), "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => `workspace/outputs/${(JSON.parse(l) as [string])[0]}`),
+      );
   } catch {
     // nothing was stored
   }
@@ -143,10 +186,16 @@ async function checkFile(input: Buffer, pool: boolean): Promise<void> {
 
 describe("the batch engine under hostile input", () => {
   it("in-process: one line out per line in, in order; passed-through lines byte-identical; refs verified and reachable", async () => {
-    await fc.assert(fc.asyncProperty(file, (f) => checkFile(fileBytes(f), false)), { numRuns: 40, seed: 16 });
+    await fc.assert(
+      fc.asyncProperty(file, (f) => checkFile(fileBytes(f), false)),
+      { numRuns: 40, seed: 16 },
+    );
   }, 300_000);
 
   it("in the pool: the same", async () => {
-    await fc.assert(fc.asyncProperty(file, (f) => checkFile(fileBytes(f), true)), { numRuns: 6, seed: 17 });
+    await fc.assert(
+      fc.asyncProperty(file, (f) => checkFile(fileBytes(f), true)),
+      { numRuns: 6, seed: 17 },
+    );
   }, 300_000);
 });

@@ -42,14 +42,23 @@ function filesUnder(dir: string): Map<string, Buffer> {
 
 describe("queue URLs with a password (no Redis needed)", () => {
   const bad = [
-    "redis://:S3cr3tPw@h:99999", "redis://me:S3cr3tPw@h:99999", "http://me:S3cr3tPw@h:1", "me:S3cr3tPw@localhost:6379",
-    "redis://me:S3cr3tPw@h:1/x", "redis://me:S3cr3tPw@:1", "redis://S3cr3tPw@h:99999", "redis://me:S3cr3tPw@@h:1/x",
+    "redis://:S3cr3tPw@h:99999",
+    "redis://me:S3cr3tPw@h:99999",
+    "http://me:S3cr3tPw@h:1",
+    "me:S3cr3tPw@localhost:6379",
+    "redis://me:S3cr3tPw@h:1/x",
+    "redis://me:S3cr3tPw@:1",
+    "redis://S3cr3tPw@h:99999",
+    "redis://me:S3cr3tPw@@h:1/x",
   ];
   it("every usage error of compact and worker masks the password (and a lone user part)", async () => {
     const input = path.join(base, "url-in.jsonl");
     writeFileSync(input, generatedRunLines(1, 3)[0] + "\n");
     for (const url of bad) {
-      for (const argv of [["compact", input, "-o", path.join(base, "url-out.jsonl"), "--budget", "3000", "--queue", url], ["worker", "--queue", url, "--work-dir", base]]) {
+      for (const argv of [
+        ["compact", input, "-o", path.join(base, "url-out.jsonl"), "--budget", "3000", "--queue", url],
+        ["worker", "--queue", url, "--work-dir", base],
+      ]) {
         const r = await cli(argv);
         expect(r.code, `${argv[0]} ${url}: ${r.err}`).toBe(2);
         expect(r.err, url).toContain("--queue");
@@ -93,7 +102,8 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
     root = path.join(base, "root");
     work = path.join(root, "work");
     victim = path.join(base, "victim");
-    for (const d of [path.join(work, "shards"), path.join(work, "results"), path.join(victim, "shards"), path.join(victim, "results")]) mkdirSync(d, { recursive: true });
+    for (const d of [path.join(work, "shards"), path.join(work, "results"), path.join(victim, "shards"), path.join(victim, "results")])
+      mkdirSync(d, { recursive: true });
     writeFileSync(path.join(victim, "secret.jsonl"), runBytes(kSecret), { mode: 0o600 });
     chmodSync(path.join(victim, "secret.jsonl"), 0o600);
     const connection = queueAddress(redis.url).options;
@@ -110,7 +120,15 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
   function jobFor(dir: string, bytes: Buffer, change: Partial<Record<keyof ShardJob, unknown>> = {}): Record<string, unknown> {
     const id = shardId(options(), 1, bytes);
     writeFileSync(path.join(dir, "shards", `${id}.jsonl`), bytes);
-    return { batch: "7d1e4c2a-0000-4000-8000-000000000001", storage: pathToFileURL(dir).href, shard: id, firstLine: 1, options: options(), key: "ab".repeat(32), ...change };
+    return {
+      batch: "7d1e4c2a-0000-4000-8000-000000000001",
+      storage: pathToFileURL(dir).href,
+      shard: id,
+      firstLine: 1,
+      options: options(),
+      key: "ab".repeat(32),
+      ...change,
+    };
   }
 
   /**
@@ -136,13 +154,29 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
       ["an absolute shard id", jobFor(work, legit, { shard: path.join(victim, "secret") }), /shard: expected a shard id/],
       ["a shard id that is no string", jobFor(work, legit, { shard: 5 }), /shard: expected a shard id/],
       ["a work dir outside", jobFor(victim, legit), /storage: .* is not inside this worker's --work-dir/],
-      ["a work dir reached through a link out", { ...jobFor(victim, legit), storage: pathToFileURL(path.join(root, "link-out")).href }, /storage: .* is not inside this worker's --work-dir/],
+      [
+        "a work dir reached through a link out",
+        { ...jobFor(victim, legit), storage: pathToFileURL(path.join(root, "link-out")).href },
+        /storage: .* is not inside this worker's --work-dir/,
+      ],
       ["a results dir that links out", jobFor(linked, legit), /results.* is not inside this worker's --work-dir/],
-      ["an offload dir outside", jobFor(work, legit, { options: { ...options(), offloadDir: path.join(victim, "offload") } }), /options\.offloadDir: .* is not inside this worker's --work-dir/],
-      ["a relative offload dir", jobFor(work, legit, { options: { ...options(), offloadDir: "../../victim/offload" } }), /options\.offloadDir: expected an absolute path/],
+      [
+        "an offload dir outside",
+        jobFor(work, legit, { options: { ...options(), offloadDir: path.join(victim, "offload") } }),
+        /options\.offloadDir: .* is not inside this worker's --work-dir/,
+      ],
+      [
+        "a relative offload dir",
+        jobFor(work, legit, { options: { ...options(), offloadDir: "../../victim/offload" } }),
+        /options\.offloadDir: expected an absolute path/,
+      ],
       ["a storage that is no file: URL", jobFor(work, legit, { storage: "s3://bucket/x" }), /storage: expected a file: URL/],
       ["a first line that is no line number", jobFor(work, legit, { firstLine: "1; x" }), /firstLine: expected a line number/],
-      ["options that are not the shard's", jobFor(work, legit, { options: { ...options(), budget: 5 } }), /is not the hash of its bytes, first line and options/],
+      [
+        "options that are not the shard's",
+        jobFor(work, legit, { options: { ...options(), budget: 5 } }),
+        /is not the hash of its bytes, first line and options/,
+      ],
     ];
     for (const [what, data, message] of cases) {
       const reason = await plant(data);
@@ -206,7 +240,8 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
     });
 
     it("a forged result, well-formed and of the right shard, is refused naming the file: never written out", async () => {
-      const forged = (id: string) => Buffer.from(packResult({ out: Buffer.from(`{"forged":"${id}"}\n`), errors: [], stats: emptyStats(), lines: 9 }, { worker: "x:1", attempt: 1, ms: 1 }));
+      const forged = (id: string) =>
+        Buffer.from(packResult({ out: Buffer.from(`{"forged":"${id}"}\n`), errors: [], stats: emptyStats(), lines: 9 }, { worker: "x:1", attempt: 1, ms: 1 }));
       const r = await withPlantedResults("forged", forged);
       expect(r.code, r.err).toBe(1);
       expect(r.err).toMatch(new RegExp(`ctxfold compact: .*results/(${r.ids.join("|")})\\.result`));
@@ -215,7 +250,14 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
     });
 
     it("a forged result sealed with its own hash but not the batch's key is refused", async () => {
-      const sealed = (id: string) => Buffer.from(sealResult(id, "cd".repeat(32), packResult({ out: Buffer.from("{}\n"), errors: [], stats: emptyStats(), lines: 1 }, { worker: "x:1", attempt: 1, ms: 1 })));
+      const sealed = (id: string) =>
+        Buffer.from(
+          sealResult(
+            id,
+            "cd".repeat(32),
+            packResult({ out: Buffer.from("{}\n"), errors: [], stats: emptyStats(), lines: 1 }, { worker: "x:1", attempt: 1, ms: 1 }),
+          ),
+        );
       const r = await withPlantedResults("sealed", sealed);
       expect(r.code, r.err).toBe(1);
       expect(r.err).toMatch(/not sealed with this batch's result key/);
@@ -223,7 +265,11 @@ describe.skipIf(!kRedisServer)(`jobs planted in Redis${kRedisServer ? "" : ` —
     });
 
     it("a damaged result is E_CORRUPT naming the file, not a RangeError", async () => {
-      for (const [name, bytes] of [["tiny", Buffer.from([1, 2])], ["garbage", Buffer.from("\u0000\u0001garbage that is no result\n")], ["huge-length", Buffer.from([0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f])]] as const) {
+      for (const [name, bytes] of [
+        ["tiny", Buffer.from([1, 2])],
+        ["garbage", Buffer.from("\u0000\u0001garbage that is no result\n")],
+        ["huge-length", Buffer.from([0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f])],
+      ] as const) {
         const r = await withPlantedResults(`damaged-${name}`, () => bytes);
         expect(r.code, `${name}: ${r.err}`).toBe(1);
         expect(r.err, name).toMatch(/results\/[0-9a-f]{32}\.result/);

@@ -44,13 +44,28 @@ afterAll(() => {
 
 /** A `ctxfold worker` process (the test entry, with `hooks`), once it takes shards. */
 async function startWorker(redis: TestRedis, hooks: CliTestHooks = {}, args: string[] = []): Promise<WorkerProcess> {
-  const w = await startWorkerProcess(kTestCli, redis.url, ["--work-dir", dir, "--stall-ms", "500", ...args], { ...process.env, CTXFOLD_TEST_HOOKS: JSON.stringify(hooks) });
+  const w = await startWorkerProcess(kTestCli, redis.url, ["--work-dir", dir, "--stall-ms", "500", ...args], {
+    ...process.env,
+    CTXFOLD_TEST_HOOKS: JSON.stringify(hooks),
+  });
   children.push(w.child);
   return w;
 }
 
 const stop = (w: WorkerProcess) => w.kill("SIGTERM");
-const compactArgs = (redis: TestRedis, out: string, ...more: string[]) => ["compact", input, "-o", out, "--budget", String(kBudget), "--queue", redis.url, "--shard-mb", kShardMb, ...more];
+const compactArgs = (redis: TestRedis, out: string, ...more: string[]) => [
+  "compact",
+  input,
+  "-o",
+  out,
+  "--budget",
+  String(kBudget),
+  "--queue",
+  redis.url,
+  "--shard-mb",
+  kShardMb,
+  ...more,
+];
 
 /** The output and errors file equal the local engine's, byte for byte. */
 function expectLocal(out: string): void {
@@ -147,14 +162,19 @@ describe.skipIf(!kRedisServer)(`on redis-server${kRedisServer ? "" : ` — ${kNo
     const r = await producer;
     expect(r.code, r.err).toBe(3);
     expect(JSON.parse(r.out)).toMatchObject({ crashed: 1 });
-    const errors = readFileSync(`${out}.errors.jsonl`, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
+    const errors = readFileSync(`${out}.errors.jsonl`, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { line: number; code: string; reason: string });
     const crashed = errors.filter((e) => e.code === "E_WORKER_CRASH");
     expect(crashed.map((e) => e.line)).toEqual([11, 12, 13, 14, 15, 17, 18, 19]); // line 16 is blank
     expect(crashed[0].reason).toContain("failed on this shard twice");
     // Its lines pass through unchanged; every other line is the local engine's.
     const inLines = readFileSync(input, "utf8").split("\n");
     const localLines = local.out.toString("utf8").split("\n");
-    readFileSync(out, "utf8").split("\n").forEach((l, i) => expect(l === (i + 1 >= 11 && i + 1 <= 19 ? inLines[i] : localLines[i]), `line ${i + 1}`).toBe(true));
+    readFileSync(out, "utf8")
+      .split("\n")
+      .forEach((l, i) => expect(l === (i + 1 >= 11 && i + 1 <= 19 ? inLines[i] : localLines[i]), `line ${i + 1}`).toBe(true));
     await stop(finisher);
   });
 
@@ -187,7 +207,8 @@ describe.skipIf(!kRedisServer)(`on redis-server${kRedisServer ? "" : ` — ${kNo
     const out = path.join(dir, "resumed.jsonl");
     // Spawned, so it can be killed outright; slowed so it is killed mid-run.
     const producer = spawn(process.execPath, [kTestCli, ...compactArgs(redis, out), "--quiet"], {
-      env: { ...process.env, CTXFOLD_TEST_HOOKS: JSON.stringify({ compact: { testHooks: { chunkDelayMs: 400 } } } satisfies CliTestHooks) }, stdio: "ignore",
+      env: { ...process.env, CTXFOLD_TEST_HOOKS: JSON.stringify({ compact: { testHooks: { chunkDelayMs: 400 } } } satisfies CliTestHooks) },
+      stdio: "ignore",
     });
     children.push(producer);
     const worker = await startWorker(redis);
@@ -208,7 +229,11 @@ describe.skipIf(!kRedisServer)(`on redis-server${kRedisServer ? "" : ` — ${kNo
     writeFileSync(other, generatedRunLines(24, 99).join("\n") + "\n");
     const out = path.join(dir, "leftover.jsonl");
     // The other input's producer queues its shards, no worker takes them, and it is killed.
-    const killed = spawn(process.execPath, [kTestCli, "compact", other, "-o", out, "--budget", String(kBudget), "--queue", redis.url, "--shard-mb", kShardMb, "--quiet"], { stdio: "ignore" });
+    const killed = spawn(
+      process.execPath,
+      [kTestCli, "compact", other, "-o", out, "--budget", String(kBudget), "--queue", redis.url, "--shard-mb", kShardMb, "--quiet"],
+      { stdio: "ignore" },
+    );
     children.push(killed);
     const shards = path.join(`${out}.work`, "shards");
     const redisClient = new Redis(redis.url);

@@ -66,7 +66,8 @@ describe("shard ids", () => {
     const a = shardId(job, 1, bytes("{}\n"));
     expect(a).toMatch(/^[0-9a-f]{32}$/); // BullMQ takes no ':' in a custom id
     expect(shardId({ ...job }, 1, bytes("{}\n"))).toBe(a);
-    for (const other of [shardId(job, 2, bytes("{}\n")), shardId({ ...job, budget: 4000 }, 1, bytes("{}\n")), shardId(job, 1, bytes("[]\n"))]) expect(other).not.toBe(a);
+    for (const other of [shardId(job, 2, bytes("{}\n")), shardId({ ...job, budget: 4000 }, 1, bytes("{}\n")), shardId(job, 1, bytes("[]\n"))])
+      expect(other).not.toBe(a);
   });
 });
 
@@ -115,14 +116,25 @@ describe("queue addresses", () => {
 
   it("are shown with their credentials masked, parsed or not", () => {
     for (const [url, shown] of [
-      ["redis://h:1", "redis://h:1"], ["redis://me:pw@h:1/2", "redis://me:***@h:1/2"], ["redis://:pw@h:99999", "redis://***@h:99999"],
-      ["redis://pw@h", "redis://***@h"], ["me:pw@h:1", "me:***@h:1"], ["redis://me:p@w@h", "redis://me:***@h"], ["rediss://me:pw@", "rediss://me:***@"],
-    ]) expect(shownQueueUrl(url), url).toBe(shown);
+      ["redis://h:1", "redis://h:1"],
+      ["redis://me:pw@h:1/2", "redis://me:***@h:1/2"],
+      ["redis://:pw@h:99999", "redis://***@h:99999"],
+      ["redis://pw@h", "redis://***@h"],
+      ["me:pw@h:1", "me:***@h:1"],
+      ["redis://me:p@w@h", "redis://me:***@h"],
+      ["rediss://me:pw@", "rediss://me:***@"],
+    ])
+      expect(shownQueueUrl(url), url).toBe(shown);
     expect(queueAddress("redis://pw@h:1").shown).toBe("redis://***@h:1");
   });
 
   it("refuse what is not a Redis URL, saying what is expected", () => {
-    for (const [url, message] of [["localhost:6379", /expected redis:\/\/HOST:PORT/], ["http://h:1", /or rediss:/], ["redis://h:1/db", /database number/], ["not a url", /expected redis/]] as const) {
+    for (const [url, message] of [
+      ["localhost:6379", /expected redis:\/\/HOST:PORT/],
+      ["http://h:1", /or rediss:/],
+      ["redis://h:1/db", /database number/],
+      ["not a url", /expected redis/],
+    ] as const) {
       expect(thrown(() => queueAddress(url), "E_BAD_INPUT").message).toMatch(message);
     }
   });

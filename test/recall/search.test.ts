@@ -24,7 +24,14 @@ describe("searchStore", () => {
     store.put("nothing relevant here", { kind: "output" });
     const found = searchStore(store, "KEYERROR parser.py");
     expect(found.map((e) => e.ref)).toEqual([both, many, once]);
-    expect(found[0]).toEqual({ ref: both, kind: "shell", size: store.get(both).length, firstLine: "Traceback: KeyError in parser.py", match: "Traceback: KeyError in parser.py", terms: 2 });
+    expect(found[0]).toEqual({
+      ref: both,
+      kind: "shell",
+      size: store.get(both).length,
+      firstLine: "Traceback: KeyError in parser.py",
+      match: "Traceback: KeyError in parser.py",
+      terms: 2,
+    });
     expect(found[2]).toMatchObject({ terms: 1, firstLine: "parser.py:12: def parse(text):" });
   });
 
@@ -50,7 +57,16 @@ describe("searchStore", () => {
     const store = createMemoryStore();
     const { ref, refs } = putMessages(store, [user("m1", "\nplease fix the flaky test\nthanks"), user("m2", "and the docs")]);
     const found = searchStore(store, "flaky");
-    expect(found).toEqual([{ ref: refs[0], kind: "message", size: store.get(refs[0]).length, firstLine: "user: please fix the flaky test", match: "please fix the flaky test", terms: 1 }]);
+    expect(found).toEqual([
+      {
+        ref: refs[0],
+        kind: "message",
+        size: store.get(refs[0]).length,
+        firstLine: "user: please fix the flaky test",
+        match: "please fix the flaky test",
+        terms: 1,
+      },
+    ]);
     // JSON keys every message shares do not match; a history matches by its ref.
     expect(searchStore(store, "parts")).toEqual([]);
     expect(searchStore(store, "history")).toMatchObject([{ ref, kind: "history", firstLine: "2 messages" }]);
@@ -63,7 +79,11 @@ describe("searchStore", () => {
     const pack = createPackStore({ dir });
     const b = pack.put("alpha in a pack");
     pack.flush();
-    expect(searchStore(createPackStore({ dir }), "alpha").map((e) => e.ref).sort()).toEqual([a, b].sort());
+    expect(
+      searchStore(createPackStore({ dir }), "alpha")
+        .map((e) => e.ref)
+        .sort(),
+    ).toEqual([a, b].sort());
     expect(searchStore(perFile, "alpha").map((e) => e.ref)).toEqual([a]);
   });
 

@@ -2,12 +2,28 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { errorOf } from "../helpers.js";
 import {
-  autoTuneCompaction, compactForSpawn, CompactStep, formatForPrompt, formatKB, kDefaultStepCompactionConfig, kPresets, presetConfig,
-  shouldCompact, StepCompactor, type CompactedHistory, type ReducedStep, type Summarizer, type ToolCategory,
+  autoTuneCompaction,
+  compactForSpawn,
+  CompactStep,
+  formatForPrompt,
+  formatKB,
+  kDefaultStepCompactionConfig,
+  kPresets,
+  presetConfig,
+  shouldCompact,
+  StepCompactor,
+  type CompactedHistory,
+  type ReducedStep,
+  type Summarizer,
+  type ToolCategory,
 } from "../../src/steps/index.js";
 
 const kCategory: Record<string, ToolCategory> = {
-  "fs:read_file": "file", "fs:write_file": "file", "shell:run": "shell", "web:search": "search", "browser:navigate": "web",
+  "fs:read_file": "file",
+  "fs:write_file": "file",
+  "shell:run": "shell",
+  "web:search": "search",
+  "browser:navigate": "web",
 };
 
 interface StepOpts {
@@ -43,7 +59,6 @@ const stepId = (i: number) => `step_${String(i).padStart(3, "0")}`;
 const seq = (tools: string[], from = 1, opts: StepOpts = {}) => tools.map((t, i) => makeStep(from + i, t, opts));
 const lines = (h: CompactedHistory) => h.compactSteps.map(String);
 const ids = (steps: readonly ReducedStep[]) => steps.map((s) => s.id);
-
 
 describe("seed 000 unit tests, ported", () => {
   // The seed's test_compaction_splits_recent expects 7 compact_steps for 7 consecutive
@@ -112,9 +127,13 @@ describe("group templates (seed 000's _summarize_group)", () => {
 
   it("file: count and KB total; the seed's After Grouping example", () => {
     const steps = [
-      makeStep(1, "fs:read_file", { size: 2500 }), makeStep(2, "fs:read_file", { size: 1200 }), makeStep(3, "fs:read_file", { size: 800 }),
-      makeStep(4, "fs:read_file", { size: 3100 }), makeStep(5, "fs:read_file", { size: 1500 }),
-      makeStep(6, "shell:run"), makeStep(7, "shell:run"),
+      makeStep(1, "fs:read_file", { size: 2500 }),
+      makeStep(2, "fs:read_file", { size: 1200 }),
+      makeStep(3, "fs:read_file", { size: 800 }),
+      makeStep(4, "fs:read_file", { size: 3100 }),
+      makeStep(5, "fs:read_file", { size: 1500 }),
+      makeStep(6, "shell:run"),
+      makeStep(7, "shell:run"),
       makeStep(8, "web:search", { count: 15, summary: "Searched 'Python best practices' → 15 results" }),
     ];
     expect(lines(compactOld(steps))).toEqual([
@@ -180,7 +199,8 @@ describe("failure preservation", () => {
   it("preserveFailures false: no ✗ lines, failures are dropped like the rest, the group still counts them", () => {
     const steps = [
       makeStep(1, "fs:write_file", { success: false, error: "EACCES" }),
-      makeStep(2, "shell:run"), makeStep(3, "shell:run", { success: false, error: "boom" }),
+      makeStep(2, "shell:run"),
+      makeStep(3, "shell:run", { success: false, error: "boom" }),
       makeStep(4, "fs:read_file"),
     ];
     const history = new StepCompactor({ keepRecent: 1, maxCompactSteps: 2, preserveFailures: false }).compact(steps);
@@ -192,7 +212,12 @@ describe("failure preservation", () => {
     const tools = Object.keys(kCategory).concat("db:query");
     const arbStep = fc.record({ tool: fc.constantFrom(...tools), success: fc.boolean() });
     const arbConfig = fc.record({
-      keepRecent: fc.nat(8), maxCompactSteps: fc.nat(12), groupSimilar: fc.boolean(), preserveFailures: fc.boolean(), veryLongAbove: fc.nat(40), maxTotalSteps: fc.nat(30),
+      keepRecent: fc.nat(8),
+      maxCompactSteps: fc.nat(12),
+      groupSimilar: fc.boolean(),
+      preserveFailures: fc.boolean(),
+      veryLongAbove: fc.nat(40),
+      maxTotalSteps: fc.nat(30),
     });
     fc.assert(
       fc.property(fc.array(arbStep, { maxLength: 60 }), arbConfig, fc.option(fc.nat(25), { nil: undefined }), (specs, config, maxSteps) => {
@@ -206,7 +231,10 @@ describe("failure preservation", () => {
         const first = history.compactSteps.map((c) => Number(c.stepIds[0].slice(5)));
         expect(first).toEqual([...first].sort((a, b) => a - b));
         // Failures of the considered window each keep a line of their own.
-        const window = steps.length > config.veryLongAbove ? steps.slice(Math.max(0, steps.length - Math.min(maxSteps ?? config.maxTotalSteps, config.maxTotalSteps))) : steps;
+        const window =
+          steps.length > config.veryLongAbove
+            ? steps.slice(Math.max(0, steps.length - Math.min(maxSteps ?? config.maxTotalSteps, config.maxTotalSteps)))
+            : steps;
         if (config.preserveFailures) {
           const own = new Set([...ids(history.recentSteps), ...history.compactSteps.filter((c) => c.failed).flatMap((c) => c.stepIds)]);
           for (const s of window) if (!s.success) expect(own.has(s.id)).toBe(true);
@@ -302,7 +330,9 @@ describe("formatForPrompt (seed 000's format_for_prompt, byte-exact)", () => {
     ...Array.from({ length: 8 }, (_, i) => makeStep(i + 1, "shell:run")),
     ...[2500, 3100, 1700, 4000, 1000].map((size, i) => makeStep(9 + i, "fs:read_file", { size })),
     ...[15, 20, 8, 18, 12].map((count, i) => makeStep(14 + i, "web:search", { count })),
-    makeStep(19, "shell:run"), makeStep(20, "shell:run", { success: false, error: "exit 1: 3 tests failed" }), makeStep(21, "shell:run"),
+    makeStep(19, "shell:run"),
+    makeStep(20, "shell:run", { success: false, error: "exit 1: 3 tests failed" }),
+    makeStep(21, "shell:run"),
     makeStep(22, "fs:read_file", { observation: "Read analysis.py (2.1KB, Python)" }),
     makeStep(23, "web:search", { observation: "Searched 'error handling patterns' → 12 results" }),
     makeStep(24, "browser:navigate", { success: false, observation: "Visited best-practices.md (5KB text)" }),
@@ -338,14 +368,23 @@ describe("formatForPrompt (seed 000's format_for_prompt, byte-exact)", () => {
       "Recent actions:\n  [step_001] ✓ shell:run observation step_001\n  [step_002] ✓ shell:run observation step_002\n",
     );
     expect(formatForPrompt({ recentSteps: [], compactSteps: [], droppedCount: 4 })).toBe("");
-    expect(formatForPrompt(new StepCompactor({ keepRecent: 0 }).compact(steps))).toBe("Previous actions (summarized):\n  [step_001..002] 2 commands executed\n");
+    expect(formatForPrompt(new StepCompactor({ keepRecent: 0 }).compact(steps))).toBe(
+      "Previous actions (summarized):\n  [step_001..002] 2 commands executed\n",
+    );
   });
 });
 
 describe("config, presets, auto-tuning", () => {
   it("defaults are the seed's dataclass plus the thresholds", () => {
     expect(new StepCompactor().config).toEqual({
-      keepRecent: 5, maxCompactSteps: 20, groupSimilar: true, preserveFailures: true, triggerAbove: 5, maxTotalSteps: 30, veryLongAbove: 100, groupTargets: false,
+      keepRecent: 5,
+      maxCompactSteps: 20,
+      groupSimilar: true,
+      preserveFailures: true,
+      triggerAbove: 5,
+      maxTotalSteps: 30,
+      veryLongAbove: 100,
+      groupTargets: false,
     });
     expect(new StepCompactor({ keepRecent: undefined }).config.keepRecent).toBe(5);
   });
@@ -357,14 +396,19 @@ describe("config, presets, auto-tuning", () => {
       expect(new StepCompactor({ recentWindow: n }).config).toEqual(byNew.config);
       expect(new StepCompactor({ recentWindow: n, keepRecent: n }).config).toEqual(byNew.config);
       expect(new StepCompactor({ recentWindow: n }).compact(steps)).toEqual(byNew.compact(steps));
-      expect(compactForSpawn(steps, { subGoal: "", relevantOnly: false, config: { recentWindow: n } })).toEqual(compactForSpawn(steps, { subGoal: "", relevantOnly: false, config: { keepRecent: n } }));
+      expect(compactForSpawn(steps, { subGoal: "", relevantOnly: false, config: { recentWindow: n } })).toEqual(
+        compactForSpawn(steps, { subGoal: "", relevantOnly: false, config: { keepRecent: n } }),
+      );
     }
     expect(new StepCompactor({ recentWindow: 2 }).config).not.toHaveProperty("recentWindow");
     expect(shouldCompact(steps, { recentWindow: 2, triggerAbove: 7 })).toBe(true);
   });
 
   it("a config giving recentWindow and keepRecent different values is an error naming the deprecated field", () => {
-    for (const make of [() => new StepCompactor({ recentWindow: 3, keepRecent: 4 }), () => compactForSpawn([], { subGoal: "", config: { recentWindow: 3, keepRecent: 4 } })]) {
+    for (const make of [
+      () => new StepCompactor({ recentWindow: 3, keepRecent: 4 }),
+      () => compactForSpawn([], { subGoal: "", config: { recentWindow: 3, keepRecent: 4 } }),
+    ]) {
       const err = errorOf(make);
       expect([err.code, err.path]).toEqual(["E_BAD_INPUT", "config.recentWindow"]);
       expect(err.message).toBe("config.recentWindow: the deprecated name of keepRecent, given beside it with another value (3 and 4): give keepRecent only");
@@ -440,7 +484,8 @@ describe("compactAsync (semantic compaction)", () => {
     makeStep(1, "fs:read_file", { size: 2000, observation: "Read a.ts (2.0KB)" }),
     makeStep(2, "fs:read_file", { size: 1000, observation: "Read b.ts (1.0KB)" }),
     makeStep(3, "shell:run", { success: false, error: "exit 1" }),
-    makeStep(4, "web:search", { count: 3 }), makeStep(5, "web:search", { count: 4 }),
+    makeStep(4, "web:search", { count: 3 }),
+    makeStep(5, "web:search", { count: 4 }),
     makeStep(6, "browser:navigate"),
   ];
   const compactor = new StepCompactor({ keepRecent: 1 });
@@ -457,7 +502,11 @@ describe("compactAsync (semantic compaction)", () => {
       [expect.stringMatching(/^Summarize these 2 actions/), 30, "group:search"],
     ]);
     // The empty answer for the searches falls back to the template; single steps stay deterministic.
-    expect(lines(history)).toEqual(["[step_001..002] 2 file operations (sources loaded)", "[step_003] ✗ shell:run failed: exit 1", "[step_004..005] 2 searches (7 results)"]);
+    expect(lines(history)).toEqual([
+      "[step_001..002] 2 file operations (sources loaded)",
+      "[step_003] ✗ shell:run failed: exit 1",
+      "[step_004..005] 2 searches (7 results)",
+    ]);
     expect(history.compactSteps[0].stepIds).toEqual(["step_001", "step_002"]);
     expect(history.recentSteps).toEqual(compactor.compact(steps).recentSteps);
   });
@@ -495,12 +544,19 @@ describe("compactAsync (semantic compaction)", () => {
 
   it("rejects a missing summariser or a bad target", async () => {
     await expect(compactor.compactAsync(steps, { summarizer: undefined as never })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.summarizer" });
-    await expect(compactor.compactAsync(steps, { summarizer: () => "", targetTokens: 1.5 })).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.targetTokens" });
+    await expect(compactor.compactAsync(steps, { summarizer: () => "", targetTokens: 1.5 })).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "options.targetTokens",
+    });
   });
 
   it("rejects missing options as a missing summariser, and a summariser passed as the options as such", async () => {
     await expect(compactor.compactAsync(steps, undefined as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options.summarizer" });
-    await expect(compactor.compactAsync(steps, (() => "") as never)).rejects.toMatchObject({ code: "E_BAD_INPUT", path: "options", message: "options: expected an object { summarizer, targetTokens?, maxSteps? }, got a function" });
+    await expect(compactor.compactAsync(steps, (() => "") as never)).rejects.toMatchObject({
+      code: "E_BAD_INPUT",
+      path: "options",
+      message: "options: expected an object { summarizer, targetTokens?, maxSteps? }, got a function",
+    });
   });
 });
 

@@ -17,7 +17,9 @@ import { hasCorpus, kNoCorpusReason } from "../helpers.js";
 
 describe.skipIf(!hasCorpus)(`step reduction on the dev corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
   const runs: { id: string; messages: Message[] }[] = hasCorpus
-    ? corpusLines().map((l) => JSON.parse(l) as CorpusRun).map((r) => ({ id: r.id, messages: openaiChatAdapter.parse(r.messages, { source: r.id }) }))
+    ? corpusLines()
+        .map((l) => JSON.parse(l) as CorpusRun)
+        .map((r) => ({ id: r.id, messages: openaiChatAdapter.parse(r.messages, { source: r.id }) }))
     : [];
 
   it("every offloaded ref resolves to the identical original", () => {

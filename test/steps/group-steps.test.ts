@@ -6,7 +6,10 @@ import { CtxfoldError } from "../../src/errors.js";
 import { createRng } from "../helpers.js";
 
 const steps = (spec: string) =>
-  spec.split(" ").map((t) => ({ category: ({ f: "file", s: "shell", q: "search", w: "web", o: "other" } as Record<string, ToolCategory>)[t[0]], success: !t.endsWith("!") }));
+  spec.split(" ").map((t) => ({
+    category: ({ f: "file", s: "shell", q: "search", w: "web", o: "other" } as Record<string, ToolCategory>)[t[0]],
+    success: !t.endsWith("!"),
+  }));
 
 describe("groupSteps (the step compactor's grouping)", () => {
   it("groups consecutive same-category steps and counts failures", () => {
@@ -22,7 +25,10 @@ describe("groupSteps (the step compactor's grouping)", () => {
 
   it("seed test: 3 file ops grouped, then the shell step (recent window handled by the compactor)", () => {
     const { runs } = groupSteps(steps("f f f s"));
-    expect(runs.map((r) => [r.category, r.count])).toEqual([["file", 3], ["shell", 1]]);
+    expect(runs.map((r) => [r.category, r.count])).toEqual([
+      ["file", 3],
+      ["shell", 1],
+    ]);
   });
 
   it("reports alternating sequences and keeps each step on its own", () => {
@@ -33,7 +39,12 @@ describe("groupSteps (the step compactor's grouping)", () => {
 
   it("group_similar off keeps every step on its own (Debugging preset)", () => {
     const { runs } = groupSteps(steps("f f f! s"), { groupSimilar: false });
-    expect(runs.map((r) => [r.count, r.failures])).toEqual([[1, 0], [1, 0], [1, 1], [1, 0]]);
+    expect(runs.map((r) => [r.count, r.failures])).toEqual([
+      [1, 0],
+      [1, 0],
+      [1, 1],
+      [1, 0],
+    ]);
   });
 
   it("no steps, no runs; one step is not alternating", () => {
@@ -44,7 +55,10 @@ describe("groupSteps (the step compactor's grouping)", () => {
   it("rejects an unknown category naming the step", () => {
     let err: unknown;
     try {
-      groupSteps([{ category: "file", success: true }, { category: "database" as ToolCategory, success: true }]);
+      groupSteps([
+        { category: "file", success: true },
+        { category: "database" as ToolCategory, success: true },
+      ]);
     } catch (e) {
       err = e;
     }

@@ -34,10 +34,20 @@ describe("compactStepMessages on generated runs", () => {
       expect(summaries).toHaveLength(1);
       // Recent steps: their call and result parts are the originals, untouched.
       const parts = new Set(r.messages.flatMap((m) => m.parts));
-      const original = new Map(run.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool-call").map((p) => [(p as { id: string }).id, p]));
+      const original = new Map(
+        run.messages
+          .flatMap((m) => m.parts)
+          .filter((p) => p.type === "tool-call")
+          .map((p) => [(p as { id: string }).id, p]),
+      );
       for (const s of r.history.recentSteps) expect(parts.has(original.get(s.callId!)!)).toBe(true);
       // Compacted steps are gone, and stored whole.
-      const callIds = new Set(r.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool-call").map((p) => (p as { id: string }).id));
+      const callIds = new Set(
+        r.messages
+          .flatMap((m) => m.parts)
+          .filter((p) => p.type === "tool-call")
+          .map((p) => (p as { id: string }).id),
+      );
       const gone = r.steps.filter((s) => !r.history.recentSteps.includes(s));
       for (const s of gone) expect(callIds.has(s.callId!)).toBe(false);
       const removed = getMessages(red.store, r.removedRef!);
@@ -121,7 +131,10 @@ describe("buildReactPrompt (seed 000)", () => {
 
   it("writes every step in full without compaction or at 5 steps", () => {
     const full = buildReactPrompt({ systemPrompt: "S", goal: "G", availableTools: "T", steps, useCompaction: false, compactor: new StepCompactor() });
-    for (const s of steps) expect(full).toContain(`\nStep ${s.step}:\nThought: ${s.reasoning}\nAction: ${s.toolCall.name}(${s.toolCall.arguments})\nObservation: ${s.observation.output}`);
+    for (const s of steps)
+      expect(full).toContain(
+        `\nStep ${s.step}:\nThought: ${s.reasoning}\nAction: ${s.toolCall.name}(${s.toolCall.arguments})\nObservation: ${s.observation.output}`,
+      );
     const five = buildReactPrompt({ systemPrompt: "S", goal: "G", availableTools: "T", steps: steps.slice(0, 5), compactor: new StepCompactor() });
     expect(five).not.toContain("Previous actions");
   });

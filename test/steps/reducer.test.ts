@@ -93,7 +93,8 @@ describe("seed 001 templates", () => {
   });
 
   it("shell failures keep exit code and error head in the observation", () => {
-    const out = "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    import nope\nModuleNotFoundError: No module named 'nope'\n</output>";
+    const out =
+      "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    import nope\nModuleNotFoundError: No module named 'nope'\n</output>";
     const s = reducer().reduce("bash", json({ command: "cd /repo && python x.py" }), out);
     expect(s.success).toBe(false);
     expect(s.exitCode).toBe(1);
@@ -103,8 +104,11 @@ describe("seed 001 templates", () => {
   });
 
   it("error heads of edit tools and tau-style errors", () => {
-    const s = reducer().reduce("str_replace_editor", json({ command: "str_replace", path: "a.c", old_str: "x", new_str: "y" }),
-      "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in a.c.");
+    const s = reducer().reduce(
+      "str_replace_editor",
+      json({ command: "str_replace", path: "a.c", old_str: "x", new_str: "y" }),
+      "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in a.c.",
+    );
     expect(s).toMatchObject({ action: "write", success: false });
     expect(s.error).toContain("did not appear verbatim");
     const t = reducer().reduce("book_reservation", json({ user_id: "u1" }), "Error: payment amount does not add up");
@@ -131,20 +135,49 @@ describe("seed 001 templates", () => {
 
   it("user rules by name, pattern and predicate come first", () => {
     const r = reducer({
-      rules: [{
-        name: "flights", match: /^search_\w+_flight$/, category: "search", action: "search",
-        reduce: (input) => ({ minimalArgs: input.args, observation: `flights: ${JSON.parse(input.output).length}`, summary: "flights", success: true, offload: null }),
-      }],
+      rules: [
+        {
+          name: "flights",
+          match: /^search_\w+_flight$/,
+          category: "search",
+          action: "search",
+          reduce: (input) => ({
+            minimalArgs: input.args,
+            observation: `flights: ${JSON.parse(input.output).length}`,
+            summary: "flights",
+            success: true,
+            offload: null,
+          }),
+        },
+      ],
     });
     expect(r.reduce("search_direct_flight", json({ origin: "JFK" }), json([1, 2])).observation).toBe("flights: 2");
-    r.addRule({ name: "bash-x", match: "bash", category: "shell", action: "shell", reduce: () => ({ minimalArgs: {}, observation: "mine", summary: "mine", success: true, offload: null }) });
+    r.addRule({
+      name: "bash-x",
+      match: "bash",
+      category: "shell",
+      action: "shell",
+      reduce: () => ({ minimalArgs: {}, observation: "mine", summary: "mine", success: true, offload: null }),
+    });
     expect(r.reduce("bash", json({ command: "ls" }), "").observation).toBe("mine");
     expect(r.ruleFor("Bash").name).toBe("shell");
     expect(r.ruleFor("get_user_details").name).toBe("default");
   });
 
   it("a throwing user rule falls back to the default rule with a note", () => {
-    const r = reducer({ rules: [{ name: "boom", match: "x", category: "other", action: "call", reduce: () => { throw new Error("bad"); } }] });
+    const r = reducer({
+      rules: [
+        {
+          name: "boom",
+          match: "x",
+          category: "other",
+          action: "call",
+          reduce: () => {
+            throw new Error("bad");
+          },
+        },
+      ],
+    });
     const s = r.reduce("x", "{}", "ok");
     expect(s.observation).toBe("x: ok (rule boom failed: bad)");
   });
@@ -221,9 +254,37 @@ describe("secret redaction", () => {
 
   it("each pattern's cheap test only skips what its regex would not match: the same output as running every regex", () => {
     const always = kSecretPatterns.map(({ kind, re }) => ({ kind, re }));
-    const pieces = [...secrets, "api_key", '"password": "hunter2hunter"', "PASSWORD=abcdefgh", "Bearer abcdefghijklmnop1234", "token abcdefghijklmnopqrst", "https://u:pw123@h/x", "eyJabcdefghij.eyJabcdefghij.abcdefghij",
-      "AIza" + "x".repeat(35), "rk_live_" + "a".repeat(16), "github_pat_" + "a".repeat(22), "sk-ant-", "PRIVATE KEY", "[REDACTED:credential]", "Secret_Key: 'abcdefgh'", " ", "\n", "=", ":", "'", '"', "x", "KEY", "pwd",
-      "--token ", "--db-password ", "--max-tokens ", "-", "abcd1234"];
+    const pieces = [
+      ...secrets,
+      "api_key",
+      '"password": "hunter2hunter"',
+      "PASSWORD=abcdefgh",
+      "Bearer abcdefghijklmnop1234",
+      "token abcdefghijklmnopqrst",
+      "https://u:pw123@h/x",
+      "eyJabcdefghij.eyJabcdefghij.abcdefghij",
+      "AIza" + "x".repeat(35),
+      "rk_live_" + "a".repeat(16),
+      "github_pat_" + "a".repeat(22),
+      "sk-ant-",
+      "PRIVATE KEY",
+      "[REDACTED:credential]",
+      "Secret_Key: 'abcdefgh'",
+      " ",
+      "\n",
+      "=",
+      ":",
+      "'",
+      '"',
+      "x",
+      "KEY",
+      "pwd",
+      "--token ",
+      "--db-password ",
+      "--max-tokens ",
+      "-",
+      "abcd1234",
+    ];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 12 }), (parts) => {
         const text = parts.join("");

@@ -128,7 +128,9 @@ function expectOwnBytes(kind: Kind, dir: string, hash: WeakHash, lists: string[]
 describe.each<Kind>(["fs", "pack"])("two %s-store writers in separate processes, one directory, colliding content", (kind) => {
   it("every ref of each writer reads back its own bytes, over many trials of a fully colliding hash", async () => {
     const trials = Array.from({ length: 6 }, (_, trial): Trial => {
-      const lists = ["a", "b"].map((w) => Array.from({ length: 12 }, (_, i) => JSON.stringify({ role: "tool", content: `writer ${w}, output ${i}, trial ${trial}` })));
+      const lists = ["a", "b"].map((w) =>
+        Array.from({ length: 12 }, (_, i) => JSON.stringify({ role: "tool", content: `writer ${w}, output ${i}, trial ${trial}` })),
+      );
       // Both writers also store one message they share: equal bytes meet under one name and stay one content.
       for (const list of lists) list.push(JSON.stringify({ role: "system", content: "the prompt both writers share" }));
       return { dir: tmp.fresh(), lists };
@@ -146,7 +148,11 @@ describe.each<Kind>(["fs", "pack"])("two %s-store writers in separate processes,
 function collidingMessages(): [string, string] {
   const seen = new Map<bigint, string>();
   for (let i = 0; ; i++) {
-    const text = JSON.stringify({ role: "tool", tool_call_id: `call_${i}`, content: `ls -la /srv/app\ntotal ${i}\n-rw-r--r-- 1 app app ${(i * 7919) % 100000} config.yaml\n` });
+    const text = JSON.stringify({
+      role: "tool",
+      tool_call_id: `call_${i}`,
+      content: `ls -la /srv/app\ntotal ${i}\n-rw-r--r-- 1 app app ${(i * 7919) % 100000} config.yaml\n`,
+    });
     const h = kWeakHashes.xxh20(encodeText(text));
     const other = seen.get(h);
     if (other !== undefined) return [other, text];
@@ -170,11 +176,14 @@ describe("two real messages that collide under a truncated XXH64", () => {
     }
   });
 
-  it.each<Kind>(["fs", "pack"])("stored by two %s-store writers in separate processes under the weak hash, each reads back its own, over many trials", async (kind) => {
-    const trials = Array.from({ length: 6 }, (): Trial => ({ dir: tmp.fresh(), lists: [[first], [second]] }));
-    await writeConcurrently(kind, "xxh20", trials, ({ dir, lists }, refs) => {
-      expectOwnBytes(kind, dir, "xxh20", lists, refs);
-      expect(refs[0][0]).not.toBe(refs[1][0]);
-    });
-  });
+  it.each<Kind>(["fs", "pack"])(
+    "stored by two %s-store writers in separate processes under the weak hash, each reads back its own, over many trials",
+    async (kind) => {
+      const trials = Array.from({ length: 6 }, (): Trial => ({ dir: tmp.fresh(), lists: [[first], [second]] }));
+      await writeConcurrently(kind, "xxh20", trials, ({ dir, lists }, refs) => {
+        expectOwnBytes(kind, dir, "xxh20", lists, refs);
+        expect(refs[0][0]).not.toBe(refs[1][0]);
+      });
+    },
+  );
 });

@@ -29,7 +29,10 @@ function packOf(dir: string): { pack: string; idx: string } {
 
 /** The index lines of `idx`, by entry name: [offset, length]. */
 function indexOf(idx: string): Map<string, [number, number]> {
-  const lines = fs.readFileSync(idx, "utf8").split("\n").filter((l) => l.endsWith("]"));
+  const lines = fs
+    .readFileSync(idx, "utf8")
+    .split("\n")
+    .filter((l) => l.endsWith("]"));
   return new Map(lines.map((l) => JSON.parse(l) as [string, number, number]).map(([n, o, len]) => [n, [o, len]]));
 }
 
@@ -112,7 +115,12 @@ describe("verified reads", () => {
     const { refs } = packed(dir);
     const { idx } = packOf(dir);
     const text = fs.readFileSync(idx, "utf8");
-    for (const [bad, line] of [["42", 2], ['["x", -1, 3]', 2], ['{"name": "x"}', 2], ['["x", 1.5, 3]', 2]] as const) {
+    for (const [bad, line] of [
+      ["42", 2],
+      ['["x", -1, 3]', 2],
+      ['{"name": "x"}', 2],
+      ['["x", 1.5, 3]', 2],
+    ] as const) {
       const lines = text.split("\n");
       lines.splice(1, 0, bad);
       fs.writeFileSync(idx, lines.join("\n"));
@@ -266,7 +274,10 @@ describe("only regular files are read", () => {
     for (const linked of ["bin", "idx"] as const) {
       const dir = freshDir();
       fs.mkdirSync(dir);
-      for (const [from, ext] of [[pack, "bin"], [idx, "idx"]] as const) {
+      for (const [from, ext] of [
+        [pack, "bin"],
+        [idx, "idx"],
+      ] as const) {
         const to = path.join(dir, path.basename(from));
         if (ext === linked) fs.symlinkSync(from, to);
         else fs.copyFileSync(from, to);
@@ -372,7 +383,10 @@ describe("a flush retried after a partial write", () => {
     return { store, failNextFlushAt: (n: number) => ((writes = 0), (failAt = n)) };
   }
 
-  for (const [which, failAt] of [["pack", 1], ["index", 2]] as const) {
+  for (const [which, failAt] of [
+    ["pack", 1],
+    ["index", 2],
+  ] as const) {
     it(`ENOSPC halfway through the ${which}: E_STORE_WRITE naming the file and ENOSPC, nothing pending lost, and after the retry every ref resolves`, () => {
       const dir = freshDir();
       const { store, failNextFlushAt } = fullDisk(dir);

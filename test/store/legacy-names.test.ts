@@ -69,7 +69,11 @@ describe.each(["fs", "pack"] as const)("a store directory written with the XXH64
     }
     expect(recall(createPackStore({ dir }), refs[1])).toMatchObject({ text: kTexts[1] });
     expect(recall(createPackStore({ dir }), path.posix.basename(refs[0]))).toMatchObject({ text: "abc" });
-    expect(searchStore(createPackStore({ dir }), "before now").map((e) => e.ref).sort()).toEqual([refs[1], fresh].sort());
+    expect(
+      searchStore(createPackStore({ dir }), "before now")
+        .map((e) => e.ref)
+        .sort(),
+    ).toEqual([refs[1], fresh].sort());
     for (const ref of [refs[1], fresh]) {
       const r = spawnSync(process.execPath, [kCli, "show", ref, "--offload-dir", dir]);
       expect(r.stderr.toString()).toBe("");

@@ -11,9 +11,20 @@ const long = (c: string) => c.repeat(1500);
 function kinds(): Message[] {
   const r = createRng(7);
   return [
-    { id: "u", role: "user", parts: [{ type: "text", text: long("u") }, { type: "text", text: "short" }], meta: {} },
     {
-      id: "a", role: "assistant", meta: { provider: { x: 1 } }, parts: [
+      id: "u",
+      role: "user",
+      parts: [
+        { type: "text", text: long("u") },
+        { type: "text", text: "short" },
+      ],
+      meta: {},
+    },
+    {
+      id: "a",
+      role: "assistant",
+      meta: { provider: { x: 1 } },
+      parts: [
         { type: "reasoning", text: long("r"), redacted: long("e"), signature: "sig" },
         { type: "reasoning", redacted: long("z") },
         { type: "tool-call", id: "c1", name: "write_file", args: JSON.stringify({ path: "a.py", content: long("p") }) },
@@ -21,9 +32,20 @@ function kinds(): Message[] {
       ],
     },
     {
-      id: "t", role: "tool", meta: {}, parts: [
-        { type: "tool-result", callId: "c1", content: [{ type: "text", text: "ok" }, { type: "media", mediaType: "image/png", data: "AAAA" }, { type: "text", text: randomTricky(r, 4000) + long("x") }] },
-        { type: "tool-result", callId: "c2", isError: true, content: [{ type: "text", text: `\uD800${long("\n\"\\")}` }] },
+      id: "t",
+      role: "tool",
+      meta: {},
+      parts: [
+        {
+          type: "tool-result",
+          callId: "c1",
+          content: [
+            { type: "text", text: "ok" },
+            { type: "media", mediaType: "image/png", data: "AAAA" },
+            { type: "text", text: randomTricky(r, 4000) + long("x") },
+          ],
+        },
+        { type: "tool-result", callId: "c2", isError: true, content: [{ type: "text", text: `\uD800${long('\n"\\')}` }] },
       ],
     },
   ];
@@ -33,7 +55,10 @@ describe("putMessages / getMessages", () => {
   it("lists refs of messages stored earlier where they stand, chunked or not", () => {
     for (const count of [3, 600]) {
       const store = createMemoryStore();
-      const messages = Array.from({ length: count }, (_, i): Message => ({ id: `m${i}`, role: "user", parts: [{ type: "text", text: `message ${i}` }], meta: {} }));
+      const messages = Array.from(
+        { length: count },
+        (_, i): Message => ({ id: `m${i}`, role: "user", parts: [{ type: "text", text: `message ${i}` }], meta: {} }),
+      );
       const earlier = putMessages(store, messages.slice(0, Math.floor(count / 2)));
       const later = messages.slice(Math.floor(count / 2));
       const { ref, refs } = putMessages(store, [...indexedRefs(store, earlier.ref), ...later]);

@@ -4,7 +4,16 @@ import { describe, expect, it } from "vitest";
 import { contentAddress } from "../../src/core/content-address.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import {
-  createFsStore, createMemoryStore, createPackStore, encodeText, StoreView, storeRefs, type FsOps, type OffloadHint, type OffloadStore, type OffloadStoreOptions,
+  createFsStore,
+  createMemoryStore,
+  createPackStore,
+  encodeText,
+  StoreView,
+  storeRefs,
+  type FsOps,
+  type OffloadHint,
+  type OffloadStore,
+  type OffloadStoreOptions,
 } from "../../src/store/index.js";
 import { createRng, randomTricky, tempDirs, thrown } from "../helpers.js";
 
@@ -291,7 +300,10 @@ describe("PackOffloadStore", () => {
     const dir = freshDir();
     fs.mkdirSync(dir, { recursive: true });
     const name = `output_${contentAddress(utf8("x"))}.txt`;
-    fs.writeFileSync(path.join(dir, "claims.log"), `\n${name} short\nnot a claim at all\n${name} ${"a".repeat(64)} 0123456789abcdef extra\n${name} ${"b".repeat(64)}`);
+    fs.writeFileSync(
+      path.join(dir, "claims.log"),
+      `\n${name} short\nnot a claim at all\n${name} ${"a".repeat(64)} 0123456789abcdef extra\n${name} ${"b".repeat(64)}`,
+    );
     const store = createPackStore({ dir });
     expect(store.put("x")).toBe(`workspace/outputs/${name}`);
     store.flush();
@@ -439,7 +451,14 @@ describe("FsOffloadStore", () => {
 
   it("on a filesystem without hard links (EPERM) the bytes are renamed into place", () => {
     const dir = freshDir();
-    const store = createFsStore({ dir, fs: { linkSync: () => { throw osError("EPERM", "link"); } } });
+    const store = createFsStore({
+      dir,
+      fs: {
+        linkSync: () => {
+          throw osError("EPERM", "link");
+        },
+      },
+    });
     const ref = store.put("stored without link()");
     expect(store.getText(ref)).toBe("stored without link()");
     expect(list(dir)).toEqual([path.posix.basename(ref)]);
@@ -497,12 +516,26 @@ describe("FsOffloadStore", () => {
   it("read failures other than ENOENT are E_STORE_READ; a file gone between check and read is not found", () => {
     const dir = freshDir();
     const ref = createFsStore({ dir }).put("secret");
-    const denied = createFsStore({ dir, fs: { readFileSync: () => { throw osError("EACCES", "open"); } } });
+    const denied = createFsStore({
+      dir,
+      fs: {
+        readFileSync: () => {
+          throw osError("EACCES", "open");
+        },
+      },
+    });
     const err = thrown(() => denied.get(ref), "E_STORE_READ");
     expect(err.message).toContain(denied.pathOf(ref));
     expect(err.message).toContain("EACCES");
     thrown(() => denied.put("secret"), "E_STORE_READ");
-    const vanished = createFsStore({ dir, fs: { readFileSync: () => { throw osError("ENOENT", "open"); } } });
+    const vanished = createFsStore({
+      dir,
+      fs: {
+        readFileSync: () => {
+          throw osError("ENOENT", "open");
+        },
+      },
+    });
     thrown(() => vanished.get(ref), "E_REF_NOT_FOUND");
   });
 });

@@ -49,7 +49,14 @@ describe("PackIndex", () => {
 
   it("refuses names a store never makes", () => {
     const index = new PackIndex();
-    for (const bad of ["", "output_123.txt", "Output_0123456789abcdef.txt", "x/output_0123456789abcdef.txt", "output_0123456789abcdef", "../output_0123456789abcdef.txt"]) {
+    for (const bad of [
+      "",
+      "output_123.txt",
+      "Output_0123456789abcdef.txt",
+      "x/output_0123456789abcdef.txt",
+      "output_0123456789abcdef",
+      "../output_0123456789abcdef.txt",
+    ]) {
       expect(index.set(bad, { pack: "a.bin", offset: 0, length: 1 })).toBe(false);
       expect(index.has(bad)).toBe(false);
     }

@@ -62,7 +62,11 @@ describe("ScopedStore", () => {
     }
     expect(new Set(scoped.refs())).toEqual(new Set(store.refs!().filter((r) => scoped.has(r))));
     expect(scoped.refs().some((r) => theirs.includes(r))).toBe(false);
-    expect(searchStore(scoped, "", { limit: 100 }).map((e) => e.ref).every((r) => scoped.has(r))).toBe(true);
+    expect(
+      searchStore(scoped, "", { limit: 100 })
+        .map((e) => e.ref)
+        .every((r) => scoped.has(r)),
+    ).toBe(true);
   });
 
   it("a malformed ref is E_BAD_REF as in the store; a put is refused: the view is read-only", async () => {
@@ -91,7 +95,11 @@ describe("scope records of the batch engine", () => {
   it("name each compacted run's refs (by id, or file and line), a shared ref in both, in 0600 files", async () => {
     const dir = tempDir();
     const options = { budget: 2000, format: "auto" as const, mode: "tiered" as const, offloadDir: dir, file: "in.jsonl" };
-    const out = await compactChunk(lines([agentRun("run-a", "alpha", shared), agentRun(undefined, "beta", shared), agentRun("run-b", "password123", shared)]), 1, options);
+    const out = await compactChunk(
+      lines([agentRun("run-a", "alpha", shared), agentRun(undefined, "beta", shared), agentRun("run-b", "password123", shared)]),
+      1,
+      options,
+    );
     const written = Buffer.from(out.out).toString("utf8").trim().split("\n");
     const store = createPackStore({ dir });
     const records = new ScopeRecords(dir);
@@ -129,7 +137,7 @@ describe("scope records of the batch engine", () => {
 
   it("a record that is no record, or a link under a record's name, is E_CORRUPT naming the file", () => {
     const dir = tempDir();
-    writeFileSync(path.join(dir, "scope-1-0-abc.json"), "{\"ctxfold\":\"scopes\"}");
+    writeFileSync(path.join(dir, "scope-1-0-abc.json"), '{"ctxfold":"scopes"}');
     const e = thrown(() => new ScopeRecords(dir).refsOf({ run: "a" }, "workspace/outputs"), "E_CORRUPT");
     expect(e.message).toContain(path.join(dir, "scope-1-0-abc.json"));
     const dir2 = tempDir();

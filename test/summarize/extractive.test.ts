@@ -22,12 +22,32 @@ const lineArb = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 120 }) },
   { weight: 2, arbitrary: fc.string({ maxLength: 200, unit: "grapheme" }) },
   { weight: 1, arbitrary: fc.string({ maxLength: 80, unit: "binary" }) },
-  { weight: 1, arbitrary: fc.constantFrom("", " ", "ValueError: bad", "Traceback (most recent call last):", "FAILED tests/x.py::t", "exit code 1", "error: boom", "api_key=sk-proj-0123456789abcdefghijABCD", "}", "日本語のテキスト。次の文です！", "😀🎉👍") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "",
+      " ",
+      "ValueError: bad",
+      "Traceback (most recent call last):",
+      "FAILED tests/x.py::t",
+      "exit code 1",
+      "error: boom",
+      "api_key=sk-proj-0123456789abcdefghijABCD",
+      "}",
+      "日本語のテキスト。次の文です！",
+      "😀🎉👍",
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ minLength: 300, maxLength: 3000 }) },
 );
 const textArb = fc.oneof(
   { weight: 5, arbitrary: fc.array(lineArb, { maxLength: 120 }).map((ls) => ls.join("\n")) },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...TEXT_KINDS), fc.integer({ min: 0, max: 30_000 }), fc.integer()).map(([k, n, seed]) => syntheticText(k, n, createRng(seed))) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...TEXT_KINDS), fc.integer({ min: 0, max: 30_000 }), fc.integer())
+      .map(([k, n, seed]) => syntheticText(k, n, createRng(seed))),
+  },
   { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 0, max: 20_000 }), fc.integer()).map(([n, seed]) => randomTricky(createRng(seed), n)) },
 );
 
@@ -173,7 +193,11 @@ describe("summarizeExtractive: behaviour", () => {
     expect(out).not.toContain("0123456789abcdefghij");
     expect(out).not.toContain("hunter2");
     // A private key spanning lines is redacted whole, its body included.
-    const pem = ["-----BEGIN RSA PRIVATE KEY-----", ...Array.from({ length: 20 }, (_, i) => `MIIEpAIBAAKCAQEA${i}xyzSECRETBODY`), "-----END RSA PRIVATE KEY-----"].join("\n");
+    const pem = [
+      "-----BEGIN RSA PRIVATE KEY-----",
+      ...Array.from({ length: 20 }, (_, i) => `MIIEpAIBAAKCAQEA${i}xyzSECRETBODY`),
+      "-----END RSA PRIVATE KEY-----",
+    ].join("\n");
     const out2 = summarizeExtractive(`${log(100)}\n${pem}\n${log(100)}`, 300, "x", counter);
     expect(out2).not.toContain("SECRETBODY");
   });
@@ -188,7 +212,9 @@ describe("summarizeExtractive: behaviour", () => {
   });
 
   it("CJK and emoji text without newlines splits on 。！？ and on length", () => {
-    const sentences = Array.from({ length: 200 }, (_, i) => (i === 120 ? "错误：数据库连接失败。" : `这是第${i}个句子，内容比较普通${i % 3 === 0 ? "！" : "。"}`));
+    const sentences = Array.from({ length: 200 }, (_, i) =>
+      i === 120 ? "错误：数据库连接失败。" : `这是第${i}个句子，内容比较普通${i % 3 === 0 ? "！" : "。"}`,
+    );
     const cjk = sentences.join("");
     const out = summarizeExtractive(cjk, 100, "cjk", counter);
     expect(counter.estimate(out)).toBeLessThanOrEqual(100);
@@ -216,7 +242,9 @@ describe("summarizeExtractive: behaviour", () => {
   // How fast these two are is the bench gate's ("summary 1 MB log + 1 MB line" in
   // bench/enormous.ts: against counting the lines of the same texts).
   it("a single enormous line (1 MB, no newline) is summarised within target", () => {
-    const line = Array.from({ length: 150_000 }, (_, i) => `tok${i % 977}`).join(" ").slice(0, 1 << 20);
+    const line = Array.from({ length: 150_000 }, (_, i) => `tok${i % 977}`)
+      .join(" ")
+      .slice(0, 1 << 20);
     const out = summarizeExtractive(line, 200, "one-line", counter);
     expect(counter.estimate(out)).toBeLessThanOrEqual(200);
     expect(out).toMatch(/^\[summary of one-line: 1\/1 lines, /);

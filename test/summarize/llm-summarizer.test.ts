@@ -101,7 +101,12 @@ describe("llmSummarizer: the protocol", () => {
   });
 
   it("accepts a trailing slash in baseUrl and content given as parts", async () => {
-    const srv = await startServer((_, res) => answer(res, [{ type: "text", text: "part one, " }, { type: "text", text: "part two" }]));
+    const srv = await startServer((_, res) =>
+      answer(res, [
+        { type: "text", text: "part one, " },
+        { type: "text", text: "part two" },
+      ]),
+    );
     const s = llmSummarizer({ baseUrl: srv.baseUrl + "/", apiKey: kKey });
     expect(await s(kText, 60, "x")).toBe("part one, part two");
     expect(srv.requests[0].url).toBe("/v1/chat/completions");
@@ -181,8 +186,16 @@ describe("llmSummarizer: failures fall back at once, with an event", () => {
   const cases: [string, Handler, RegExp][] = [
     ["HTTP 500", (_, res) => (res.writeHead(500, { "content-type": "text/plain" }), res.end("upstream exploded")), /^http_500: upstream exploded$/],
     ["HTTP 429", (_, res) => (res.writeHead(429), res.end('{"error":{"message":"rate limited"}}')), /^http_429: .*rate limited/],
-    ["a body that is not JSON", (_, res) => (res.writeHead(200, { "content-type": "application/json" }), res.end("<html>oops</html>")), /^invalid_json: <html>oops<\/html>$/],
-    ["no choices", (_, res) => (res.writeHead(200), res.end('{"error":{"message":"model overloaded"}}')), /^invalid_response: no choices\[0\]\.message\.content: model overloaded$/],
+    [
+      "a body that is not JSON",
+      (_, res) => (res.writeHead(200, { "content-type": "application/json" }), res.end("<html>oops</html>")),
+      /^invalid_json: <html>oops<\/html>$/,
+    ],
+    [
+      "no choices",
+      (_, res) => (res.writeHead(200), res.end('{"error":{"message":"model overloaded"}}')),
+      /^invalid_response: no choices\[0\]\.message\.content: model overloaded$/,
+    ],
     ["a null content", (_, res) => answer(res, null), /^invalid_response: no choices\[0\]\.message\.content$/],
     ["an empty answer", (_, res) => answer(res, "   "), /^empty_answer$/],
   ];

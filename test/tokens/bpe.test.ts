@@ -102,22 +102,48 @@ describe("the long-piece merge takes work linear in the piece's length", () => {
   // random): 4× the bytes may take 4× the steps, not 4× and a log factor more.
   const kinds: [string, (n: number) => string][] = [
     ["a run of one letter", (n) => "x".repeat(n)],
-    ["random lowercase letters", (n) => { let s = ""; let x = 12345; for (let i = 0; i < n; i++) { x = (x * 1103515245 + 12345) >>> 0; s += String.fromCharCode(97 + ((x >>> 16) % 26)); } return s; }],
-    ["random uppercase letters", (n) => { let s = ""; let x = 777; for (let i = 0; i < n; i++) { x = (x * 1103515245 + 12345) >>> 0; s += String.fromCharCode(65 + ((x >>> 16) % 26)); } return s; }],
+    [
+      "random lowercase letters",
+      (n) => {
+        let s = "";
+        let x = 12345;
+        for (let i = 0; i < n; i++) {
+          x = (x * 1103515245 + 12345) >>> 0;
+          s += String.fromCharCode(97 + ((x >>> 16) % 26));
+        }
+        return s;
+      },
+    ],
+    [
+      "random uppercase letters",
+      (n) => {
+        let s = "";
+        let x = 777;
+        for (let i = 0; i < n; i++) {
+          x = (x * 1103515245 + 12345) >>> 0;
+          s += String.fromCharCode(65 + ((x >>> 16) % 26));
+        }
+        return s;
+      },
+    ],
   ];
-  it.each(kinds)("%s", (_, make) => {
-    const counter = bpeCounter("o200k_base");
-    const work = (n: number) => {
-      const s = make(n);
-      const before = counter.longMergeWork;
-      expect(counter.count(s)).toBeGreaterThan(0);
-      return counter.longMergeWork - before;
-    };
-    const small = work(1 << 18);
-    const large = work(1 << 20);
-    expect(small).toBeGreaterThan(1 << 18);
-    expect(large / small, `steps ${small} → ${large}`).toBeLessThanOrEqual(4.05);
-  }, 120_000);
+  it.each(kinds)(
+    "%s",
+    (_, make) => {
+      const counter = bpeCounter("o200k_base");
+      const work = (n: number) => {
+        const s = make(n);
+        const before = counter.longMergeWork;
+        expect(counter.count(s)).toBeGreaterThan(0);
+        return counter.longMergeWork - before;
+      };
+      const small = work(1 << 18);
+      const large = work(1 << 20);
+      expect(small).toBeGreaterThan(1 << 18);
+      expect(large / small, `steps ${small} → ${large}`).toBeLessThanOrEqual(4.05);
+    },
+    120_000,
+  );
 
   it("long pieces are not remembered (their text would stay alive), short ones are", () => {
     const counter = bpeCounter("o200k_base");

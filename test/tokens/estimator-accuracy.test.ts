@@ -24,7 +24,11 @@ describe("estimator accuracy on generated transcripts", () => {
 // 50 tokens or more) and whole-transcript error <= 1% on average.
 describe.skipIf(!hasCorpus)(`estimator accuracy on ../shared/corpus (held-out runs)${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
   it("meets the per-message and whole-transcript targets", () => {
-    const runs = gunzipSync(readFileSync(kCorpusPath)).toString("utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; messages: { content?: unknown; tool_calls?: { function: { name: string; arguments: string } }[] }[] });
+    const runs = gunzipSync(readFileSync(kCorpusPath))
+      .toString("utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: string; messages: { content?: unknown; tool_calls?: { function: { name: string; arguments: string } }[] }[] });
     let apeSum = 0;
     let apeN = 0;
     const runErrors: number[] = [];

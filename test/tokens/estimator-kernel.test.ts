@@ -34,7 +34,13 @@ describe("estimator kernel vs its TypeScript twin", () => {
       else texts.push(syntheticText(TEXT_KINDS[r.int(TEXT_KINDS.length)], 1 + r.int(i % 89 === 0 ? 5000 : 300), r));
     }
     // Long inputs cross the kernel's counter flushes; dense CJK takes its SIMD wide-class path.
-    texts.push("q".repeat(70_000), randomTricky(createRng(2), 100_000), syntheticText("code", 80_000, createRng(4)), syntheticText("cjk", 80_000, createRng(5)), syntheticText("intl", 40_000, createRng(6)));
+    texts.push(
+      "q".repeat(70_000),
+      randomTricky(createRng(2), 100_000),
+      syntheticText("code", 80_000, createRng(4)),
+      syntheticText("cjk", 80_000, createRng(5)),
+      syntheticText("intl", 40_000, createRng(6)),
+    );
     const counts = getCore().featureCounts(texts);
     const est = getCore().estimateStrings(texts, WEIGHT_TABLE);
     for (let i = 0; i < texts.length; i++) {

@@ -75,7 +75,11 @@ describe("TokenMeasure", () => {
     expect(new TokenMeasure(new TokenCounter({ provider: "anthropic" })).provider).toBe("anthropic");
     expect(new TokenMeasure(new TokenCounter({ provider: "anthropic" }), { provider: "openai" }).provider).toBe("openai");
     expect(Object.fromEntries(kFormats.map((f) => [f, providerOf(f)]))).toEqual({
-      "openai-chat": "openai", "openai-responses": "openai", anthropic: "anthropic", "ai-sdk": "openai", langchain: "openai",
+      "openai-chat": "openai",
+      "openai-responses": "openai",
+      anthropic: "anthropic",
+      "ai-sdk": "openai",
+      langchain: "openai",
     });
     expect(errorOf(() => new TokenMeasure(counter, { provider: "gemini" as never })).path).toBe("provider");
   });
@@ -127,7 +131,11 @@ describe("TokenMeasure", () => {
     const m = tokenMeasure(counter);
     const [c, r] = m.partTokens([call, results], "exact");
     const o = kMessageOverhead.openai;
-    expect(c).toEqual([counter.exact("Reading both files."), counter.exact("read_file") + counter.exact('{"path":"src/a.py"}') + o.perToolCall, counter.exact("read_file") + counter.exact('{"path":"src/b.py"}') + o.perToolCall]);
+    expect(c).toEqual([
+      counter.exact("Reading both files."),
+      counter.exact("read_file") + counter.exact('{"path":"src/a.py"}') + o.perToolCall,
+      counter.exact("read_file") + counter.exact('{"path":"src/b.py"}') + o.perToolCall,
+    ]);
     expect(o.perMessage + 1 + c.reduce((a, b) => a + b, 0)).toBe(m.exactOf(call));
     expect(o.perMessage + 1 + r.reduce((a, b) => a + b, 0)).toBe(m.exactOf(results));
     const est = m.partTokens([call], "estimate")[0];
@@ -139,7 +147,10 @@ describe("TokenMeasure", () => {
     expect(errorOf(() => m.all([call, null as unknown as Message])).path).toBe("messages[1]");
     expect(errorOf(() => m.sum("x" as unknown as Message[])).path).toBe("messages");
     expect(errorOf(() => m.exact([msg("x", "user", [null as never])])).path).toBe("messages[0].parts[0]");
-    const bad = msg("y", "user", [{ type: "text", text: "ok" }, { type: "text", text: 7 as unknown as string }]);
+    const bad = msg("y", "user", [
+      { type: "text", text: "ok" },
+      { type: "text", text: 7 as unknown as string },
+    ]);
     expect(errorOf(() => m.all([bad])).message).toBe("messages[0].parts[1]: expected a string, got number");
     expect(errorOf(() => m.of(msg("z", "tool", [{ type: "tool-result", callId: "c", content: "x" as never }]))).path).toBe("message.parts[0].content");
     expect(errorOf(() => m.text(3 as unknown as string)).code).toBe("E_NOT_STRING");
@@ -175,11 +186,21 @@ describe("TokenCounter on canonical messages", () => {
     }
     wireAndCanonical([
       { role: "system", content: "You are terse." },
-      { role: "user", content: [{ type: "text", text: "Look at " }, { type: "text", text: "both files." }] },
-      { role: "assistant", content: null, tool_calls: [
-        { id: "c1", type: "function", function: { name: "read_file", arguments: '{"path":"a"}' } },
-        { id: "c2", type: "function", function: { name: "grep", arguments: '{"q":"x"}' } },
-      ] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Look at " },
+          { type: "text", text: "both files." },
+        ],
+      },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "c1", type: "function", function: { name: "read_file", arguments: '{"path":"a"}' } },
+          { id: "c2", type: "function", function: { name: "grep", arguments: '{"q":"x"}' } },
+        ],
+      },
       { role: "tool", tool_call_id: "c1", content: "alpha" },
       { role: "tool", tool_call_id: "c2", content: [{ type: "text", text: "beta" }] },
       { role: "assistant", content: "", tool_calls: [{ id: "c3", type: "function", function: { name: "done", arguments: "{}" } }] },

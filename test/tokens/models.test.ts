@@ -34,12 +34,17 @@ describe("the model table", () => {
     const pairs = [...section.matchAll(/(\d\.\d+) \+ (\d+) %/g)].map((m) => [Number(m[1]), Number(m[2])]);
     expect(pairs.length).toBeGreaterThan(8);
     for (const [factor, margin] of pairs) {
-      expect(kModelProfiles.some((p) => p.factor === factor && Math.round(p.margin * 100) === margin), `${factor} + ${margin} %`).toBe(true);
+      expect(
+        kModelProfiles.some((p) => p.factor === factor && Math.round(p.margin * 100) === margin),
+        `${factor} + ${margin} %`,
+      ).toBe(true);
     }
   });
 
   it("its measured factors are the ones `npm run calibrate:models` wrote", () => {
-    const measured = JSON.parse(readFileSync(new URL("../../bench/results/model-factors.json", import.meta.url), "utf8")) as { families: { name: string; factor: number; runs: { p95: number } }[] };
+    const measured = JSON.parse(readFileSync(new URL("../../bench/results/model-factors.json", import.meta.url), "utf8")) as {
+      families: { name: string; factor: number; runs: { p95: number } }[];
+    };
     const byName = new Map(measured.families.map((f) => [f.name, f]));
     for (const [name, m] of Object.entries(kMeasuredFactors)) {
       expect(m, name).toEqual({ factor: byName.get(name)!.factor, p95: byName.get(name)!.runs.p95 });
@@ -64,7 +69,11 @@ describe("the model table", () => {
     expect(modelProfileOf("us.anthropic.claude-opus-4-6-v1")).toMatchObject({ contextWindow: 1_000_000, basis: "estimate" });
     expect(modelProfileOf("claude-opus-4-7")).toMatchObject({ contextWindow: 1_000_000, basis: "published" });
     // A Claude id the table does not list: the smaller window and the newer tokenizer's factor.
-    expect(modelProfileOf("claude-sonnet-7")).toMatchObject({ family: "Claude (other ids)", contextWindow: 200_000, factor: modelProfileOf("claude-opus-4-7")!.factor });
+    expect(modelProfileOf("claude-sonnet-7")).toMatchObject({
+      family: "Claude (other ids)",
+      contextWindow: 200_000,
+      factor: modelProfileOf("claude-opus-4-7")!.factor,
+    });
     expect(family("google/gemini-2.5-pro")).toBe("Gemini");
     expect(family("meta-llama/Llama-3.3-70B-Instruct")).toBe("Llama 3.1 – 3.3");
     expect(family("llama3.1:8b")).toBe("Llama 3.1 – 3.3");
@@ -77,7 +86,14 @@ describe("the model table", () => {
 
   it("a registered profile adds a family or wins over the built-in one, until removed", () => {
     const before = modelProfileOf("gpt-4o");
-    const remove = registerModelProfile({ family: "Our gateway's gpt-4o", prefixes: ["gpt-4o"], contextWindow: 64_000, factor: 1, margin: 0, encoding: "o200k_base" });
+    const remove = registerModelProfile({
+      family: "Our gateway's gpt-4o",
+      prefixes: ["gpt-4o"],
+      contextWindow: 64_000,
+      factor: 1,
+      margin: 0,
+      encoding: "o200k_base",
+    });
     const local = registerModelProfile({ family: "Local", prefixes: ["My-Local"], contextWindow: 32_768, factor: 1.1, margin: 0.05 });
     try {
       expect(modelProfileOf("gpt-4o-mini")).toMatchObject({ family: "Our gateway's gpt-4o", contextWindow: 64_000 });

@@ -44,7 +44,8 @@ describe("TokenCounter", () => {
   it("counts a message with the provider's overheads", () => {
     const o = kMessageOverhead.openai;
     const msg = { role: "assistant", content: "Looking.", name: "agent", tool_calls: [{ function: { name: "read_file", arguments: '{"path":"a.py"}' } }] };
-    const want = o.perMessage + o.perName + o.perToolCall + ["assistant", "Looking.", "agent", "read_file", '{"path":"a.py"}'].reduce((n, t) => n + counter.exact(t), 0);
+    const want =
+      o.perMessage + o.perName + o.perToolCall + ["assistant", "Looking.", "agent", "read_file", '{"path":"a.py"}'].reduce((n, t) => n + counter.exact(t), 0);
     expect(counter.countMessage(msg, "exact")).toBe(want);
     expect(counter.countMessages([msg, { role: "user", content: [{ type: "text", text: "go" }] }], "exact")).toBe(
       o.perRequest + want + o.perMessage + counter.exact("user") + counter.exact("go"),
@@ -52,10 +53,17 @@ describe("TokenCounter", () => {
   });
 
   it("names the place of bad input", () => {
-    expect(errorOf(() => counter.countMessages([{ role: "user", content: "ok" }, { role: "user", content: 7 as unknown as string }])).message).toBe(
-      "messages[1].content: expected a string, got number",
+    expect(
+      errorOf(() =>
+        counter.countMessages([
+          { role: "user", content: "ok" },
+          { role: "user", content: 7 as unknown as string },
+        ]),
+      ).message,
+    ).toBe("messages[1].content: expected a string, got number");
+    expect(errorOf(() => counter.countMessages([{ role: "assistant", tool_calls: [{ function: { name: "x" } } as never] }])).path).toBe(
+      "messages[0].tool_calls[0]",
     );
-    expect(errorOf(() => counter.countMessages([{ role: "assistant", tool_calls: [{ function: { name: "x" } } as never] }])).path).toBe("messages[0].tool_calls[0]");
     expect(errorOf(() => counter.estimate(null as unknown as string)).code).toBe("E_NOT_STRING");
     expect(errorOf(() => new TokenCounter({ encoding: "p50k_base" as never })).code).toBe("E_UNKNOWN_ENCODING");
   });

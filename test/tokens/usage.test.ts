@@ -43,9 +43,17 @@ describe("UsageCorrection (the integrations' feedback settings)", () => {
     const c = new UsageCorrection(kUsageFeedback);
     c.observe(1100, 1000);
     const cases: [unknown, unknown, string][] = [
-      [undefined, 1000, "no_usage"], [null, 1000, "no_usage"], ["1200", 1000, "not_a_number"], [{}, 1000, "not_a_number"],
-      [Number.NaN, 1000, "not_finite"], [Infinity, 1000, "not_finite"], [-5, 1000, "negative"], [0, 1000, "zero"],
-      [1200, undefined, "no_estimate"], [1200, 0, "no_estimate"], [1200, Number.NaN, "no_estimate"],
+      [undefined, 1000, "no_usage"],
+      [null, 1000, "no_usage"],
+      ["1200", 1000, "not_a_number"],
+      [{}, 1000, "not_a_number"],
+      [Number.NaN, 1000, "not_finite"],
+      [Infinity, 1000, "not_finite"],
+      [-5, 1000, "negative"],
+      [0, 1000, "zero"],
+      [1200, undefined, "no_estimate"],
+      [1200, 0, "no_estimate"],
+      [1200, Number.NaN, "no_estimate"],
     ];
     for (const [reported, estimated, reason] of cases) {
       expect(c.observe(reported, estimated), `${String(reported)} / ${String(estimated)}`).toEqual({ status: "ignored", reason, before: 1.1, after: 1.1 });
@@ -87,7 +95,8 @@ describe("inputTokensOf (every provider's usage shape)", () => {
   });
 
   it("gives back undefined for no usage, and a field that is not a number as it is", () => {
-    for (const u of [undefined, null, "900", {}, { outputTokens: 3 }, { inputTokens: undefined }, { inputTokens: { total: undefined } }]) expect(inputTokensOf(u)).toBeUndefined();
+    for (const u of [undefined, null, "900", {}, { outputTokens: 3 }, { inputTokens: undefined }, { inputTokens: { total: undefined } }])
+      expect(inputTokensOf(u)).toBeUndefined();
     expect(inputTokensOf({ prompt_tokens: "900" })).toBe("900");
     expect(inputTokensOf({ input_tokens: 10, cache_read_input_tokens: "5" })).toBe("5");
     expect(inputTokensOf({ inputTokens: Number.NaN })).toBeNaN();

@@ -5,8 +5,15 @@ import { createCompactor } from "../../dist/src/policy/index.js";
 import type { Message } from "../../dist/src/model/schema.js";
 
 /** The caller's own message types, as an SDK would declare them. */
-interface ChatMessage { role: "system" | "user" | "assistant" | "tool"; content: string | null; tool_call_id?: string }
-interface ClaudeMessage { role: "user" | "assistant"; content: string }
+interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | null;
+  tool_call_id?: string;
+}
+interface ClaudeMessage {
+  role: "user" | "assistant";
+  content: string;
+}
 
 declare const chat: ChatMessage[];
 declare const claude: ClaudeMessage[];

@@ -31,7 +31,10 @@ describe.skipIf(!hasCorpus)(`validators on the dev corpus${hasCorpus ? "" : ` â€
       if (at < 0) continue;
       const callId = (messages[at]!.parts[0] as { callId: string }).callId;
       const before = validate(messages, "openai-chat");
-      const after = validate(messages.filter((_, i) => i !== at), "openai-chat");
+      const after = validate(
+        messages.filter((_, i) => i !== at),
+        "openai-chat",
+      );
       expect(newViolations(before, after).map((i) => [i.code, i.key])).toEqual([["TOOL_CALL_UNANSWERED", callId]]);
       expect(newViolations(before, before)).toEqual([]);
       checked++;

@@ -19,7 +19,11 @@ const user = (id: string, t = "Fix the bug."): Message => msg(id, "user", [text(
 const asst = (id: string, ...parts: Part[]): Message => msg(id, "assistant", parts);
 /** A tool message answering `callIds`, one result part each. */
 const tool = (id: string, ...callIds: string[]): Message =>
-  msg(id, "tool", callIds.map((callId) => ({ type: "tool-result", callId, content: [text(`output of ${callId}`)] })));
+  msg(
+    id,
+    "tool",
+    callIds.map((callId) => ({ type: "tool-result", callId, content: [text(`output of ${callId}`)] })),
+  );
 
 /** Canonical messages of a Responses input / an Anthropic message list (server-side context parts come from the wire). */
 const responses = (items: unknown[]) => openaiResponsesAdapter.parse(items);
@@ -132,7 +136,9 @@ describe("validate: one test per issue code", () => {
 
   it("FIRST_NOT_USER: an error for Anthropic, a warning for AI SDK and LangChain, nothing for OpenAI", () => {
     const run = [sys("s"), asst("a1", text("Hello, how can I help?")), user("u1")];
-    expect(only(run, "anthropic", "FIRST_NOT_USER").map(pick)).toEqual([{ code: "FIRST_NOT_USER", severity: "error", path: "messages[1]", index: 1, key: "a1" }]);
+    expect(only(run, "anthropic", "FIRST_NOT_USER").map(pick)).toEqual([
+      { code: "FIRST_NOT_USER", severity: "error", path: "messages[1]", index: 1, key: "a1" },
+    ]);
     expect(validate(run, "anthropic").ok).toBe(false);
     expect(only(run, "ai-sdk", "FIRST_NOT_USER").map((i) => i.severity)).toEqual(["warning"]);
     expect(only(run, "langchain", "FIRST_NOT_USER").map((i) => i.severity)).toEqual(["warning"]);
@@ -230,15 +236,44 @@ describe("validate: one test per issue code", () => {
 
   it("COMPACTION_MISPLACED (anthropic): a signed compaction block not first, or a second one", () => {
     // Continued after on-demand compaction: the block first, as its own assistant message or the first block of the first message.
-    expect(validate(claude([{ role: "assistant", content: [signedBlock] }, { role: "user", content: "Go on." }]), "anthropic")).toEqual({ ok: true, issues: [] });
+    expect(
+      validate(
+        claude([
+          { role: "assistant", content: [signedBlock] },
+          { role: "user", content: "Go on." },
+        ]),
+        "anthropic",
+      ),
+    ).toEqual({ ok: true, issues: [] });
     expect(validate(claude([{ role: "user", content: [signedBlock, { type: "text", text: "Go on." }] }]), "anthropic")).toEqual({ ok: true, issues: [] });
-    const behind = claude([{ role: "user", content: "Hi." }, { role: "assistant", content: [signedBlock] }, { role: "user", content: "Go on." }]);
-    expect(validate(behind, "anthropic").issues.map(pick)).toEqual([{ code: "COMPACTION_MISPLACED", severity: "error", path: "messages[1].parts[0]", index: 1, key: "m1" }]);
+    const behind = claude([
+      { role: "user", content: "Hi." },
+      { role: "assistant", content: [signedBlock] },
+      { role: "user", content: "Go on." },
+    ]);
+    expect(validate(behind, "anthropic").issues.map(pick)).toEqual([
+      { code: "COMPACTION_MISPLACED", severity: "error", path: "messages[1].parts[0]", index: 1, key: "m1" },
+    ]);
     expect(only(behind, "anthropic", "COMPACTION_MISPLACED")[0].message).toContain("not the first block of the first message");
-    const twice = claude([{ role: "assistant", content: [signedBlock] }, { role: "assistant", content: [signedBlock] }, { role: "user", content: "Go on." }]);
-    expect(only(twice, "anthropic", "COMPACTION_MISPLACED").map((i) => [i.path, i.message])).toEqual([["messages[1].parts[0]", expect.stringContaining("a second signed compaction block")]]);
+    const twice = claude([
+      { role: "assistant", content: [signedBlock] },
+      { role: "assistant", content: [signedBlock] },
+      { role: "user", content: "Go on." },
+    ]);
+    expect(only(twice, "anthropic", "COMPACTION_MISPLACED").map((i) => [i.path, i.message])).toEqual([
+      ["messages[1].parts[0]", expect.stringContaining("a second signed compaction block")],
+    ]);
     // Threshold compaction's block follows what it summarises: anywhere is fine.
-    expect(validate(claude([{ role: "user", content: "Hi." }, { role: "assistant", content: [thresholdBlock, { type: "text", text: "Ok." }] }, { role: "user", content: "Go on." }]), "anthropic").ok).toBe(true);
+    expect(
+      validate(
+        claude([
+          { role: "user", content: "Hi." },
+          { role: "assistant", content: [thresholdBlock, { type: "text", text: "Ok." }] },
+          { role: "user", content: "Go on." },
+        ]),
+        "anthropic",
+      ).ok,
+    ).toBe(true);
   });
 
   it("COMPACTION_TRIGGER_NOT_LAST (openai-responses): a compaction_trigger item before other items", () => {
@@ -264,7 +299,11 @@ describe("validate: one test per issue code", () => {
   it("compaction blocks are read through: a conversation may start with one, and the thinking of the turn may follow one", () => {
     const onDemand = claude([{ role: "assistant", content: [signedBlock] }, { role: "assistant", content: [thinkingBlock, toolUse(1)] }, toolResult(1)]);
     expect(validate(onDemand, "anthropic")).toEqual({ ok: true, issues: [] });
-    const threshold = claude([{ role: "user", content: "Fix it." }, { role: "assistant", content: [thresholdBlock, thinkingBlock, toolUse(1)] }, toolResult(1)]);
+    const threshold = claude([
+      { role: "user", content: "Fix it." },
+      { role: "assistant", content: [thresholdBlock, thinkingBlock, toolUse(1)] },
+      toolResult(1),
+    ]);
     expect(validate(threshold, "anthropic")).toEqual({ ok: true, issues: [] });
     // The turn's thinking is still required after the block.
     const dropped = claude([{ role: "user", content: "Fix it." }, { role: "assistant", content: [thresholdBlock, toolUse(1)] }, toolResult(1)]);
@@ -274,12 +313,21 @@ describe("validate: one test per issue code", () => {
   });
 
   it("the turn in progress opens at its first assistant message past compaction blocks alone, unless compaction is told to open it", () => {
-    const onDemand = claude([{ role: "user", content: "Fix it." }, { role: "assistant", content: [signedBlock] }, { role: "assistant", content: [thinkingBlock, toolUse(1)] }, toolResult(1)]);
+    const onDemand = claude([
+      { role: "user", content: "Fix it." },
+      { role: "assistant", content: [signedBlock] },
+      { role: "assistant", content: [thinkingBlock, toolUse(1)] },
+      toolResult(1),
+    ]);
     expect(turnInProgressOpener(onDemand)).toBe(2);
     // Block compaction's in-memory strategy keeps the unit of the first assistant message, whatever it holds.
     expect(turnInProgressOpener(onDemand, { compactionOpens: true })).toBe(1);
     // A finished turn opens nothing, either way.
-    const done = claude([{ role: "user", content: "Fix it." }, { role: "assistant", content: [signedBlock] }, { role: "assistant", content: "Fixed." }]);
+    const done = claude([
+      { role: "user", content: "Fix it." },
+      { role: "assistant", content: [signedBlock] },
+      { role: "assistant", content: "Fixed." },
+    ]);
     expect([turnInProgressOpener(done), turnInProgressOpener(done, { compactionOpens: true })]).toEqual([-1, -1]);
   });
 
@@ -297,7 +345,13 @@ describe("validate: one test per issue code", () => {
       [[asst("a", text("x")), user("u", "")], "anthropic"],
       [[user("u"), sys("s"), msg("e", "user", [])], "anthropic"],
       [[user("u"), asst("a", { type: "reasoning", text: "t" }, call("c")), tool("t", "c")], "anthropic"],
-      [claude([{ role: "user", content: "u" }, { role: "assistant", content: [signedBlock] }]), "anthropic"],
+      [
+        claude([
+          { role: "user", content: "u" },
+          { role: "assistant", content: [signedBlock] },
+        ]),
+        "anthropic",
+      ],
       [responses([{ type: "compaction_trigger" }, { role: "user", content: "u" }, rsItem("rs_1")]), "openai-responses"],
     ];
     for (const [m, f, o] of inputs) for (const i of validate(m, f, o).issues) seen.add(i.code);
@@ -325,13 +379,21 @@ describe("newViolations", () => {
 
   it("dropping a tool result in the middle reports only the newly unanswered call", () => {
     const before = validate(run, "anthropic");
-    const after = validate(run.filter((m) => m.id !== "t3"), "anthropic");
-    expect(newViolations(before, after).map(pick)).toEqual([{ code: "TOOL_CALL_UNANSWERED", severity: "error", path: "messages[2].parts[0]", index: 2, key: "c1" }]);
+    const after = validate(
+      run.filter((m) => m.id !== "t3"),
+      "anthropic",
+    );
+    expect(newViolations(before, after).map(pick)).toEqual([
+      { code: "TOOL_CALL_UNANSWERED", severity: "error", path: "messages[2].parts[0]", index: 2, key: "c1" },
+    ]);
   });
 
   it("dropping an assistant message in the middle reports only the newly orphaned results", () => {
     const before = validate(run, "openai-chat");
-    const after = validate(run.filter((m) => m.id !== "a2"), "openai-chat");
+    const after = validate(
+      run.filter((m) => m.id !== "a2"),
+      "openai-chat",
+    );
     expect(newViolations(before, after).map(pick)).toEqual([
       { code: "TOOL_RESULT_ORPHAN", severity: "error", path: "messages[2].parts[0]", index: 2, key: "c1" },
       { code: "TOOL_RESULT_ORPHAN", severity: "error", path: "messages[3].parts[0]", index: 3, key: "c2" },
@@ -360,12 +422,16 @@ const textArb = fc.oneof(fc.constantFrom("", " ", "hi"), fc.string({ maxLength: 
 const partArb: fc.Arbitrary<Part> = fc.oneof(
   textArb.map((t) => text(t)),
   idArb.map((id) => call(id)),
-  fc.record({ callId: idArb, isError: fc.option(fc.boolean(), { nil: undefined }) }).map(({ callId, isError }) => ({ type: "tool-result" as const, callId, content: [text("r")], isError })),
-  fc.record({
-    text: fc.option(textArb, { nil: undefined }),
-    redacted: fc.option(fc.constantFrom("", "enc"), { nil: undefined }),
-    signature: fc.option(fc.constantFrom("", "sig"), { nil: undefined }),
-  }).map((r) => ({ type: "reasoning" as const, ...r })),
+  fc
+    .record({ callId: idArb, isError: fc.option(fc.boolean(), { nil: undefined }) })
+    .map(({ callId, isError }) => ({ type: "tool-result" as const, callId, content: [text("r")], isError })),
+  fc
+    .record({
+      text: fc.option(textArb, { nil: undefined }),
+      redacted: fc.option(fc.constantFrom("", "enc"), { nil: undefined }),
+      signature: fc.option(fc.constantFrom("", "sig"), { nil: undefined }),
+    })
+    .map((r) => ({ type: "reasoning" as const, ...r })),
   fc.constant<Part>({ type: "media", mediaType: "image/png", data: "AAAA" }),
   fc.constant<Part>({ type: "opaque", value: { x: 1 } }),
 );
@@ -410,7 +476,10 @@ describe("validate properties", () => {
         fc.pre(messages.length > 0);
         const drop = n % messages.length;
         const before = validate(messages, format);
-        const after = validate(messages.filter((_, i) => i !== drop), format);
+        const after = validate(
+          messages.filter((_, i) => i !== drop),
+          format,
+        );
         const fresh = newViolations(before, after);
         for (const i of fresh) expect(after.issues).toContain(i);
         const [b, a, f] = [count(before.issues), count(after.issues), count(fresh)];

@@ -8,13 +8,38 @@ import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";
 import { ProgressLine } from "../progress.js";
 import { num } from "../runs.js";
-import { formatOption, heapMbOption, intOption, modeOption, queueOption, kExit, parseCli, shownName, threadsOption, UsageError, type CliIo, type CliTestHooks } from "../common.js";
+import {
+  formatOption,
+  heapMbOption,
+  intOption,
+  modeOption,
+  queueOption,
+  kExit,
+  parseCli,
+  shownName,
+  threadsOption,
+  UsageError,
+  type CliIo,
+  type CliTestHooks,
+} from "../common.js";
 
 const kOptions = {
-  output: { type: "string", short: "o" }, budget: { type: "string" }, format: { type: "string" }, mode: { type: "string" },
-  preset: { type: "string" }, "offload-dir": { type: "string" }, workers: { type: "string" }, resume: { type: "boolean" },
-  strict: { type: "boolean" }, json: { type: "boolean" }, quiet: { type: "boolean" }, "max-worker-heap-mb": { type: "string" },
-  "redact-offload": { type: "boolean" }, queue: { type: "string" }, "shard-mb": { type: "string" }, "work-dir": { type: "string" },
+  output: { type: "string", short: "o" },
+  budget: { type: "string" },
+  format: { type: "string" },
+  mode: { type: "string" },
+  preset: { type: "string" },
+  "offload-dir": { type: "string" },
+  workers: { type: "string" },
+  resume: { type: "boolean" },
+  strict: { type: "boolean" },
+  json: { type: "boolean" },
+  quiet: { type: "boolean" },
+  "max-worker-heap-mb": { type: "string" },
+  "redact-offload": { type: "boolean" },
+  queue: { type: "string" },
+  "shard-mb": { type: "string" },
+  "work-dir": { type: "string" },
   "max-line-mb": { type: "string" },
 } as const;
 
@@ -57,7 +82,10 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   if (flags.json) (flags.output === "-" ? io.stderr : io.stdout).write(JSON.stringify(report) + "\n");
   else if (!flags.quiet) io.stderr.write(summaryTable(report) + "\n");
   if (summary.interrupted) {
-    if (!flags.quiet) io.stderr.write(`ctxfold: stopped after line ${summary.lines}; ${summary.checkpoint ? `rerun with --resume to continue (${summary.checkpoint})` : "output was stdout, so there is no checkpoint"}\n`);
+    if (!flags.quiet)
+      io.stderr.write(
+        `ctxfold: stopped after line ${summary.lines}; ${summary.checkpoint ? `rerun with --resume to continue (${summary.checkpoint})` : "output was stdout, so there is no checkpoint"}\n`,
+      );
     return kExit.interrupted;
   }
   return summary.errors > 0 ? kExit.partial : kExit.ok;
@@ -75,19 +103,36 @@ function compactFlags(argv: string[], io: CliIo): CompactFlags {
   const format = formatOption(values.format as string | undefined) ?? "auto";
   const mode = modeOption(values.mode as string | undefined);
   const preset = values.preset as string | undefined;
-  if (preset !== undefined && !(preset in kPresets)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
+  if (preset !== undefined && !(preset in kPresets))
+    throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
   // With --queue the batch runs in ctxfold worker processes, not threads of this one.
-  const workers = values.queue === undefined ? threadsOption(values.workers as string | undefined, "compact", "workers", kDefaultWorkers(), io) : intOption(values.workers as string | undefined, "workers", 1);
+  const workers =
+    values.queue === undefined
+      ? threadsOption(values.workers as string | undefined, "compact", "workers", kDefaultWorkers(), io)
+      : intOption(values.workers as string | undefined, "workers", 1);
   const workerHeapMb = heapMbOption(values["max-worker-heap-mb"] as string | undefined);
   const maxLineMb = intOption(values["max-line-mb"] as string | undefined, "max-line-mb", kDefaultMaxLineBytes / 2 ** 20);
   const offloadDir = (values["offload-dir"] as string | undefined) ?? (output === "-" ? "ctxfold-offload" : `${output}.offload`);
   const quiet = Boolean(values.quiet);
   const queue = values.queue === undefined ? undefined : queueFlags(values, output);
   return {
-    input, output, budget, format, mode, preset, workers, workerHeapMb, maxLineMb,
+    input,
+    output,
+    budget,
+    format,
+    mode,
+    preset,
+    workers,
+    workerHeapMb,
+    maxLineMb,
     // Workers on other machines write where the producer names, so the name must not depend on a cwd.
     offloadDir: queue ? path.resolve(offloadDir) : offloadDir,
-    quiet, json: Boolean(values.json), resume: Boolean(values.resume), strict: Boolean(values.strict), redactOffload: Boolean(values["redact-offload"]), queue,
+    quiet,
+    json: Boolean(values.json),
+    resume: Boolean(values.resume),
+    strict: Boolean(values.strict),
+    redactOffload: Boolean(values["redact-offload"]),
+    queue,
   };
 }
 
@@ -95,10 +140,21 @@ function compactFlags(argv: string[], io: CliIo): CompactFlags {
 function batchOptions(flags: CompactFlags, io: CliIo, hooks: CliTestHooks, progress: ProgressLine | undefined): BatchOptions {
   const { input, output, budget, format, mode, preset, workers, offloadDir, workerHeapMb, maxLineMb, queue } = flags;
   return {
-    input, output, budget, format, mode, workers, offloadDir, workerHeapMb, maxLineBytes: maxLineMb * 2 ** 20,
+    input,
+    output,
+    budget,
+    format,
+    mode,
+    workers,
+    offloadDir,
+    workerHeapMb,
+    maxLineBytes: maxLineMb * 2 ** 20,
     ...(preset ? { preset: preset as PresetName } : {}),
-    resume: flags.resume, strict: flags.strict, redactOffload: flags.redactOffload,
-    stdin: io.stdin, stdout: io.stdout,
+    resume: flags.resume,
+    strict: flags.strict,
+    redactOffload: flags.redactOffload,
+    stdin: io.stdin,
+    stdout: io.stdout,
     onInterrupt: (stop) => stopOnInterrupt(io, stop, flags.quiet, queue !== undefined, progress),
     onProgress: progress ? (p) => progress.draw(p) : undefined,
     onError: (e) => io.stderr.write(`ctxfold: ${shownName(input)}:${e.line}: ${e.code}: ${e.reason} (written through unchanged)\n`),
@@ -117,9 +173,11 @@ function stopOnInterrupt(io: CliIo, stop: () => void, quiet: boolean, queued: bo
   return io.onInterrupt(() => {
     progress?.clear();
     if (!quiet) {
-      io.stderr.write(interrupts++ === 0
-        ? `ctxfold: interrupted: finishing the ${queued ? "shards" : "chunks"} in flight${queued ? " (they need a worker)" : ""}… (again to stop at once)\n`
-        : `ctxfold: stopping at once: the ${queued ? "shards" : "chunks"} in flight are dropped (--resume redoes them${queued ? "; queued ones stay queued" : ""})\n`);
+      io.stderr.write(
+        interrupts++ === 0
+          ? `ctxfold: interrupted: finishing the ${queued ? "shards" : "chunks"} in flight${queued ? " (they need a worker)" : ""}… (again to stop at once)\n`
+          : `ctxfold: stopping at once: the ${queued ? "shards" : "chunks"} in flight are dropped (--resume redoes them${queued ? "; queued ones stay queued" : ""})\n`,
+      );
     }
     stop();
   });
@@ -170,13 +228,19 @@ const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 /** The closing summary (stderr). */
 export function summaryTable(s: Report): string {
   const rows: [string, string][] = [
-    ["runs", `${num(s.runs)} (${num(s.compacted)} compacted, ${num(s.fit)} within budget, ${num(s.errors)} errors${s.infeasible ? `, ${num(s.infeasible)} over budget: critical messages alone exceed it` : ""})`],
+    [
+      "runs",
+      `${num(s.runs)} (${num(s.compacted)} compacted, ${num(s.fit)} within budget, ${num(s.errors)} errors${s.infeasible ? `, ${num(s.infeasible)} over budget: critical messages alone exceed it` : ""})`,
+    ],
     ["tokens in → out", `${num(s.tokensIn)} → ${num(s.tokensOut)} (estimated)`],
     ["savings", s.tokensIn > 0 ? `${((1 - s.tokensOut / s.tokensIn) * 100).toFixed(1)}% saved` : "-"],
     ["tiers", `normal ${num(s.tiers.normal)} · pressure ${num(s.tiers.pressure)} · critical ${num(s.tiers.critical)}`],
     ["offloaded", `${mb(s.offloadedBytes)} to ${s.offloadDir}`],
     ["bytes in → out", `${mb(s.bytesIn)} → ${mb(s.bytesOut)}`],
-    ["time", `${s.seconds.toFixed(1)} s, ${num(s.runs / Math.max(s.seconds, 1e-9))} runs/s, ${(s.bytesIn / 1e6 / Math.max(s.seconds, 1e-9)).toFixed(1)} MB/s, ${s.queue ? `${s.workers} worker process${s.workers === 1 ? "" : "es"}` : s.workers === 0 ? "in-process" : `${s.workers} workers`}`],
+    [
+      "time",
+      `${s.seconds.toFixed(1)} s, ${num(s.runs / Math.max(s.seconds, 1e-9))} runs/s, ${(s.bytesIn / 1e6 / Math.max(s.seconds, 1e-9)).toFixed(1)} MB/s, ${s.queue ? `${s.workers} worker process${s.workers === 1 ? "" : "es"}` : s.workers === 0 ? "in-process" : `${s.workers} workers`}`,
+    ],
   ];
   if (s.queue) rows.push(["queue", `${s.queue.url}: ${num(s.queue.shards)} shards through ${s.queue.workDir}`]);
   if (s.resumedAfterLine > 0) rows.push(["resumed", `after line ${num(s.resumedAfterLine)}`]);

@@ -23,7 +23,18 @@ import { renderMessages } from "../../adapters/index.js";
 import type { OpenAIChatMessage } from "../../adapters/openai-chat.js";
 import { CtxfoldError } from "../../errors.js";
 import type { Format } from "../../adapters/index.js";
-import { describeMisses, evaluate, kPeers, parsePricing, parseThresholds, readConfigFile, type EvalMetrics, type EvalReport, type EvaluateOptions, type FailedRun } from "../../eval/index.js";
+import {
+  describeMisses,
+  evaluate,
+  kPeers,
+  parsePricing,
+  parseThresholds,
+  readConfigFile,
+  type EvalMetrics,
+  type EvalReport,
+  type EvaluateOptions,
+  type FailedRun,
+} from "../../eval/index.js";
 import { renderHtmlReport } from "../../eval/html.js";
 import { spread, type EvalRun } from "../../eval/replay.js";
 import { runIdOf } from "../../pool/jsonl.js";
@@ -34,9 +45,19 @@ import { num, parseRun, readRuns, table } from "../runs.js";
 import { budgetsOption } from "./stats.js";
 
 const kOptions = {
-  budget: { type: "string" }, config: { type: "string" }, compare: { type: "string" }, against: { type: "string" }, points: { type: "string" },
-  runs: { type: "string" }, trace: { type: "string" }, format: { type: "string" }, "fail-under": { type: "string" }, json: { type: "boolean" },
-  html: { type: "string" }, quiet: { type: "boolean" }, pricing: { type: "string" },
+  budget: { type: "string" },
+  config: { type: "string" },
+  compare: { type: "string" },
+  against: { type: "string" },
+  points: { type: "string" },
+  runs: { type: "string" },
+  trace: { type: "string" },
+  format: { type: "string" },
+  "fail-under": { type: "string" },
+  json: { type: "boolean" },
+  html: { type: "string" },
+  quiet: { type: "boolean" },
+  pricing: { type: "string" },
 } as const;
 
 /** The runs of `file` as OpenAI Chat messages, and the lines that could not be used. */
@@ -110,19 +131,31 @@ function evalFlags(argv: string[]): EvalFlags {
  * --config and --compare (read here, so a bad file stops the eval before any run is read).
  */
 function contenderFlags(values: Record<string, string | boolean | undefined>): Omit<EvaluateFlags, "budgets" | "points"> {
-  const against = ((values.against as string | undefined) ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const against = ((values.against as string | undefined) ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknownPeer = against.find((a) => !Object.hasOwn(kPeers, a));
   if (unknownPeer !== undefined) throw new UsageError(`--against: unknown peer ${JSON.stringify(unknownPeer)} (one of ${Object.keys(kPeers).join(", ")})`);
   const thresholds = values["fail-under"] === undefined ? undefined : flagValue(parseThresholds, values["fail-under"] as string);
   const pricing = flagValue(parsePricing, (values.pricing as string | undefined) ?? "anthropic");
   const traceArg = values.trace as string | undefined;
-  const trace = traceArg === undefined ? undefined : /^\d+$/.test(traceArg) ? Number(traceArg) : traceArg.split(",").map((s) => s.trim()).filter(Boolean);
+  const trace =
+    traceArg === undefined
+      ? undefined
+      : /^\d+$/.test(traceArg)
+        ? Number(traceArg)
+        : traceArg
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean);
   const configFile = values.config as string | undefined;
   const compareFile = values.compare as string | undefined;
   const config = configFile ? readConfigFile(configFile) : undefined;
   const compare = compareFile ? { config: readConfigFile(compareFile), name: `ctxfold (${basename(compareFile)})` } : undefined;
   return {
-    against, pricing,
+    against,
+    pricing,
     ...(config ? { config, configName: `ctxfold (${basename(configFile!)})` } : {}),
     ...(compare ? { compare } : {}),
     ...(trace !== undefined ? { trace } : {}),
@@ -142,7 +175,8 @@ function flagValue<T>(parse: (value: string) => T, value: string): T {
 /** evaluate's onProgress, drawn on `progress`: runs done, their pace since now, and the prompts replayed. */
 function drawProgress(progress: ProgressLine): NonNullable<EvaluateOptions["onProgress"]> {
   const started = performance.now();
-  return (done, total, prompts) => progress.draw({ runs: done, elapsedMs: performance.now() - started, doneFraction: done / total, note: `${num(prompts)} prompts` });
+  return (done, total, prompts) =>
+    progress.draw({ runs: done, elapsedMs: performance.now() - started, doneFraction: done / total, note: `${num(prompts)} prompts` });
 }
 
 /** A share as a percentage; two decimals only where one would round a near-miss to 100% (a fill may pass 100%). */
@@ -182,16 +216,36 @@ function valueRow(name: string, m: EvalMetrics): string[] {
 }
 
 const kInvariantHeader = ["contender", "within budget", "infeasible", "new violations", "critical verbatim", "failed visible", "recoverable"];
-const kValueHeader = ["contender", "evidence recall", "cost/call", "cost savings", "budget fill", "fill p95", "savings", "cache prefix", "p50 ms", "p99 ms", "prompts/s"];
+const kValueHeader = [
+  "contender",
+  "evidence recall",
+  "cost/call",
+  "cost savings",
+  "budget fill",
+  "fill p95",
+  "savings",
+  "cache prefix",
+  "p50 ms",
+  "p99 ms",
+  "prompts/s",
+];
 
 /** The human report: two tables per budget (invariants; evidence, cost and speed), then what could not be measured. */
 export function render(r: EvalReport, width?: number): string {
-  const out: string[] = [`${r.input}: ${num(r.corpus.runs)} runs, ${num(r.corpus.prompts)} prompt points (at most ${r.options.points} a run), ${num(r.corpus.pairs)} consecutive pairs`];
+  const out: string[] = [
+    `${r.input}: ${num(r.corpus.runs)} runs, ${num(r.corpus.prompts)} prompt points (at most ${r.options.points} a run), ${num(r.corpus.pairs)} consecutive pairs`,
+  ];
   const p = r.options.pricing;
-  if (p) out.push(`cost/call: mean input-token units per call above the budget at ${p.name} pricing (cached prefix ×${p.read}, the rest ×${p.write}); budget fill: output tokens / budget, p50 (fill p95: 95th percentile); savings: the share of over-budget input tokens removed (--fail-under savings=…)`);
+  if (p)
+    out.push(
+      `cost/call: mean input-token units per call above the budget at ${p.name} pricing (cached prefix ×${p.read}, the rest ×${p.write}); budget fill: output tokens / budget, p50 (fill p95: 95th percentile); savings: the share of over-budget input tokens removed (--fail-under savings=…)`,
+    );
   for (const b of r.budgets) {
     const first = b.rows[0]?.metrics;
-    out.push("", `budget ${num(b.budget)}: ${first ? `${num(first.overBudget)} prompts over it, ${num(first.prompts - first.criticalFits)} where the critical messages alone do not fit` : ""}`);
+    out.push(
+      "",
+      `budget ${num(b.budget)}: ${first ? `${num(first.overBudget)} prompts over it, ${num(first.prompts - first.criticalFits)} where the critical messages alone do not fit` : ""}`,
+    );
     const fit = width ? { width } : {};
     out.push(table([kInvariantHeader, ...b.rows.map(({ contender, metrics }) => invariantRow(contender, metrics))], fit).trimEnd());
     out.push("", table([kValueHeader, ...b.rows.map(({ contender, metrics }) => valueRow(contender, metrics))], fit).trimEnd());
@@ -203,12 +257,21 @@ export function render(r: EvalReport, width?: number): string {
     if (r.failedRuns.length > 20) out.push(`  … ${num(r.failedRuns.length - 20)} more (--json lists all)`);
   }
   if (r.infeasibleRuns.length) {
-    out.push("", `budget infeasible (critical messages alone over the budget) at some prompts of ${num(r.infeasibleRuns.length)} run×budget${r.infeasibleRuns.length === 1 ? "" : "s"}:`);
-    out.push(`  ${r.infeasibleRuns.slice(0, 20).map((x) => `${x.id} @${x.budget} (${x.points})`).join(", ")}${r.infeasibleRuns.length > 20 ? ", …" : ""}`);
+    out.push(
+      "",
+      `budget infeasible (critical messages alone over the budget) at some prompts of ${num(r.infeasibleRuns.length)} run×budget${r.infeasibleRuns.length === 1 ? "" : "s"}:`,
+    );
+    out.push(
+      `  ${r.infeasibleRuns
+        .slice(0, 20)
+        .map((x) => `${x.id} @${x.budget} (${x.points})`)
+        .join(", ")}${r.infeasibleRuns.length > 20 ? ", …" : ""}`,
+    );
   }
   if (r.thresholds.length) {
     out.push("", "thresholds:");
-    for (const t of r.thresholds) out.push(`  ${t.ok ? "ok  " : "MISS"} ${t.metric} ≥ ${t.threshold} at ${t.budget}: ${t.value === null ? "n/a" : Number(t.value.toFixed(4))}`);
+    for (const t of r.thresholds)
+      out.push(`  ${t.ok ? "ok  " : "MISS"} ${t.metric} ≥ ${t.threshold} at ${t.budget}: ${t.value === null ? "n/a" : Number(t.value.toFixed(4))}`);
   }
   return out.join("\n") + "\n";
 }

@@ -120,8 +120,14 @@ export async function explain(argv: string[], io: CliIo): Promise<number> {
 /** The command line's options, checked (a UsageError names what is wrong). */
 function explainOptions(argv: string[]): ExplainOptions {
   const { values, positionals } = parseCli(argv, {
-    run: { type: "string" }, budget: { type: "string" }, json: { type: "boolean" }, "offload-dir": { type: "string" }, format: { type: "string" },
-    mode: { type: "string" }, preset: { type: "string" }, refs: { type: "string" },
+    run: { type: "string" },
+    budget: { type: "string" },
+    json: { type: "boolean" },
+    "offload-dir": { type: "string" },
+    format: { type: "string" },
+    mode: { type: "string" },
+    preset: { type: "string" },
+    refs: { type: "string" },
   });
   const [file, ...rest] = positionals;
   if (file === undefined) throw new UsageError("explain needs an input file (IN.jsonl[.gz], or - for stdin)");
@@ -135,7 +141,8 @@ function explainOptions(argv: string[]): ExplainOptions {
   if (dir === "") throw new UsageError("--offload-dir: expected a directory");
   const mode = modeOption(values.mode as string | undefined);
   const preset = values.preset as string | undefined;
-  if (preset !== undefined && !Object.hasOwn(kPresets, preset)) throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
+  if (preset !== undefined && !Object.hasOwn(kPresets, preset))
+    throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
   return { file, id, budget, format, dir, mode, preset, refsShown, json: Boolean(values.json) };
 }
 
@@ -162,12 +169,31 @@ function explainingCompactor({ dir, mode, preset }: ExplainOptions, warnings: Po
 }
 
 /** What `--json` prints of the run's compaction (refs once each, in the order first stored). */
-function explainReport(opts: ExplainOptions, found: { line: number; run: JsonlRun }, r: CompactResult, durationMs: number, warnings: PolicyEvent[]): ExplainReport {
+function explainReport(
+  opts: ExplainOptions,
+  found: { line: number; run: JsonlRun },
+  r: CompactResult,
+  durationMs: number,
+  warnings: PolicyEvent[],
+): ExplainReport {
   return {
-    file: shownName(opts.file), line: found.line, id: found.run.id, format: r.format, messages: found.run.messages.length, budget: opts.budget, mode: r.mode,
-    tier: r.tier, status: r.status, ...(r.infeasible ? { infeasible: r.infeasible } : {}),
-    tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter, durationMs, stages: r.stages, refs: [...new Set(r.refs)],
-    offloadDir: opts.dir !== undefined ? resolve(opts.dir) : null, warnings,
+    file: shownName(opts.file),
+    line: found.line,
+    id: found.run.id,
+    format: r.format,
+    messages: found.run.messages.length,
+    budget: opts.budget,
+    mode: r.mode,
+    tier: r.tier,
+    status: r.status,
+    ...(r.infeasible ? { infeasible: r.infeasible } : {}),
+    tokensBefore: r.tokensBefore,
+    tokensAfter: r.tokensAfter,
+    durationMs,
+    stages: r.stages,
+    refs: [...new Set(r.refs)],
+    offloadDir: opts.dir !== undefined ? resolve(opts.dir) : null,
+    warnings,
   };
 }
 
@@ -175,7 +201,12 @@ const ms = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(1));
 
 /** Skip reasons as `reason n`, comma-separated; "–" when none. */
 function skips(s: StageReport["skipped"]): string {
-  return Object.entries(s).filter(([, n]) => n).map(([k, n]) => `${k} ${n}`).join(", ") || "–";
+  return (
+    Object.entries(s)
+      .filter(([, n]) => n)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(", ") || "–"
+  );
 }
 
 /** Refs the table lists unless --refs says otherwise (--json lists them all). */
@@ -190,14 +221,31 @@ function render(r: ExplainReport, softRatio: number, refsShown: number): string 
   }
   out.push("");
   if (r.stages.length === 0) {
-    out.push(r.tier === "normal"
-      ? `stage 0 (fits): ${num(r.tokensBefore)} tokens ≤ ${softRatio} × budget (${num(Math.floor(softRatio * r.budget))}): nothing to compact`
-      : r.mode === "legacy" ? "legacy mode: block compaction's three levels ran (they report no stages)" : "no stage ran");
+    out.push(
+      r.tier === "normal"
+        ? `stage 0 (fits): ${num(r.tokensBefore)} tokens ≤ ${softRatio} × budget (${num(Math.floor(softRatio * r.budget))}): nothing to compact`
+        : r.mode === "legacy"
+          ? "legacy mode: block compaction's three levels ran (they report no stages)"
+          : "no stage ran",
+    );
   } else {
-    out.push(table([
-      ["stage", "candidates", "compacted", "skipped", "tokens before", "after", "ms"],
-      ...r.stages.map((s) => [`${s.stage} ${s.name}`, num(s.candidateCount), num(s.compacted), skips(s.skipped), num(s.tokensBefore), num(s.tokensAfter), ms(s.durationMs)]),
-    ], { indent: "", align: "lrrlrrr" }).trimEnd());
+    out.push(
+      table(
+        [
+          ["stage", "candidates", "compacted", "skipped", "tokens before", "after", "ms"],
+          ...r.stages.map((s) => [
+            `${s.stage} ${s.name}`,
+            num(s.candidateCount),
+            num(s.compacted),
+            skips(s.skipped),
+            num(s.tokensBefore),
+            num(s.tokensAfter),
+            ms(s.durationMs),
+          ]),
+        ],
+        { indent: "", align: "lrrlrrr" },
+      ).trimEnd(),
+    );
   }
   for (const w of r.warnings) {
     if (w.type === "summarizer_fallback") out.push(`warning: the summariser fell back to the extractive one for ${w.label}: ${w.reason}`);
@@ -206,7 +254,11 @@ function render(r: ExplainReport, softRatio: number, refsShown: number): string 
   out.push("");
   if (r.refs.length === 0) out.push("refs: none");
   else {
-    out.push(r.offloadDir !== null ? `refs (${r.refs.length}, stored in ${r.offloadDir}; \`ctxfold show REF --offload-dir ${r.offloadDir}\`):` : `refs (${r.refs.length}, held in memory only: rerun with --offload-dir DIR to keep them):`);
+    out.push(
+      r.offloadDir !== null
+        ? `refs (${r.refs.length}, stored in ${r.offloadDir}; \`ctxfold show REF --offload-dir ${r.offloadDir}\`):`
+        : `refs (${r.refs.length}, held in memory only: rerun with --offload-dir DIR to keep them):`,
+    );
     for (const ref of r.refs.slice(0, refsShown)) out.push(`  ${ref}`);
     if (r.refs.length > refsShown) out.push(`  … and ${num(r.refs.length - refsShown)} more (--refs N lists N; --json all)`);
   }

@@ -37,8 +37,19 @@ import { z } from "zod";
 import { kFormats, type Format } from "../../adapters/index.js";
 import { asCtxfoldError } from "../../errors.js";
 import {
-  kRecallInputShape, kRecallToolDescription, kRecallToolName, kSearchInputShape, kSearchToolDescription, kSearchToolName, pageBody, pageNote, recall, searchStoreInSlices, searchText,
-  checkRecallOptions, type RecallResult,
+  kRecallInputShape,
+  kRecallToolDescription,
+  kRecallToolName,
+  kSearchInputShape,
+  kSearchToolDescription,
+  kSearchToolName,
+  pageBody,
+  pageNote,
+  recall,
+  searchStoreInSlices,
+  searchText,
+  checkRecallOptions,
+  type RecallResult,
 } from "../../recall/index.js";
 import { createPackStore, kDefaultOffloadPrefix, ScopeRecords, scopedStore, type OffloadStore, type RunSelector } from "../../store/index.js";
 import { formatOption, intOption, kExit, packageRoot, parseCli, UsageError, type CliIo } from "../common.js";
@@ -88,8 +99,12 @@ export async function mcp(argv: string[], io: CliIo): Promise<number> {
 /** The command line's options, checked (a UsageError names the flag). */
 function mcpOptions(argv: string[]): McpOptions {
   const { values, positionals } = parseCli(argv, {
-    "offload-dir": { type: "string" }, format: { type: "string" }, prefix: { type: "string" }, "max-bytes": { type: "string" },
-    run: { type: "string" }, "run-line": { type: "string" },
+    "offload-dir": { type: "string" },
+    format: { type: "string" },
+    prefix: { type: "string" },
+    "max-bytes": { type: "string" },
+    run: { type: "string" },
+    "run-line": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unknown arguments: ${positionals.join(" ")}`);
   const dir = values["offload-dir"] as string | undefined;
@@ -113,25 +128,38 @@ async function createServer({ dir, format, maxBytes }: McpOptions, stores: Store
   const searches = new OneAtATime();
   const server = new McpServer(
     { name: "ctxfold", version: packageRoot()?.version ?? "0.0.0" },
-    { instructions: `Reads content a ctxfold compaction left out of the conversation (stored in ${path.resolve(dir)}): ${kRecallToolName} gives a ref's content, ${kSearchToolName} finds refs.` },
+    {
+      instructions: `Reads content a ctxfold compaction left out of the conversation (stored in ${path.resolve(dir)}): ${kRecallToolName} gives a ref's content, ${kSearchToolName} finds refs.`,
+    },
   );
   server.registerTool(
     kRecallToolName,
     {
       title: "Recall a ref",
       description: kRecallToolDescription,
-      inputSchema: { ...kRecallInputShape, format: z.enum(kFormats).optional().describe(`The provider format a history ref's messages come back in (default ${format})`) },
+      inputSchema: {
+        ...kRecallInputShape,
+        format: z.enum(kFormats).optional().describe(`The provider format a history ref's messages come back in (default ${format})`),
+      },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (input) => answer(() => recallAnswer(recall(stores.current(), input.ref, { offset: input.offset, maxBytes, format: input.format ?? format })), stores),
   );
   server.registerTool(
     kSearchToolName,
-    { title: "Search stored content", description: kSearchToolDescription, inputSchema: kSearchInputShape, annotations: { readOnlyHint: true, openWorldHint: false } },
-    (input) => searches.run(() => answerAsync(async () => {
-      const entries = await searchStoreInSlices(stores.current(), input.query, { limit: input.limit });
-      return { content: [{ type: "text", text: searchText(entries) }], structuredContent: { entries } };
-    }, stores)),
+    {
+      title: "Search stored content",
+      description: kSearchToolDescription,
+      inputSchema: kSearchInputShape,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    (input) =>
+      searches.run(() =>
+        answerAsync(async () => {
+          const entries = await searchStoreInSlices(stores.current(), input.query, { limit: input.limit });
+          return { content: [{ type: "text", text: searchText(entries) }], structuredContent: { entries } };
+        }, stores),
+      ),
   );
   return server;
 }
@@ -159,7 +187,10 @@ function recallAnswer(page: RecallResult): ToolAnswer {
   const note = pageNote(page);
   // Everything but the page's content, which is the first content block.
   const about = Object.fromEntries(Object.entries(page).filter(([k]) => k !== "text" && k !== "messages" && k !== "system"));
-  return { content: [{ type: "text", text: pageBody(page) }, ...(note === undefined ? [] : [{ type: "text" as const, text: note }])], structuredContent: about };
+  return {
+    content: [{ type: "text", text: pageBody(page) }, ...(note === undefined ? [] : [{ type: "text" as const, text: note }])],
+    structuredContent: about,
+  };
 }
 
 /** The scope --run or --run-line names (UsageError naming the flag), or undefined for the whole store. */
@@ -171,7 +202,8 @@ function runOption(run: string | undefined, line: string | undefined): RunSelect
   }
   if (line === undefined) return undefined;
   const m = /^(.+):([1-9][0-9]*)$/.exec(line);
-  if (!m || !Number.isSafeInteger(Number(m[2]))) throw new UsageError(`--run-line: expected FILE:LINE (the input file compact read and a line number), got ${JSON.stringify(line)}`);
+  if (!m || !Number.isSafeInteger(Number(m[2])))
+    throw new UsageError(`--run-line: expected FILE:LINE (the input file compact read and a line number), got ${JSON.stringify(line)}`);
   return { file: m[1] === "-" ? "-" : path.resolve(m[1]), line: Number(m[2]) };
 }
 
@@ -227,7 +259,11 @@ class StoreOpener {
   #store: OffloadStore | undefined;
   #seen = "";
 
-  constructor(dir: string, readonly prefix: string, readonly scope?: RunSelector) {
+  constructor(
+    dir: string,
+    readonly prefix: string,
+    readonly scope?: RunSelector,
+  ) {
     this.dir = path.resolve(dir);
     if (scope) this.#records = new ScopeRecords(this.dir);
   }
@@ -245,14 +281,16 @@ class StoreOpener {
   #signature(): string {
     if (!existsSync(this.dir)) return "";
     const names = readdirSync(this.dir).sort();
-    return names.map((n) => {
-      if (!n.endsWith(".idx")) return n;
-      try {
-        const s = statSync(path.join(this.dir, n));
-        return `${n}:${s.size}:${s.mtimeMs}`;
-      } catch {
-        return n;
-      }
-    }).join("\n");
+    return names
+      .map((n) => {
+        if (!n.endsWith(".idx")) return n;
+        try {
+          const s = statSync(path.join(this.dir, n));
+          return `${n}:${s.size}:${s.mtimeMs}`;
+        } catch {
+          return n;
+        }
+      })
+      .join("\n");
   }
 }

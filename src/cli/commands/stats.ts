@@ -67,7 +67,16 @@ export interface StatsReport {
   messages: number;
   formats: Partial<Record<Format, number>>;
   /** Tokens per run; min … max are null when there is no run. */
-  tokens: { count: number; min: number | null; p50: number | null; p90: number | null; p99: number | null; max: number | null; total: number; mean: number | null };
+  tokens: {
+    count: number;
+    min: number | null;
+    p50: number | null;
+    p90: number | null;
+    p99: number | null;
+    max: number | null;
+    total: number;
+    mean: number | null;
+  };
   byRole: Record<Role, { messages: number; tokens: number }>;
   byCategory: Record<ToolCategory, ToolTally>;
   byAction: Record<StepAction, ToolTally>;
@@ -82,7 +91,13 @@ export interface StatsReport {
  */
 function tallyRun(messages: readonly Message[], measure: TokenMeasure, mode: MeasureMode, reducer: StepReducer): RunTally {
   const parts = measure.partTokens(messages, mode);
-  const t: RunTally = { total: mode === "exact" ? measure.exact(messages) : measure.all(messages), messages: messages.length, byRole: byKey(kRoles, () => ({ messages: 0, tokens: 0 })), byCategory: byKey(kToolCategories, tally), byAction: byKey(kActions, tally) };
+  const t: RunTally = {
+    total: mode === "exact" ? measure.exact(messages) : measure.all(messages),
+    messages: messages.length,
+    byRole: byKey(kRoles, () => ({ messages: 0, tokens: 0 })),
+    byCategory: byKey(kToolCategories, tally),
+    byAction: byKey(kActions, tally),
+  };
   for (const m of messages) {
     t.byRole[m.role].messages++;
     t.byRole[m.role].tokens += mode === "exact" ? measure.exactOf(m) : measure.of(m);
@@ -127,7 +142,8 @@ export function budgetsOption(value: string | undefined): number[] {
   if (value === undefined) return [...kDefaultBudgets];
   const items = value.split(",").map((s) => s.trim());
   const budgets = items.map(positiveInteger);
-  if (budgets.includes(undefined) || items.length === 0) throw new UsageError(`--budget: expected a comma list of positive integers, got ${JSON.stringify(value)}`);
+  if (budgets.includes(undefined) || items.length === 0)
+    throw new UsageError(`--budget: expected a comma list of positive integers, got ${JSON.stringify(value)}`);
   return [...new Set(budgets as number[])].sort((a, b) => a - b);
 }
 
@@ -154,7 +170,12 @@ export async function stats(argv: string[], io: CliIo): Promise<number> {
 
 /** The command line's options, checked (a UsageError names what is wrong). */
 function statsOptions(argv: string[]): StatsOptions {
-  const { values, positionals } = parseCli(argv, { budget: { type: "string" }, json: { type: "boolean" }, exact: { type: "boolean" }, encoding: { type: "string" } });
+  const { values, positionals } = parseCli(argv, {
+    budget: { type: "string" },
+    json: { type: "boolean" },
+    exact: { type: "boolean" },
+    encoding: { type: "string" },
+  });
   const encoding = (values.encoding ?? "o200k_base") as Encoding;
   if (!kEncodings.includes(encoding)) throw new UsageError(`--encoding: one of ${kEncodings.join(", ")}`);
   const budgets = budgetsOption(values.budget as string | undefined);
@@ -170,9 +191,17 @@ const noTokens = (): StatsReport["tokens"] => ({ count: 0, min: null, p50: null,
 /** The report before any run is counted. */
 function emptyReport({ file, encoding, mode }: StatsOptions): StatsReport {
   return {
-    file: shownName(file), encoding, mode, runs: 0, badLines: 0, messages: 0, formats: {},
+    file: shownName(file),
+    encoding,
+    mode,
+    runs: 0,
+    badLines: 0,
+    messages: 0,
+    formats: {},
     tokens: noTokens(),
-    byRole: byKey(kRoles, () => ({ messages: 0, tokens: 0 })), byCategory: byKey(kToolCategories, tally), byAction: byKey(kActions, tally),
+    byRole: byKey(kRoles, () => ({ messages: 0, tokens: 0 })),
+    byCategory: byKey(kToolCategories, tally),
+    byAction: byKey(kActions, tally),
     overBudget: [],
   };
 }
@@ -211,7 +240,10 @@ function addRun(report: StatsReport, t: RunTally): void {
     report.byRole[r].messages += t.byRole[r].messages;
     report.byRole[r].tokens += t.byRole[r].tokens;
   }
-  for (const [into, from] of [[report.byCategory, t.byCategory], [report.byAction, t.byAction]] as [Record<string, ToolTally>, Record<string, ToolTally>][]) {
+  for (const [into, from] of [
+    [report.byCategory, t.byCategory],
+    [report.byAction, t.byAction],
+  ] as [Record<string, ToolTally>, Record<string, ToolTally>][]) {
     for (const k of Object.keys(into)) {
       into[k].calls += from[k].calls;
       into[k].results += from[k].results;
@@ -225,38 +257,63 @@ function tokenFigures(totals: readonly number[]): StatsReport["tokens"] {
   if (totals.length === 0) return noTokens();
   const sorted = [...totals].sort((a, b) => a - b);
   const total = totals.reduce((a, b) => a + b, 0);
-  return { count: sorted.length, min: sorted[0], p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[sorted.length - 1], total, mean: Math.round(total / sorted.length) };
+  return {
+    count: sorted.length,
+    min: sorted[0],
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1],
+    total,
+    mean: Math.round(total / sorted.length),
+  };
 }
 
 /** The human tables. */
 function render(r: StatsReport): string {
-  const formats = Object.entries(r.formats).map(([f, n]) => `${f} ${n}`).join(", ") || "none";
+  const formats =
+    Object.entries(r.formats)
+      .map(([f, n]) => `${f} ${n}`)
+      .join(", ") || "none";
   const out: string[] = [];
-  out.push(`${r.file}: ${num(r.runs)} runs, ${num(r.messages)} messages${r.badLines ? `, ${num(r.badLines)} bad line${r.badLines === 1 ? "" : "s"} (left out)` : ""}; formats: ${formats}`);
+  out.push(
+    `${r.file}: ${num(r.runs)} runs, ${num(r.messages)} messages${r.badLines ? `, ${num(r.badLines)} bad line${r.badLines === 1 ? "" : "s"} (left out)` : ""}; formats: ${formats}`,
+  );
   out.push(`tokens (${r.mode === "exact" ? "exact" : "estimated"}, ${r.encoding})\n`);
   if (r.runs === 0) return out.join("\n") + "no runs\n";
   const t = r.tokens;
-  out.push("per run\n" + table([
-    ["runs", "min", "p50", "p90", "p99", "max", "mean", "total"],
-    [num(t.count), num(t.min!), num(t.p50!), num(t.p90!), num(t.p99!), num(t.max!), num(t.mean!), num(t.total)],
-  ], { align: "r" }));
-  out.push("by role\n" + table([
-    ["role", "messages", "tokens", "share"],
-    ...kRoles.map((role) => [role, num(r.byRole[role].messages), num(r.byRole[role].tokens), pct(r.byRole[role].tokens, t.total)]),
-  ]));
+  out.push(
+    "per run\n" +
+      table(
+        [
+          ["runs", "min", "p50", "p90", "p99", "max", "mean", "total"],
+          [num(t.count), num(t.min!), num(t.p50!), num(t.p90!), num(t.p99!), num(t.max!), num(t.mean!), num(t.total)],
+        ],
+        { align: "r" },
+      ),
+  );
+  out.push(
+    "by role\n" +
+      table([
+        ["role", "messages", "tokens", "share"],
+        ...kRoles.map((role) => [role, num(r.byRole[role].messages), num(r.byRole[role].tokens), pct(r.byRole[role].tokens, t.total)]),
+      ]),
+  );
   const tools = (title: string, rows: Record<string, ToolTally>) => {
     const keys = Object.keys(rows).filter((k) => rows[k].calls + rows[k].results > 0);
     if (keys.length === 0) return `${title}: no tool calls\n`;
-    return `${title} (calls + results)\n` + table([
-      [title.replace(/^by /, ""), "calls", "results", "tokens", "share"],
-      ...keys.map((k) => [k, num(rows[k].calls), num(rows[k].results), num(rows[k].tokens), pct(rows[k].tokens, t.total)]),
-    ]);
+    return (
+      `${title} (calls + results)\n` +
+      table([
+        [title.replace(/^by /, ""), "calls", "results", "tokens", "share"],
+        ...keys.map((k) => [k, num(rows[k].calls), num(rows[k].results), num(rows[k].tokens), pct(rows[k].tokens, t.total)]),
+      ])
+    );
   };
   out.push(tools("by tool category", r.byCategory));
   out.push(tools("by tool action", r.byAction));
-  out.push("runs over budget\n" + table([
-    ["budget", "runs", "share"],
-    ...r.overBudget.map((b) => [num(b.budget), num(b.runs), pct(b.runs, r.runs)]),
-  ], { align: "r" }));
+  out.push(
+    "runs over budget\n" + table([["budget", "runs", "share"], ...r.overBudget.map((b) => [num(b.budget), num(b.runs), pct(b.runs, r.runs)])], { align: "r" }),
+  );
   return out.join("\n");
 }

@@ -63,7 +63,13 @@ export async function validate(argv: string[], io: CliIo): Promise<number> {
   if (rest.length) throw new UsageError(`unknown arguments: ${rest.join(" ")}`);
   const errorsOnly = Boolean(values["errors-only"]);
   const json = Boolean(values.json);
-  const report: ValidateReport = { file: shownName(file), runs: 0, badLines: [], issues: [], summary: { issues: 0, errors: 0, warnings: 0, runsWithIssues: 0, byCode: {} } };
+  const report: ValidateReport = {
+    file: shownName(file),
+    runs: 0,
+    badLines: [],
+    issues: [],
+    summary: { issues: 0, errors: 0, warnings: 0, runsWithIssues: 0, byCode: {} },
+  };
 
   for await (const item of readRuns(file, io)) {
     let issues: ReportedIssue[];
@@ -111,6 +117,8 @@ function summaryLine(r: ValidateReport): string {
   const plural = (n: number, one: string, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
   const bad = r.badLines.length ? `; ${plural(r.badLines.length, "line")} could not be parsed` : "";
   if (s.issues === 0) return `${r.file}: ${plural(r.runs, "run")}, no issues${bad}\n`;
-  const codes = Object.entries(s.byCode).map(([c, n]) => `${c} ${n}`).join(", ");
+  const codes = Object.entries(s.byCode)
+    .map(([c, n]) => `${c} ${n}`)
+    .join(", ");
   return `${r.file}: ${plural(s.issues, "issue")} (${plural(s.errors, "error")}, ${plural(s.warnings, "warning")}) in ${num(s.runsWithIssues)} of ${plural(r.runs, "run")}${bad}; ${codes}\n`;
 }

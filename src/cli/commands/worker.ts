@@ -1,8 +1,13 @@
 import { heapMbOption, intOption, kExit, parseCli, queueOption, threadsOption, UsageError, type CliIo, type CliTestHooks } from "../common.js";
 
 const kOptions = {
-  queue: { type: "string" }, "work-dir": { type: "string" }, concurrency: { type: "string" }, "offload-dir": { type: "string" }, "stall-ms": { type: "string" },
-  "max-worker-heap-mb": { type: "string" }, quiet: { type: "boolean" },
+  queue: { type: "string" },
+  "work-dir": { type: "string" },
+  concurrency: { type: "string" },
+  "offload-dir": { type: "string" },
+  "stall-ms": { type: "string" },
+  "max-worker-heap-mb": { type: "string" },
+  quiet: { type: "boolean" },
 } as const;
 
 /**
@@ -30,7 +35,9 @@ export async function worker(argv: string[], io: CliIo, hooks: CliTestHooks = {}
   const { runQueueWorker } = await import("../../queue/worker.js");
   const { workerRoots } = await import("../../queue/confine.js");
   await runQueueWorker({
-    address, log, verbose: !quiet,
+    address,
+    log,
+    verbose: !quiet,
     roots: workerRoots(values["work-dir"] as string, values["offload-dir"] as string | undefined),
     concurrency: threadsOption(values.concurrency as string | undefined, "worker", "concurrency", 1, io),
     stallMs: intOption(values["stall-ms"] as string | undefined, "stall-ms", kDefaultStallMs),

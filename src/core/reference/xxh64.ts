@@ -12,7 +12,7 @@ const P5 = 0x27d4eb2f165667c5n;
 
 const rotl = (x: bigint, r: bigint) => ((x << r) | (x >> (64n - r))) & M;
 const round = (acc: bigint, input: bigint) => (rotl((acc + input * P2) & M, 31n) * P1) & M;
-const mergeRound = (acc: bigint, val: bigint) => (((acc ^ round(0n, val)) * P1) + P4) & M;
+const mergeRound = (acc: bigint, val: bigint) => ((acc ^ round(0n, val)) * P1 + P4) & M;
 
 export function xxh64Reference(bytes: Uint8Array, seed: bigint = 0n): bigint {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -17,7 +17,8 @@ export const isFileTerm = (t: string) => /^(?:\.{1,2}\/|~\/|\/)[^/]+\/./.test(t)
 /** Targets a shell command writes: redirections, `tee`, and the files of an in-place `sed -i` / `perl -i`. */
 function shellWrites(command: string, terms: readonly string[]): string[] {
   const out: string[] = [];
-  for (const m of command.matchAll(/(?:[^<>&0-9=-]>>?|\btee\s+(?:-a\s+)?)\s*['"]?([^\s'";&|<>()]+)/g)) if (isFileTerm(m[1]) && m[1] !== "/dev/null") out.push(m[1]);
+  for (const m of command.matchAll(/(?:[^<>&0-9=-]>>?|\btee\s+(?:-a\s+)?)\s*['"]?([^\s'";&|<>()]+)/g))
+    if (isFileTerm(m[1]) && m[1] !== "/dev/null") out.push(m[1]);
   if (/\b(?:sed|perl)\s+(?:-\S+\s+)*-[a-z]*i/.test(command)) out.push(...terms.filter(isFileTerm));
   return out;
 }

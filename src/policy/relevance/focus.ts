@@ -96,7 +96,10 @@ export function focusLines(text: string, focus: Focus | readonly string[], maxTo
   const f = focus instanceof Focus ? focus : new Focus(focus);
   if (!(maxTokens > 0) || text === "" || f.terms.length === 0 || isBinaryText(text)) return "";
   const windows = scanWindows(text);
-  const { pairs, ends } = termLines(windows.map((w) => w.text), f.set);
+  const { pairs, ends } = termLines(
+    windows.map((w) => w.text),
+    f.set,
+  );
   const candidates: Candidate[] = [];
   windows.forEach((w, k) => {
     const from = k > 0 ? ends[k - 1] : 0;
@@ -136,7 +139,10 @@ function scanWindows(text: string): { text: string; firstLine: number }[] {
   const tailStart = text.indexOf("\n", text.length - kScanWindowChars) + 1 || text.length - kScanWindowChars;
   let firstLine = 0;
   for (let i = text.indexOf("\n"); i >= 0 && i < tailStart; i = text.indexOf("\n", i + 1)) firstLine++;
-  return [{ text: head, firstLine: 0 }, { text: text.slice(tailStart), firstLine }];
+  return [
+    { text: head, firstLine: 0 },
+    { text: text.slice(tailStart), firstLine },
+  ];
 }
 
 /** The texts of lines `wanted` (ascending indices, from 0) of `text`, one walk over its newlines. */

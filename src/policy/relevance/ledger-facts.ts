@@ -34,7 +34,8 @@ const kDecisionChars = 120;
 const kDecisionsPerMessage = 2;
 
 /** Sentences that say what was found or what will be done (English cues; other languages give terms only). */
-const kDecisionCue = /\b(?:I'll|I will|I'm going to|I am going to|we'll|we will|let's|I need to|we need to|I should|we should|instead of|decided|the (?:bug|issue|problem|cause|root cause|fix|culprit|error) (?:is|was|lies|comes|seems|appears)|the (?:fix|solution) (?:is|will be)|(?:change|replace|rename|move) \S+(?: \S+){0,6} (?:to|with|into))\b/i;
+const kDecisionCue =
+  /\b(?:I'll|I will|I'm going to|I am going to|we'll|we will|let's|I need to|we need to|I should|we should|instead of|decided|the (?:bug|issue|problem|cause|root cause|fix|culprit|error) (?:is|was|lies|comes|seems|appears)|the (?:fix|solution) (?:is|will be)|(?:change|replace|rename|move) \S+(?: \S+){0,6} (?:to|with|into))\b/i;
 const kDefinition = /\b(?:def|class|function|fn|func|interface|struct|enum|trait|type|const|let|var|module)\s+([\p{L}_$][\p{L}\p{N}_$.]*)/gu;
 /** Hashes and store names are not worth a model's attention: long hex runs. */
 const kHexRun = /[0-9a-f]{16,}/i;

@@ -71,15 +71,34 @@ export const isLedgerPart = (p: Part): boolean => markOf(p)?.kind === "ledger";
 
 /** The lines of the ledger among `messages` (a session's previous output), or none. */
 export function ledgerLines(messages: readonly Message[]): readonly LedgerLine[] {
-  for (const m of messages) for (const p of m.parts) {
-    const mark = markOf(p);
-    if (mark?.kind === "ledger") return mark.lines;
-  }
+  for (const m of messages)
+    for (const p of m.parts) {
+      const mark = markOf(p);
+      if (mark?.kind === "ledger") return mark.lines;
+    }
   return [];
 }
 
 /** The weights of a fact's rank (log-odds of being named again, fitted on recorded agent runs). */
-const kT = { err: 1.5, dec: -1, args: 0.4, user: 0.4, output: -0.7, onlyOutput: -1.9, def: -0.9, count: 0.15, rec: 0.5, rec2: 0.8, edited: 0.5, number: -0.7, dot: 0.4, camel: 0.5, under: 0.3, len: 0.025, slash: -0.3 };
+const kT = {
+  err: 1.5,
+  dec: -1,
+  args: 0.4,
+  user: 0.4,
+  output: -0.7,
+  onlyOutput: -1.9,
+  def: -0.9,
+  count: 0.15,
+  rec: 0.5,
+  rec2: 0.8,
+  edited: 0.5,
+  number: -0.7,
+  dot: 0.4,
+  camel: 0.5,
+  under: 0.3,
+  len: 0.025,
+  slash: -0.3,
+};
 
 /**
  * How likely a term is to be named again (log-odds, fitted on recorded runs): a term the agent
@@ -88,10 +107,23 @@ const kT = { err: 1.5, dec: -1, args: 0.4, user: 0.4, output: -0.7, onlyOutput: 
  * modules) and longer names rise, bare numbers fall.
  */
 function termScore(t: string, seen: number, count: number, recency: number, edited: boolean): number {
-  return (seen & kSeen.args ? kT.args : 0) + (seen & kSeen.user ? kT.user : 0) + (seen & kSeen.output ? kT.output : 0) + (seen === kSeen.output ? kT.onlyOutput : 0)
-    + (seen & kSeen.definition ? kT.def : 0) + kT.count * Math.log2(Math.min(count, 16)) + kT.rec * recency + kT.rec2 * recency * recency + (edited ? kT.edited : 0)
-    + (/^[+-]?\d/.test(t) ? kT.number : 0) + (t.includes(".") ? kT.dot : 0) + (/\p{Ll}\p{Lu}/u.test(t) ? kT.camel : 0) + (t.includes("_") ? kT.under : 0)
-    + kT.len * Math.min(t.length, 40) + (t.includes("/") ? kT.slash : 0);
+  return (
+    (seen & kSeen.args ? kT.args : 0) +
+    (seen & kSeen.user ? kT.user : 0) +
+    (seen & kSeen.output ? kT.output : 0) +
+    (seen === kSeen.output ? kT.onlyOutput : 0) +
+    (seen & kSeen.definition ? kT.def : 0) +
+    kT.count * Math.log2(Math.min(count, 16)) +
+    kT.rec * recency +
+    kT.rec2 * recency * recency +
+    (edited ? kT.edited : 0) +
+    (/^[+-]?\d/.test(t) ? kT.number : 0) +
+    (t.includes(".") ? kT.dot : 0) +
+    (/\p{Ll}\p{Lu}/u.test(t) ? kT.camel : 0) +
+    (t.includes("_") ? kT.under : 0) +
+    kT.len * Math.min(t.length, 40) +
+    (t.includes("/") ? kT.slash : 0)
+  );
 }
 
 /** The window's terms as facts: their keys, scores and window positions, side by side (objects are made only for those the ranking reaches). */
@@ -151,7 +183,11 @@ function renderBlock(picked: readonly Candidate[], edited: ReadonlySet<string>):
   const lines: LedgerLine[] = [];
   const terms = picked.filter((c) => c.kind === "term");
   const file = terms.filter((c) => isFileTerm(c.key));
-  const groups = [["edited", file.filter((c) => edited.has(c.key))], ["files", file.filter((c) => !edited.has(c.key))], ["names", terms.filter((c) => !isFileTerm(c.key))]] as const;
+  const groups = [
+    ["edited", file.filter((c) => edited.has(c.key))],
+    ["files", file.filter((c) => !edited.has(c.key))],
+    ["names", terms.filter((c) => !isFileTerm(c.key))],
+  ] as const;
   for (const [label, items] of groups) {
     // Space-separated: a separator of its own would cost a token per name.
     if (items.length > 0) lines.push({ text: `- ${label}: ${items.map((c) => c.text).join(" ")}`, keys: items.map((c) => c.key) });
@@ -192,7 +228,15 @@ export const ledgerText = (lines: readonly LedgerLine[]) => [kLedgerHeading, ...
  * tokens. `fresh` (the call's first ledger, `prior` the previous epoch's): the prior lines are
  * dropped when they leave less than a fifth of `room`, and the ledger starts over.
  */
-export function extendLedger(kit: { readonly measure: TokenMeasure; readonly counter: TokenCounter }, prior: readonly LedgerLine[], removed: Removed, kept: string, room: number, fresh: boolean, window = new FactWindow()): LedgerLine[] {
+export function extendLedger(
+  kit: { readonly measure: TokenMeasure; readonly counter: TokenCounter },
+  prior: readonly LedgerLine[],
+  removed: Removed,
+  kept: string,
+  room: number,
+  fresh: boolean,
+  window = new FactWindow(),
+): LedgerLine[] {
   const { prose, terms, edited } = candidates(removed, window);
   let lines = [...prior];
   if (fresh && lines.length > 0 && room - kit.measure.text(ledgerText(lines)) < kRebuildBelow * room) lines = [];
@@ -212,7 +256,13 @@ export function extendLedger(kit: { readonly measure: TokenMeasure; readonly cou
     const estimates = kit.counter.estimateMany(chunk.map((c) => c.text));
     // Which of the chunk's names the prompt already shows: one pass over its text for them all.
     const names = chunk.filter((c) => c.kind === "term" && !held.has(c.key));
-    const found = names.length > 0 ? termLines(shown, names.map((c) => c.key)).found : undefined;
+    const found =
+      names.length > 0
+        ? termLines(
+            shown,
+            names.map((c) => c.key),
+          ).found
+        : undefined;
     const present = new Set(names.filter((_, k) => found![k] === 1).map((c) => c.key));
     for (const [k, c] of chunk.entries()) {
       if (cost + 2 > blockRoom) break;

@@ -17,10 +17,7 @@ const kCommandChars = 64 << 10;
 /** Part of a file an output shows: all of it, lines `from..to` (1-based, inclusive), or some other view named by a key. */
 export type LineRange = "full" | { from: number; to: number } | { view: string };
 
-export type Access =
-  | { kind: "read"; path: string; range: LineRange }
-  | { kind: "list"; dir: string; recursive: boolean }
-  | { kind: "edit"; path: string };
+export type Access = { kind: "read"; path: string; range: LineRange } | { kind: "list"; dir: string; recursive: boolean } | { kind: "edit"; path: string };
 
 export interface CommandAccess {
   accesses: Access[];
@@ -55,7 +52,10 @@ type Token = { word: string } | { op: string };
 
 /** Splits heredoc bodies off: the command lines, and each body with the line that opened it. */
 function splitHeredocs(text: string): { lines: string[]; bodies: { opener: string; body: string }[] } {
-  const raw = text.slice(0, kCommandChars).replace(/\\\r?\n/g, " ").split(/\r?\n/);
+  const raw = text
+    .slice(0, kCommandChars)
+    .replace(/\\\r?\n/g, " ")
+    .split(/\r?\n/);
   const lines: string[] = [];
   const bodies: { opener: string; body: string }[] = [];
   for (let i = 0; i < raw.length; i++) {
@@ -249,7 +249,28 @@ function filterRange(stage: Stage): LineRange | undefined {
 }
 
 /** Programs whose output (if any) says nothing about files: they change files or the shell only. */
-const kSilent = new Set(["cd", "mkdir", "rm", "rmdir", "touch", "mv", "cp", "chmod", "export", "true", "sleep", "echo", "printf", "sed", "perl", "tee", "source", "set", "unset", "clear"]);
+const kSilent = new Set([
+  "cd",
+  "mkdir",
+  "rm",
+  "rmdir",
+  "touch",
+  "mv",
+  "cp",
+  "chmod",
+  "export",
+  "true",
+  "sleep",
+  "echo",
+  "printf",
+  "sed",
+  "perl",
+  "tee",
+  "source",
+  "set",
+  "unset",
+  "clear",
+]);
 
 /** The files a stage changes (besides its redirections). */
 function stageEdits(name: string, args: string[], bodies: readonly { opener: string; body: string }[]): string[] {
@@ -278,7 +299,7 @@ function pipelineAccess(pipe: Stage[], cwd: string, bodies: readonly { opener: s
   const read = stageRead(first.name, first.args);
   if (read) {
     const filtered = pipe.length === 2 && read.range === "full" ? filterRange(pipe[1]) : undefined;
-    const range: LineRange = pipe.length === 1 ? read.range : filtered ?? { view: normalizeCommand(pipe.map((s) => s.words.join(" ")).join(" | ")) };
+    const range: LineRange = pipe.length === 1 ? read.range : (filtered ?? { view: normalizeCommand(pipe.map((s) => s.words.join(" ")).join(" | ")) });
     for (const p of read.paths) acc.accesses.push({ kind: "read", path: normalizePath(p, cwd), range });
     return cwd;
   }

@@ -72,8 +72,17 @@ const kQueryTool = /^(?:get|list|search|find|fetch|read|show|describe|lookup|que
 
 /** JSON with object keys sorted (arguments that differ only in key order are the same call). */
 function canonicalJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]])) : x) ?? "";
+  return (
+    JSON.stringify(v, (_k, x: unknown) =>
+      x && typeof x === "object" && !Array.isArray(x)
+        ? Object.fromEntries(
+            Object.keys(x)
+              .sort()
+              .map((k) => [k, (x as Record<string, unknown>)[k]]),
+          )
+        : x,
+    ) ?? ""
+  );
 }
 
 function parseArgs(raw: string): { args: Record<string, unknown>; valid: boolean } {
@@ -109,8 +118,10 @@ function stepFacts(st: ReducedStep, msgs: readonly Message[]): StepFacts | undef
   if (st.callId === undefined || st.callMessage === undefined) return undefined;
   const call = msgs[st.callMessage]?.parts.find((p): p is ToolCallPart => p.type === "tool-call" && p.id === st.callId);
   if (!call) return undefined;
-  const result = st.resultMessage === undefined ? undefined
-    : msgs[st.resultMessage]?.parts.find((p): p is ToolResultPart => p.type === "tool-result" && p.callId === st.callId);
+  const result =
+    st.resultMessage === undefined
+      ? undefined
+      : msgs[st.resultMessage]?.parts.find((p): p is ToolResultPart => p.type === "tool-result" && p.callId === st.callId);
   let byAction = kCallFacts.get(call);
   if (!byAction) kCallFacts.set(call, (byAction = new Map()));
   const memoKey = `${st.action}\u0000${String(st.minimalArgs.path)}`;
@@ -124,11 +135,28 @@ function callFacts(st: ReducedStep, call: ToolCallPart): Omit<StepFacts, "result
   const { args, valid } = parseArgs(call.args);
   // Arguments stage 1 offloaded are not the agent's any more: such a call is compared with none.
   if ("_ctxfold" in args) return null;
-  const facts: Omit<StepFacts, "result"> = { key: `${call.name}\u0000${valid ? canonicalJson(args) : call.args}`, shell: false, accesses: [], opaque: true, edit: false, rerunnable: st.action !== "call" || kQueryTool.test(call.name) };
+  const facts: Omit<StepFacts, "result"> = {
+    key: `${call.name}\u0000${valid ? canonicalJson(args) : call.args}`,
+    shell: false,
+    accesses: [],
+    opaque: true,
+    edit: false,
+    rerunnable: st.action !== "call" || kQueryTool.test(call.name),
+  };
   const path = st.minimalArgs.path;
   const pathKey = typeof path === "string" ? keyOf(args, path) : undefined;
   if (st.action === "shell") {
-    const command = shellCommand({ tool: call.name, args, rawArgs: call.args, argsValid: valid, output: "", outputBytes: 0, binary: false, isError: false, missingResult: false });
+    const command = shellCommand({
+      tool: call.name,
+      args,
+      rawArgs: call.args,
+      argsValid: valid,
+      output: "",
+      outputBytes: 0,
+      binary: false,
+      isError: false,
+      missingResult: false,
+    });
     Object.assign(facts, { key: `${call.name}\u0000${normalizeCommand(command)}`, shell: true }, commandAccess(command));
   } else if (st.action === "write") {
     facts.edit = true;
@@ -192,7 +220,13 @@ function coveredBy(a: Shown, i: number, ix: AccessIndex, steps: readonly Reduced
 }
 
 /** The same call answered later, when that supersedes step `i`; `hashOf` gives a step's output hash (memoised). */
-function sameCallBy(i: number, f: StepFacts, hashOf: (at: number) => string, ix: AccessIndex, steps: readonly ReducedStep[]): { by: number; reason: string } | undefined {
+function sameCallBy(
+  i: number,
+  f: StepFacts,
+  hashOf: (at: number) => string,
+  ix: AccessIndex,
+  steps: readonly ReducedStep[],
+): { by: number; reason: string } | undefined {
   if (f.edit) return undefined;
   for (const at of ix.byKey.get(f.key) ?? []) {
     if (at <= i) continue;
@@ -208,7 +242,13 @@ function sameCallBy(i: number, f: StepFacts, hashOf: (at: number) => string, ix:
  * (see the module comment). Results at or after message `tail`, and those answering calls of
  * critical messages, are never included.
  */
-export function findSuperseded(steps: readonly ReducedStep[], msgs: readonly Message[], classes: readonly MessageClass[], tail: number, options: SupersedeOptions = {}): Supersession[] {
+export function findSuperseded(
+  steps: readonly ReducedStep[],
+  msgs: readonly Message[],
+  classes: readonly MessageClass[],
+  tail: number,
+  options: SupersedeOptions = {},
+): Supersession[] {
   const edits = options.edits ?? true;
   const facts = steps.map((st) => stepFacts(st, msgs));
   const ix = indexAccesses(steps, facts);

@@ -26,7 +26,9 @@ export class TermSet {
       if (typeof t !== "string") throw notStringError(`terms[${k}]`, t);
       const b = kEncoder.encode(t);
       if (b.length < 2 || t.includes("\n") || seen.has(t)) {
-        throw new CtxfoldError("E_BAD_INPUT", `expected a term of at least 2 UTF-8 bytes, distinct and without a newline, got ${JSON.stringify(t)}`, { path: `terms[${k}]` });
+        throw new CtxfoldError("E_BAD_INPUT", `expected a term of at least 2 UTF-8 bytes, distinct and without a newline, got ${JSON.stringify(t)}`, {
+          path: `terms[${k}]`,
+        });
       }
       seen.add(t);
       this.flags[k] = (isWordUnit(t.charCodeAt(0)) ? kTermWordStart : 0) | (isWordUnit(t.charCodeAt(t.length - 1)) ? kTermWordEnd : 0);
@@ -102,7 +104,9 @@ function termLinesWasm(core: CoreInstance, texts: readonly string[], set: TermSe
     const out = align16(endsAt + count * 4);
     a = core.arena(out + 4 * pos + 8 * count);
     const b = a.base;
-    const pairs = core.run("termLines", (e) => e.termLines(b + data, b + offsets, count, b, b + termOffsets, b + flags, m, b + scratch, b + out, b + endsAt, b + found));
+    const pairs = core.run("termLines", (e) =>
+      e.termLines(b + data, b + offsets, count, b, b + termOffsets, b + flags, m, b + scratch, b + out, b + endsAt, b + found),
+    );
     a = core.arena(0);
     for (let k = 0; k < m; k++) anyFound[k] |= a.u8[b + found + k];
     chunks.push(a.u32.slice((b + out) >>> 2, ((b + out) >>> 2) + pairs * 2));

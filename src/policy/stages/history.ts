@@ -93,5 +93,8 @@ function removedOriginals(w: Work, gone: readonly ReducedStep[]): Message[] {
 /** `messages` in the order of the call's input (the ledger ranks recent facts higher); those not in it last. */
 function inputOrder(w: Work, messages: readonly Message[]): Message[] {
   const pos = new Map(w.input.map((m, i) => [m.id, i]));
-  return messages.map((m, k) => ({ m, at: pos.get(m.id) ?? w.input.length + k })).sort((a, b) => a.at - b.at).map((x) => x.m);
+  return messages
+    .map((m, k) => ({ m, at: pos.get(m.id) ?? w.input.length + k }))
+    .sort((a, b) => a.at - b.at)
+    .map((x) => x.m);
 }

@@ -10,13 +10,7 @@ import { toolOutputsStage } from "./tool-outputs.js";
  * (stage numbers ascending, names unique). Adding a stage is its own file, defining it
  * (stages/stage.ts's contract), and its line here: StageReport's names and numbers follow.
  */
-export const kStages = [
-  supersededHistoryStage,
-  toolArgsStage,
-  toolOutputsStage,
-  historicalTextStage,
-  mergeOldestStage,
-] as const;
+export const kStages = [supersededHistoryStage, toolArgsStage, toolOutputsStage, historicalTextStage, mergeOldestStage] as const;
 
 /** One stage of the registry, with its own name and number. */
 export type RegisteredStage = (typeof kStages)[number];

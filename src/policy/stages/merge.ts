@@ -137,7 +137,11 @@ function takeStepSummary(kit: StageKit, w: Work, i: number, merged: Merged): voi
   merged.items.push(...indexedRefs(kit.store, summary.ref));
   merged.texts.push((m.parts[at] as TextPart).text);
   merged.failures.push(...summary.failed);
-  kit.replace(w, i, m.parts.filter((_, k) => k !== at));
+  kit.replace(
+    w,
+    i,
+    m.parts.filter((_, k) => k !== at),
+  );
   // Its index is superseded by the merge's, which names the same messages.
   kit.dropRef(w, summary.ref);
 }
@@ -150,11 +154,18 @@ function mergeTarget(kit: StageKit, w: Work, budget: number): number {
 /** The message that stands for the merged ones: the ledger carried, then a header naming the index, the failures, the summary. */
 function mergedMessage(merged: Merged, ref: string, summary: string): Message {
   const { items, failures, carried } = merged;
-  const failLine = failures.length === 0 ? "" : `\nFailed: ${[...new Set(failures)].slice(0, 20).join("; ")}${failures.length > 20 ? `; +${failures.length - 20} more` : ""}`;
+  const failLine =
+    failures.length === 0 ? "" : `\nFailed: ${[...new Set(failures)].slice(0, 20).join("; ")}${failures.length > 20 ? `; +${failures.length - 20} more` : ""}`;
   return {
     id: `ctxfold-merge-${hashToHex(hashText(summary)).slice(0, 12)}`,
     role: "user",
-    parts: [...carried, marked({ type: "text", text: `[Earlier context, merged: ${items.length} messages; originals: ${ref}]${failLine}\n${summary}` }, { kind: "merge", ref, failed: [...new Set(failures)] })],
+    parts: [
+      ...carried,
+      marked(
+        { type: "text", text: `[Earlier context, merged: ${items.length} messages; originals: ${ref}]${failLine}\n${summary}` },
+        { kind: "merge", ref, failed: [...new Set(failures)] },
+      ),
+    ],
     meta: { ctxfold: { kind: "merge", ref } },
   };
 }

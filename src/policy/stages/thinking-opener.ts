@@ -24,7 +24,8 @@ export function keepThinkingOpener(kit: StageKit, w: Work): void {
   if (into < 0 || opensWithSignedReasoning(w.msgs[into])) return;
   const opener = input[at];
   const ids = new Set(opener.parts.flatMap((p) => (p.type === "tool-call" ? [p.id] : [])));
-  if (w.msgs.some((m) => m.parts.some((p) => (p.type === "tool-call" || p.type === "tool-result") && ids.has(p.type === "tool-call" ? p.id : p.callId)))) return;
+  if (w.msgs.some((m) => m.parts.some((p) => (p.type === "tool-call" || p.type === "tool-result") && ids.has(p.type === "tool-call" ? p.id : p.callId))))
+    return;
   const results: Message[] = [];
   for (let i = at + 1; i < input.length && input[i].role === "tool"; i++) results.push(input[i]);
   const answered = new Set(results.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool-result" ? [p.callId] : []))));

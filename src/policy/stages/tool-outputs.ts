@@ -44,7 +44,8 @@ export const toolOutputsStage = defineStage({
 export function compactToolOutputs(kit: StageKit, w: Work, tail: number): void {
   const s = kit.settings;
   const stale = new Map<string, Supersession>();
-  if (s.supersede) for (const x of findSuperseded(w.steps, w.input.length === w.msgs.length ? w.input : w.msgs, w.classes, tail)) stale.set(`${x.message}:${x.callId}`, x);
+  if (s.supersede)
+    for (const x of findSuperseded(w.steps, w.input.length === w.msgs.length ? w.input : w.msgs, w.classes, tail)) stale.set(`${x.message}:${x.callId}`, x);
   // The observations were made once, from the original outputs (w.steps); a result whose step
   // is not there (its call was compacted away) is reduced on its own.
   const reduced = new Map<string, ReducedStep>();
@@ -69,13 +70,15 @@ export function compactToolOutputs(kit: StageKit, w: Work, tail: number): void {
         return p;
       }
       const sup = stale.get(`${i}:${p.callId}`);
-      const plain = sup ? supersededLine(kit, sup.reason, w.steps[sup.step], p.callId, data, json) : kit.observation(p, data, json, () => {
-        const step = reduced.get(`${i}:${p.callId}`);
-        if (step) return step;
-        calls ??= new Map(extractSteps(w.msgs).steps.map(({ call }) => [call.id, { name: call.name, args: call.args }]));
-        const call = calls.get(p.callId) ?? { name: p.name ?? "unknown_tool", args: "{}" };
-        return kit.reducer.reduce(call.name, call.args, p.content, { isError: p.isError });
-      });
+      const plain = sup
+        ? supersededLine(kit, sup.reason, w.steps[sup.step], p.callId, data, json)
+        : kit.observation(p, data, json, () => {
+            const step = reduced.get(`${i}:${p.callId}`);
+            if (step) return step;
+            calls ??= new Map(extractSteps(w.msgs).steps.map(({ call }) => [call.id, { name: call.name, args: call.args }]));
+            const call = calls.get(p.callId) ?? { name: p.name ?? "unknown_tool", args: "{}" };
+            return kit.reducer.reduce(call.name, call.args, p.content, { isError: p.isError });
+          });
       const replacement = focus && !sup ? kit.withFocusLines(p, data, json, plain, focus) : plain;
       if (replacement !== plain) focused.push({ message: i, callId: p.callId, plain });
       kit.addRefs(w, replacement.ref);

@@ -50,8 +50,18 @@ describe("FactWindow", () => {
   });
 
   it("a call in editCalls gives all its argument terms; another gives only the files its shell command writes", () => {
-    const write: Message = { id: "a1", role: "assistant", parts: [{ type: "tool-call", id: "c1", name: "bash", args: JSON.stringify({ command: "echo x > out/log.txt && cat src/app.py" }) }], meta: {} };
-    const edit: Message = { id: "a2", role: "assistant", parts: [{ type: "tool-call", id: "c2", name: "str_replace", args: JSON.stringify({ path: "src/core/util.py", old: "foo_bar" }) }], meta: {} };
+    const write: Message = {
+      id: "a1",
+      role: "assistant",
+      parts: [{ type: "tool-call", id: "c1", name: "bash", args: JSON.stringify({ command: "echo x > out/log.txt && cat src/app.py" }) }],
+      meta: {},
+    };
+    const edit: Message = {
+      id: "a2",
+      role: "assistant",
+      parts: [{ type: "tool-call", id: "c2", name: "str_replace", args: JSON.stringify({ path: "src/core/util.py", old: "foo_bar" }) }],
+      meta: {},
+    };
     expect(fresh([write, edit]).edited).toEqual(["out/log.txt"]);
     expect(fresh([write, edit], new Set(["c2"])).edited).toEqual(["foo_bar", "out/log.txt", "src/core/util.py"]);
   });

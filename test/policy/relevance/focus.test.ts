@@ -14,9 +14,17 @@ const quarter = (s: string) => Math.ceil(s.length / 4);
 const sys: Message = { id: "sys", role: "system", parts: [{ type: "text", text: "You are a coding agent." }], meta: {} };
 const user = (id: string, text: string): Message => ({ id, role: "user", parts: [{ type: "text", text }], meta: {} });
 const call = (id: string, text: string, args: Record<string, unknown>, name = "read_file"): Message => ({
-  id: `a_${id}`, role: "assistant", parts: [...(text ? [{ type: "text" as const, text }] : []), { type: "tool-call", id, name, args: JSON.stringify(args) }], meta: {},
+  id: `a_${id}`,
+  role: "assistant",
+  parts: [...(text ? [{ type: "text" as const, text }] : []), { type: "tool-call", id, name, args: JSON.stringify(args) }],
+  meta: {},
 });
-const result = (id: string, text: string): Message => ({ id: `t_${id}`, role: "tool", parts: [{ type: "tool-result", callId: id, content: [{ type: "text", text }] }], meta: {} });
+const result = (id: string, text: string): Message => ({
+  id: `t_${id}`,
+  role: "tool",
+  parts: [{ type: "tool-result", callId: id, content: [{ type: "text", text }] }],
+  meta: {},
+});
 
 /** A file listing of `n` numbered lines, with `extra` lines put at their line index. */
 function file(n: number, extra: Record<number, string> = {}): string {
@@ -37,11 +45,24 @@ describe("focusTerms", () => {
       result("c3", file(3)),
     ];
     const tail = 5; // the last two steps kept whole
-    expect(focusTerms(msgs, tail)).toEqual(["load_settings", "parse_config", "src/app/settings.py", "1234", "src/app/retry.py", "MAX_RETRIES", "src/app/config.py"]);
+    expect(focusTerms(msgs, tail)).toEqual([
+      "load_settings",
+      "parse_config",
+      "src/app/settings.py",
+      "1234",
+      "src/app/retry.py",
+      "MAX_RETRIES",
+      "src/app/config.py",
+    ]);
   });
 
   it("leaves a secret-named argument's value out: lines naming it would echo it", () => {
-    const msgs: Message[] = [sys, user("task", "Deploy it."), call("c1", "", { service: "billing_api", password: "Hunter2Hunter2Zebra" }, "deploy"), result("c1", "ok")];
+    const msgs: Message[] = [
+      sys,
+      user("task", "Deploy it."),
+      call("c1", "", { service: "billing_api", password: "Hunter2Hunter2Zebra" }, "deploy"),
+      result("c1", "ok"),
+    ];
     const terms = focusTerms(msgs, 2);
     expect(terms).toContain("billing_api");
     expect(terms).not.toContain("Hunter2Hunter2Zebra");
@@ -124,7 +145,9 @@ describe("focusLines", () => {
   // That this stays fast is the bench gate's ("focus 1 MB output" in bench/enormous.ts).
   it("an enormous output: its head and tail are scanned, with true line numbers", () => {
     const n = 60_000;
-    const big = Array.from({ length: n }, (_, i) => (i === 10 ? "head hit parse_config" : i === n / 2 ? "middle parse_config" : i === n - 3 ? "tail hit parse_config" : `filler line ${i} with some words`)).join("\n");
+    const big = Array.from({ length: n }, (_, i) =>
+      i === 10 ? "head hit parse_config" : i === n / 2 ? "middle parse_config" : i === n - 3 ? "tail hit parse_config" : `filler line ${i} with some words`,
+    ).join("\n");
     expect(big.length).toBeGreaterThan(1 << 20);
     const lines = focusLines(big, ["parse_config"], 200, quarter).split("\n");
     expect(lines).toEqual([kFocusHeader, "11: head hit parse_config", `${n - 2}: tail hit parse_config`]);
@@ -142,7 +165,11 @@ describe("focusLines", () => {
 
   it("non-English text and terms", () => {
     const out = "первая строка\nвызов обработать_данные(x)\n処理_関数 が失敗しました\nlast line";
-    expect(focusLines(out, ["обработать_данные", "処理_関数"], 200, quarter).split("\n")).toEqual([kFocusHeader, "2: вызов обработать_данные(x)", "3: 処理_関数 が失敗しました"]);
+    expect(focusLines(out, ["обработать_данные", "処理_関数"], 200, quarter).split("\n")).toEqual([
+      kFocusHeader,
+      "2: вызов обработать_данные(x)",
+      "3: 処理_関数 が失敗しました",
+    ]);
   });
 
   it("shows a repeated line once, and redacts secrets", () => {
@@ -172,7 +199,8 @@ describe("stage 2 with focus lines", () => {
     const r = await createCompactor({ store, focusTokens }).compactCanonical(messages, { budget });
     return { r, store };
   };
-  const outputsOf = (msgs: readonly Message[]) => msgs.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool-result" && p.content[0].type === "text" ? [p.content[0].text] : [])));
+  const outputsOf = (msgs: readonly Message[]) =>
+    msgs.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool-result" && p.content[0].type === "text" ? [p.content[0].text] : [])));
 
   it("an older output becomes its observation, its focus lines, then its ref", async () => {
     const messages = conversation(8);

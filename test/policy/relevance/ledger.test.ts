@@ -8,7 +8,16 @@ import { CtxfoldError } from "../../../src/errors.js";
 import { markOf } from "../../../src/model/marks.js";
 import type { Message } from "../../../src/model/schema.js";
 import { createCompactor, kDefaultTieredSettings, resolveTieredSettings } from "../../../src/policy/index.js";
-import { extendLedger, isLedgerPart, kLedgerHeading, ledgerLines, ledgerPart, ledgerText, type LedgerLine, type Removed } from "../../../src/policy/relevance/ledger.js";
+import {
+  extendLedger,
+  isLedgerPart,
+  kLedgerHeading,
+  ledgerLines,
+  ledgerPart,
+  ledgerText,
+  type LedgerLine,
+  type Removed,
+} from "../../../src/policy/relevance/ledger.js";
 import { messageFacts } from "../../../src/policy/relevance/ledger-facts.js";
 import { StepCache } from "../../../src/policy/step-cache.js";
 import { StageKit, shrinkLedger, type Work } from "../../../src/policy/work.js";
@@ -26,8 +35,15 @@ function kit(settings: Partial<typeof kDefaultTieredSettings> = {}): StageKit {
   const store = createMemoryStore();
   return new StageKit(
     {
-      settings: { ...kDefaultTieredSettings, ...settings }, store, counter, steps: new StepCache(), summarizer: undefined, emit: () => {},
-      memo: new Map(), stepCompactors: new Map(), storeReducer: new StepReducer({ store }),
+      settings: { ...kDefaultTieredSettings, ...settings },
+      store,
+      counter,
+      steps: new StepCache(),
+      summarizer: undefined,
+      emit: () => {},
+      memo: new Map(),
+      stepCompactors: new Map(),
+      storeReducer: new StepReducer({ store }),
     },
     tokenMeasure(counter),
   );
@@ -36,10 +52,16 @@ function kit(settings: Partial<typeof kDefaultTieredSettings> = {}): StageKit {
 const user = (id: string, text: string): Message => ({ id, role: "user", parts: [{ type: "text", text }], meta: {} });
 const assistant = (id: string, text: string): Message => ({ id, role: "assistant", parts: [{ type: "text", text }], meta: {} });
 const call = (id: string, thought: string, name: string, args: object): Message => ({
-  id, role: "assistant", parts: [...(thought ? [{ type: "text" as const, text: thought }] : []), { type: "tool-call", id: `call_${id}`, name, args: JSON.stringify(args) }], meta: {},
+  id,
+  role: "assistant",
+  parts: [...(thought ? [{ type: "text" as const, text: thought }] : []), { type: "tool-call", id: `call_${id}`, name, args: JSON.stringify(args) }],
+  meta: {},
 });
 const result = (id: string, text: string, isError = false): Message => ({
-  id: `r${id}`, role: "tool", parts: [{ type: "tool-result", callId: `call_${id}`, name: "tool", content: [{ type: "text", text }], ...(isError ? { isError } : {}) }], meta: {},
+  id: `r${id}`,
+  role: "tool",
+  parts: [{ type: "tool-result", callId: `call_${id}`, name: "tool", content: [{ type: "text", text }], ...(isError ? { isError } : {}) }],
+  meta: {},
 });
 
 /** Removed messages and their reduced steps, as stage 3 hands them over. */
@@ -53,8 +75,14 @@ function earlySteps(): Message[] {
     call("1", "Let me look at how parse_config reads the YAML file.", "read_file", { path: "src/app/config.py" }),
     result("1", "def parse_config(path):\n    return yaml.safe_load(open(path))\n\nclass ConfigLoader:\n    pass\n"),
     call("2", "Run the failing test to see the traceback.", "bash", { command: "python -m pytest tests/test_config.py -x" }),
-    result("2", "Traceback (most recent call last):\n  File \"tests/test_config.py\", line 3\nModuleNotFoundError: No module named 'yaml_loader'\n<returncode>1</returncode>"),
-    call("3", "The bug is in ConfigLoader.load_settings: I'll change load_settings to read the path with pathlib.Path.", "write_file", { path: "src/app/settings.py", content: "from pathlib import Path\n\ndef load_settings(p):\n    return Path(p).read_text()\n" }),
+    result(
+      "2",
+      "Traceback (most recent call last):\n  File \"tests/test_config.py\", line 3\nModuleNotFoundError: No module named 'yaml_loader'\n<returncode>1</returncode>",
+    ),
+    call("3", "The bug is in ConfigLoader.load_settings: I'll change load_settings to read the path with pathlib.Path.", "write_file", {
+      path: "src/app/settings.py",
+      content: "from pathlib import Path\n\ndef load_settings(p):\n    return Path(p).read_text()\n",
+    }),
     result("3", "File written."),
   ];
 }
@@ -84,7 +112,10 @@ describe("extraction", () => {
   });
 
   it("works on steps without tool calls: a chat's removed turns give their names", () => {
-    const chat = [user("u1", "Please rename fetch_orders to load_orders in billing/api.py."), assistant("a1", "Sure. I'll rename fetch_orders to load_orders and update OrderClient.get.")];
+    const chat = [
+      user("u1", "Please rename fetch_orders to load_orders in billing/api.py."),
+      assistant("a1", "Sure. I'll rename fetch_orders to load_orders and update OrderClient.get."),
+    ];
     const lines = extendLedger(kit(), [], { messages: chat, steps: [] }, "", 300, true);
     const text = allTerms(lines);
     expect(text).toContain("billing/api.py");
@@ -121,7 +152,14 @@ describe("extraction", () => {
   });
 
   it("never shows a secret-named argument's value, whatever it looks like", () => {
-    const msgs = [call("1", "Deploy the billing service.", "deploy", { service: "billing_service", password: "Hunter2Hunter2Zebra", auth: { githubToken: "Gt5Yh8Kp2Wq6Ze3R" } }), result("1", "deployed")];
+    const msgs = [
+      call("1", "Deploy the billing service.", "deploy", {
+        service: "billing_service",
+        password: "Hunter2Hunter2Zebra",
+        auth: { githubToken: "Gt5Yh8Kp2Wq6Ze3R" },
+      }),
+      result("1", "deployed"),
+    ];
     const text = allTerms(extendLedger(kit(), [], removedOf(msgs), "", 300, true));
     expect(text).toContain("billing_service");
     expect(text).not.toContain("Hunter2Hunter2Zebra");
@@ -131,7 +169,10 @@ describe("extraction", () => {
 
 describe("ranking, bound and dedupe", () => {
   it("stays within its room, a fresh ledger within half of it", () => {
-    const many = Array.from({ length: 60 }, (_, k) => [call(`m${k}`, `Check module_${k}.handler_${k} in pkg_${k}/mod_${k}.py`, "bash", { command: `grep -n handler_${k} pkg_${k}/mod_${k}.py` }), result(`m${k}`, `pkg_${k}/mod_${k}.py:1: def handler_${k}():`)]).flat();
+    const many = Array.from({ length: 60 }, (_, k) => [
+      call(`m${k}`, `Check module_${k}.handler_${k} in pkg_${k}/mod_${k}.py`, "bash", { command: `grep -n handler_${k} pkg_${k}/mod_${k}.py` }),
+      result(`m${k}`, `pkg_${k}/mod_${k}.py:1: def handler_${k}():`),
+    ]).flat();
     for (const room of [40, 120, 400]) {
       const lines = extendLedger(kit(), [], removedOf(many), "", room, true);
       expect(tokenMeasure(counter).text(ledgerText(lines))).toBeLessThanOrEqual(Math.floor(room / 2) + tokenMeasure(counter).text(kLedgerHeading));
@@ -141,8 +182,10 @@ describe("ranking, bound and dedupe", () => {
 
   it("prefers what the agent wrote and what is recent over what a tool printed once", () => {
     const msgs = [
-      call("1", "", "bash", { command: "ls" }), result("1", "noise_from_output_only.txt other_listing_name"),
-      call("2", "Now edit resolve_alias in core/aliases.py.", "bash", { command: "sed -n 1,40p core/aliases.py" }), result("2", "def resolve_alias(): pass"),
+      call("1", "", "bash", { command: "ls" }),
+      result("1", "noise_from_output_only.txt other_listing_name"),
+      call("2", "Now edit resolve_alias in core/aliases.py.", "bash", { command: "sed -n 1,40p core/aliases.py" }),
+      result("2", "def resolve_alias(): pass"),
     ];
     const lines = extendLedger(kit(), [], removedOf(msgs), "", 30, true);
     const text = allTerms(lines);
@@ -151,7 +194,10 @@ describe("ranking, bound and dedupe", () => {
   });
 
   it("leaves out what the kept prompt already shows, and a name a longer one holds", () => {
-    const msgs = [call("1", "Look at django.conf and then django.conf.settings.DEBUG in settings_module.py.", "bash", { command: "cat settings_module.py" }), result("1", "DEBUG = True")];
+    const msgs = [
+      call("1", "Look at django.conf and then django.conf.settings.DEBUG in settings_module.py.", "bash", { command: "cat settings_module.py" }),
+      result("1", "DEBUG = True"),
+    ];
     const lines = extendLedger(kit(), [], removedOf(msgs), "The task mentions settings_module.py.", 300, true);
     const text = allTerms(lines);
     expect(text).not.toContain("settings_module.py");
@@ -192,7 +238,10 @@ describe("append-only across epochs", () => {
   it("in a session: the next epoch's ledger extends the previous epoch's, and the rendered prefix reaches through it", async () => {
     const compactor = createCompactor({ store: createMemoryStore() });
     const session = compactor.session();
-    const convo: Message[] = [{ id: "sys", role: "system", parts: [{ type: "text", text: "You fix bugs." }], meta: {} }, user("task", "Fix the failing config tests.")];
+    const convo: Message[] = [
+      { id: "sys", role: "system", parts: [{ type: "text", text: "You fix bugs." }], meta: {} },
+      user("task", "Fix the failing config tests."),
+    ];
     const filler = "lorem ipsum dolor sit amet ".repeat(60);
     for (let k = 0; k < 80; k++) {
       convo.push(call(`s${k}`, `Step ${k}: inspect function_${k} in pkg/module_${k}.py.`, "bash", { command: `sed -n 1,80p pkg/module_${k}.py` }));
@@ -223,7 +272,11 @@ describe("append-only across epochs", () => {
 
   it("ledgerRatio 0 writes none", async () => {
     const compactor = createCompactor({ ledgerRatio: 0 });
-    const convo: Message[] = [user("task", "Fix it."), ...earlySteps(), ...Array.from({ length: 10 }, (_, k) => [call(`f${k}`, `look ${k}`, "bash", { command: `cat f${k}.py` }), result(`f${k}`, "x ".repeat(400))]).flat()];
+    const convo: Message[] = [
+      user("task", "Fix it."),
+      ...earlySteps(),
+      ...Array.from({ length: 10 }, (_, k) => [call(`f${k}`, `look ${k}`, "bash", { command: `cat f${k}.py` }), result(`f${k}`, "x ".repeat(400))]).flat(),
+    ];
     const r = await compactor.compactCanonical(convo, { budget: 1500 });
     expect(r.stages.some((s) => s.stage === 3)).toBe(true);
     expect(r.canonical.some((m) => m.parts.some(isLedgerPart))).toBe(false);
@@ -234,7 +287,11 @@ describe("in the pipeline", () => {
   it("stage 3 puts the ledger before the step summary's lines, marked, and nothing it names is lost from the store", async () => {
     const store = createMemoryStore();
     const compactor = createCompactor({ store });
-    const convo: Message[] = [user("task", "Fix the config loader."), ...earlySteps(), ...Array.from({ length: 10 }, (_, k) => [call(`f${k}`, "look again", "bash", { command: "ls" }), result(`f${k}`, "x ".repeat(400))]).flat()];
+    const convo: Message[] = [
+      user("task", "Fix the config loader."),
+      ...earlySteps(),
+      ...Array.from({ length: 10 }, (_, k) => [call(`f${k}`, "look again", "bash", { command: "ls" }), result(`f${k}`, "x ".repeat(400))]).flat(),
+    ];
     const r = await compactor.compactCanonical(convo, { budget: 1500 });
     const task = r.canonical.find((m) => m.parts.some(isLedgerPart))!;
     const at = task.parts.findIndex(isLedgerPart);
@@ -249,7 +306,10 @@ describe("in the pipeline", () => {
     const para = (k: number) => Array.from({ length: 20 }, (_, j) => `Point ${k}.${j}: node-${j} is slow.`).join(" ");
     const convo: Message[] = [user("task", "Fix the config loader.")];
     for (let k = 0; k < 12; k++) {
-      convo.push(call(`c${k}`, `Check handler_${k} in pkg/mod_${k}.py`, "bash", { command: `cat pkg/mod_${k}.py` }), result(`c${k}`, "y ".repeat(300), k === 3));
+      convo.push(
+        call(`c${k}`, `Check handler_${k} in pkg/mod_${k}.py`, "bash", { command: `cat pkg/mod_${k}.py` }),
+        result(`c${k}`, "y ".repeat(300), k === 3),
+      );
       convo.push(user(`u${k}`, `${para(k)} Ticket TCK_${k}.`), assistant(`a${k}`, para(k + 100)));
     }
     convo.push(call("last", "final check", "bash", { command: "ls" }), result("last", "ok"));
@@ -271,14 +331,20 @@ describe("in the pipeline", () => {
 
   it("stage 4's last resort keeps only the error lines, then takes a ledger without any away", () => {
     const k = kit();
-    const lines: LedgerLine[] = [{ text: "- names: alpha_beta gamma_delta", keys: ["alpha_beta", "gamma_delta"] }, { text: "- error: ValueError: bad input", keys: ["error:ValueError: bad input"] }];
+    const lines: LedgerLine[] = [
+      { text: "- names: alpha_beta gamma_delta", keys: ["alpha_beta", "gamma_delta"] },
+      { text: "- error: ValueError: bad input", keys: ["error:ValueError: bad input"] },
+    ];
     const msgs: Message[] = [user("task", "t"), { id: "s", role: "user", parts: [ledgerPart(lines), { type: "text", text: "summary" }], meta: {} }];
     const w: Work = { msgs, classes: classify(msgs), total: k.measure.all(msgs), target: 0, budget: 100, input: msgs, refs: [], compacted: 0, steps: [] };
     expect(shrinkLedger(k, w)).toBe(true);
     expect(ledgerLines(w.msgs)).toEqual([lines[1]]);
     expect((w.msgs[1].parts[0] as { text: string }).text).toBe(`${kLedgerHeading}\n- error: ValueError: bad input`);
     expect(shrinkLedger(k, w)).toBe(false);
-    const w2: Work = { ...w, msgs: [user("task", "t"), { id: "s", role: "user", parts: [ledgerPart([lines[0]]), { type: "text", text: "summary" }], meta: {} }] };
+    const w2: Work = {
+      ...w,
+      msgs: [user("task", "t"), { id: "s", role: "user", parts: [ledgerPart([lines[0]]), { type: "text", text: "summary" }], meta: {} }],
+    };
     expect(shrinkLedger(k, w2)).toBe(true);
     expect(w2.msgs[1].parts.some(isLedgerPart)).toBe(false);
   });
@@ -307,13 +373,18 @@ describe("settings", () => {
 
 describe("step targets in group lines", () => {
   const steps = new StepReducer({ offload: false }).reduceMessages(
-    Array.from({ length: 4 }, (_, k) => [call(`g${k}`, "", "bash", { command: `nl -ba django/forms/field_${k}.py | sed -n 1,20p` }), result(`g${k}`, "ok")]).flat(),
+    Array.from({ length: 4 }, (_, k) => [
+      call(`g${k}`, "", "bash", { command: `nl -ba django/forms/field_${k}.py | sed -n 1,20p` }),
+      result(`g${k}`, "ok"),
+    ]).flat(),
   );
 
   it("names each step's command head and file, only when asked", () => {
     const plain = new StepCompactor({ keepRecent: 0 }).compact(steps).compactSteps.map(String);
     expect(plain).toEqual(["[step_001..004] 4 commands executed"]);
     const named = new StepCompactor({ keepRecent: 0, groupTargets: true }).compact(steps).compactSteps.map(String);
-    expect(named).toEqual(["[step_001..004] 4 commands executed: nl django/forms/field_0.py; nl django/forms/field_1.py; nl django/forms/field_2.py; nl django/forms/field_3.py"]);
+    expect(named).toEqual([
+      "[step_001..004] 4 commands executed: nl django/forms/field_0.py; nl django/forms/field_1.py; nl django/forms/field_2.py; nl django/forms/field_3.py",
+    ]);
   });
 });

@@ -70,13 +70,17 @@ describe("same call again", () => {
 
 describe("file read again", () => {
   it("a full read supersedes earlier reads of the file, partial or whole", () => {
-    expect(superseded([bash("sed -n '10,20p' src/a.py", file(11)), bash("grep -n value_3 src/a.py", "4:x"), bash("nl -ba src/a.py", file(40))]))
-      .toEqual({ c1: "src/a.py read again in step_003", c2: "src/a.py read again in step_003" });
+    expect(superseded([bash("sed -n '10,20p' src/a.py", file(11)), bash("grep -n value_3 src/a.py", "4:x"), bash("nl -ba src/a.py", file(40))])).toEqual({
+      c1: "src/a.py read again in step_003",
+      c2: "src/a.py read again in step_003",
+    });
   });
 
   it("reads of different ranges supersede nothing; a covering range does", () => {
     expect(superseded([bash("sed -n 10,20p src/a.py", file(11)), bash("sed -n 100,120p src/a.py", file(21))])).toEqual({});
-    expect(superseded([bash("sed -n 10,20p src/a.py", file(11)), bash("nl -ba src/a.py | sed -n '1,50p'", file(50))])).toEqual({ c1: "src/a.py read again in step_002" });
+    expect(superseded([bash("sed -n 10,20p src/a.py", file(11)), bash("nl -ba src/a.py | sed -n '1,50p'", file(50))])).toEqual({
+      c1: "src/a.py read again in step_002",
+    });
     expect(superseded([bash("cat src/a.py", file(40)), bash("head -n 5 src/a.py", file(5))])).toEqual({});
   });
 
@@ -87,8 +91,9 @@ describe("file read again", () => {
   });
 
   it("a read of several files is superseded once each is read again, by the latest of them", () => {
-    expect(superseded([bash("cat src/a.py src/b.py", file(9)), bash("cat src/a.py", file(5)), bash("cat src/b.py", file(4))]))
-      .toEqual({ c1: "src/b.py read again in step_003" });
+    expect(superseded([bash("cat src/a.py src/b.py", file(9)), bash("cat src/a.py", file(5)), bash("cat src/b.py", file(4))])).toEqual({
+      c1: "src/b.py read again in step_003",
+    });
   });
 
   it("paths are compared after the cd before them", () => {
@@ -102,8 +107,10 @@ describe("file read again", () => {
   });
 
   it("each superseded output names the earliest later step that superseded it", () => {
-    expect(superseded([bash("cat a.py", file(5)), bash("nl a.py", file(5)), bash("cat a.py", file(5))]))
-      .toEqual({ c1: "a.py read again in step_002", c2: "a.py read again in step_003" });
+    expect(superseded([bash("cat a.py", file(5)), bash("nl a.py", file(5)), bash("cat a.py", file(5))])).toEqual({
+      c1: "a.py read again in step_002",
+      c2: "a.py read again in step_003",
+    });
   });
 });
 
@@ -113,7 +120,9 @@ describe("file edited", () => {
     expect(superseded([read, bash("sed -i 's/x/y/' a.py", "")])).toEqual({ c1: "a.py edited in step_002" });
     expect(superseded([read, bash("cat <<'EOF' > a.py\nprint(1)\nEOF", "")])).toEqual({ c1: "a.py edited in step_002" });
     expect(superseded([read, bash("python3 - <<'EOF'\nwith open('a.py', 'w') as f:\n    f.write('x')\nEOF", "")])).toEqual({ c1: "a.py edited in step_002" });
-    expect(superseded([read, ["str_replace_editor", { command: "str_replace", path: "a.py", old_str: "x", new_str: "y" }, "edited"]])).toEqual({ c1: "a.py edited in step_002" });
+    expect(superseded([read, ["str_replace_editor", { command: "str_replace", path: "a.py", old_str: "x", new_str: "y" }, "edited"]])).toEqual({
+      c1: "a.py edited in step_002",
+    });
   });
 
   it("not with edits off, nor for another file, nor by a failed edit", () => {
@@ -124,7 +133,11 @@ describe("file edited", () => {
   });
 
   it("an edit's own output is not superseded by a later read", () => {
-    const edit: StepSpec = ["str_replace_editor", { command: "str_replace", path: "a.py", old_str: "x", new_str: "y" }, "The file a.py has been edited. Here's a snippet: ..."];
+    const edit: StepSpec = [
+      "str_replace_editor",
+      { command: "str_replace", path: "a.py", old_str: "x", new_str: "y" },
+      "The file a.py has been edited. Here's a snippet: ...",
+    ];
     expect(superseded([edit, ["str_replace_editor", { command: "view", path: "a.py" }, file(30)]])).toEqual({});
   });
 });
@@ -168,11 +181,20 @@ describe("what is never marked", () => {
 
 describe("commandAccess", () => {
   it("reads, ranges, listings and edits of shell commands", () => {
-    expect(commandAccess("nl -ba src/x.py | sed -n '3,9p'")).toEqual({ accesses: [{ kind: "read", path: "src/x.py", range: { from: 3, to: 9 } }], opaque: false });
+    expect(commandAccess("nl -ba src/x.py | sed -n '3,9p'")).toEqual({
+      accesses: [{ kind: "read", path: "src/x.py", range: { from: 3, to: 9 } }],
+      opaque: false,
+    });
     expect(commandAccess("head -n 30 x.py 2>&1")).toEqual({ accesses: [{ kind: "read", path: "x.py", range: { from: 1, to: 30 } }], opaque: false });
     expect(commandAccess("sed -n '30,$p' x.py").accesses).toEqual([{ kind: "read", path: "x.py", range: { from: 30, to: Infinity } }]);
     expect(commandAccess("ls -la /repo/src/")).toEqual({ accesses: [{ kind: "list", dir: "/repo/src", recursive: false }], opaque: false });
-    expect(commandAccess("echo hi > notes.txt && rm old.py")).toEqual({ accesses: [{ kind: "edit", path: "notes.txt" }, { kind: "edit", path: "old.py" }], opaque: false });
+    expect(commandAccess("echo hi > notes.txt && rm old.py")).toEqual({
+      accesses: [
+        { kind: "edit", path: "notes.txt" },
+        { kind: "edit", path: "old.py" },
+      ],
+      opaque: false,
+    });
   });
 
   it("a program, a recursive search or a transforming sed is opaque", () => {
@@ -185,7 +207,10 @@ describe("commandAccess", () => {
   });
 
   it("a heredoc's body is not read as commands", () => {
-    expect(commandAccess("cat <<'EOF' > t.py\nimport os; cat = 1\nls = 2\nEOF\npython t.py")).toEqual({ accesses: [{ kind: "edit", path: "t.py" }], opaque: true });
+    expect(commandAccess("cat <<'EOF' > t.py\nimport os; cat = 1\nls = 2\nEOF\npython t.py")).toEqual({
+      accesses: [{ kind: "edit", path: "t.py" }],
+      opaque: true,
+    });
   });
 });
 
@@ -207,7 +232,9 @@ describe("stage 2 with supersede", () => {
     const config = { store: createMemoryStore(), targetRatio: 0.8, supersede };
     const total = (await createCompactor(config).compactCanonical(msgs, { budget: 1_000_000 })).tokensBefore;
     const r = await createCompactor(config).compactCanonical(msgs, { budget: Math.floor((total - 300) / 0.8) });
-    const texts = r.canonical.map((m) => m.parts.map((p) => (p.type === "tool-result" ? p.content.map((c) => (c.type === "text" ? c.text : "")).join("") : "")).join(""));
+    const texts = r.canonical.map((m) =>
+      m.parts.map((p) => (p.type === "tool-result" ? p.content.map((c) => (c.type === "text" ? c.text : "")).join("") : "")).join(""),
+    );
     return { r, texts, store: config.store };
   }
 
@@ -217,7 +244,9 @@ describe("stage 2 with supersede", () => {
     // The oldest output, current, went as its observation to reach the target; the newer current output stays.
     expect(texts[3]).toMatch(/^\[ctxfold\] python build\.py/);
     expect(texts[7]).toBe(big("pass"));
-    const line = /^\[ctxfold\] superseded: same command run again in step_003 \(failed: .*ZeroDivisionError.*; call c2\)\n\[full output: (.+)\]$/s.exec(texts[5]);
+    const line = /^\[ctxfold\] superseded: same command run again in step_003 \(failed: .*ZeroDivisionError.*; call c2\)\n\[full output: (.+)\]$/s.exec(
+      texts[5],
+    );
     expect(line).not.toBeNull();
     expect(r.refs).toContain(line![1]);
     expect(store.getText(line![1])).toBe(failure);
@@ -225,14 +254,22 @@ describe("stage 2 with supersede", () => {
 
   it("compares the calls as the agent wrote them, though stage 1 shortened their arguments", async () => {
     const read = bash("cat src/a.py  # the module as it is before the fix, the whole of it, to compare", big("a"));
-    const msgs = conversation([read, bash("python build.py", big("build")), bash("nl -ba src/a.py", big("a")), bash("ls", "a.py"), bash("git status", "clean")]);
+    const msgs = conversation([
+      read,
+      bash("python build.py", big("build")),
+      bash("nl -ba src/a.py", big("a")),
+      bash("ls", "a.py"),
+      bash("git status", "clean"),
+    ]);
     const config = { store: createMemoryStore(), targetRatio: 0.8, argTokens: 20 };
     const total = (await createCompactor(config).compactCanonical(msgs, { budget: 1_000_000 })).tokensBefore;
     const r = await createCompactor(config).compactCanonical(msgs, { budget: Math.floor((total - 300) / 0.8) });
     const call = r.canonical[2].parts[0];
     expect(call.type === "tool-call" && call.args).toContain("_ctxfold");
     const result = r.canonical[3].parts[0];
-    expect(result.type === "tool-result" && result.content[0]).toMatchObject({ text: expect.stringMatching(/^\[ctxfold\] superseded: src\/a\.py read again in step_003\n/) });
+    expect(result.type === "tool-result" && result.content[0]).toMatchObject({
+      text: expect.stringMatching(/^\[ctxfold\] superseded: src\/a\.py read again in step_003\n/),
+    });
   });
 
   it("same input, same output", async () => {

@@ -6,10 +6,12 @@ import { createRng, randomTricky, thrown } from "../../helpers.js";
 
 /** What termLines means, spelled out: per text, per line, the terms containsTerm finds there. */
 function naive(texts: readonly string[], terms: readonly string[]): number[][] {
-  return texts.map((t) => t.split("\n").flatMap((line, i) => {
-    const n = terms.filter((term) => containsTerm(line, term)).length;
-    return n > 0 ? [i, n] : [];
-  }));
+  return texts.map((t) =>
+    t.split("\n").flatMap((line, i) => {
+      const n = terms.filter((term) => containsTerm(line, term)).length;
+      return n > 0 ? [i, n] : [];
+    }),
+  );
 }
 
 /** termLines' flat result, per text. */
@@ -66,7 +68,8 @@ describe("termLines known answers (wasm and the TypeScript twin)", () => {
 
   it("every BMP code point as a neighbour decides as containsTerm does", () => {
     const lines: string[] = [];
-    for (let c = 0; c < 0x10000; c++) if (c !== 0x0a && (c < 0xd800 || c > 0xdfff)) lines.push(`${String.fromCharCode(c)}ab_1`, `ab_1${String.fromCharCode(c)}`);
+    for (let c = 0; c < 0x10000; c++)
+      if (c !== 0x0a && (c < 0xd800 || c > 0xdfff)) lines.push(`${String.fromCharCode(c)}ab_1`, `ab_1${String.fromCharCode(c)}`);
     const text = lines.join("\n");
     const got = perText([text], ["ab_1"], "wasm")[0];
     expect(got).toEqual(naive([text], ["ab_1"])[0]);
@@ -84,9 +87,16 @@ describe("termLines differential: the kernel equals its twin and the definition"
     const alphabet = fc.constantFrom("a", "b", "_", "1", "/", ".", " ", "\n", "é", "中", "😀", "-", "$");
     const term = fc.stringMatching(/^[ab_1/.$-]{2,6}$/);
     fc.assert(
-      fc.property(fc.array(fc.array(alphabet, { maxLength: 200 }).map((a) => a.join("")), { maxLength: 5 }), fc.uniqueArray(term, { maxLength: 8 }), (texts, terms) => {
-        both(texts, terms);
-      }),
+      fc.property(
+        fc.array(
+          fc.array(alphabet, { maxLength: 200 }).map((a) => a.join("")),
+          { maxLength: 5 },
+        ),
+        fc.uniqueArray(term, { maxLength: 8 }),
+        (texts, terms) => {
+          both(texts, terms);
+        },
+      ),
       { numRuns: 400, seed: 18 },
     );
   });
