@@ -248,84 +248,108 @@ function toFile(current: RatioSet, args: Args, kept: RatioSet = {}): Baseline {
   };
 }
 
-function main(): number {
-  const args = parseArgs(process.argv.slice(2));
-  if (!args.baselineGiven) {
-    const own = baselineFor(cpuModel());
-    if (own.matched || args.update) args.baseline = own.file;
-    else
-      process.stderr.write(
-        `bench:gate: no baseline measured on this CPU (${cpuModel()}): comparing with ${shown(args.baseline)}; \`npm run bench:gate -- --update\` writes ${shown(own.file)}\n`,
-      );
-  }
+/** The baseline of this CPU when there is one (or when --update writes it), unless --baseline named a file. */
+function chooseBaseline(args: Args): void {
+  if (args.baselineGiven) return;
+  const own = baselineFor(cpuModel());
+  if (own.matched || args.update) args.baseline = own.file;
+  else
+    process.stderr.write(
+      `bench:gate: no baseline measured on this CPU (${cpuModel()}): comparing with ${shown(args.baseline)}; \`npm run bench:gate -- --update\` writes ${shown(own.file)}\n`,
+    );
+}
+
+/** The ratios of this run: measured (their runs kept for a confirmation), or read back with --from. */
+function measureRatios(args: Args): { current: RatioSet; runs: Record<string, number>[]; seconds: number } {
   const slowdown = process.env[kSlowdownEnv];
   if (slowdown && !args.from) process.stderr.write(`bench:gate: ${kSlowdownEnv}=${JSON.stringify(slowdown)} is set: the benches are slowed on purpose\n`);
   const t = performance.now();
   const load = () => loadavg()[0].toFixed(1);
-  if (!args.from) process.stderr.write(`bench:gate: load average ${load()} on ${cpus().length} cores at the start\n`);
-  let current: RatioSet;
-  let runs: Record<string, number>[] = [];
   if (args.from) {
     const read = readMeasurement(args.from);
-    current = read.ratios;
     if (read.scopes && !args.scopeGiven) args.scopes = read.scopes;
-  } else current = medianRatios((runs = measure(args)));
+    return { current: read.ratios, runs: [], seconds: (performance.now() - t) / 1000 };
+  }
+  process.stderr.write(`bench:gate: load average ${load()} on ${cpus().length} cores at the start\n`);
+  const runs = measure(args);
   const seconds = (performance.now() - t) / 1000;
   // A load above the core count slows JS sides more than WASM ones (V8's compiler threads
   // starve): the log says so next to a failure.
-  if (!args.from) process.stderr.write(`bench:gate: load average ${load()} at the end\n`);
-  const ran = (name: string) => {
-    const scope = scopeOf(name);
-    return scope === undefined || args.scopes.includes(scope);
-  };
-  const save = () => args.save && writeFileSync(args.save, JSON.stringify(toFile(current, args), null, 2) + "\n");
-  if (args.update) {
-    save();
-    let kept: RatioSet = {};
-    if (args.scopes.length < kGateScopes.length && existsSync(args.baseline)) {
-      const text = readFileSync(args.baseline, "utf8");
-      parseBaselineText(text, shown(args.baseline));
-      const old = JSON.parse(text) as { ratios: RatioSet };
-      kept = Object.fromEntries(Object.entries(old.ratios).filter(([k]) => !ran(k)));
-    }
-    const file = toFile(current, args, kept);
-    writeFileSync(args.baseline, JSON.stringify(file, null, 2) + "\n");
-    const lines = [
-      "| ratio (higher is better) | baseline | runs |",
-      "|---|---:|---|",
-      ...Object.entries(file.ratios).map(([k, v]) => `| ${k} | ${v.value} | ${v.runs.join(", ")} |`),
-    ];
-    process.stdout.write(
-      `${lines.join("\n")}\n\nbench:gate: wrote ${shown(args.baseline)} (${Object.keys(file.ratios).length} ratios, measured in ${seconds.toFixed(0)} s)\n`,
-    );
-    return 0;
+  process.stderr.write(`bench:gate: load average ${load()} at the end\n`);
+  return { current: medianRatios(runs), runs, seconds };
+}
+
+/** Whether a ratio's scope was measured in this run. */
+const ranIn = (args: Args) => (name: string) => {
+  const scope = scopeOf(name);
+  return scope === undefined || args.scopes.includes(scope);
+};
+
+/** --update: the baseline written anew (the scopes not measured kept from the old file), and printed as a table. */
+function writeBaseline(args: Args, current: RatioSet, seconds: number): void {
+  let kept: RatioSet = {};
+  if (args.scopes.length < kGateScopes.length && existsSync(args.baseline)) {
+    const text = readFileSync(args.baseline, "utf8");
+    parseBaselineText(text, shown(args.baseline));
+    const old = JSON.parse(text) as { ratios: RatioSet };
+    const ran = ranIn(args);
+    kept = Object.fromEntries(Object.entries(old.ratios).filter(([k]) => !ran(k)));
   }
-  if (!existsSync(args.baseline)) throw new Error(`${shown(args.baseline)}: no baseline file: create it with \`npm run bench:gate -- --update\``);
-  const baseline = parseBaselineText(readFileSync(args.baseline, "utf8"), shown(args.baseline));
-  const values = Object.fromEntries(Object.entries(current).map(([k, v]) => [k, v.value]));
-  let comparison = compareRatios(baseline, values, { tolerance: args.tolerance, measured: ran });
+  const file = toFile(current, args, kept);
+  writeFileSync(args.baseline, JSON.stringify(file, null, 2) + "\n");
+  const lines = [
+    "| ratio (higher is better) | baseline | runs |",
+    "|---|---:|---|",
+    ...Object.entries(file.ratios).map(([k, v]) => `| ${k} | ${v.value} | ${v.runs.join(", ")} |`),
+  ];
+  process.stdout.write(
+    `${lines.join("\n")}\n\nbench:gate: wrote ${shown(args.baseline)} (${Object.keys(file.ratios).length} ratios, measured in ${seconds.toFixed(0)} s)\n`,
+  );
+}
+
+/**
+ * This run against the baseline. A burst of load can take one ratio's median past the
+ * tolerance: before failing, the scopes of the regressed ratios are measured as many times
+ * again (--confirm) and the median of all runs is judged.
+ */
+function judge(args: Args, baseline: Readonly<Record<string, number>>, measured: { current: RatioSet; runs: Record<string, number>[] }) {
+  const valuesOf = (set: RatioSet) => Object.fromEntries(Object.entries(set).map(([k, v]) => [k, v.value]));
+  const options = { tolerance: args.tolerance, measured: ranIn(args) };
+  let { current, runs } = measured;
+  let comparison = compareRatios(baseline, valuesOf(current), options);
   const regressed = comparison.rows.filter((r) => r.verdict === "REGRESSED");
   if (regressed.length && !args.from && args.confirm) {
-    // A burst of load can take one ratio's median past the tolerance: before failing, measure
-    // the scopes of the regressed ratios as many times again and judge the median of all runs.
     const scopes = [...new Set(regressed.map((r) => scopeOf(r.name)).filter((s): s is GateScope => s !== undefined))];
     process.stderr.write(
       `bench:gate: ${regressed.map((r) => r.name).join("; ")} past the tolerance: measuring ${scopes.join(",")} ${args.runs} more time(s) to confirm\n`,
     );
     runs = [...runs, ...measure({ ...args, scopes })];
     current = medianRatios(runs);
-    comparison = compareRatios(baseline, Object.fromEntries(Object.entries(current).map(([k, v]) => [k, v.value])), {
-      tolerance: args.tolerance,
-      measured: ran,
-    });
+    comparison = compareRatios(baseline, valuesOf(current), options);
   }
-  save();
+  return { comparison, current };
+}
+
+function main(): number {
+  const args = parseArgs(process.argv.slice(2));
+  chooseBaseline(args);
+  const measured = measureRatios(args);
+  const save = (set: RatioSet) => args.save && writeFileSync(args.save, JSON.stringify(toFile(set, args), null, 2) + "\n");
+  if (args.update) {
+    save(measured.current);
+    writeBaseline(args, measured.current, measured.seconds);
+    return 0;
+  }
+  if (!existsSync(args.baseline)) throw new Error(`${shown(args.baseline)}: no baseline file: create it with \`npm run bench:gate -- --update\``);
+  const baseline = parseBaselineText(readFileSync(args.baseline, "utf8"), shown(args.baseline));
+  const { comparison, current } = judge(args, baseline, measured);
+  save(current);
   if (args.json) {
     const rows = comparison.rows.map((r) => ({ ...r, runs: current[r.name]?.runs }));
-    process.stdout.write(JSON.stringify({ ...comparison, rows, baseline: shown(args.baseline), seconds }, null, 2) + "\n");
+    process.stdout.write(JSON.stringify({ ...comparison, rows, baseline: shown(args.baseline), seconds: measured.seconds }, null, 2) + "\n");
   } else {
     const runs = Object.fromEntries(Object.entries(current).map(([k, v]) => [k, v.runs]));
-    process.stdout.write(`${formatComparison(comparison, runs)}\n(against ${shown(args.baseline)}; measured in ${seconds.toFixed(0)} s)\n`);
+    process.stdout.write(`${formatComparison(comparison, runs)}\n(against ${shown(args.baseline)}; measured in ${measured.seconds.toFixed(0)} s)\n`);
   }
   return comparison.failed ? 1 : 0;
 }
