@@ -79,7 +79,7 @@ export async function main(steps = 30, log: (line: string) => void = console.log
   let epochs = 0;
   model.prompts.forEach((prompt, k) => {
     const before = model.prompts[k - 1];
-    const kept = before !== undefined && before.every((m, i) => m === prompt[i]);
+    const kept = before?.every((m, i) => m === prompt[i]);
     if (before !== undefined && !kept) epochs++;
     const held = [prompt[0], ...result.messages.slice(0, 1 + 2 * k)];
     log(

@@ -47,7 +47,7 @@ export async function main(steps = 30, log: (line: string) => void = console.log
 
     const prompt = prompts.at(-1)!;
     const before = prompts.at(-2);
-    const kept = before !== undefined && before.every((m, i) => m === prompt[i]);
+    const kept = before?.every((m, i) => m === prompt[i]);
     if (before !== undefined && !kept) epochs++;
     log(
       `call ${step}: ${tokens(history)} -> ${tokens(prompt)} tokens, ${prompt.length} messages, ${kept ? "prefix kept (same objects)" : step === 1 ? "first call" : "new epoch"}`,

@@ -55,7 +55,7 @@ export async function main(steps = 30, log: (line: string) => void = console.log
     const reply = await model.create(body);
 
     const sent = body.messages.map((m) => JSON.stringify(m));
-    const kept = prev !== undefined && prev.every((m, i) => m === sent[i]);
+    const kept = prev?.every((m, i) => m === sent[i]);
     if (prev !== undefined && !kept) epochs++;
     prev = sent;
     const out = tokens(body.messages);

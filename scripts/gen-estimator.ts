@@ -23,7 +23,7 @@ for (const f of kFeatureSpec) {
   if (f.alts.length === 0) throw new Error(`feature-spec: ${f.name}: no terms`);
   for (const alt of f.alts) {
     const t0 = alt[0];
-    if (!t0 || t0.at !== 0 || t0.not) throw new Error(`feature-spec: ${f.name}: the first term of each conjunction must be a positive term at 0`);
+    if (t0?.at !== 0 || t0.not) throw new Error(`feature-spec: ${f.name}: the first term of each conjunction must be a positive term at 0`);
   }
 }
 

@@ -8,7 +8,7 @@ import { type Format, isObject, unrenderable } from "./common.js";
 
 /** The MIME type of a `data:` URL, if `url` is one. */
 export function dataUrlType(url: string | undefined): string | undefined {
-  if (!url || !url.startsWith("data:")) return undefined;
+  if (!url?.startsWith("data:")) return undefined;
   const end = url.search(/[;,]/);
   return end > 5 ? url.slice(5, end) : undefined;
 }

@@ -206,7 +206,8 @@ class Parser {
   item(item: OpenAIResponsesItem, i: number): void {
     switch (item.type ?? "message") {
       case "message":
-        return this.message(item as OpenAIResponsesMessageItem, i);
+        this.message(item as OpenAIResponsesMessageItem, i);
+        return;
       case "function_call":
       case "custom_tool_call": {
         const run = this.runAt(i, false);
@@ -223,7 +224,8 @@ class Parser {
         return;
       case "function_call_output":
       case "custom_tool_call_output":
-        return this.alone(i, "tool", [readOutput(item as OpenAIResponsesFunctionCallOutput)]);
+        this.alone(i, "tool", [readOutput(item as OpenAIResponsesFunctionCallOutput)]);
+        return;
     }
     const opaque: OpaquePart = { type: "opaque", value: item, meta: kItemMeta };
     const side = sideOf(item.type as string);
@@ -234,7 +236,8 @@ class Parser {
   message(item: OpenAIResponsesMessageItem, i: number): void {
     if (item.role !== "assistant") {
       const { parts, array } = readContent(item.content);
-      return this.alone(i, item.role === "user" ? "user" : "system", parts, messageItemMeta(item, array));
+      this.alone(i, item.role === "user" ? "user" : "system", parts, messageItemMeta(item, array));
+      return;
     }
     if (Array.isArray(item.content) && item.content.length === 0) {
       this.runAt(i, false).parts.push({ type: "opaque", value: item, meta: kItemMeta });

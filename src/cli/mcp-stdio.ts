@@ -108,7 +108,10 @@ export class BoundedStdioTransport implements Transport {
     this.#parts = [];
     this.#size = 0;
     this.#oversized = undefined;
-    if (oversized) return this.#refuse(oversized);
+    if (oversized) {
+      this.#refuse(oversized);
+      return;
+    }
     if (line.trim() === "") return;
     let message: JSONRPCMessage;
     try {

@@ -222,7 +222,7 @@ export async function mastraTokenLimiter(): Promise<Contender> {
         return p;
       });
       if (model.length !== messages.length) origin.clear();
-      let result: { prompt?: PromptMessage[] } | void;
+      let result: { prompt?: PromptMessage[] } | undefined;
       try {
         const args = {
           prompt,
@@ -234,7 +234,9 @@ export async function mastraTokenLimiter(): Promise<Contender> {
             throw new Error(reason);
           },
         };
-        result = (await limiter.processLLMRequest(args as unknown as Parameters<typeof limiter.processLLMRequest>[0])) as { prompt?: PromptMessage[] } | void;
+        result = (await limiter.processLLMRequest(args as unknown as Parameters<typeof limiter.processLLMRequest>[0])) as
+          | { prompt?: PromptMessage[] }
+          | undefined;
       } catch (e) {
         const name = (e as { constructor?: { name?: string } })?.constructor?.name;
         if (name === "TripWire" || /^TokenLimiterProcessor:/.test(String((e as Error)?.message))) return { messages: [], infeasible: true };

@@ -173,7 +173,7 @@ export function failedVisible(m: ChatMessage, output: readonly ChatMessage[], he
   for (const o of output) {
     const t = contentText(o);
     if (head && t.includes(head)) return true;
-    if (idRe && idRe.test(t)) return true;
+    if (idRe?.test(t)) return true;
   }
   return false;
 }

@@ -5,7 +5,7 @@
  */
 import { openaiChatAdapter } from "../adapters/index.js";
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
-import { newViolations, validate, type ValidationResult } from "../validate/index.js";
+import { newViolations, validate, type Issue, type ValidationResult } from "../validate/index.js";
 import { kCounter, messageTokens, promptTokens } from "./tokens.js";
 import type { CompactOutput } from "./protocol.js";
 import { evidenceKept } from "./evidence.js";
@@ -125,7 +125,7 @@ function countOverBudget(t: Tally, p: Point, budget: number, tokens: number, out
 
 /** The provider rules the output breaks that the input kept, by code (an output that does not parse breaks one). */
 function countViolations(t: Tally, p: Point, out: OpenAIChatMessage[]): void {
-  let issues;
+  let issues: Pick<Issue, "severity" | "message">[] & { code: string }[];
   try {
     issues = newViolations(p.validation, validate(openaiChatAdapter.parse(out), "openai-chat"));
   } catch (e) {

@@ -100,7 +100,7 @@ const kPackages = ["flowkit", "datapipe", "tinyorm", "httpkit", "shelfdb", "quic
 export const pick = <T>(r: Rng, xs: readonly T[]): T => xs[r.int(xs.length)];
 export const chance = (r: Rng, p: number): boolean => r.next() < p;
 export const between = (r: Rng, lo: number, hi: number): number => lo + r.int(hi - lo + 1);
-export const logUniform = (r: Rng, lo: number, hi: number): number => Math.round(lo * Math.pow(hi / lo, r.next()));
+export const logUniform = (r: Rng, lo: number, hi: number): number => Math.round(lo * (hi / lo) ** r.next());
 export const cap = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
 export function makeProject(r: Rng): Project {
@@ -182,7 +182,7 @@ export function fileText(ctx: Ctx, rel: string): string {
   let t = ctx.files.get(rel);
   if (t === undefined) {
     const { min, max } = kFileReadChars;
-    const size = Math.round(min * Math.pow(max / min, Math.pow(ctx.r.next(), 1.5)));
+    const size = Math.round(min * (max / min) ** (ctx.r.next() ** 1.5));
     t = clip(syntheticText(kindOf(rel), size, ctx.r), max);
     ctx.files.set(rel, t);
   }

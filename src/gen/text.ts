@@ -119,6 +119,7 @@ class Gen {
       let w = this.word();
       if (this.chance(0.03)) w = this.number();
       else if (this.chance(0.02)) w = `"${w}"`;
+      // biome-ignore lint/suspicious/noDuplicateElseIf: each chance() call draws anew
       else if (this.chance(0.02)) w = `\`${this.ident()}\``;
       if (i < n - 1 && this.chance(0.08)) w += this.pick([",", ",", ";", ":", " -"]);
       ws.push(w);

@@ -57,7 +57,7 @@ export type LangChainCompactInput<M extends object = object> = readonly M[] | Pr
  * ctxfold's types naming @langchain/core. For its exact type build it yourself:
  * `RunnableLambda.from(langChainCompactor<BaseMessage>(options))`.
  */
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// biome-ignore-start lint/suspicious/noExplicitAny: the shape of LangChain's own RunnableInterface, whose signatures take and give any
 export interface CtxfoldRunnable<M extends object = object> {
   lc_serializable: boolean;
   readonly lc_id: string[];
@@ -68,7 +68,7 @@ export interface CtxfoldRunnable<M extends object = object> {
   getName(suffix?: string): string;
   pipe(next: any): any;
 }
-/* eslint-enable @typescript-eslint/no-explicit-any */
+// biome-ignore-end lint/suspicious/noExplicitAny: the end of that shape
 
 // ---------------------------------------------------------------------------------------------
 // The API.

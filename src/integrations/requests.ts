@@ -82,7 +82,7 @@ import type { AnthropicWire } from "../adapters/anthropic.js";
 import { isObject } from "../adapters/common.js";
 import type { CanonicalResult } from "../policy/types.js";
 import { Draft, fixBreakpoints, prefixLength, requestMarks } from "./anthropic-breakpoints.js";
-import { budgetOf, openConversation, refuseOverBudget, sessionPoolFor, SessionPool, type IntegrationOptions } from "./common.js";
+import { budgetOf, openConversation, refuseOverBudget, sessionPoolFor, type SessionPool, type IntegrationOptions } from "./common.js";
 
 export type { UsageEvent } from "./common.js";
 

@@ -23,7 +23,7 @@
 import { coreFor, type Backend } from "../core/backend.js";
 import { align16, type CoreInstance } from "../core/core-instance.js";
 
-const kCandidate = /(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$](?:[\p{L}\p{N}_$.\/\\-]|::)*[\p{L}\p{N}_$]|(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$]/gu;
+const kCandidate = /(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$](?:[\p{L}\p{N}_$./\\-]|::)*[\p{L}\p{N}_$]|(?:\.{1,2}\/|~\/|\/|--?)?[\p{L}\p{N}_$]/gu;
 const kLead = /^(?:\.{1,2}\/|~\/|\/|--?)/;
 const kNumber = /^[+-]?\d[\d.,eE+-]*$/;
 const kInitials = /^(?:\p{L}\.)+\p{L}$/u;

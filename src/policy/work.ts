@@ -6,7 +6,7 @@ import { messageTexts } from "../model/texts.js";
 import { StepCompactor } from "../steps/compactor.js";
 import { presetConfig } from "../steps/config.js";
 import { redactSecrets } from "../steps/redact.js";
-import { StepReducer, resultText } from "../steps/reducer.js";
+import { type StepReducer, resultText } from "../steps/reducer.js";
 import type { ReducedStep } from "../steps/types.js";
 import type { OffloadStore } from "../store/index.js";
 import type { TokenMeasure } from "../tokens/measure.js";

@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import type { Format } from "../adapters/index.js";
 import { asCtxfoldError, CtxfoldError } from "../errors.js";
-import { Compactor, createCompactor } from "../policy/index.js";
+import { type Compactor, createCompactor } from "../policy/index.js";
 import { createMemoryStore, createPackStore, runScopeRefs, writeScopeRecord, type ContentAddressedStore, type RunScope } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
 import { encodingIndex } from "../tokens/weights-table.js";

@@ -107,10 +107,9 @@ class ReferenceScan {
     this.space();
     if (this.at >= this.n) notJson();
     const c = this.bytes[this.at];
-    if (c === 0x7b || c === 0x5b) return this.container(depth, c === 0x7b);
-    if (c === 0x22) return this.string(false);
-    if (this.literal(c)) return;
-    this.number(c);
+    if (c === 0x7b || c === 0x5b) this.container(depth, c === 0x7b);
+    else if (c === 0x22) this.string(false);
+    else if (!this.literal(c)) this.number(c);
   }
 
   /** An object or array from its opening bracket to past its closing one; its entry's range and `next` are filled in then. */

@@ -3,7 +3,7 @@
  * them back to what its checkpoint covers) or stdout, every failure an E_OUTPUT_WRITE naming the
  * file; and the refusal to write over the input under any of its names.
  */
-import { fstatSync, statSync, type BigIntStats } from "node:fs";
+import { fstatSync, statSync, type BigIntStats, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
 import * as path from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -93,7 +93,7 @@ export async function fileSink(file: string, at: number): Promise<Sink> {
  */
 export function refuseUnusableOffloadDir(dir: string): void {
   const shown = path.resolve(dir);
-  let stat;
+  let stat: Stats | undefined;
   try {
     stat = statSync(dir, { throwIfNoEntry: false });
   } catch (err) {

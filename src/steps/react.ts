@@ -1,5 +1,5 @@
 import type { Message } from "../model/schema.js";
-import { StepCompactor, shouldCompact } from "./compactor.js";
+import { type StepCompactor, shouldCompact } from "./compactor.js";
 import { StepReducer, extractSteps, resultText } from "./reducer.js";
 import type { ReducedStep } from "./types.js";
 

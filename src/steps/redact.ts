@@ -28,7 +28,8 @@ export interface SecretPattern {
   needs?: RegExp;
 }
 
-const kKeyNames = String.raw`(?:api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|secret(?:[_-]?access)?(?:[_-]?key)?|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|id[_-]?token|token|password|passwd|pwd|private[_-]?key)`;
+const kKeyNames =
+  "(?:api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|secret(?:[_-]?access)?(?:[_-]?key)?|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|id[_-]?token|token|password|passwd|pwd|private[_-]?key)";
 
 /** A part of every name in kKeyNames. */
 const kKeyNameParts = /key|secret|token|passw|pwd/i;

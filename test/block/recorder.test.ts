@@ -2,7 +2,6 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import { compactionBlockStale, compactionEnded, compactionStarted, sessionOverlayCorrupt, type SessionEvent } from "../../src/block/events.js";
 import { readSessionEvents, SessionRecorder } from "../../src/block/recorder.js";
 import { thrown } from "../helpers.js";

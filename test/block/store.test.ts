@@ -1,7 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import { generateRun } from "../../src/gen/run.js";
 import { Session, type CompactionBlock, type Loop, type Message } from "../../src/model/schema.js";
 import { FsSessionStore, MemorySessionStore, sessionDirName, type SessionFsOps, type SessionStore } from "../../src/block/store.js";

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import { generateRun } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";

@@ -30,8 +30,6 @@ function lineOf(id: string, messages: Message[], format: Format, extra: Record<s
   return JSON.stringify(Array.isArray(wire) ? { id, ...extra, messages: wire } : { id, ...extra, ...(wire as object) });
 }
 
-const text = (id: string, role: Message["role"], t: string): Message => ({ id, role, parts: [{ type: "text", text: t }], meta: {} });
-
 let dir: string;
 /** Five generated runs in OpenAI chat envelopes, a bare array, a non-JSON line, a blank line, an Anthropic request. */
 let mixed: string;

@@ -45,7 +45,7 @@ describe("ctxfold mcp: request lines", () => {
     let pending = "";
     let waiting: { ids: (number | string | null)[]; resolve: () => void } | undefined;
     const check = () => {
-      if (waiting && waiting.ids.every((id) => responses.some((r) => r.id === id))) waiting.resolve();
+      if (waiting?.ids.every((id) => responses.some((r) => r.id === id))) waiting.resolve();
     };
     server.stdout.on("data", (d: Buffer) => {
       pending += d.toString("utf8");

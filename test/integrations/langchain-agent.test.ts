@@ -309,7 +309,7 @@ describe("ctxfoldMiddleware in a createAgent loop", () => {
     scripts[1].system = scripts[0].system;
     scripts[1].task = scripts[0].task;
     const runs = await Promise.all(scripts.map((s, c) => runAgent(s, middleware, { thread_id: `thread-${c}` })));
-    runs.forEach((r, c) => {
+    runs.forEach((r) => {
       const calls = r.prompts.map((p, k) => ({ input: dictsOf(r.inputs[k]), received: dictsOf(p) }));
       checkPrompts(calls, budget, "langchain");
     });

@@ -20,7 +20,7 @@ import {
 } from "../../src/integrations/ai-sdk.js";
 import { tokenMeasure } from "../../src/tokens/measure.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
-import { hasCorpus, kNoCorpusReason } from "../helpers.js";
+import { hasCorpus } from "../helpers.js";
 import { corpusLines } from "../helpers-corpus.js";
 
 // The SDK prints its warnings by default; the suite fails on console output.

@@ -10,7 +10,7 @@ import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { kDefaultRecallHint } from "../../src/policy/recall-hint.js";
-import { createMemoryStore, refPattern } from "../../src/store/index.js";
+import { refPattern } from "../../src/store/index.js";
 import { newViolations, validate } from "../../src/validate/index.js";
 import { exactTokens } from "../integrations/harness.js";
 import { thrown } from "../helpers.js";

@@ -1,5 +1,4 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { kAdapters, kFormats, renderMessages } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";

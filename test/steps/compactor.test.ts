@@ -7,7 +7,7 @@ import {
   CompactStep,
   formatForPrompt,
   formatKB,
-  kDefaultStepCompactionConfig,
+  type kDefaultStepCompactionConfig,
   kPresets,
   presetConfig,
   shouldCompact,

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { kFormats } from "../../src/adapters/index.js";
 import { generateRun } from "../../src/gen/run.js";
-import type { Message } from "../../src/model/schema.js";
 import { StepCompactor } from "../../src/steps/compactor.js";
 import { markOf } from "../../src/model/marks.js";
 import { compactStepMessages, isStepSummaryPart, kStepSummaryKind } from "../../src/steps/messages.js";

@@ -2,7 +2,6 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { contentAddress } from "../../src/core/content-address.js";
-import { CtxfoldError, type CtxfoldErrorCode } from "../../src/errors.js";
 import {
   createFsStore,
   createMemoryStore,

@@ -3,7 +3,6 @@ import { PackIndex, type PackEntry } from "../../src/store/pack-index.js";
 import { createRng } from "../helpers.js";
 
 const hexOf = (r: ReturnType<typeof createRng>, n: number) => Array.from({ length: n }, () => "0123456789abcdef"[r.int(16)]).join("");
-const hex16 = (r: ReturnType<typeof createRng>) => hexOf(r, 16);
 /** A name of now (32 digits) or, one time in four, of before (16). */
 const hexEither = (r: ReturnType<typeof createRng>) => hexOf(r, r.int(4) === 0 ? 16 : 32);
 

@@ -262,7 +262,7 @@ describe("summarizeExtractive: behaviour", () => {
       expect(kHeader.test(out.split("\n")[0])).toBe(true);
     }
     // The middle error line is among the candidates (the keyword scan finds it).
-    expect(summarizeExtractive(log(30_000, { 15_000: "DatabaseError: connection refused" }), 100, "x", counter)).toContain("DatabaseError: connection refused");
+    expect(summarizeExtractive(log(30_000, { 15000: "DatabaseError: connection refused" }), 100, "x", counter)).toContain("DatabaseError: connection refused");
   });
 });
 

@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { kPresets, type PresetName } from "../../steps/config.js";
-import { runBatch, type BatchOptions, type BatchProgress, type BatchSummary } from "../../pool/engine.js";
+import { runBatch, type BatchOptions, type BatchSummary } from "../../pool/engine.js";
 import { kDefaultMaxLineBytes } from "../../pool/input.js";
 import type { JobOptions } from "../../pool/job.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";

@@ -67,7 +67,7 @@ function decisionsOf(text: string): string[] {
   const prose = text.replace(/```[\s\S]*?(?:```|$)/g, "\n");
   const out: string[] = [];
   for (const line of prose.split(/\n+/)) {
-    for (const sentence of line.split(/(?<=[.!?])\s+(?=[\p{Lu}`"'(\[])/u)) {
+    for (const sentence of line.split(/(?<=[.!?])\s+(?=[\p{Lu}`"'([])/u)) {
       if (!kDecisionCue.test(sentence) || !specificTerms(sentence).some(isLedgerTerm)) continue;
       out.push(oneLineCut(sentence.replace(/^\s*(?:THOUGHT:|[-*>#]+)\s*/, ""), kDecisionChars));
       if (out.length >= kDecisionsPerMessage) return out;
