@@ -82,6 +82,8 @@ export class QueueRunner implements ChunkRunner {
   #key = "";
   #lost: CtxfoldError | undefined;
   readonly #onLost = new Set<(err: CtxfoldError) => void>();
+  /** The shards waited for, by job id: each settles with "" (done) or its failure's reason. */
+  readonly #waits = new Map<string, (reason: string) => void>();
   #unwatch: () => void = () => undefined;
 
   constructor(job: JobOptions, options: QueueRunnerOptions) {
@@ -95,6 +97,8 @@ export class QueueRunner implements ChunkRunner {
     // Reported through the watch (a connection down for the grace period), not thrown here.
     this.#queue.on("error", () => undefined);
     this.#events.on("error", () => undefined);
+    this.#events.on("completed", ({ jobId }) => this.#waits.get(jobId)?.(""));
+    this.#events.on("failed", ({ jobId, failedReason }) => this.#waits.get(jobId)?.(failedReason || "failed"));
   }
 
   /** Worker processes that returned a shard so far. */
@@ -152,6 +156,7 @@ export class QueueRunner implements ChunkRunner {
 
   async close(): Promise<void> {
     this.#unwatch();
+    for (const settle of [...this.#waits.values()]) settle("the queue closed before the shard finished");
     if (this.#lost) {
       // Redis is gone: a graceful close would wait for it, and so may a disconnect.
       void Promise.allSettled([this.#queue.disconnect(), this.#events.disconnect()]);
@@ -169,13 +174,8 @@ export class QueueRunner implements ChunkRunner {
     if (before && (await before.isFailed())) await before.remove(); // an earlier batch's failure: try again
     const data: ShardJob = { batch: this.#batch, storage: this.#storage.url, shard: id, firstLine, options: this.#job, key: this.#key };
     const job = await this.#queue.add("shard", data, { jobId: id, attempts: 2, removeOnComplete: true, removeOnFail: { count: 1000 } });
-    let reason: string;
-    try {
-      await job.waitUntilFinished(this.#events);
-      return "";
-    } catch (err) {
-      reason = err instanceof Error ? err.message : String(err);
-    }
+    const reason = await this.#finished(job.id ?? id);
+    if (reason === "") return "";
     const refused = /^E_JOB_REFUSED: (.*)$/s.exec(reason);
     if (refused)
       throw new CtxfoldError(
@@ -183,6 +183,30 @@ export class QueueRunner implements ChunkRunner {
         `a worker refused ${refused[1]} (workers take jobs whose work dir ${this.#storage.url} is inside their --work-dir)`,
       );
     return reason;
+  }
+
+  /**
+   * The shard's end: "" when its job completed, its failure's reason otherwise. BullMQ's own
+   * job.waitUntilFinished checks the job's state from inside a promise nobody awaits, so a queue
+   * closed meanwhile (a worker's refusal stops the batch) was an unhandled rejection: here the
+   * check's failure is the wait's reason. A completed job is removed at once (removeOnComplete),
+   * so one the queue no longer knows has completed; its result file is what proves it.
+   */
+  #finished(id: string): Promise<string> {
+    return new Promise<string>((resolve) => {
+      const settle = (reason: string) => {
+        this.#waits.delete(id);
+        resolve(reason);
+      };
+      this.#waits.set(id, settle);
+      this.#queue
+        .getJobState(id)
+        .then(async (state) => {
+          if (state === "completed" || state === "unknown") settle("");
+          else if (state === "failed") settle((await this.#queue.getJob(id))?.failedReason || "failed");
+        })
+        .catch((err: unknown) => settle(err instanceof Error ? err.message : String(err)));
+    });
   }
 
   /** `p`, or the loss of the queue, whichever comes first. */
