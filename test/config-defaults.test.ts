@@ -53,6 +53,6 @@ describe("config and options types", () => {
     const results = files.map((f) => ({ file: path.relative(src, f), ...undocumented(f) }));
     expect(results.flatMap((r) => r.missing.map((m) => `${r.file}: ${m}`))).toEqual([]);
     // The three compaction configs are among those read.
-    for (const file of ["policy/config.ts", "steps/config.ts", "session/config.ts"]) expect(results.find((r) => r.file === file)!.settings).toBeGreaterThan(5);
+    for (const file of ["policy/config.ts", "steps/config.ts", "block/config.ts"]) expect(results.find((r) => r.file === file)!.settings).toBeGreaterThan(5);
   });
 });
