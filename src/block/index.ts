@@ -22,8 +22,10 @@ export {
 } from "./events.js";
 export type { SessionEventType, EventSink, EventTime } from "./events.js";
 export { SessionRecorder, readSessionEvents } from "./recorder.js";
-export { MemorySessionStore, FsSessionStore, sessionDirName } from "./store.js";
-export type { SessionStore, FsSessionStoreOptions, SessionFsOps, LoopId } from "./store.js";
+export { MemorySessionStore } from "./store.js";
+export type { SessionStore, LoopId } from "./store.js";
+export { FsSessionStore, sessionDirName } from "./fs-session-store.js";
+export type { FsSessionStoreOptions, SessionFsOps } from "./fs-session-store.js";
 export { ContextTracker, kUsageSmoothing, kCorrectionBounds } from "./tracker.js";
 export type { ContextTrackerOptions, TriggerSettings, UsageReport } from "./tracker.js";
 export { TurnMap } from "./turn-map.js";

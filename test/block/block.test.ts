@@ -18,7 +18,7 @@ import { FixedCount, TokenBudget, kDefaultCompactionSettings, resolveSessionConf
 import type { SessionEvent } from "../../src/block/events.js";
 import { assignTurns, sessionFromMessages } from "../../src/block/loops.js";
 import { activeChain, buildContextFromSession, compactContext, compactSessionLoops, estimateMessages, resolveScope } from "../../src/block/orchestration.js";
-import { FsSessionStore } from "../../src/block/store.js";
+import { FsSessionStore } from "../../src/block/fs-session-store.js";
 import { createMemoryStore } from "../../src/store/index.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { newViolations, validate } from "../../src/validate/index.js";

@@ -3,7 +3,8 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { generateRun } from "../../src/gen/run.js";
 import { Session, type CompactionBlock, type Loop, type Message } from "../../src/model/schema.js";
-import { FsSessionStore, MemorySessionStore, sessionDirName, type SessionFsOps, type SessionStore } from "../../src/block/store.js";
+import { FsSessionStore, sessionDirName, type SessionFsOps } from "../../src/block/fs-session-store.js";
+import { MemorySessionStore, type SessionStore } from "../../src/block/store.js";
 import { tempDirs, thrown } from "../helpers.js";
 
 const tmp = tempDirs("ctxfold-sessions-");
