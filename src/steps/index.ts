@@ -7,7 +7,7 @@ export { compactForSpawn } from "./spawn.js";
 export type { SpawnOptions } from "./spawn.js";
 export { formatSize, formatKB } from "./format-size.js";
 export { StepReducer, extractSteps, resultText, resultPayload } from "./reducer.js";
-export type { StepReducerOptions, OrphanResult } from "./reducer.js";
+export type { StepReducerOptions, OrphanResult, CallResult } from "./reducer.js";
 export {
   kBuiltinRules,
   kDefaultThresholds,

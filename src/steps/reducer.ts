@@ -124,7 +124,7 @@ function parseArgs(raw: string): { args: Record<string, unknown>; valid: boolean
 }
 
 /** A call's result as reduce takes it: its text, its bytes, or a canonical tool result's content parts. */
-type CallResult = string | Uint8Array | readonly ResultContentPart[];
+export type CallResult = string | Uint8Array | readonly ResultContentPart[];
 
 /** What an offload stores of a result: its bytes or text, and whether the text is the parts' JSON. */
 interface OffloadPayload {
