@@ -7,30 +7,25 @@ import { pathToFileURL } from "node:url";
 import { existsSync, realpathSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
 import { exitCodeOf, kExit, kProcessIo, packageRoot, UsageError, type CliIo, type CliTestHooks, type Command } from "./common.js";
-import { count, hash } from "./commands/count.js";
-import { compact } from "./commands/compact.js";
-import { stats } from "./commands/stats.js";
-import { explain } from "./commands/explain.js";
-import { show } from "./commands/show.js";
-import { mcp } from "./commands/mcp.js";
-import { validate } from "./commands/validate.js";
-import { bench, locateBench } from "./commands/bench.js";
-import { evalCommand } from "./commands/eval.js";
-import { worker } from "./commands/worker.js";
+import { locateBench } from "./commands/bench.js";
 import { commandUsage, kCommandUsage, nearest, usage } from "./usage.js";
 
-const kCommands: Record<string, Command> = {
-  compact,
-  worker,
-  stats,
-  explain,
-  show,
-  mcp,
-  validate,
-  eval: evalCommand,
-  bench,
-  count,
-  hash,
+/**
+ * The commands, each loaded when it runs: a command's modules (and the packages only it uses,
+ * such as the MCP SDK for `mcp`) cost nothing to the others, nor to `--help` and `--version`.
+ */
+const kCommands: Record<string, () => Promise<Command>> = {
+  compact: async () => (await import("./commands/compact.js")).compact,
+  worker: async () => (await import("./commands/worker.js")).worker,
+  stats: async () => (await import("./commands/stats.js")).stats,
+  explain: async () => (await import("./commands/explain.js")).explain,
+  show: async () => (await import("./commands/show.js")).show,
+  mcp: async () => (await import("./commands/mcp.js")).mcp,
+  validate: async () => (await import("./commands/validate.js")).validate,
+  eval: async () => (await import("./commands/eval.js")).evalCommand,
+  bench: async () => (await import("./commands/bench.js")).bench,
+  count: async () => (await import("./commands/count.js")).count,
+  hash: async () => (await import("./commands/count.js")).hash,
 };
 
 /**
@@ -49,8 +44,8 @@ export async function runCli(argv: string[], io: CliIo = kProcessIo, hooks: CliT
     io.stdout.write(`ctxfold ${packageRoot()?.version ?? "(version unknown: no package.json found)"}\n`);
     return kExit.ok;
   }
-  const run = Object.hasOwn(kCommands, command) ? kCommands[command] : undefined;
-  if (!run) {
+  const load = Object.hasOwn(kCommands, command) ? kCommands[command] : undefined;
+  if (!load) {
     const near = nearest(command, Object.keys(kCommands));
     io.stderr.write(`ctxfold: unknown command ${JSON.stringify(command)}${near ? ` (did you mean ${near}?)` : ""}; ctxfold --help lists them\n`);
     return kExit.usage;
@@ -60,6 +55,7 @@ export async function runCli(argv: string[], io: CliIo = kProcessIo, hooks: CliT
     return kExit.ok;
   }
   try {
+    const run = await load();
     return await run(rest, io, hooks);
   } catch (err) {
     if (err instanceof UsageError) {
