@@ -46,6 +46,8 @@ export type CtxfoldErrorCode =
   | "E_WORK_DIR"
   /** A queue worker refused a job: a shard id not of its grammar, or a path outside the roots it was started with (the message names the job and field). */
   | "E_JOB_REFUSED"
+  /** A command needs an optional package that is not installed (the message names it and the npm command that installs it). */
+  | "E_MISSING_PEER"
   /** An integration could not bring a prompt within its budget (what must stay is larger) and was not told to send it anyway (`onOverBudget`). */
   | "E_OVER_BUDGET"
   /** A failure that is no CtxfoldError (a bug, or a limit such as the stack's); the reason keeps its name and message. */

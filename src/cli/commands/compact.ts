@@ -22,6 +22,7 @@ import {
   type CliIo,
   type CliTestHooks,
 } from "../common.js";
+import { kQueuePeers, loadWithPeers } from "../optional-peers.js";
 
 const kOptions = {
   output: { type: "string", short: "o" },
@@ -214,7 +215,7 @@ function queueFlags(values: Record<string, string | boolean | undefined>, output
   return {
     shardBytes,
     runner: async (job: JobOptions, resume: boolean, graceMs = kQueueGraceMs): Promise<ChunkRunner> => {
-      const { queueRunner } = await import("../../queue/producer.js");
+      const { queueRunner } = await loadWithPeers(() => import("../../queue/producer.js"), kQueuePeers, "ctxfold compact --queue");
       const { DirStorage } = await import("../../queue/storage.js");
       const capacity = Math.max(2, Math.min(64, Math.floor(kQueueInFlightBytes / shardBytes)));
       return (runner = await queueRunner(job, { address, storage: new DirStorage(workDir), capacity, fresh: !resume, graceMs }));

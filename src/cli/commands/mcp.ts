@@ -53,7 +53,7 @@ import {
 } from "../../recall/index.js";
 import { createPackStore, kDefaultOffloadPrefix, ScopeRecords, scopedStore, type OffloadStore, type RunSelector } from "../../store/index.js";
 import { formatOption, intOption, kExit, packageRoot, parseCli, UsageError, type CliIo } from "../common.js";
-import { BoundedStdioTransport } from "../mcp-stdio.js";
+import { kMcpPeers, loadWithPeers } from "../optional-peers.js";
 
 /**
  * The longest request line the server reads: a tool call is a ref and an offset, or a few words
@@ -86,6 +86,7 @@ export async function mcp(argv: string[], io: CliIo): Promise<number> {
   const stores = new StoreOpener(opts.dir, opts.prefix, opts.scope);
   stores.current(); // a bad --prefix fails here, before the server starts
   const server = await createServer(opts, stores);
+  const { BoundedStdioTransport } = await loadWithPeers(() => import("../mcp-stdio.js"), kMcpPeers, "ctxfold mcp");
   const transport = new BoundedStdioTransport(io.stdin, io.stdout, kMaxRequestBytes);
   transport.onerror = (err) => io.stderr.write(`ctxfold mcp: ${err.message}\n`);
   const closed = untilClosed(io);
@@ -124,7 +125,7 @@ function mcpOptions(argv: string[]): McpOptions {
 /** The MCP server with its two tools, recall and search, over the stores of DIR (searches run one at a time). */
 async function createServer({ dir, format, maxBytes }: McpOptions, stores: StoreOpener): Promise<McpServer> {
   // Imported here, not at the top: every other command would pay for loading the SDK (~180 ms).
-  const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+  const { McpServer } = await loadWithPeers(() => import("@modelcontextprotocol/sdk/server/mcp.js"), kMcpPeers, "ctxfold mcp");
   const searches = new OneAtATime();
   const server = new McpServer(
     { name: "ctxfold", version: packageRoot()?.version ?? "0.0.0" },

@@ -1,4 +1,5 @@
 import { heapMbOption, intOption, kExit, parseCli, queueOption, threadsOption, UsageError, type CliIo, type CliTestHooks } from "../common.js";
+import { kQueuePeers, loadWithPeers } from "../optional-peers.js";
 
 const kOptions = {
   queue: { type: "string" },
@@ -32,7 +33,7 @@ export async function worker(argv: string[], io: CliIo, hooks: CliTestHooks = {}
   if (values["work-dir"] === undefined) throw new UsageError("--work-dir DIR is required: the shared dir every job's work dir must be inside");
   const quiet = Boolean(values.quiet);
   const log = (line: string) => io.stderr.write(`ctxfold worker: ${line}\n`);
-  const { runQueueWorker } = await import("../../queue/worker.js");
+  const { runQueueWorker } = await loadWithPeers(() => import("../../queue/worker.js"), kQueuePeers, "ctxfold worker");
   const { workerRoots } = await import("../../queue/confine.js");
   await runQueueWorker({
     address,
