@@ -151,6 +151,8 @@ export class SessionPool {
       config.store = this.#store = new ConversationStore(max);
     }
     this.compactor = createCompactor(config);
+    // The exact counter's table is built now, between the caller's turns, not inside a call near the budget.
+    void this.compactor.counter.warmup().catch(() => undefined);
     this.#max = options.maxSessions ?? 1000;
     const maxTokens = options.maxSessionTokens;
     if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isSafeInteger(maxTokens) || maxTokens < 0))

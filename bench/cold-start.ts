@@ -1,0 +1,88 @@
+/**
+ * The first calls of a fresh AI SDK middleware loop, timed: does a call stall while something
+ * loads inside it (the exact counter's rank table, built the first time a compaction near the
+ * budget counts exactly)? One real run from the dev corpus (../shared), replayed as a loop of 10
+ * model calls, each prompt the run up to a later message, compacted by ctxfoldMiddleware at a
+ * budget the later prompts exceed. Each mode runs in a process of its own (a fresh thread's
+ * tables): `cold` calls at once, `warm` awaits TokenCounter.warmup() first.
+ *
+ *   node dist/bench/cold-start.js [--budget 2500] [--calls 10]
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { parseMessages, renderMessages } from "../src/adapters/index.js";
+import { ctxfoldMiddleware } from "../src/integrations/ai-sdk.js";
+import { TokenCounter } from "../src/tokens/token-counter.js";
+
+const kCorpus = fileURLToPath(new URL("../../../shared/corpus/dev.jsonl.gz", import.meta.url));
+
+interface Args {
+  budget: number;
+  calls: number;
+  mode?: "cold" | "warm";
+}
+
+function parseArgs(argv: string[]): Args {
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i < 0 ? undefined : argv[i + 1];
+  };
+  const mode = value("--mode");
+  return { budget: Number(value("--budget") ?? 2500), calls: Number(value("--calls") ?? 10), mode: mode === "cold" || mode === "warm" ? mode : undefined };
+}
+
+/** The first corpus run of at least 80 messages, as the AI SDK prompt of each of `calls` steps (the run up to a later message each). */
+function prompts(calls: number): unknown[][] {
+  const lines = gunzipSync(readFileSync(kCorpus)).toString("utf8").split("\n").filter(Boolean);
+  const run = lines.map((l) => JSON.parse(l) as { messages: unknown[] }).find((r) => r.messages.length >= 80);
+  if (!run) throw new Error("no run of 80 messages in the corpus");
+  const all = parseMessages(run.messages, { format: "openai-chat" }).messages;
+  return Array.from({ length: calls }, (_, k) => renderMessages(all.slice(0, Math.round(all.length * (0.5 + (0.5 * (k + 1)) / calls))), "ai-sdk") as unknown[]);
+}
+
+/** One loop in this process: the milliseconds of each call's transformParams. */
+async function loop(args: Args): Promise<number[]> {
+  const steps = prompts(args.calls);
+  const middleware = ctxfoldMiddleware({ budget: args.budget });
+  if (args.mode === "warm") await new TokenCounter({ encoding: "o200k_base" }).warmup();
+  const model = { modelId: "gpt-4o" };
+  const ms: number[] = [];
+  for (const prompt of steps) {
+    const t = performance.now();
+    await middleware.transformParams({ type: "generate", params: { prompt } as never, model });
+    ms.push(performance.now() - t);
+  }
+  // Whether the loop counted exactly at all: a table built already makes this count take no time.
+  const t = performance.now();
+  new TokenCounter({ encoding: "o200k_base" }).exact("probe");
+  process.stderr.write(`exact table built during the loop: ${performance.now() - t < 50}\n`);
+  return ms;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function report(mode: string, ms: number[]): string {
+  const max = Math.max(...ms);
+  return `| ${mode} | ${ms.map((m) => m.toFixed(0)).join(", ")} | ${median(ms).toFixed(0)} | ${max.toFixed(0)} | ${(max / median(ms)).toFixed(1)}× |`;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.mode) {
+    process.stdout.write(JSON.stringify(await loop(args)));
+    return;
+  }
+  const lines = ["| mode | call ms (1–10) | median | max | max / median |", "|---|---|---:|---:|---:|"];
+  for (const mode of ["cold", "warm"] as const) {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--mode", mode, "--budget", String(args.budget), "--calls", String(args.calls)], {
+      encoding: "utf8",
+    });
+    if (r.status !== 0) throw new Error(`${mode}: ${r.stderr}`);
+    lines.push(report(mode, JSON.parse(r.stdout) as number[]));
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+await main();
