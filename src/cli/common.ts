@@ -9,6 +9,7 @@ import { queueAddress, type QueueAddress } from "../queue/address.js";
 import { gunzipIfGzip, namingFailures } from "../pool/input.js";
 import { kFormats, type Format } from "../adapters/index.js";
 import { CtxfoldError, type CtxfoldErrorCode } from "../errors.js";
+import { kPresets, type PresetName } from "../steps/config.js";
 import { nearest } from "./usage.js";
 
 /**
@@ -241,9 +242,20 @@ const kFormatNames: Readonly<Record<string, Format | undefined>> = {
 export function formatOption(value: string | undefined): Format | undefined {
   if (value === undefined) return undefined;
   if (!Object.hasOwn(kFormatNames, value)) {
-    throw new UsageError(`--format: one of auto, openai, anthropic, responses, ai-sdk, langchain; got ${JSON.stringify(value)}`);
+    throw new UsageError(
+      `--format: one of auto, ${Object.keys(kFormatNames)
+        .filter((n) => n !== "auto")
+        .join(", ")}; got ${JSON.stringify(value)}`,
+    );
   }
   return kFormatNames[value];
+}
+
+/** --preset: a step-compaction preset's name (its own key of kPresets, not an inherited one such as toString), or a UsageError. */
+export function presetOption(value: string | undefined): PresetName | undefined {
+  if (value !== undefined && !Object.hasOwn(kPresets, value))
+    throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(value)})`);
+  return value as PresetName | undefined;
 }
 
 /** --mode: the tiered compactor (the default) or block compaction's levels (legacy), or a UsageError. */

@@ -11,6 +11,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kFormats, parseMessages, renderMessages, type Format } from "../../src/adapters/index.js";
 import { bench, locateBench } from "../../src/cli/commands/bench.js";
+import { compact } from "../../src/cli/commands/compact.js";
 import { explain, type ExplainReport } from "../../src/cli/commands/explain.js";
 import { show } from "../../src/cli/commands/show.js";
 import { stats, type StatsReport } from "../../src/cli/commands/stats.js";
@@ -313,6 +314,27 @@ describe("explain", () => {
     await expect(run(explain, [file, "--run", "short", "--budget", "100", "--format", "xml"])).rejects.toThrow(/--format/);
     await expect(run(explain, [file, "--run", "short", "--budget", "100", "--mode", "fast"])).rejects.toThrow(/--mode/);
     await expect(run(explain, [file, "--run", "short", "--budget", "100", "--preset", "nope"])).rejects.toThrow(/--preset/);
+  });
+
+  it("--preset takes a preset's own name only, in explain and compact alike (not an inherited key such as toString)", async () => {
+    for (const name of ["toString", "constructor", "__proto__"]) {
+      await expect(run(explain, [file, "--run", "short", "--budget", "100", "--preset", name])).rejects.toThrow(/--preset: one of /);
+      await expect(run(compact, [file, "-o", join(dir, "never.jsonl"), "--budget", "100", "--preset", name])).rejects.toThrow(/--preset: one of /);
+    }
+  });
+
+  it("--format takes the CLI's short names and the API's names, and lists both when it refuses one", async () => {
+    const a = await run(explain, [file, "--run", "short", "--budget", "1000", "--format", "openai", "--json"]);
+    const b = await run(explain, [file, "--run", "short", "--budget", "1000", "--format", "openai-chat", "--json"]);
+    expect(b.code).toBe(a.code);
+    const [ra, rb] = [a.out, b.out].map((o) => JSON.parse(o) as ExplainReport);
+    expect(rb.format).toBe("openai-chat");
+    expect({ ...rb, durationMs: 0, stages: rb.stages.map((st) => ({ ...st, durationMs: 0 })) }).toEqual({
+      ...ra,
+      durationMs: 0,
+      stages: ra.stages.map((st) => ({ ...st, durationMs: 0 })),
+    });
+    await expect(run(explain, [file, "--run", "short", "--budget", "100", "--format", "xml"])).rejects.toThrow(/openai, .*openai-chat, .*openai-responses/);
   });
 });
 

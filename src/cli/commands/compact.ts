@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
-import { kPresets, type PresetName } from "../../steps/config.js";
+import type { PresetName } from "../../steps/config.js";
 import { runBatch, type BatchOptions, type BatchSummary } from "../../pool/engine.js";
 import { kDefaultMaxLineBytes } from "../../pool/input.js";
 import type { JobOptions } from "../../pool/job.js";
@@ -16,6 +16,7 @@ import {
   queueOption,
   kExit,
   parseCli,
+  presetOption,
   shownName,
   threadsOption,
   UsageError,
@@ -103,9 +104,7 @@ function compactFlags(argv: string[], io: CliIo): CompactFlags {
   const budget = intOption(values.budget as string | undefined, "budget");
   const format = formatOption(values.format as string | undefined) ?? "auto";
   const mode = modeOption(values.mode as string | undefined);
-  const preset = values.preset as string | undefined;
-  if (preset !== undefined && !(preset in kPresets))
-    throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
+  const preset = presetOption(values.preset as string | undefined);
   // With --queue the batch runs in ctxfold worker processes, not threads of this one.
   const workers =
     values.queue === undefined

@@ -26,10 +26,10 @@ import { CtxfoldError } from "../../errors.js";
 import type { PolicyEvent } from "../../policy/events.js";
 import { createCompactor, type Compactor } from "../../policy/index.js";
 import type { CompactResult, StageReport } from "../../policy/types.js";
-import { kPresets, type PresetName } from "../../steps/config.js";
+import type { PresetName } from "../../steps/config.js";
 import { createFsStore, createMemoryStore, type OffloadStore } from "../../store/index.js";
 import type { Format } from "../../adapters/index.js";
-import { formatOption, intOption, kExit, modeOption, parseCli, shownName, UsageError, wireOf, type CliIo, type JsonlRun } from "../common.js";
+import { formatOption, intOption, kExit, modeOption, parseCli, presetOption, shownName, UsageError, wireOf, type CliIo, type JsonlRun } from "../common.js";
 import { fail, num, readRuns, table } from "../runs.js";
 
 /** What `--json` prints. */
@@ -140,9 +140,7 @@ function explainOptions(argv: string[]): ExplainOptions {
   const dir = values["offload-dir"] as string | undefined;
   if (dir === "") throw new UsageError("--offload-dir: expected a directory");
   const mode = modeOption(values.mode as string | undefined);
-  const preset = values.preset as string | undefined;
-  if (preset !== undefined && !Object.hasOwn(kPresets, preset))
-    throw new UsageError(`--preset: one of ${Object.keys(kPresets).join(", ")} (got ${JSON.stringify(preset)})`);
+  const preset = presetOption(values.preset as string | undefined);
   return { file, id, budget, format, dir, mode, preset, refsShown, json: Boolean(values.json) };
 }
 
