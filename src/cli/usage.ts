@@ -31,8 +31,9 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
   explain: `explain IN --run ID|LINE --budget N [--format F] [--mode tiered|legacy] [--preset NAME]
         [--offload-dir DIR] [--refs N] [--json]
               per stage: what was compacted, why, tokens before and after, refs`,
-  show: `show REF --offload-dir DIR
-              the stored bytes of a ref`,
+  show: `show REF --offload-dir DIR [--format openai|anthropic|responses|ai-sdk|langchain]
+              the stored bytes of a ref; with --format, a history or message ref as the
+              removed messages in that provider format`,
   mcp: `mcp --offload-dir DIR [--run ID | --run-line FILE:LINE]
         [--format openai|anthropic|responses|ai-sdk|langchain] [--prefix P] [--max-bytes N]
               an MCP server on stdio whose tools read DIR's refs: recall(ref, offset?)

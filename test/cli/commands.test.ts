@@ -367,6 +367,26 @@ describe("show", () => {
     expect((await run(show, [`elsewhere/${name}`, "--offload-dir", offload])).bytes.equals(Buffer.from(binary))).toBe(true);
   });
 
+  it("with --format, gives a history or message ref back as the removed messages in that provider format", async () => {
+    const offload = join(dir, "show-format");
+    const store = createFsStore({ dir: offload });
+    const removed = generateRun({ seed: 11, steps: 3 }).messages.filter((m) => m.role !== "system");
+    const { ref: index, refs } = putMessages(store, removed);
+    const messageRef = refs[1];
+    for (const format of ["openai", "openai-chat", "anthropic", "responses", "ai-sdk", "langchain"] as const) {
+      const api = format === "openai" ? "openai-chat" : format === "responses" ? "openai-responses" : format;
+      const whole = await run(show, [index, "--offload-dir", offload, "--format", format]);
+      expect(whole.code, whole.err).toBe(kExit.ok);
+      expect(json(whole.out)).toEqual(JSON.parse(JSON.stringify(renderMessages(removed, api))));
+      const one = await run(show, [messageRef, "--offload-dir", offload, "--format", format]);
+      expect(json(one.out)).toEqual(JSON.parse(JSON.stringify(renderMessages([removed[1]], api))));
+    }
+    // A content ref is its bytes whatever --format says; a bad format is bad usage.
+    const text = store.put("plain text", { kind: "output" });
+    expect((await run(show, [text, "--offload-dir", offload, "--format", "anthropic"])).out).toBe("plain text");
+    await expect(run(show, [index, "--offload-dir", offload, "--format", "xml"])).rejects.toThrow(/--format/);
+  });
+
   it("ends quietly when the reader of its pipe goes away (EPIPE)", async () => {
     const offload = join(dir, "show-epipe");
     const ref = createFsStore({ dir: offload }).put("x".repeat(100_000));

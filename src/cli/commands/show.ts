@@ -10,6 +10,10 @@
  * names — and a bare name (`output_<hash>.txt`) is taken as a ref too. The name must match the
  * stores' own pattern, so no other path is ever read. An index of stored
  * messages (`history_….json`) prints as the JSON it is: its `refs` are refs to show in turn.
+ * With `--format F`, a history or message ref prints instead as the removed messages in that
+ * provider format (one JSON array; for Anthropic `{ system?, messages }`), as recall renders
+ * them: what the run's own messages looked like. The store keeps messages canonical and does
+ * not know the run's format, so without `--format` the stored JSON is what prints.
  *
  * Exit 0 (also when the reader of a pipe stops early, as `| head` does); 1 for a malformed ref,
  * one not stored in DIR (the message names both), or one whose stored bytes fail the check of
@@ -17,13 +21,16 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { CtxfoldError } from "../../errors.js";
-import { createPackStore, kDefaultOffloadPrefix, kNameShape } from "../../store/index.js";
-import { kExit, parseCli, UsageError, type CliIo } from "../common.js";
+import type { Format } from "../../adapters/index.js";
+import { recall } from "../../recall/index.js";
+import { createPackStore, kDefaultOffloadPrefix, kNameShape, parseRef, type OffloadStore } from "../../store/index.js";
+import { formatOption, kExit, parseCli, UsageError, type CliIo } from "../common.js";
 import { writeAll } from "../../pool/output.js";
 import { fail } from "../runs.js";
 
 export async function show(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCli(argv, { "offload-dir": { type: "string" } });
+  const { values, positionals } = parseCli(argv, { "offload-dir": { type: "string" }, format: { type: "string" } });
+  const format = formatOption(values.format as string | undefined);
   const dir = values["offload-dir"] as string | undefined;
   if (positionals.length !== 1) throw new UsageError("show needs one REF");
   if (dir === undefined || dir === "") throw new UsageError("--offload-dir DIR is required (where the refs were stored)");
@@ -33,7 +40,8 @@ export async function show(argv: string[], io: CliIo): Promise<number> {
   const store = createPackStore({ dir, prefix });
   let bytes: Uint8Array;
   try {
-    bytes = store.get(slash > 0 ? ref : `${prefix}/${ref}`);
+    const full = slash > 0 ? ref : `${prefix}/${ref}`;
+    bytes = format !== undefined && isMessagesRef(full) ? renderedMessages(store, full, format) : store.get(full);
   } catch (err) {
     if (!CtxfoldError.isInstance(err)) throw err;
     if (err.code === "E_BAD_REF") return fail(io, "show", `not a ref (expected …/${kNameShape}): ${JSON.stringify(ref)}`);
@@ -52,4 +60,25 @@ export async function show(argv: string[], io: CliIo): Promise<number> {
     if ((err as NodeJS.ErrnoException).code !== "EPIPE") throw err;
   }
   return kExit.ok;
+}
+
+/** Whether a ref names removed messages (a history index or one message), which --format renders. */
+function isMessagesRef(ref: string): boolean {
+  const kind = parseRef(ref)?.kind;
+  return kind === "history" || kind === "message";
+}
+
+/** The messages a history or message ref stands for, rendered in `format` (recall's pages, joined), as JSON. */
+function renderedMessages(store: OffloadStore, ref: string, format: Format): Uint8Array {
+  const messages: unknown[] = [];
+  let system: unknown;
+  for (let offset: number | undefined = 0; offset !== undefined; ) {
+    const page = recall(store, ref, { offset, format, maxBytes: 1 << 30 });
+    if (page.type !== "messages") break;
+    messages.push(...page.messages);
+    system ??= page.system;
+    offset = page.next;
+  }
+  const wire = format === "anthropic" ? { ...(system === undefined ? {} : { system }), messages } : messages;
+  return new TextEncoder().encode(`${JSON.stringify(wire, null, 2)}\n`);
 }
