@@ -387,6 +387,26 @@ describe("show", () => {
     await expect(run(show, [index, "--offload-dir", offload, "--format", "xml"])).rejects.toThrow(/--format/);
   });
 
+  it("compact's summary names a ref of its output and the show line that reads it back", async () => {
+    const out = join(dir, "summary-ref.jsonl");
+    const input = join(dir, "summary-ref-in.jsonl");
+    writeFileSync(
+      input,
+      `${generateRuns(3, 5)
+        .map((r) => lineOf(r.id, r.messages, "openai-chat"))
+        .join("\n")}\n`,
+    );
+    const r = await run(compact, [input, "-o", out, "--budget", "2000"]);
+    expect(r.code, r.err).toBe(kExit.ok);
+    const line = /^a ref +(\S+): (ctxfold show .*)$/m.exec(r.err);
+    expect(line, r.err).not.toBeNull();
+    expect(readFileSync(out, "utf8")).toContain(line![1]);
+    const [, , ref, , offload] = line![2].split(" ");
+    const shown = await run(show, [ref, "--offload-dir", offload, "--format", "openai"]);
+    expect(shown.code).toBe(kExit.ok);
+    expect(Array.isArray(json(shown.out))).toBe(true);
+  });
+
   it("ends quietly when the reader of its pipe goes away (EPIPE)", async () => {
     const offload = join(dir, "show-epipe");
     const ref = createFsStore({ dir: offload }).put("x".repeat(100_000));

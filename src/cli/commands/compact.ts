@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import type { PresetName } from "../../steps/config.js";
@@ -6,6 +7,7 @@ import { kDefaultMaxLineBytes } from "../../pool/input.js";
 import type { JobOptions } from "../../pool/job.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";
+import { kDefaultOffloadPrefix, refPattern } from "../../store/index.js";
 import { ProgressLine } from "../progress.js";
 import { num } from "../runs.js";
 import {
@@ -82,7 +84,7 @@ export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {
   progress?.clear();
   const report: Report = { ...summary, offloadDir: flags.offloadDir, ...(flags.queue ? { queue: flags.queue.report() } : {}) };
   if (flags.json) (flags.output === "-" ? io.stderr : io.stdout).write(JSON.stringify(report) + "\n");
-  else if (!flags.quiet) io.stderr.write(summaryTable(report) + "\n");
+  else if (!flags.quiet) io.stderr.write(summaryTable(report, sampleRef(flags.output)) + "\n");
   if (summary.interrupted) {
     if (!flags.quiet)
       io.stderr.write(
@@ -226,7 +228,7 @@ function queueFlags(values: Record<string, string | boolean | undefined>, output
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 
 /** The closing summary (stderr). */
-export function summaryTable(s: Report): string {
+export function summaryTable(s: Report, ref?: string): string {
   const rows: [string, string][] = [
     [
       "runs",
@@ -246,6 +248,27 @@ export function summaryTable(s: Report): string {
   if (s.resumedAfterLine > 0) rows.push(["resumed", `after line ${num(s.resumedAfterLine)}`]);
   if (s.retried > 0 || s.crashed > 0) rows.push(["worker crashes", `${s.retried} ${s.queue ? "shards" : "chunks"} retried, ${s.crashed} written through`]);
   if (s.errors > 0 && s.errorsFile) rows.push(["errors", s.errorsFile]);
+  if (ref !== undefined) rows.push(["a ref", `${ref}: ctxfold show ${ref} --offload-dir ${s.offloadDir}`]);
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join("\n");
+}
+
+/**
+ * A ref the output names (the first in its first MiB, a history's when there is one there), for
+ * the summary's example of reading one back; none for stdout or an output that names none.
+ */
+function sampleRef(output: string): string | undefined {
+  if (output === "-") return undefined;
+  let fd: number | undefined;
+  try {
+    fd = openSync(output, "r");
+    const head = Buffer.alloc(1 << 20);
+    const text = head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString("utf8");
+    const refs = text.match(refPattern(kDefaultOffloadPrefix)) ?? [];
+    return refs.find((r) => r.includes("/history_")) ?? refs[0];
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
