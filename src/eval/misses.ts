@@ -13,12 +13,14 @@
  *   provenance; canonical messages keep the input's ids, `m<index>`): the message is listed in
  *   the index of stored messages that a marker of the output names: a merge note
  *   ("merge_oldest"), a superseded note ("superseded_history") or a step summary
- *   ("historical_text"); else it is still in the output under its id, shrunk in place: its tool
+ *   ("historical_text"), a stored note (or step summary) followed to the messages it stands for (they count for
+ *   the stage that first moved them out); else it is still in the output under its id, shrunk in place: its tool
  *   output ("tool_outputs"; the step reducer's reductions of recent results count here too), its
  *   arguments ("tool_args") or its text ("historical_text"); else "unattributed" (gone with no
  *   index naming it).
  * - **Carried**: `recoverable` when some ref of the answer resolves to content whose texts (a
- *   JSON content's string leaves, any other as it is) hold the term; `ledger` when a ledger
+ *   JSON content's string leaves, JSON arguments inside it read the same way, any other as it
+ *   is) hold the term; `ledger` when a ledger
  *   part's facts (its lines and their keys) hold it: the ledger's text is part of the prompt, so
  *   a missed term is there only in a form its text does not spell.
  *
@@ -78,16 +80,16 @@ export class MissTally {
   readonly rows = new Map<string, MissRow>();
   #runId: string | undefined;
   #refTexts = new Map<string, WordIndex[]>();
-  #refIds = new Map<string, string | null>();
+  #stored = new Map<string, Stored>();
 
   /** The cache of what refs hold, emptied when the run changes. */
-  caches(runId: string): { texts: Map<string, WordIndex[]>; ids: Map<string, string | null> } {
+  caches(runId: string): { texts: Map<string, WordIndex[]>; stored: Map<string, Stored> } {
     if (runId !== this.#runId) {
       this.#runId = runId;
       this.#refTexts = new Map();
-      this.#refIds = new Map();
+      this.#stored = new Map();
     }
-    return { texts: this.#refTexts, ids: this.#refIds };
+    return { texts: this.#refTexts, stored: this.#stored };
   }
 
   add(stage: MissStage, kind: MissKind, carried: { recoverable: boolean; ledger: boolean }, example: MissExample): void {
@@ -114,7 +116,7 @@ export function recordMisses(t: MissTally, runId: string, input: readonly OpenAI
   const missed = evidence.filter((term) => !out.messages.some((m) => messageHasTerm(m, term)));
   if (missed.length === 0) return;
   const caches = t.caches(runId);
-  const fates = out.canonical && out.resolve ? storedFates(out.canonical, out.resolve, caches.ids) : new Map<string, MissStage>();
+  const fates = out.canonical && out.resolve ? storedFates(out.canonical, out.resolve, caches.stored) : new Map<string, MissStage>();
   const kept = new Set((out.canonical ?? []).map((m) => m.id));
   const ledger = ledgerFacts(out.canonical ?? []);
   const anchors = anchorIndices(input);
@@ -163,17 +165,36 @@ function storedIndexes(out: readonly Message[]): { ref: string; stage: MissStage
   return found;
 }
 
-/** The stage that moved each stored message out, by the id it had (the first marker naming it wins). */
-function storedFates(out: readonly Message[], resolve: (ref: string) => string, ids: Map<string, string | null>): Map<string, MissStage> {
+/** What a stored message is: its id, and the indexes of stored messages it names as a note (a merge or superseded note, a step summary merged into it), each with the stage that wrote it. */
+interface Stored {
+  id: string | null;
+  notes: { ref: string; stage: MissStage }[];
+}
+
+/**
+ * The stage that moved each stored message out, by the id it had: the first marker naming it
+ * wins, and a stored note (a superseded or merge note, or a step summary, that a later merge
+ * took in) is followed to the messages it stands for, which count for the stage that first
+ * moved them out.
+ */
+function storedFates(out: readonly Message[], resolve: (ref: string) => string, stored: Map<string, Stored>): Map<string, MissStage> {
   const fates = new Map<string, MissStage>();
-  for (const { ref, stage } of storedIndexes(out)) {
+  const seen = new Set<string>();
+  const visit = (ref: string, stage: MissStage): void => {
+    if (seen.has(ref)) return;
+    seen.add(ref);
     for (const messageRef of indexRefs(resolve, ref)) {
-      const id = storedId(resolve, messageRef, ids);
-      if (id !== null && !fates.has(id)) fates.set(id, stage);
+      const m = storedMessage(resolve, messageRef, stored);
+      for (const note of m.notes) visit(note.ref, note.stage);
+      if (m.id !== null && !fates.has(m.id)) fates.set(m.id, stage);
     }
-  }
+  };
+  for (const { ref, stage } of storedIndexes(out)) visit(ref, stage);
   return fates;
 }
+
+/** The stage that writes a note of `meta.ctxfold.kind`, if it is one. */
+const noteStage = (kind: unknown): MissStage | undefined => (kind === "superseded" ? "superseded_history" : kind === "merge" ? "merge_oldest" : undefined);
 
 /** The message refs an index of stored messages lists, chunks followed; none when it does not resolve or is no index. */
 function indexRefs(resolve: (ref: string) => string, ref: string, top = true): string[] {
@@ -183,15 +204,22 @@ function indexRefs(resolve: (ref: string) => string, ref: string, top = true): s
   return Array.isArray(index.refs) ? index.refs.filter((r): r is string => typeof r === "string") : [];
 }
 
-/** The id of the message stored under `ref` (memoised), or null. */
-function storedId(resolve: (ref: string) => string, ref: string, ids: Map<string, string | null>): string | null {
-  let id = ids.get(ref);
-  if (id === undefined) {
-    const m = parseJson(tryResolve(resolve, ref)) as { id?: unknown } | undefined;
-    id = typeof m?.id === "string" ? m.id : null;
-    ids.set(ref, id);
-  }
-  return id;
+/** A step summary's text names the index of the messages it stands for so (steps/messages.ts stepSummary); its mark is not stored. */
+const kStepSummaryRef = /\(removed messages: ([^\s)]+)\)/g;
+
+/** The message stored under `ref` (memoised): its id, and the indexes it names as a note. */
+function storedMessage(resolve: (ref: string) => string, ref: string, stored: Map<string, Stored>): Stored {
+  let s = stored.get(ref);
+  if (s !== undefined) return s;
+  const m = parseJson(tryResolve(resolve, ref)) as { id?: unknown; parts?: unknown; meta?: { ctxfold?: { kind?: unknown; ref?: unknown } } } | undefined;
+  s = { id: typeof m?.id === "string" ? m.id : null, notes: [] };
+  const note = m?.meta?.ctxfold;
+  const stage = noteStage(note?.kind);
+  if (stage && typeof note?.ref === "string") s.notes.push({ ref: note.ref, stage });
+  for (const p of Array.isArray(m?.parts) ? (m.parts as { text?: unknown }[]) : [])
+    if (typeof p?.text === "string") for (const x of p.text.matchAll(kStepSummaryRef)) s.notes.push({ ref: x[1], stage: "historical_text" });
+  stored.set(ref, s);
+  return s;
 }
 
 /** Whether some ref of the answer resolves to content whose texts hold `term` (each ref's texts indexed once per run). */
@@ -205,15 +233,18 @@ function refsHold(out: CompactOutput, term: string, texts: Map<string, WordIndex
   return false;
 }
 
-/** A stored content's texts: a JSON value's string leaves, any other text as it is. */
+/** A stored content's texts: a JSON value's string leaves (a leaf that is itself JSON, as a stored call's arguments are, read the same way), any other text as it is. */
 function refTexts(content: string | undefined): string[] {
   if (content === undefined) return [];
   const value = parseJson(content);
   if (value === null || typeof value !== "object") return [content];
   const leaves: string[] = [];
   const walk = (v: unknown): void => {
-    if (typeof v === "string") leaves.push(v);
-    else if (v && typeof v === "object") for (const x of Object.values(v)) walk(x);
+    if (typeof v === "string") {
+      const inner = /^\s*[[{]/.test(v) ? parseJson(v) : undefined;
+      if (inner !== null && typeof inner === "object") walk(inner);
+      else leaves.push(v);
+    } else if (v && typeof v === "object") for (const x of Object.values(v)) walk(x);
   };
   walk(value);
   return leaves;
