@@ -8,6 +8,8 @@ import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
 import { ctxfoldContender, evaluate, missKind, MissTally, recordMisses, type EvalRun } from "../../src/eval/index.js";
 import { nextStepEvidence } from "../../src/eval/evidence.js";
 import { generateRun } from "../../src/gen/run.js";
+import { marked } from "../../src/model/marks.js";
+import type { Message } from "../../src/model/schema.js";
 
 const sys: OpenAIChatMessage = { role: "system", content: "You are a careful coding agent." };
 const task: OpenAIChatMessage = { role: "user", content: "Fix the failing test in utils.py." };
@@ -75,6 +77,49 @@ describe("missed evidence", () => {
       message: first,
     });
     expect(row!.recoverable).toBeGreaterThan(0);
+  });
+
+  it("a merge that took in a step summary: the summary's messages count for historical_text, the merge's own for merge_oldest", () => {
+    const stored: Record<string, string> = {
+      "s/history_top.json": JSON.stringify({ ctxfold: "messages", refs: ["s/message_m2.json", "s/message_m3.json"] }),
+      "s/history_steps.json": JSON.stringify({ ctxfold: "messages", refs: ["s/message_m1.json"] }),
+      "s/message_m1.json": JSON.stringify({ id: "m1", role: "tool", parts: [{ type: "tool-result", output: "found alpha_zeta_one" }] }),
+      "s/message_m2.json": JSON.stringify({
+        id: "m2",
+        role: "user",
+        parts: [{ type: "text", text: "Previous actions (summarized):\n  (removed messages: s/history_steps.json)" }],
+      }),
+      "s/message_m3.json": JSON.stringify({ id: "m3", role: "assistant", parts: [{ type: "text", text: "then beta_zeta_two" }] }),
+    };
+    const resolve = (ref: string) =>
+      stored[ref] ??
+      (() => {
+        throw new Error(`no ${ref}`);
+      })();
+    const merge: Message = {
+      id: "ctxfold-merge-1",
+      role: "user",
+      parts: [marked({ type: "text", text: "[Earlier context, merged]" }, { kind: "merge", ref: "s/history_top.json", failed: [] })],
+      meta: {},
+    };
+    const input: OpenAIChatMessage[] = [
+      task,
+      { role: "tool", tool_call_id: "c1", content: "found alpha_zeta_one" },
+      { role: "user", content: "go on" },
+      { role: "assistant", content: "then beta_zeta_two" },
+    ];
+    const out = {
+      messages: [task, { role: "user", content: "[Earlier context, merged]" }] as OpenAIChatMessage[],
+      canonical: [merge],
+      refs: ["s/history_top.json", "s/message_m1.json"],
+      resolve,
+    };
+    const t = new MissTally();
+    recordMisses(t, "fake", input, ["alpha_zeta_one", "beta_zeta_two"], out);
+    expect(t.report(1000, "ctxfold").rows.map((r) => [r.stage, r.kind, r.count, r.recoverable])).toEqual([
+      ["historical_text", "tool output", 1, 1],
+      ["merge_oldest", "assistant text", 1, 0],
+    ]);
   });
 
   it("kinds: tool output, tool arguments (not in the text), assistant text, user text, system", () => {
