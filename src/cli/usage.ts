@@ -47,9 +47,10 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
   eval: `eval IN --budget N,... [--config FILE] [--compare FILE] [--against langchain,mastra,ai-sdk]
         [--points N] [--runs N] [--trace N|ID,...] [--format F]
         [--fail-under metric=value,...] [--pricing anthropic|openai|read=R,write=W]
-        [--json] [--html FILE] [--quiet]
+        [--misses] [--json] [--html FILE] [--quiet]
               replays each run prompt by prompt and scores the compaction per budget
-              (exit 1 when a --fail-under threshold is missed)`,
+              (exit 1 when a --fail-under threshold is missed); --misses: why evidence
+              terms were lost, by stage and kind of message`,
   bench: `bench [--quick] [--json]
               the project's benchmarks (npm run bench)`,
   count: `count FILE|- [--encoding o200k_base|cl100k_base] [--exact] [--jsonl]

@@ -304,6 +304,7 @@ export async function ctxfold(config: Omit<CompactorConfig, "store"> = {}, name 
         epoch: r.epoch,
         newEpoch,
         stages: r.stages,
+        canonical: r.canonical,
       };
     },
   };

@@ -47,6 +47,7 @@ import { esc, int } from "./html-format.js";
 import { columnOf, renderFailedRuns, renderInfeasibleRuns, renderMetricDetails, renderMetricTable, renderThresholds, thresholdKey } from "./html-tables.js";
 import { renderFrontier, kFrontierStyle } from "./html-frontier.js";
 import { renderTrace } from "./html-trace.js";
+import { kMissesCss, renderMisses } from "./html-misses.js";
 import type { EvalReport, ThresholdResult } from "./types.js";
 
 /** Measures what the browser laid out and writes it into #render-check (see the doc comment). */
@@ -149,9 +150,14 @@ export function renderHtmlReport(report: EvalReport): string {
     renderContenders(report.contenders ?? []),
     renderFrontier(budgets, opts.pricing),
     renderBudgets(budgets, checksByCell(thresholds)),
+    renderMisses(report.misses),
     renderTraces(traces),
   ];
-  return htmlDocument(report.date, renderHeader(headerFacts(report, opts), navLinks(budgets, traces)), sections.filter(Boolean).join("\n"));
+  return htmlDocument(
+    report.date,
+    renderHeader(headerFacts(report, opts), navLinks(budgets, traces, Boolean(report.misses))),
+    sections.filter(Boolean).join("\n"),
+  );
 }
 
 /** The --fail-under checks by the metric table cell they judge (thresholdKey); a check of a metric with no column has none. */
@@ -189,11 +195,12 @@ function headerFacts(report: EvalReport, opts: EvalReport["options"]): [string, 
   ];
 }
 
-/** The table of contents: the frontier, each budget's metrics, each trace. */
-function navLinks(budgets: EvalReport["budgets"], traces: EvalReport["traces"]): string[] {
+/** The table of contents: the frontier, each budget's metrics, the missed evidence (with --misses), each trace. */
+function navLinks(budgets: EvalReport["budgets"], traces: EvalReport["traces"], misses = false): string[] {
   const nav: string[] = [];
   if (budgets.length) nav.push(`<li><a href="#frontier">evidence recall against cost per call</a></li>`);
   budgets.forEach((b, i) => nav.push(`<li><a href="#budget-${i}">budget ${esc(int(b.budget))}</a></li>`));
+  if (misses) nav.push(`<li><a href="#misses">missed evidence by stage and kind</a></li>`);
   traces.forEach((t, i) => nav.push(`<li><a href="#trace-${i}">run <code>${esc(t.runId)}</code> at ${esc(int(t.budget))}</a></li>`));
   return nav;
 }
@@ -248,7 +255,7 @@ function htmlDocument(date: string | undefined, header: string, main: string): s
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="ctxfold eval">
 <title>${esc(`ctxfold eval — ${date ?? ""}`)}</title>
-<style>${kStyle}${kFrontierStyle}</style>
+<style>${kStyle}${kFrontierStyle}${kMissesCss}</style>
 </head>
 <body>
 ${header}

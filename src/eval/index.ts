@@ -24,6 +24,7 @@ export { tailBaseline, trimTail } from "./tail-baseline.js";
 export { promptPoints, replayRuns, traceRun, type EvalRun, type InfeasibleRun, type ReplayOptions, type ReplayResult } from "./replay.js";
 export * as metrics from "./metrics.js";
 export * as evidence from "./evidence.js";
+export { MissTally, missKind, recordMisses, type MissExample, type MissKind, type MissReport, type MissRow, type MissStage } from "./misses.js";
 export { kPricing, parsePricing, type Pricing } from "./metrics.js";
 
 /**
@@ -81,6 +82,8 @@ export interface EvaluateOptions {
   thresholds?: readonly Threshold[];
   /** Prices of cached and uncached input tokens for the cost metric. @default kPricing.anthropic */
   pricing?: Pricing;
+  /** Diagnose why the evaluated config's prompts lacked evidence terms (the report's `misses`, misses.ts). @default false */
+  misses?: boolean;
   /** After each run: runs done, of how many, and the prompts replayed so far. @default none */
   onProgress?: (done: number, total: number, prompts: number) => void;
 }
@@ -106,6 +109,7 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
     points,
     trace,
     pricing,
+    ...(options.misses ? { misses: true } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   const budgets = options.budgets.map((budget) => ({ budget, rows: contenders.map((c) => ({ contender: c.name, metrics: r.metrics.get(budget)!.get(c)! })) }));
@@ -137,5 +141,6 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
           primary.name,
         )
       : [],
+    ...(r.misses ? { misses: r.misses } : {}),
   };
 }

@@ -4,6 +4,7 @@
  * the compacted prompt (a typed refusal, refs and how to read them, the epoch and stages).
  */
 import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
+import type { Message } from "../model/schema.js";
 import type { StageReport } from "../policy/index.js";
 
 export interface CompactOutput {
@@ -21,6 +22,8 @@ export interface CompactOutput {
   epoch?: number;
   newEpoch?: boolean;
   stages?: StageReport[];
+  /** ctxfold: the compacted prompt as canonical messages, whose ids and marks `--misses` reads. */
+  canonical?: Message[];
 }
 
 export interface Contender {

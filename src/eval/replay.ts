@@ -20,6 +20,7 @@ import type { CompactOutput, Contender } from "./protocol.js";
 import { nextStepEvidence } from "./evidence.js";
 import { kPricing, type Pricing, contentText, criticalCore, isFailedToolResult, samplePoints, visibleHead } from "./metrics.js";
 import { countError, countPair, measure, summary, Tally, type Point } from "./tally.js";
+import { MissTally, recordMisses, type MissReport } from "./misses.js";
 import type { EvalMetrics, TraceEpoch, TraceRun } from "./types.js";
 
 export interface EvalRun {
@@ -35,6 +36,8 @@ export interface ReplayOptions {
   pricing?: Pricing;
   /** Runs (by id) to replay at every point through the first contender, for the report's plots. @default none */
   trace?: readonly string[];
+  /** Diagnose the first contender's missed evidence terms (misses.ts). @default false */
+  misses?: boolean;
   /** After each run: runs done, of how many. @default none */
   onProgress?: (done: number, total: number, prompts: number) => void;
 }
@@ -53,6 +56,8 @@ export interface ReplayResult {
   pairs: number;
   traces: TraceRun[];
   infeasibleRuns: InfeasibleRun[];
+  /** Per budget, the first contender's missed evidence diagnosed (only with options.misses). */
+  misses?: MissReport[];
 }
 
 /** `count` items spread evenly over `items` (a quick eval over part of a corpus), or all of them. */
@@ -98,6 +103,7 @@ function preparePoints(run: EvalRun, max: number, minBudget: number): Point[] {
 export async function replayRuns(runs: readonly EvalRun[], contenders: readonly Contender[], options: ReplayOptions): Promise<ReplayResult> {
   const tallies = new Map(options.budgets.map((b) => [b, new Map(contenders.map((c) => [c, new Tally()]))]));
   const infeasibleRuns: InfeasibleRun[] = [];
+  const misses = options.misses ? new Map(options.budgets.map((b) => [b, new MissTally()])) : undefined;
   let prompts = 0;
   let pairs = 0;
   const pricing = options.pricing ?? kPricing.anthropic;
@@ -108,7 +114,8 @@ export async function replayRuns(runs: readonly EvalRun[], contenders: readonly 
     pairs += points.filter((p) => p.withPrev).length;
     for (const budget of options.budgets) {
       for (const [k, c] of contenders.entries()) {
-        const refused = await replayPoints(run, points, c, budget, tallies.get(budget)!.get(c)!, pricing);
+        const diagnose = k === 0 ? misses?.get(budget) : undefined;
+        const refused = await replayPoints(run, points, c, budget, tallies.get(budget)!.get(c)!, pricing, diagnose);
         if (k === 0 && refused > 0) infeasibleRuns.push({ id: run.id, budget, points: refused });
       }
     }
@@ -116,7 +123,8 @@ export async function replayRuns(runs: readonly EvalRun[], contenders: readonly 
   }
   const traces = contenders.length > 0 ? await traceRuns(runs, contenders[0], options) : [];
   const metrics = new Map(options.budgets.map((b) => [b, new Map(contenders.map((c) => [c, summary(tallies.get(b)!.get(c)!)]))]));
-  return { metrics, prompts, pairs, traces, infeasibleRuns };
+  const missReports = misses && contenders.length > 0 ? [...misses].map(([b, m]) => m.report(b, contenders[0].name)) : undefined;
+  return { metrics, prompts, pairs, traces, infeasibleRuns, ...(missReports ? { misses: missReports } : {}) };
 }
 
 /** Each contender's first calls (module loading, JIT), on a few points of the first run that has any: not measured. */
@@ -134,9 +142,18 @@ async function warmUp(runs: readonly EvalRun[], contenders: readonly Contender[]
  * Replays a run's sampled points through one contender at one budget, in one session, into its
  * tally: each call timed and measured, and with the call before it (when both were answered) a
  * pair for the cache and cost metrics. A stateful contender is also called, unmeasured, at the
- * points the sample skipped. Returns how many points it refused (budget_infeasible).
+ * points the sample skipped. With `misses`, each answer over the budget has its missed evidence
+ * diagnosed. Returns how many points it refused (budget_infeasible).
  */
-async function replayPoints(run: EvalRun, points: readonly Point[], c: Contender, budget: number, t: Tally, pricing: Pricing): Promise<number> {
+async function replayPoints(
+  run: EvalRun,
+  points: readonly Point[],
+  c: Contender,
+  budget: number,
+  t: Tally,
+  pricing: Pricing,
+  misses?: MissTally,
+): Promise<number> {
   c.startRun?.();
   let prev: OpenAIChatMessage[] | undefined;
   let refused = 0;
@@ -153,6 +170,7 @@ async function replayPoints(run: EvalRun, points: readonly Point[], c: Contender
     }
     t.latencyMs.push(performance.now() - t0);
     measure(t, p, budget, r);
+    if (misses && !r.infeasible && p.tokens > budget && p.evidence.length > 0) recordMisses(misses, run.id, p.input, p.evidence, r);
     if (r.infeasible) {
       refused++;
       prev = undefined;

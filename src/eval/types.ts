@@ -5,6 +5,7 @@
  */
 
 import type { Pricing } from "./metrics.js";
+import type { MissReport } from "./misses.js";
 
 /** What one contender scored at one budget over every replayed prompt point. */
 export interface EvalMetrics {
@@ -136,4 +137,6 @@ export interface EvalReport {
   budgets: { budget: number; rows: { contender: string; metrics: EvalMetrics }[] }[];
   traces: TraceRun[];
   thresholds: ThresholdResult[];
+  /** Only with `--misses`: per budget, why the evaluated config's prompts lacked evidence terms (misses.ts). */
+  misses?: MissReport[];
 }

@@ -1,10 +1,11 @@
 /**
  * `ctxfold eval IN --budget 8000,32000 [--config FILE] [--compare FILE] [--against langchain,…]
  * [--points N] [--runs N] [--trace N|ID,…] [--format F] [--fail-under metric=value,…]
- * [--pricing anthropic|openai|read=R,write=W] [--json] [--html FILE] [--quiet]`: replays each run
+ * [--pricing anthropic|openai|read=R,write=W] [--misses] [--json] [--html FILE] [--quiet]`: replays each run
  * of IN prompt by prompt through ctxfold, the tail baseline (what a careful hand-written trimmer
  * does) and the peers named, at each budget, and reports the metrics of src/eval per budget.
- * --pricing sets the prices of the cost metric (cachePricedCost; default anthropic).
+ * --pricing sets the prices of the cost metric (cachePricedCost; default anthropic). --misses adds
+ * why the evaluated config's prompts lacked evidence terms (src/eval/misses.ts).
  *
  * Input: any format the adapters read (detected per run, or --format), converted to OpenAI Chat
  * messages for measuring. A line that is not JSON, not a run, or fails its format's schema is
@@ -43,6 +44,7 @@ import { ProgressLine } from "../progress.js";
 import { writeAll } from "../../pool/output.js";
 import { num, parseRun, readRuns, table } from "../runs.js";
 import { budgetsOption } from "./stats.js";
+import { renderMisses } from "./eval-misses.js";
 
 const kOptions = {
   budget: { type: "string" },
@@ -58,6 +60,7 @@ const kOptions = {
   html: { type: "string" },
   quiet: { type: "boolean" },
   pricing: { type: "string" },
+  misses: { type: "boolean" },
 } as const;
 
 /** The runs of `file` as OpenAI Chat messages, and the lines that could not be used. */
@@ -122,7 +125,7 @@ function evalFlags(argv: string[]): EvalFlags {
   if (points < 2) throw new UsageError("--points: at least 2 (consecutive pairs)");
   const limit = values.runs === undefined ? undefined : intOption(values.runs as string, "runs");
   const format = formatOption(values.format as string | undefined);
-  const evaluate = { budgets, points, ...contenderFlags(values) };
+  const evaluate = { budgets, points, ...contenderFlags(values), ...(values.misses ? { misses: true } : {}) };
   return { file, limit, format, evaluate, json: Boolean(values.json), quiet: Boolean(values.quiet), html: values.html as string | undefined };
 }
 
@@ -250,6 +253,7 @@ export function render(r: EvalReport, width?: number): string {
     out.push(table([kInvariantHeader, ...b.rows.map(({ contender, metrics }) => invariantRow(contender, metrics))], fit).trimEnd());
     out.push("", table([kValueHeader, ...b.rows.map(({ contender, metrics }) => valueRow(contender, metrics))], fit).trimEnd());
   }
+  if (r.misses) out.push(...renderMisses(r.misses, width));
   if (r.notes.length) out.push("", ...r.notes.map((n) => `note: ${n}`));
   if (r.failedRuns.length) {
     out.push("", `${num(r.failedRuns.length)} line${r.failedRuns.length === 1 ? "" : "s"} left out:`);
