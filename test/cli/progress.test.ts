@@ -29,4 +29,15 @@ describe("the progress line", () => {
     expect(draws[1]).toMatch(/^3 runs · 13 runs\/s · ETA 0:01 .* 30%\x1b\[K$/);
     expect(draws[2]).toBe("\x1b[K");
   });
+
+  it("where stderr is not a terminal, writes a plain line every 5 s (the first after 5 s), which clear leaves", () => {
+    let out = "";
+    let clock = 0;
+    const line = new ProgressLine({ stderr: { write: (s: string) => ((out += s), true) } as unknown as NodeJS.WritableStream }, () => clock, true);
+    for (clock = 0; clock <= 12_000; clock += 500) line.draw({ runs: clock / 100, elapsedMs: clock });
+    line.clear();
+    const lines = out.split("\n").filter(Boolean);
+    expect(lines).toEqual(["50 runs · 10 runs/s", "100 runs · 10 runs/s"]);
+    expect(out).not.toMatch(/\r|\x1b/);
+  });
 });

@@ -79,7 +79,7 @@ interface CompactFlags {
 
 export async function compact(argv: string[], io: CliIo, hooks: CliTestHooks = {}): Promise<number> {
   const flags = compactFlags(argv, io);
-  const progress = !flags.quiet && io.stderrIsTTY ? new ProgressLine(io) : undefined;
+  const progress = flags.quiet ? undefined : new ProgressLine(io, undefined, !io.stderrIsTTY);
   const summary = await runBatch(batchOptions(flags, io, hooks, progress));
   progress?.clear();
   const report: Report = { ...summary, offloadDir: flags.offloadDir, ...(flags.queue ? { queue: flags.queue.report() } : {}) };
