@@ -12,19 +12,21 @@ import { resolveTieredSettings, TieredSettings, type CompactorConfig } from "../
 import { kDeprecatedTieredNames } from "../policy/config.js";
 import { ctxfold, loadPeers, type Contender } from "./contenders.js";
 import { tailBaseline } from "./tail-baseline.js";
-import { promptPoints, replayRuns, type EvalRun } from "./replay.js";
+import { promptPoints, replayRuns, type EvalRun, type MetricGrid } from "./replay.js";
 import { checkThresholds, type Threshold } from "./thresholds.js";
 import type { EvalReport, FailedRun } from "./types.js";
 import { kPricing, type Pricing } from "./metrics.js";
+import { worstSources, type SourceGroup } from "./sources.js";
 
 export type { EvalMetrics, EvalReport, FailedRun, ThresholdResult, TraceEpoch, TracePoint, TraceRun } from "./types.js";
 export { checkThresholds, describeMisses, kThresholdMetrics, parseThresholds, type Threshold, type ThresholdMetric } from "./thresholds.js";
 export { kPeers, loadPeers, ctxfold as ctxfoldContender, type CompactOutput, type Contender, type PeerName } from "./contenders.js";
 export { tailBaseline, trimTail } from "./tail-baseline.js";
-export { promptPoints, replayRuns, traceRun, type EvalRun, type InfeasibleRun, type ReplayOptions, type ReplayResult } from "./replay.js";
+export { promptPoints, replayRuns, traceRun, type EvalRun, type InfeasibleRun, type MetricGrid, type ReplayOptions, type ReplayResult } from "./replay.js";
 export * as metrics from "./metrics.js";
 export * as evidence from "./evidence.js";
 export { kPricing, parsePricing, type Pricing } from "./metrics.js";
+export { kSourceMetrics, kUnnamedSource, sourceOf, worstSources, type SourceGroup, type SourcesReport, type WorstSource } from "./sources.js";
 
 /**
  * A ctxfold config file: a JSON object of TieredSettings fields (what createCompactor takes,
@@ -108,7 +110,10 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
     pricing,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
-  const budgets = options.budgets.map((budget) => ({ budget, rows: contenders.map((c) => ({ contender: c.name, metrics: r.metrics.get(budget)!.get(c)! })) }));
+  const budgetsOf = (grid: MetricGrid) =>
+    options.budgets.map((budget) => ({ budget, rows: contenders.map((c) => ({ contender: c.name, metrics: grid.get(budget)!.get(c)! })) }));
+  const budgets = budgetsOf(r.metrics);
+  const groups: SourceGroup[] = r.sources.map((g) => ({ source: g.source, runs: g.runs, budgets: budgetsOf(g.metrics) }));
   return {
     ctxfold: "eval",
     version: 1,
@@ -129,6 +134,7 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
     failedRuns: [...failedRuns],
     infeasibleRuns: r.infeasibleRuns,
     budgets,
+    sources: { groups, worst: worstSources(groups) },
     traces: r.traces,
     thresholds: options.thresholds
       ? checkThresholds(

@@ -5,6 +5,7 @@
  */
 
 import type { Pricing } from "./metrics.js";
+import type { SourcesReport } from "./sources.js";
 
 /** What one contender scored at one budget over every replayed prompt point. */
 export interface EvalMetrics {
@@ -104,6 +105,8 @@ export interface TraceRun {
 /** A run the eval could not use (schema error, not a run…): counted and listed, never a crash. */
 export interface FailedRun {
   id?: string;
+  /** The input file it is in, when the eval read several. */
+  file?: string;
   line: number;
   code: string;
   reason: string;
@@ -134,6 +137,8 @@ export interface EvalReport {
   /** Runs the first contender refused (budget_infeasible) at some points of a budget. */
   infeasibleRuns: { id: string; budget: number; points: number }[];
   budgets: { budget: number; rows: { contender: string; metrics: EvalMetrics }[] }[];
+  /** The budgets' metrics per source group (sources.ts: a run id's part before the first "/"), and the worst source of each metric. */
+  sources: SourcesReport;
   traces: TraceRun[];
   thresholds: ThresholdResult[];
 }
