@@ -12,11 +12,11 @@ import { resolveTieredSettings, TieredSettings, type CompactorConfig } from "../
 import { kDeprecatedTieredNames } from "../policy/config.js";
 import { ctxfold, loadPeers, type Contender } from "./contenders.js";
 import { tailBaseline } from "./tail-baseline.js";
-import { promptPoints, replayRuns, type EvalRun, type MetricGrid } from "./replay.js";
+import { promptPoints, replayRuns, type EvalRun } from "./replay.js";
 import { checkThresholds, type Threshold } from "./thresholds.js";
 import type { EvalReport, FailedRun } from "./types.js";
 import { kPricing, type Pricing } from "./metrics.js";
-import { worstSources, type SourceGroup } from "./sources.js";
+import { budgetRows, sourcesReport } from "./sources.js";
 
 export type { EvalMetrics, EvalReport, FailedRun, ThresholdResult, TraceEpoch, TracePoint, TraceRun } from "./types.js";
 export { checkThresholds, describeMisses, kThresholdMetrics, parseThresholds, type Threshold, type ThresholdMetric } from "./thresholds.js";
@@ -26,7 +26,7 @@ export { promptPoints, replayRuns, traceRun, type EvalRun, type InfeasibleRun, t
 export * as metrics from "./metrics.js";
 export * as evidence from "./evidence.js";
 export { kPricing, parsePricing, type Pricing } from "./metrics.js";
-export { kSourceMetrics, kUnnamedSource, sourceOf, worstSources, type SourceGroup, type SourcesReport, type WorstSource } from "./sources.js";
+export { kSourceMetrics, kUnnamedSource, sourceOf, sourcesReport, worstSources, type SourceGroup, type SourcesReport, type WorstSource } from "./sources.js";
 
 /**
  * A ctxfold config file: a JSON object of TieredSettings fields (what createCompactor takes,
@@ -110,10 +110,7 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
     pricing,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
-  const budgetsOf = (grid: MetricGrid) =>
-    options.budgets.map((budget) => ({ budget, rows: contenders.map((c) => ({ contender: c.name, metrics: grid.get(budget)!.get(c)! })) }));
-  const budgets = budgetsOf(r.metrics);
-  const groups: SourceGroup[] = r.sources.map((g) => ({ source: g.source, runs: g.runs, budgets: budgetsOf(g.metrics) }));
+  const budgets = budgetRows(r.metrics, options.budgets, contenders);
   return {
     ctxfold: "eval",
     version: 1,
@@ -134,7 +131,7 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
     failedRuns: [...failedRuns],
     infeasibleRuns: r.infeasibleRuns,
     budgets,
-    sources: { groups, worst: worstSources(groups) },
+    sources: sourcesReport(r.sources, options.budgets, contenders),
     traces: r.traces,
     thresholds: options.thresholds
       ? checkThresholds(

@@ -14,7 +14,9 @@
  * go to the source that comes first. A metric every source reads alike (within budget at 100%
  * everywhere), or that fewer than two sources measured, has no worst source.
  */
-import type { EvalMetrics } from "./types.js";
+import type { Contender } from "./protocol.js";
+import type { MetricGrid } from "./replay.js";
+import type { EvalMetrics, EvalReport } from "./types.js";
 import { kThresholdMetrics } from "./thresholds.js";
 
 /** The source of a run without an id. */
@@ -78,6 +80,21 @@ function worstOf(entries: readonly { source: string; metrics: EvalMetrics }[], r
     if (!worst || (better === "higher" ? value < worst.value : value > worst.value)) worst = { source, value };
   }
   return differ ? worst : undefined;
+}
+
+/** A metric grid (replayRuns') as the report lays it out: per budget, a row per contender. */
+export function budgetRows(grid: MetricGrid, budgets: readonly number[], contenders: readonly Contender[]): EvalReport["budgets"] {
+  return budgets.map((budget) => ({ budget, rows: contenders.map((c) => ({ contender: c.name, metrics: grid.get(budget)!.get(c)! })) }));
+}
+
+/** replayRuns' per-source grids as the report's sources section: every group, and the worst source of each metric. */
+export function sourcesReport(
+  sources: readonly { source: string; runs: number; metrics: MetricGrid }[],
+  budgets: readonly number[],
+  contenders: readonly Contender[],
+): SourcesReport {
+  const groups = sources.map((g) => ({ source: g.source, runs: g.runs, budgets: budgetRows(g.metrics, budgets, contenders) }));
+  return { groups, worst: worstSources(groups) };
 }
 
 /** The worst source per budget, contender and metric of kSourceMetrics (where the sources differ). */
