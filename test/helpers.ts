@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { CtxfoldError, type CtxfoldErrorCode } from "../src/errors.js";
-import { accessSync, constants, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,9 +8,18 @@ import { createRng, type Rng } from "../src/gen/text.js";
 import { renderMessages, type Format } from "../src/adapters/index.js";
 import { generateRuns } from "../src/gen/run.js";
 
-/** ../shared/corpus/dev.jsonl.gz beside the checkout, where CI and developers have it. */
-export const kCorpusPath = fileURLToPath(new URL("../../shared/corpus/dev.jsonl.gz", import.meta.url));
-export const hasCorpus = existsSync(kCorpusPath);
+/** ../shared/corpus beside the checkout, where CI and developers have it. */
+export const kCorpusDir = fileURLToPath(new URL("../../shared/corpus/", import.meta.url));
+/** Every corpus file there (`*.jsonl.gz`: dev.jsonl.gz, dev2.jsonl.gz…), by name; none without ../shared. */
+export const kCorpusFiles = existsSync(kCorpusDir)
+  ? readdirSync(kCorpusDir)
+      .filter((f) => f.endsWith(".jsonl.gz"))
+      .sort()
+      .map((f) => join(kCorpusDir, f))
+  : [];
+/** The dev corpus alone: what the eval gate's thresholds hold on (test/eval/corpus-gate.test.ts). */
+export const kCorpusPath = join(kCorpusDir, "dev.jsonl.gz");
+export const hasCorpus = kCorpusFiles.includes(kCorpusPath);
 export const kNoCorpusReason = "skipped: ../shared/corpus/dev.jsonl.gz is absent (a fresh clone without ../shared)";
 
 export { createRng, type Rng };

@@ -1,6 +1,7 @@
 /**
  * `npm run bench:ablation [-- --budgets 8000,32000] [--points 40] [--runs N] [--docs]`: what
- * each relevance mechanism of the tiered compactor is worth. The dev corpus is replayed (the
+ * each relevance mechanism of the tiered compactor is worth. The corpus (every file of
+ * ../shared/corpus, pooled) is replayed (the
  * quality bench's replay and metrics) through ctxfold with its defaults, then with each
  * mechanism switched off alone — supersession, focus extracts, the fact ledger, the fill target
  * chosen from the evidence/cost frontier (back to the earlier 0.6) — and through the tail baseline;
@@ -8,7 +9,6 @@
  * cache prefix per budget, and whether the five invariants held. --docs rewrites the
  * ablation:begin / ablation:end section.
  */
-import { existsSync } from "node:fs";
 import { ctxfold, type Contender } from "../../src/eval/contenders.js";
 import { kPricing } from "../../src/eval/metrics.js";
 import { replayRuns } from "../../src/eval/replay.js";
@@ -16,7 +16,7 @@ import { tailBaseline } from "../../src/eval/tail-baseline.js";
 import type { EvalMetrics } from "../../src/eval/types.js";
 import type { CompactorConfig } from "../../src/policy/index.js";
 import { rewriteDocSection } from "../lib.js";
-import { kCorpus, loadRuns } from "./corpus.js";
+import { corpusFiles, kCorpusDir, loadRuns } from "./corpus.js";
 
 /** Each mechanism off alone: its row's name and the settings that switch it off. */
 export const kAblations: readonly { name: string; config: Omit<CompactorConfig, "store"> }[] = [
@@ -49,8 +49,8 @@ function invariants(m: EvalMetrics): string {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(kCorpus)) {
-    process.stdout.write(`bench:ablation skipped: ${kCorpus} is absent (needs ../shared beside the checkout)\n`);
+  if (corpusFiles().length === 0) {
+    process.stdout.write(`bench:ablation skipped: no corpus in ${kCorpusDir} (needs ../shared beside the checkout)\n`);
     return;
   }
   const budgets = (arg("--budgets") ?? "8000,32000").split(",").map(Number);

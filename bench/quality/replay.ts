@@ -1,7 +1,7 @@
 /**
  * `npm run bench:quality [-- --budgets 8000,32000] [--points 40] [--runs N] [--contenders a,b]
- * [--pricing anthropic|openai|read=R,write=W] [--docs] [--json]`: the quality benchmark. It replays every dev-corpus run
- * (../shared/corpus/dev.jsonl.gz) prompt by prompt — every index i where messages[i] is an
+ * [--pricing anthropic|openai|read=R,write=W] [--docs] [--json]`: the quality benchmark. It replays every corpus run
+ * (every *.jsonl.gz of ../shared/corpus, pooled) prompt by prompt — every index i where messages[i] is an
  * assistant message is a point where the agent called the model with messages[0..i) — through
  * each contender at each budget, and measures what the model would have been sent. Runs with more
  * than --points prompt points are sampled to evenly spaced consecutive pairs (see samplePoints);
@@ -12,21 +12,24 @@
  * peers it measures two baselines: "no compaction" and the "tail baseline" (what a careful
  * hand-written trimmer does, src/eval/tail-baseline.ts).
  *
- * Prints a markdown table per budget, writes bench/results/quality.json; --json prints the JSON
+ * Prints a markdown table per budget, pooled, and one per source group (a run id's part before the
+ * first "/", src/eval/sources.ts) with the worst source of each metric named; writes
+ * bench/results/quality.json (with a `sources` section); --json prints the JSON
  * instead of the tables; --docs rewrites the quality:begin / quality:end section.
  * The replay and the metrics are `ctxfold eval`'s (src/eval/replay.ts, src/eval/metrics.ts); this
  * script adds the peers and the benchmarks page's table (docs/benchmarks.md). Definitions: the `definitions` text below.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadContenders, type Contender } from "../../src/eval/contenders.js";
 import { replayRuns } from "../../src/eval/replay.js";
+import { sourcesReport, type SourcesReport } from "../../src/eval/sources.js";
 import type { EvalMetrics } from "../../src/eval/types.js";
 import { parsePricing, type Pricing } from "../../src/eval/metrics.js";
 import { fmt, rewriteDocSection } from "../lib.js";
-import { kCorpus, loadRuns } from "./corpus.js";
+import { corpusFiles, kCorpusDir, loadRuns } from "./corpus.js";
 
 const kResults = fileURLToPath(new URL("../../../bench/results/quality.json", import.meta.url));
 
@@ -120,6 +123,34 @@ function table(budget: number, rows: [Contender, EvalMetrics][]): string {
   return out.join("\n");
 }
 
+/** A budget's per-source rows (source · contender) and, under them, each contender's worst sources. */
+function sourceTable(budget: number, sources: SourcesReport): string {
+  const out = [
+    `Per source at ${budget.toLocaleString("en-US")} tokens:`,
+    "",
+    "| source · contender | runs | within budget | new violations | critical verbatim | failed visible | recoverable | evidence recall | cost/call | cost savings | compression | cache prefix |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const g of sources.groups) {
+    const b = g.budgets.find((x) => x.budget === budget)!;
+    for (const { contender, metrics: s } of b.rows)
+      out.push(
+        `| ${g.source} · ${contender} | ${g.runs} | ${pct(s.withinBudget)} | ${s.newViolationPrompts} | ${pct(s.criticalVerbatim)} | ${pct(s.failedVisible)} | ${pct(s.recoverable)} | ${pct(s.evidenceRecall)} | ${tokens(s.costPerCall)} | ${pct(s.costSavings)} | ${two(s.compression)} | ${two(s.cachePrefix)} |`,
+      );
+  }
+  const worst = sources.worst.filter((w) => w.budget === budget);
+  const contenders = [...new Set(worst.map((w) => w.contender))];
+  if (contenders.length) out.push("", "Worst source (where the sources differ):", "");
+  for (const c of contenders)
+    out.push(
+      `- ${c}: ${worst
+        .filter((w) => w.contender === c)
+        .map((w) => `${w.metric} ${w.source} (${w.metric === "cost_per_call" ? tokens(w.value) : pct(w.value)})`)
+        .join(", ")}.`,
+    );
+  return out.join("\n");
+}
+
 const definitions = (pricing: Pricing) => [
   'Within budget: share of the prompts whose critical messages fit that got an output of at most the budget, in exact o200k tokens with OpenAI\'s message overheads (`TokenCounter.countMessages(…, "exact")`: 3 per message, 3 per tool call, 3 per request; a typed refusal counts as not within).',
   "Critical messages: every system message, the first user message (the task), the latest user message and the latest assistant message with text; they fit when those messages' texts, plus the tool calls of a critical assistant message and the results answering them (which provider rules require with it), with their overheads, fit the budget. Verbatim: each one's whole text is inside some output message of the same role; the column is the share of outputs that keep all of them.",
@@ -133,6 +164,7 @@ const definitions = (pricing: Pricing) => [
 function markdown(
   budgets: number[],
   results: Map<number, [Contender, EvalMetrics][]>,
+  sources: SourcesReport,
   contenders: Contender[],
   notes: string[],
   runs: number,
@@ -142,10 +174,15 @@ function markdown(
 ): string {
   const machine = `${cpus().length} × ${cpus()[0]?.model.split(" ").slice(0, 2).join(" ") ?? "?"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const out = [
-    `Dev corpus, ${runs} runs, ${prompts} prompt points (at most ${options.points} a run, as consecutive pairs; ${pairs} consecutive pairs), ${new Date().toISOString().slice(0, 10)}, ${machine}.`,
+    `Corpus (${corpusFiles()
+      .map((f) => f.slice(kCorpusDir.length))
+      .join(
+        ", ",
+      )}), ${runs} runs, ${prompts} prompt points (at most ${options.points} a run, as consecutive pairs; ${pairs} consecutive pairs), ${new Date().toISOString().slice(0, 10)}, ${machine}.`,
     "",
   ];
   for (const b of budgets) out.push(table(b, results.get(b)!), "");
+  if (sources.groups.length > 1) for (const b of budgets) out.push(sourceTable(b, sources), "");
   out.push("Contenders:", "");
   for (const c of contenders) out.push(`- **${c.name}** (${c.version}): ${c.note}.`);
   for (const n of notes) out.push(`- ${n}.`);
@@ -156,8 +193,8 @@ function markdown(
 
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
-  if (!existsSync(kCorpus)) {
-    process.stdout.write(`bench:quality skipped: ${kCorpus} is absent (needs ../shared beside the checkout)\n`);
+  if (corpusFiles().length === 0) {
+    process.stdout.write(`bench:quality skipped: no corpus in ${kCorpusDir} (needs ../shared beside the checkout)\n`);
     return;
   }
   const runs = loadRuns(options.runs);
@@ -166,7 +203,7 @@ async function main(): Promise<void> {
   if (contenders.length === 0) throw new Error("no contender to measure");
   process.stderr.write(`  ${runs.length} runs, budgets ${options.budgets.join(", ")}, contenders: ${contenders.map((c) => c.name).join(", ")}\n`);
   const started = performance.now();
-  const { metrics, prompts, pairs } = await replayRuns(runs, contenders, {
+  const replay = await replayRuns(runs, contenders, {
     budgets: options.budgets,
     points: options.points,
     pricing: options.pricing,
@@ -175,7 +212,9 @@ async function main(): Promise<void> {
         process.stderr.write(`  ${done}/${total} runs, ${n} prompts, ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
     },
   });
+  const { metrics, prompts, pairs } = replay;
   const results = new Map(options.budgets.map((b) => [b, contenders.map((c) => [c, metrics.get(b)!.get(c)!] as [Contender, EvalMetrics])]));
+  const sources = sourcesReport(replay.sources, options.budgets, contenders);
   const json = {
     date: new Date().toISOString(),
     node: process.version,
@@ -184,10 +223,11 @@ async function main(): Promise<void> {
     contenders: contenders.map((c) => ({ name: c.name, version: c.version, note: c.note })),
     notes,
     budgets: Object.fromEntries(options.budgets.map((b) => [b, Object.fromEntries(results.get(b)!.map(([c, s]) => [c.name, s]))])),
+    sources,
   };
   mkdirSync(dirname(kResults), { recursive: true });
   writeFileSync(kResults, JSON.stringify(json, null, 2) + "\n");
-  const md = markdown(options.budgets, results, contenders, notes, runs.length, prompts, pairs, options);
+  const md = markdown(options.budgets, results, sources, contenders, notes, runs.length, prompts, pairs, options);
   if (options.docs) rewriteDocSection("quality", md);
   process.stdout.write(options.json ? JSON.stringify(json, null, 2) + "\n" : md + "\n");
 }

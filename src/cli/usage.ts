@@ -44,13 +44,14 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
   validate: `validate IN [--format F] [--errors-only] [--json]
               provider-rule issues of every run, by line and path; exit 0 none,
               1 unparseable lines, 4 errors (a provider would refuse the run), 5 warnings only`,
-  eval: `eval IN --budget N,... [--config FILE] [--compare FILE] [--against langchain,mastra,ai-sdk]
+  eval: `eval IN... --budget N,... [--config FILE] [--compare FILE] [--against langchain,mastra,ai-sdk]
         [--points N] [--runs N] [--trace N|ID,...] [--format F]
         [--fail-under metric=value,...] [--pricing anthropic|openai|read=R,write=W]
         [--misses] [--json] [--html FILE] [--quiet]
-              replays each run prompt by prompt and scores the compaction per budget
-              (exit 1 when a --fail-under threshold is missed); --misses: why evidence
-              terms were lost, by stage and kind of message`,
+              replays each run of the files (pooled) prompt by prompt and scores the
+              compaction per budget, pooled and per source (a run id's part before the
+              first "/"), naming the worst source (exit 1 when a --fail-under threshold
+              is missed); --misses: why evidence terms were lost, by stage and kind of message`,
   bench: `bench [--quick] [--json]
               the project's benchmarks (npm run bench)`,
   count: `count FILE|- [--encoding o200k_base|cl100k_base] [--exact] [--jsonl]

@@ -17,7 +17,7 @@ interface Column {
   get(m: EvalMetrics): number | null | undefined;
 }
 
-const kFormats: Record<Column["kind"], Format> = { count: int, share, ratio, ms, rate: perSecond, tokens: int };
+export const kFormats: Record<Column["kind"], Format> = { count: int, share, ratio, ms, rate: perSecond, tokens: int };
 
 const kColumns: Column[] = [
   { key: "prompts", label: "prompts", kind: "count", help: "Prompt points replayed (every call, also one that threw).", get: (m) => m.prompts },

@@ -8,8 +8,9 @@
  * marker per contender × budget); per budget the metric table (a row
  * per contender, a column per metric; shares as percentages, null as "n/a", latency in ms,
  * savings under its --fail-under name; a cell whose --fail-under check failed is highlighted)
- * with the samples behind it folded away; per traced run × budget a line plot of the tokens of
- * every replayed prompt point before (input) and after compaction (output), the budget line, a
+ * with the samples behind it folded away; when the input has several sources, per budget a table
+ * of the metrics per source with the worst source's cells marked (html-sources.ts); per traced
+ * run × budget a line plot of the tokens of every replayed prompt point before (input) and after compaction (output), the budget line, a
  * vertical marker where a call started a new epoch, and below it what each epoch removed (stages,
  * tokens before → after, refs in a collapsible list).
  *
@@ -48,6 +49,7 @@ import { columnOf, renderFailedRuns, renderInfeasibleRuns, renderMetricDetails, 
 import { renderFrontier, kFrontierStyle } from "./html-frontier.js";
 import { renderTrace } from "./html-trace.js";
 import { kMissesCss, renderMisses } from "./html-misses.js";
+import { renderSources } from "./html-sources.js";
 import type { EvalReport, ThresholdResult } from "./types.js";
 
 /** Measures what the browser laid out and writes it into #render-check (see the doc comment). */
@@ -109,6 +111,8 @@ table.metrics thead th { max-width: 110px; }
 td.na { color: var(--muted); } td.warn { background: #fff4e6; color: #b35c00; }
 td.threshold-fail { background: #ffe3e3; color: #a51111; font-weight: 700; outline: 2px solid #e03131; outline-offset: -2px; }
 td.threshold-ok { background: #ebfbee; }
+table.sources td { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; } table.sources th[scope=row] { white-space: nowrap; }
+td.worst { background: #fff4e6; color: #b35c00; font-weight: 700; }
 table.thresholds tr.fail td { background: #ffe3e3; } table.thresholds tr.ok td { background: #ebfbee; }
 p.fail { color: #a51111; font-weight: 600; } p.ok { color: #2b8a3e; }
 ul.notes li { margin: 2px 0; }
@@ -150,6 +154,7 @@ export function renderHtmlReport(report: EvalReport): string {
     renderContenders(report.contenders ?? []),
     renderFrontier(budgets, opts.pricing),
     renderBudgets(budgets, checksByCell(thresholds)),
+    renderSources(report.sources, budgets),
     renderMisses(report.misses),
     renderTraces(traces),
   ];

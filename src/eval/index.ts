@@ -16,16 +16,18 @@ import { promptPoints, replayRuns, type EvalRun } from "./replay.js";
 import { checkThresholds, type Threshold } from "./thresholds.js";
 import type { EvalReport, FailedRun } from "./types.js";
 import { kPricing, type Pricing } from "./metrics.js";
+import { budgetRows, sourcesReport } from "./sources.js";
 
 export type { EvalMetrics, EvalReport, FailedRun, ThresholdResult, TraceEpoch, TracePoint, TraceRun } from "./types.js";
 export { checkThresholds, describeMisses, kThresholdMetrics, parseThresholds, type Threshold, type ThresholdMetric } from "./thresholds.js";
 export { kPeers, loadPeers, ctxfold as ctxfoldContender, type CompactOutput, type Contender, type PeerName } from "./contenders.js";
 export { tailBaseline, trimTail } from "./tail-baseline.js";
-export { promptPoints, replayRuns, traceRun, type EvalRun, type InfeasibleRun, type ReplayOptions, type ReplayResult } from "./replay.js";
+export { promptPoints, replayRuns, traceRun, type EvalRun, type InfeasibleRun, type MetricGrid, type ReplayOptions, type ReplayResult } from "./replay.js";
 export * as metrics from "./metrics.js";
 export * as evidence from "./evidence.js";
 export { MissTally, missKind, recordMisses, type MissExample, type MissKind, type MissReport, type MissRow, type MissStage } from "./misses.js";
 export { kPricing, parsePricing, type Pricing } from "./metrics.js";
+export { kSourceMetrics, kUnnamedSource, sourceOf, sourcesReport, worstSources, type SourceGroup, type SourcesReport, type WorstSource } from "./sources.js";
 
 /**
  * A ctxfold config file: a JSON object of TieredSettings fields (what createCompactor takes,
@@ -112,7 +114,7 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
     ...(options.misses ? { misses: true } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
-  const budgets = options.budgets.map((budget) => ({ budget, rows: contenders.map((c) => ({ contender: c.name, metrics: r.metrics.get(budget)!.get(c)! })) }));
+  const budgets = budgetRows(r.metrics, options.budgets, contenders);
   return {
     ctxfold: "eval",
     version: 1,
@@ -133,6 +135,7 @@ export async function evaluate(runs: readonly EvalRun[], failedRuns: readonly Fa
     failedRuns: [...failedRuns],
     infeasibleRuns: r.infeasibleRuns,
     budgets,
+    sources: sourcesReport(r.sources, options.budgets, contenders),
     traces: r.traces,
     thresholds: options.thresholds
       ? checkThresholds(

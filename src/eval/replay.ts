@@ -19,13 +19,16 @@ import { messageTokens, promptTokens } from "./tokens.js";
 import type { CompactOutput, Contender } from "./protocol.js";
 import { nextStepEvidence } from "./evidence.js";
 import { kPricing, type Pricing, contentText, criticalCore, isFailedToolResult, samplePoints, visibleHead } from "./metrics.js";
-import { countError, countPair, measure, summary, Tally, type Point } from "./tally.js";
+import { addTally, countError, countPair, measure, summary, Tally, type Point } from "./tally.js";
 import { MissTally, recordMisses, type MissReport } from "./misses.js";
+import { sourceOf } from "./sources.js";
 import type { EvalMetrics, TraceEpoch, TraceRun } from "./types.js";
 
 export interface EvalRun {
   id: string;
   messages: OpenAIChatMessage[];
+  /** The run's source group (sources.ts). @default sourceOf(id) */
+  source?: string;
 }
 
 export interface ReplayOptions {
@@ -49,9 +52,13 @@ export interface InfeasibleRun {
   points: number;
 }
 
+/** Per budget, per contender (in the order given), the metrics. */
+export type MetricGrid = Map<number, Map<Contender, EvalMetrics>>;
+
 export interface ReplayResult {
-  /** Per budget, per contender (in the order given), the metrics. */
-  metrics: Map<number, Map<Contender, EvalMetrics>>;
+  metrics: MetricGrid;
+  /** The same per source group (sources.ts), in the order the groups first appear, with their run counts. */
+  sources: { source: string; runs: number; metrics: MetricGrid }[];
   prompts: number;
   pairs: number;
   traces: TraceRun[];
@@ -99,9 +106,16 @@ function preparePoints(run: EvalRun, max: number, minBudget: number): Point[] {
   });
 }
 
-/** Replays `runs` through `contenders` at every budget (see the module comment). */
+type TallyGrid = Map<number, Map<Contender, Tally>>;
+
+const tallyGrid = (budgets: readonly number[], contenders: readonly Contender[]): TallyGrid =>
+  new Map(budgets.map((b) => [b, new Map(contenders.map((c) => [c, new Tally()]))]));
+const summaryGrid = (grid: TallyGrid): MetricGrid => new Map([...grid].map(([b, row]) => [b, new Map([...row].map(([c, t]) => [c, summary(t)]))]));
+
+/** Replays `runs` through `contenders` at every budget (see the module comment); each run's tally adds to the pooled one and to its source's. */
 export async function replayRuns(runs: readonly EvalRun[], contenders: readonly Contender[], options: ReplayOptions): Promise<ReplayResult> {
-  const tallies = new Map(options.budgets.map((b) => [b, new Map(contenders.map((c) => [c, new Tally()]))]));
+  const tallies = tallyGrid(options.budgets, contenders);
+  const sources = new Map<string, { runs: number; tallies: TallyGrid }>();
   const infeasibleRuns: InfeasibleRun[] = [];
   const misses = options.misses ? new Map(options.budgets.map((b) => [b, new MissTally()])) : undefined;
   let prompts = 0;
@@ -109,22 +123,29 @@ export async function replayRuns(runs: readonly EvalRun[], contenders: readonly 
   const pricing = options.pricing ?? kPricing.anthropic;
   await warmUp(runs, contenders, options.budgets[0]);
   for (const [n, run] of runs.entries()) {
+    const source = run.source ?? sourceOf(run.id);
+    const group = sources.get(source) ?? { runs: 0, tallies: tallyGrid(options.budgets, contenders) };
+    sources.set(source, group);
+    group.runs++;
     const points = preparePoints(run, options.points, Math.min(...options.budgets));
     prompts += points.length;
     pairs += points.filter((p) => p.withPrev).length;
     for (const budget of options.budgets) {
       for (const [k, c] of contenders.entries()) {
         const diagnose = k === 0 ? misses?.get(budget) : undefined;
-        const refused = await replayPoints(run, points, c, budget, tallies.get(budget)!.get(c)!, pricing, diagnose);
+        const t = new Tally();
+        const refused = await replayPoints(run, points, c, budget, t, pricing, diagnose);
+        addTally(tallies.get(budget)!.get(c)!, t);
+        addTally(group.tallies.get(budget)!.get(c)!, t);
         if (k === 0 && refused > 0) infeasibleRuns.push({ id: run.id, budget, points: refused });
       }
     }
     options.onProgress?.(n + 1, runs.length, prompts);
   }
   const traces = contenders.length > 0 ? await traceRuns(runs, contenders[0], options) : [];
-  const metrics = new Map(options.budgets.map((b) => [b, new Map(contenders.map((c) => [c, summary(tallies.get(b)!.get(c)!)]))]));
+  const bySource = [...sources].map(([source, g]) => ({ source, runs: g.runs, metrics: summaryGrid(g.tallies) }));
   const missReports = misses && contenders.length > 0 ? [...misses].map(([b, m]) => m.report(b, contenders[0].name)) : undefined;
-  return { metrics, prompts, pairs, traces, infeasibleRuns, ...(missReports ? { misses: missReports } : {}) };
+  return { metrics: summaryGrid(tallies), sources: bySource, prompts, pairs, traces, infeasibleRuns, ...(missReports ? { misses: missReports } : {}) };
 }
 
 /** Each contender's first calls (module loading, JIT), on a few points of the first run that has any: not measured. */

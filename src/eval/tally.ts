@@ -62,12 +62,18 @@ export class Tally {
   compression: number[] = [];
   evidence = { prompts: 0, terms: 0, kept: 0 };
   cost = { sum: 0, uncompacted: 0, pairs: 0 };
+  /** Each pair's cost and uncompacted cost, in order: what addTally sums into another tally exactly as countPair would. */
+  pairCosts: { cost: number; uncompacted: number }[] = [];
   fill: number[] = [];
   cache: number[] = [];
   cacheOverBudget: number[] = [];
   latencyMs: number[] = [];
   anomalies: Record<string, number> = {};
 }
+
+/** How many error and failed-result miss samples a tally keeps. */
+const kErrorSamples = 3;
+const kMissSamples = 5;
 
 const sameArray = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
@@ -84,7 +90,7 @@ export function countPoint(t: Tally, p: Point, budget: number): boolean {
 export function countError(t: Tally, p: Point, budget: number, runId: string, e: unknown): void {
   countPoint(t, p, budget);
   t.errors++;
-  if (t.errorSamples.length < 3) t.errorSamples.push(`${runId}: ${(e as Error).message?.split("\n")[0]}`);
+  if (t.errorSamples.length < kErrorSamples) t.errorSamples.push(`${runId}: ${(e as Error).message?.split("\n")[0]}`);
 }
 
 /**
@@ -157,7 +163,7 @@ function countFailed(t: Tally, p: Point, out: OpenAIChatMessage[]): void {
   for (const f of p.failed) {
     t.failed++;
     if (failedVisible(f.message, out, f.head)) t.failedVisible++;
-    else if (t.failedMissSamples.length < 5)
+    else if (t.failedMissSamples.length < kMissSamples)
       t.failedMissSamples.push(
         `${p.runId}@${p.input.length}: ${f.message.role === "tool" ? f.message.tool_call_id : ""} head=${JSON.stringify(f.head.slice(0, 60))}`,
       );
@@ -195,10 +201,67 @@ export function countPair(t: Tally, p: Point, budget: number, prev: OpenAIChatMe
   t.cache.push(s);
   if (p.tokens > budget) {
     t.cacheOverBudget.push(s);
-    t.cost.pairs++;
-    t.cost.sum += cachePricedCost(split, pricing);
-    t.cost.uncompacted += p.messageTokens * pricing.write;
+    addPairCost(t, { cost: cachePricedCost(split, pricing), uncompacted: p.messageTokens * pricing.write });
   }
+}
+
+function addPairCost(t: Tally, pair: { cost: number; uncompacted: number }): void {
+  t.cost.pairs++;
+  t.cost.sum += pair.cost;
+  t.cost.uncompacted += pair.uncompacted;
+  t.pairCosts.push(pair);
+}
+
+/** The plain counters of a tally, which add up. */
+const kCounters = [
+  "prompts",
+  "errors",
+  "overBudget",
+  "criticalFits",
+  "withinWhereCriticalFits",
+  "feasible",
+  "infeasible",
+  "infeasibleWhereCriticalFits",
+  "violationPrompts",
+  "criticalAll",
+  "failed",
+  "failedVisible",
+] as const satisfies readonly (keyof Tally)[];
+
+const addCounts = (into: Record<string, number>, from: Record<string, number>) => {
+  for (const [k, n] of Object.entries(from)) into[k] = (into[k] ?? 0) + n;
+};
+const addSamples = (into: string[], from: readonly string[], max: number) => {
+  for (const s of from) if (into.length < max) into.push(s);
+};
+
+/**
+ * Adds `from`, a later stretch of points (one run's), to `into` as if they had been counted there
+ * after its own: every count, sample, sum and sequence comes out as counting them directly
+ * would, to the last bit, so a pooled tally and a per-source one can both be built from each
+ * run's.
+ */
+export function addTally(into: Tally, from: Tally): void {
+  for (const k of kCounters) into[k] += from[k];
+  addSamples(into.errorSamples, from.errorSamples, kErrorSamples);
+  addSamples(into.failedMissSamples, from.failedMissSamples, kMissSamples);
+  addCounts(into.violationCodes, from.violationCodes);
+  addCounts(into.anomalies, from.anomalies);
+  for (const k of kCriticalKinds) {
+    into.criticalKinds[k].verbatim += from.criticalKinds[k].verbatim;
+    into.criticalKinds[k].of += from.criticalKinds[k].of;
+  }
+  if (from.recover) {
+    into.recover ??= { affectedBytes: 0, recoveredBytes: 0, refs: 0, refsResolved: 0 };
+    addCounts(into.recover, from.recover);
+  }
+  addCounts(into.evidence, from.evidence);
+  for (const pair of from.pairCosts) addPairCost(into, pair);
+  into.compression.push(...from.compression);
+  into.fill.push(...from.fill);
+  into.cache.push(...from.cache);
+  into.cacheOverBudget.push(...from.cacheOverBudget);
+  into.latencyMs.push(...from.latencyMs);
 }
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);

@@ -6,6 +6,7 @@
 
 import type { Pricing } from "./metrics.js";
 import type { MissReport } from "./misses.js";
+import type { SourcesReport } from "./sources.js";
 
 /** What one contender scored at one budget over every replayed prompt point. */
 export interface EvalMetrics {
@@ -105,6 +106,8 @@ export interface TraceRun {
 /** A run the eval could not use (schema error, not a run…): counted and listed, never a crash. */
 export interface FailedRun {
   id?: string;
+  /** The input file it is in, when the eval read several. */
+  file?: string;
   line: number;
   code: string;
   reason: string;
@@ -135,6 +138,8 @@ export interface EvalReport {
   /** Runs the first contender refused (budget_infeasible) at some points of a budget. */
   infeasibleRuns: { id: string; budget: number; points: number }[];
   budgets: { budget: number; rows: { contender: string; metrics: EvalMetrics }[] }[];
+  /** The budgets' metrics per source group (sources.ts: a run id's part before the first "/"), and the worst source of each metric. */
+  sources: SourcesReport;
   traces: TraceRun[];
   thresholds: ThresholdResult[];
   /** Only with `--misses`: per budget, why the evaluated config's prompts lacked evidence terms (misses.ts). */

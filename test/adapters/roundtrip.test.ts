@@ -1,6 +1,6 @@
 /**
  * The round-trip properties of every adapter over generated runs, and the cross-format chain
- * over every run of the dev corpus (OpenAI -> canonical -> each format -> canonical -> OpenAI).
+ * over every run of the corpus (OpenAI -> canonical -> each format -> canonical -> OpenAI).
  */
 import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -37,7 +37,7 @@ describe.each(kFormats)("%s round trip over 1,000 generated runs", (format) => {
   });
 });
 
-describe.skipIf(!hasCorpus)(`the dev corpus through every format${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
+describe.skipIf(!hasCorpus)(`the corpus through every format${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
   it.each(kFormats)("OpenAI -> canonical -> %s -> canonical -> OpenAI is unchanged for every run", (format) => {
     const adapter = kAdapters[format];
     for (const line of corpusLines()) {

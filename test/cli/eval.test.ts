@@ -1,5 +1,5 @@
 // `ctxfold eval` in-process: input formats and bad lines, thresholds and exit codes, --json,
-// --html, --compare, --against, and usage errors.
+// --html, --compare, --against, several input files reported per source, and usage errors.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -112,6 +112,46 @@ describe("ctxfold eval", () => {
     expect(anthropic.budgets[0].rows[0].metrics.costPairs).toBeGreaterThan(0);
   });
 
+  it("reads several files as one pooled set and reports every metric per source (the id's part before the first /), naming the worst", async () => {
+    const second = join(dir, "second.jsonl");
+    const bare = JSON.stringify(renderMessages(generateRun({ seed: 23, steps: 24 }).messages, "openai-chat"));
+    writeFileSync(
+      second,
+      [line("alpha/1", 21, "openai-chat"), line("beta/1", 22, "anthropic"), "{not json", bare, line("alpha/2", 24, "openai-chat")].join("\n") + "\n",
+    );
+    const json = await run(evalCommand, [input, second, "--budget", "8000", "--points", "6", "--json", "--trace", "0", "--fail-under", "within_budget=1"]);
+    expect(json.code, json.err).toBe(kExit.ok);
+    const report = JSON.parse(json.out) as EvalReport;
+    expect(report.input).toBe(`${input}, ${second}`);
+    expect(report.corpus.runs).toBe(7);
+    // The pooled metrics stay where they were; the thresholds judge them.
+    expect(report.budgets[0].rows[0].metrics.prompts).toBe(report.sources.groups.reduce((n, g) => n + g.budgets[0].rows[0].metrics.prompts, 0));
+    expect(report.thresholds).toHaveLength(1);
+    expect(report.sources.groups.map((g) => [g.source, g.runs])).toEqual([
+      ["openai-1", 1],
+      ["anthropic-1", 1],
+      ["openai-2", 1],
+      ["alpha", 2],
+      ["beta", 1],
+      ["unnamed", 1],
+    ]);
+    expect(report.failedRuns.map((f) => [f.file, f.line])).toEqual([
+      [input, 2],
+      [input, 4],
+      [second, 3],
+    ]);
+    const worst = report.sources.worst.filter((w) => w.contender === "ctxfold" && w.budget === 8000);
+    expect(worst.map((w) => w.metric)).toContain("cost_per_call");
+    const cost = worst.find((w) => w.metric === "cost_per_call")!;
+    expect(cost.value).toBe(Math.max(...report.sources.groups.map((g) => g.budgets[0].rows[0].metrics.costPerCall ?? -1)));
+    const text = await run(evalCommand, [input, second, "--budget", "8000", "--points", "6", "--trace", "0"]);
+    expect(text.out).toMatch(/^\s+source · contender\s+runs\s+within budget\s+new violations\s+critical verbatim/m);
+    expect(text.out).toMatch(/^\s+alpha · ctxfold\s+2\s+100%/m);
+    expect(text.out).toMatch(/^\s+unnamed · tail baseline\s+1\s/m);
+    expect(text.out).toMatch(new RegExp(`^  worst source \\(ctxfold\\): .*cost_per_call ${cost.source} `, "m"));
+    expect(text.out).toContain(`${second}:line 3: E_BAD_INPUT`);
+  }, 60_000);
+
   it("--against runs an installed peer side by side", async () => {
     const r = await run(evalCommand, [input, "--budget", "8000", "--points", "4", "--against", "langchain", "--json", "--trace", "0"]);
     expect(r.code, r.err).toBe(kExit.ok);
@@ -129,6 +169,7 @@ describe("ctxfold eval", () => {
       [[input, "--budget", "8000", "--points", "1"], /--points: at least 2/],
       [[input, "--budget", "8000", "--pricing", "gemini"], /--pricing: bad item "gemini": expected anthropic, openai or read=R,write=W/],
       [[input, "--budget", "8000", "--pricing", "read=0.1"], /--pricing: missing write/],
+      [["-", "-", "--budget", "8000"], /stdin \(-\) can be read once/],
     ];
     for (const [argv, message] of usage) {
       const r = await cli(...argv);

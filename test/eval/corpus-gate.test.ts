@@ -2,7 +2,9 @@
 // --fail-under thresholds for the invariants that must hold at 100%, and for next-step evidence
 // recall (0.9: what the agent's next step used that the compacted prompt still shows). Sampled to
 // 10 prompt points a run (~3,300 points over both budgets, ~15 s on 2 cores); the full 40-point
-// replay is the eval table in docs/eval.md.
+// replay is the eval table in docs/eval.md. Of dev.jsonl.gz alone: on dev2.jsonl.gz's Claude Code
+// sessions (source cc-hook) ctxfold keeps 99% of the failed results visible, not 100%, and 98.6%
+// of the prompts within 8k (docs/eval.md, per source) — thresholds for them are a later step.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";

@@ -1,14 +1,8 @@
-/**
- * Specific terms (model/terms.ts): the ASCII scan by character codes gives exactly what the
- * candidate regex, the definition, gives — on random text over the characters that decide a
- * candidate's edges, on known cases, and on every message text of corpus runs.
- */
-import { readFileSync } from "node:fs";
-import { gunzipSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { specificTerms, specificTermsByRegex } from "../../src/model/terms.js";
-import { hasCorpus, kCorpusPath, kNoCorpusReason } from "../helpers.js";
+import { corpusLines } from "../helpers-corpus.js";
+import { hasCorpus, kNoCorpusReason } from "../helpers.js";
 
 describe("specificTerms: the ASCII scan equals the candidate regex", () => {
   it("known cases: leads, :: pairs, trailing separators, flags", () => {
@@ -99,7 +93,7 @@ describe("specificTerms: the ASCII scan equals the candidate regex", () => {
   });
 
   it.skipIf(!hasCorpus)(`every message text of every tenth corpus run${hasCorpus ? "" : ` (${kNoCorpusReason})`}`, () => {
-    const lines = gunzipSync(readFileSync(kCorpusPath)).toString("utf8").split("\n").filter(Boolean);
+    const lines = corpusLines();
     let texts = 0;
     for (let i = 0; i < lines.length; i += 10) {
       const run = JSON.parse(lines[i]) as { messages: { content?: unknown; tool_calls?: { function: { arguments: string } }[] }[] };

@@ -1,4 +1,4 @@
-/** The tiered compactor's invariants over the dev corpus at 4k, 8k and 32k. */
+/** The tiered compactor's invariants over the corpus at 4k, 8k and 32k. */
 import { describe, expect, it } from "vitest";
 import { kFormats, openaiChatAdapter } from "../../src/adapters/index.js";
 import { classify } from "../../src/policy/classify.js";
@@ -9,9 +9,10 @@ import { renderMessages } from "../../src/adapters/index.js";
 import { corpusLines, type CorpusRun } from "../helpers-corpus.js";
 import { hasCorpus, kNoCorpusReason } from "../helpers.js";
 
-describe.skipIf(!hasCorpus)(`tiered compaction on the dev corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
+// Every second run of each corpus file: all of them (dev and dev2) took twice as long.
+describe.skipIf(!hasCorpus)(`tiered compaction on the corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
   const runs = hasCorpus
-    ? corpusLines()
+    ? corpusLines({ stride: 2 })
         .map((l) => JSON.parse(l) as CorpusRun)
         .map((r) => ({ id: r.id, messages: openaiChatAdapter.parse(r.messages, { source: r.id }) }))
     : [];
@@ -49,7 +50,7 @@ describe.skipIf(!hasCorpus)(`tiered compaction on the dev corpus${hasCorpus ? ""
         ).toEqual([]);
       }
     }
-    expect(compacted).toBeGreaterThan(300);
+    expect(compacted).toBeGreaterThan(runs.length); // of 3 × runs.length compactions
     expect(kFormats.length).toBe(5);
     expect(infeasible).toBeLessThan(runs.length);
   }, 300_000);

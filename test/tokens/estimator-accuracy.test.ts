@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
-import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { hashText } from "../../src/core/hash.js";
 import { generateRun } from "../../src/gen/run.js";
 import { messageTexts } from "../../src/model/texts.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
+import { corpusLines } from "../helpers-corpus.js";
 import { hasCorpus, kCorpusPath, kNoCorpusReason } from "../helpers.js";
 
 const counter = new TokenCounter({ encoding: "o200k_base" });
@@ -20,15 +19,15 @@ describe("estimator accuracy on generated transcripts", () => {
   });
 });
 
-// The issue's targets, on the runs the calibration held out: per-message MAPE <= 3% (texts of
-// 50 tokens or more) and whole-transcript error <= 1% on average.
+// The targets, on the runs the calibration held out: per-message MAPE <= 3% (texts of 50 tokens
+// or more) and whole-transcript error <= 1% on average. Of dev.jsonl.gz only, the corpus the
+// weights were fitted on: dev2.jsonl.gz's Claude Code and Aider texts were not in the fit (their
+// per-message error is about 4%, for a recalibration to bring down).
 describe.skipIf(!hasCorpus)(`estimator accuracy on ../shared/corpus (held-out runs)${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
   it("meets the per-message and whole-transcript targets", () => {
-    const runs = gunzipSync(readFileSync(kCorpusPath))
-      .toString("utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { id: string; messages: { content?: unknown; tool_calls?: { function: { name: string; arguments: string } }[] }[] });
+    const runs = corpusLines({ files: [kCorpusPath] }).map(
+      (l) => JSON.parse(l) as { id: string; messages: { content?: unknown; tool_calls?: { function: { name: string; arguments: string } }[] }[] },
+    );
     let apeSum = 0;
     let apeN = 0;
     const runErrors: number[] = [];

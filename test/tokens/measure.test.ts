@@ -209,7 +209,7 @@ describe("TokenCounter on canonical messages", () => {
     ]);
   });
 
-  it.skipIf(!hasCorpus)(`counts every dev-corpus run as its wire form counts (exact)${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
-    for (const line of corpusLines()) wireAndCanonical((JSON.parse(line) as CorpusRun).messages as unknown[]);
+  it.skipIf(!hasCorpus)(`counts every second run of each corpus file as its wire form counts (exact)${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
+    for (const line of corpusLines({ stride: 2 })) wireAndCanonical((JSON.parse(line) as CorpusRun).messages as unknown[]);
   });
 });

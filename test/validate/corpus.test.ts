@@ -8,7 +8,7 @@ import { newViolations, validate } from "../../src/validate/index.js";
 import { corpusLines, type CorpusRun } from "../helpers-corpus.js";
 import { hasCorpus, kNoCorpusReason } from "../helpers.js";
 
-describe.skipIf(!hasCorpus)(`validators on the dev corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
+describe.skipIf(!hasCorpus)(`validators on the corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
   const runs = hasCorpus ? corpusLines().map((l) => JSON.parse(l) as CorpusRun) : [];
 
   it("validate runs on every run in every format and reports only known codes with paths", () => {

@@ -1,11 +1,12 @@
 /**
- * `ctxfold eval IN --budget 8000,32000 [--config FILE] [--compare FILE] [--against langchain,…]
+ * `ctxfold eval IN… --budget 8000,32000 [--config FILE] [--compare FILE] [--against langchain,…]
  * [--points N] [--runs N] [--trace N|ID,…] [--format F] [--fail-under metric=value,…]
  * [--pricing anthropic|openai|read=R,write=W] [--misses] [--json] [--html FILE] [--quiet]`: replays each run
- * of IN prompt by prompt through ctxfold, the tail baseline (what a careful hand-written trimmer
- * does) and the peers named, at each budget, and reports the metrics of src/eval per budget.
- * --pricing sets the prices of the cost metric (cachePricedCost; default anthropic). --misses adds
- * why the evaluated config's prompts lacked evidence terms (src/eval/misses.ts).
+ * of the input files (one pooled set) prompt by prompt through ctxfold, the tail baseline (what a careful hand-written trimmer
+ * does) and the peers named, at each budget, and reports the metrics of src/eval per budget,
+ * pooled and per source group (src/eval/sources.ts: a run id's part before the first "/"), with
+ * the worst source of each metric.
+ * --pricing sets the prices of the cost metric (cachePricedCost; default anthropic).
  *
  * Input: any format the adapters read (detected per run, or --format), converted to OpenAI Chat
  * messages for measuring. A line that is not JSON, not a run, or fails its format's schema is
@@ -35,6 +36,7 @@ import {
   type EvalReport,
   type EvaluateOptions,
   type FailedRun,
+  sourceOf,
 } from "../../eval/index.js";
 import { renderHtmlReport } from "../../eval/html.js";
 import { spread, type EvalRun } from "../../eval/replay.js";
@@ -63,20 +65,42 @@ const kOptions = {
   misses: { type: "boolean" },
 } as const;
 
-/** The runs of `file` as OpenAI Chat messages, and the lines that could not be used. */
-export async function readEvalRuns(file: string, io: CliIo, format?: ReturnType<typeof formatOption>): Promise<{ runs: EvalRun[]; failed: FailedRun[] }> {
+/**
+ * The runs of `file` as OpenAI Chat messages, each with its source group (by the id the line
+ * gives it: a run without one is "unnamed"), and the lines that could not be used (naming the
+ * file when `named`, as when the eval reads several).
+ */
+export async function readEvalRuns(
+  file: string,
+  io: CliIo,
+  format?: ReturnType<typeof formatOption>,
+  named = false,
+): Promise<{ runs: EvalRun[]; failed: FailedRun[] }> {
   const runs: EvalRun[] = [];
   const failed: FailedRun[] = [];
   for await (const item of readRuns(file, io)) {
     try {
       if (item.error) throw item.error;
       const parsed = parseRun(item.run, shownName(file), item.line, format);
-      runs.push({ id: item.run.id, messages: renderMessages(parsed.messages, "openai-chat") as OpenAIChatMessage[] });
+      const source = sourceOf(item.run.envelope ? runIdOf(item.run.envelope) : undefined);
+      runs.push({ id: item.run.id, messages: renderMessages(parsed.messages, "openai-chat") as OpenAIChatMessage[], source });
     } catch (err) {
       if (!CtxfoldError.isInstance(err)) throw err;
       const id = item.run ? runIdOf(item.run.envelope ?? {}) : undefined;
-      failed.push({ ...(id !== undefined ? { id } : {}), line: item.line, code: err.code, reason: err.message });
+      failed.push({ ...(id !== undefined ? { id } : {}), ...(named ? { file: shownName(file) } : {}), line: item.line, code: err.code, reason: err.message });
     }
+  }
+  return { runs, failed };
+}
+
+/** The runs of every file, in order, as one pooled set (readEvalRuns). */
+async function readAllEvalRuns(files: readonly string[], io: CliIo, format: Format | undefined): Promise<{ runs: EvalRun[]; failed: FailedRun[] }> {
+  const runs: EvalRun[] = [];
+  const failed: FailedRun[] = [];
+  for (const file of files) {
+    const read = await readEvalRuns(file, io, format, files.length > 1);
+    runs.push(...read.runs);
+    failed.push(...read.failed);
   }
   return { runs, failed };
 }
@@ -86,7 +110,7 @@ type EvaluateFlags = Omit<EvaluateOptions, "input" | "onProgress">;
 
 /** What the command line asks for: the runs to read, what to evaluate of them, and what to print. */
 interface EvalFlags {
-  file: string;
+  files: string[];
   /** At most this many runs, spread over the input (spread). */
   limit: number | undefined;
   format: Format | undefined;
@@ -99,10 +123,11 @@ interface EvalFlags {
 
 export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
   const flags = evalFlags(argv);
-  const { runs: all, failed } = await readEvalRuns(flags.file, io, flags.format);
+  const { runs: all, failed } = await readAllEvalRuns(flags.files, io, flags.format);
   const runs = spread(all, flags.limit);
   const progress = !flags.quiet && !flags.json && io.stderrIsTTY ? new ProgressLine(io) : undefined;
-  const report = await evaluate(runs, failed, { input: shownName(flags.file), ...flags.evaluate, ...(progress ? { onProgress: drawProgress(progress) } : {}) });
+  const input = flags.files.map(shownName).join(", ");
+  const report = await evaluate(runs, failed, { input, ...flags.evaluate, ...(progress ? { onProgress: drawProgress(progress) } : {}) });
   progress?.clear();
   if (flags.html) writeFileSync(flags.html, renderHtmlReport(report));
   // --quiet leaves the verdict to the exit code and the misses on stderr (and the files asked for).
@@ -116,9 +141,9 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
 /** The command line's flags, checked in order (a UsageError names what is wrong). */
 function evalFlags(argv: string[]): EvalFlags {
   const { values, positionals } = parseCli(argv, kOptions);
-  const [file, ...rest] = positionals;
-  if (file === undefined) throw new UsageError("eval needs an input file (IN.jsonl[.gz], or - for stdin)");
-  if (rest.length) throw new UsageError(`unknown arguments: ${rest.join(" ")}`);
+  const files = positionals;
+  if (files.length === 0) throw new UsageError("eval needs an input file (IN.jsonl[.gz] …, or - for stdin)");
+  if (files.filter((f) => f === "-").length > 1) throw new UsageError("stdin (-) can be read once");
   if (values.budget === undefined) throw new UsageError("--budget is required (a comma list, e.g. --budget 8000,32000)");
   const budgets = budgetsOption(values.budget as string);
   const points = intOption(values.points as string | undefined, "points", 40);
@@ -126,7 +151,7 @@ function evalFlags(argv: string[]): EvalFlags {
   const limit = values.runs === undefined ? undefined : intOption(values.runs as string, "runs");
   const format = formatOption(values.format as string | undefined);
   const evaluate = { budgets, points, ...contenderFlags(values), ...(values.misses ? { misses: true } : {}) };
-  return { file, limit, format, evaluate, json: Boolean(values.json), quiet: Boolean(values.quiet), html: values.html as string | undefined };
+  return { files, limit, format, evaluate, json: Boolean(values.json), quiet: Boolean(values.quiet), html: values.html as string | undefined };
 }
 
 /**
@@ -252,12 +277,14 @@ export function render(r: EvalReport, width?: number): string {
     const fit = width ? { width } : {};
     out.push(table([kInvariantHeader, ...b.rows.map(({ contender, metrics }) => invariantRow(contender, metrics))], fit).trimEnd());
     out.push("", table([kValueHeader, ...b.rows.map(({ contender, metrics }) => valueRow(contender, metrics))], fit).trimEnd());
+    out.push(...renderSources(r, b.budget, width));
   }
   if (r.misses) out.push(...renderMisses(r.misses, width));
   if (r.notes.length) out.push("", ...r.notes.map((n) => `note: ${n}`));
   if (r.failedRuns.length) {
     out.push("", `${num(r.failedRuns.length)} line${r.failedRuns.length === 1 ? "" : "s"} left out:`);
-    for (const f of r.failedRuns.slice(0, 20)) out.push(`  line ${f.line}${f.id !== undefined ? ` (${f.id})` : ""}: ${f.code}: ${f.reason.split("\n")[0]}`);
+    for (const f of r.failedRuns.slice(0, 20))
+      out.push(`  ${f.file !== undefined ? `${f.file}:` : ""}line ${f.line}${f.id !== undefined ? ` (${f.id})` : ""}: ${f.code}: ${f.reason.split("\n")[0]}`);
     if (r.failedRuns.length > 20) out.push(`  … ${num(r.failedRuns.length - 20)} more (--json lists all)`);
   }
   if (r.infeasibleRuns.length) {
@@ -278,4 +305,50 @@ export function render(r: EvalReport, width?: number): string {
       out.push(`  ${t.ok ? "ok  " : "MISS"} ${t.metric} ≥ ${t.threshold} at ${t.budget}: ${t.value === null ? "n/a" : Number(t.value.toFixed(4))}`);
   }
   return out.join("\n") + "\n";
+}
+
+/** The per-source table shows at most this many sources (--json has them all). */
+const kShownSources = 12;
+const kSourceHeader = [
+  "source · contender",
+  "runs",
+  "within budget",
+  "new violations",
+  "critical verbatim",
+  "failed visible",
+  "recoverable",
+  "evidence recall",
+  "cost/call",
+  "cost savings",
+  "savings",
+  "cache prefix",
+];
+
+/** A source's row: the invariants and what it is worth, as in the pooled tables. */
+function sourceRow(source: string, runs: number, contender: string, m: EvalMetrics): string[] {
+  const [, within, , violations, verbatim, visible, recoverable] = invariantRow(contender, m);
+  const [, recall, cost, costSavings, , , savings, cache] = valueRow(contender, m);
+  return [`${source} · ${named(contender, m)}`, num(runs), within, violations, verbatim, visible, recoverable, recall, cost, costSavings, savings, cache];
+}
+
+/** How a worst-source value reads: cost in tokens, the rest as shares. */
+const worstValue = (metric: string, value: number) => (metric === "cost_per_call" ? tokensOf(value) : pctOf(value));
+
+/**
+ * At one budget, when the input has several sources: a row per source and contender, then the
+ * first contender's worst source of each metric where the sources differ (by --fail-under name).
+ */
+function renderSources(r: EvalReport, budget: number, width?: number): string[] {
+  const groups = r.sources?.groups ?? [];
+  if (groups.length < 2) return [];
+  const b = r.budgets.findIndex((x) => x.budget === budget);
+  const out = [""];
+  if (groups.length <= kShownSources) {
+    const rows = groups.flatMap((g) => g.budgets[b].rows.map(({ contender, metrics }) => sourceRow(g.source, g.runs, contender, metrics)));
+    out.push(table([kSourceHeader, ...rows], width ? { width } : {}).trimEnd());
+  } else out.push(`  ${num(groups.length)} sources (--json has each one's metrics)`);
+  const first = r.budgets[b].rows[0]?.contender;
+  const worst = r.sources.worst.filter((w) => w.budget === budget && w.contender === first);
+  if (worst.length) out.push(`  worst source (${first}): ${worst.map((w) => `${w.metric} ${w.source} ${worstValue(w.metric, w.value)}`).join(", ")}`);
+  return out;
 }
