@@ -125,7 +125,7 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
   const flags = evalFlags(argv);
   const { runs: all, failed } = await readAllEvalRuns(flags.files, io, flags.format);
   const runs = spread(all, flags.limit);
-  const progress = !flags.quiet && !flags.json && io.stderrIsTTY ? new ProgressLine(io) : undefined;
+  const progress = !flags.quiet && !flags.json ? new ProgressLine(io, undefined, !io.stderrIsTTY) : undefined;
   const input = flags.files.map(shownName).join(", ");
   const report = await evaluate(runs, failed, { input, ...flags.evaluate, ...(progress ? { onProgress: drawProgress(progress) } : {}) });
   progress?.clear();
