@@ -27,7 +27,17 @@ export * as metrics from "./metrics.js";
 export * as evidence from "./evidence.js";
 export { MissTally, missKind, recordMisses, type MissExample, type MissKind, type MissReport, type MissRow, type MissStage } from "./misses.js";
 export { kPricing, parsePricing, type Pricing } from "./metrics.js";
-export { kSourceMetrics, kUnnamedSource, sourceOf, sourcesReport, worstSources, type SourceGroup, type SourcesReport, type WorstSource } from "./sources.js";
+export {
+  kSourceMetrics,
+  kUnnamedSource,
+  sourceOf,
+  sourcesReport,
+  worstSources,
+  type Direction,
+  type SourceGroup,
+  type SourcesReport,
+  type WorstSource,
+} from "./sources.js";
 
 /**
  * A ctxfold config file: a JSON object of TieredSettings fields (what createCompactor takes,

@@ -82,7 +82,7 @@ export class MissTally {
   #refTexts = new Map<string, WordIndex[]>();
   #stored = new Map<string, Stored>();
 
-  /** The cache of what refs hold, emptied when the run changes. */
+  /** @internal The cache of what refs hold, emptied when the run changes (recordMisses reads it). */
   caches(runId: string): { texts: Map<string, WordIndex[]>; stored: Map<string, Stored> } {
     if (runId !== this.#runId) {
       this.#runId = runId;

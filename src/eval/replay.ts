@@ -22,7 +22,7 @@ import { kPricing, type Pricing, contentText, criticalCore, isFailedToolResult, 
 import { addTally, countError, countPair, measure, summary, Tally, type Point } from "./tally.js";
 import { MissTally, recordMisses, type MissReport } from "./misses.js";
 import { sourceOf } from "./sources.js";
-import type { EvalMetrics, TraceEpoch, TraceRun } from "./types.js";
+import type { MetricGrid, TraceEpoch, TraceRun } from "./types.js";
 
 export interface EvalRun {
   id: string;
@@ -53,7 +53,7 @@ export interface InfeasibleRun {
 }
 
 /** Per budget, per contender (in the order given), the metrics. */
-export type MetricGrid = Map<number, Map<Contender, EvalMetrics>>;
+export type { MetricGrid } from "./types.js";
 
 export interface ReplayResult {
   metrics: MetricGrid;

@@ -15,8 +15,7 @@
  * everywhere), or that fewer than two sources measured, has no worst source.
  */
 import type { Contender } from "./protocol.js";
-import type { MetricGrid } from "./replay.js";
-import type { EvalMetrics, EvalReport } from "./types.js";
+import type { EvalMetrics, EvalReport, MetricGrid, SourceGroup, SourcesReport, WorstSource } from "./types.js";
 import { kThresholdMetrics } from "./thresholds.js";
 
 /** The source of a run without an id. */
@@ -29,31 +28,10 @@ export function sourceOf(id: string | undefined): string {
   return slash > 0 ? id.slice(0, slash) : id;
 }
 
-/** One source group's runs and metrics: the report's budgets, restricted to its runs. */
-export interface SourceGroup {
-  source: string;
-  runs: number;
-  budgets: { budget: number; rows: { contender: string; metrics: EvalMetrics }[] }[];
-}
+export type { SourceGroup, SourcesReport, WorstSource } from "./types.js";
 
-/** The source where a contender scores worst on a metric at a budget. */
-export interface WorstSource {
-  budget: number;
-  contender: string;
-  /** The --fail-under name of the metric, or `cost_per_call`. */
-  metric: string;
-  better: "higher" | "lower";
-  source: string;
-  value: number;
-}
-
-/** What the report's `sources` holds: every group, and the worst source per budget, contender and metric. */
-export interface SourcesReport {
-  groups: SourceGroup[];
-  worst: WorstSource[];
-}
-
-type Direction = "higher" | "lower";
+/** Which way a metric is better. */
+export type Direction = WorstSource["better"];
 
 /**
  * The metrics a worst source is named for, by name and which way is better: the --fail-under

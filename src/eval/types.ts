@@ -6,7 +6,7 @@
 
 import type { Pricing } from "./metrics.js";
 import type { MissReport } from "./misses.js";
-import type { SourcesReport } from "./sources.js";
+import type { Contender } from "./protocol.js";
 
 /** What one contender scored at one budget over every replayed prompt point. */
 export interface EvalMetrics {
@@ -144,4 +144,31 @@ export interface EvalReport {
   thresholds: ThresholdResult[];
   /** Only with `--misses`: per budget, why the evaluated config's prompts lacked evidence terms (misses.ts). */
   misses?: MissReport[];
+}
+
+/** Per budget, each contender's metrics (what a replay gives, pooled or for one source). */
+export type MetricGrid = Map<number, Map<Contender, EvalMetrics>>;
+
+/** One source group's runs and metrics: the report's budgets, restricted to its runs. */
+export interface SourceGroup {
+  source: string;
+  runs: number;
+  budgets: { budget: number; rows: { contender: string; metrics: EvalMetrics }[] }[];
+}
+
+/** The source where a contender scores worst on a metric at a budget. */
+export interface WorstSource {
+  budget: number;
+  contender: string;
+  /** The --fail-under name of the metric, or `cost_per_call`. */
+  metric: string;
+  better: "higher" | "lower";
+  source: string;
+  value: number;
+}
+
+/** What the report's `sources` holds: every group, and the worst source per budget, contender and metric. */
+export interface SourcesReport {
+  groups: SourceGroup[];
+  worst: WorstSource[];
 }
