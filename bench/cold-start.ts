@@ -1,10 +1,11 @@
 /**
  * The first calls of a fresh AI SDK middleware loop, timed: does a call stall while something
  * loads inside it (the exact counter's rank table, built the first time a compaction near the
- * budget counts exactly)? One real run from the dev corpus (../shared), replayed as a loop of 10
- * model calls, each prompt the run up to a later message, compacted by ctxfoldMiddleware at a
- * budget the later prompts exceed. Each mode runs in a process of its own (a fresh thread's
- * tables): `cold` calls at once, `warm` awaits TokenCounter.warmup() first.
+ * budget counts exactly)? One real run (the first of 80 messages in the first corpus file of
+ * ../shared), replayed as a loop of 10 model calls, each prompt the run up to a later message,
+ * compacted by ctxfoldMiddleware at a budget the later prompts exceed. Each mode runs in a process
+ * of its own (a fresh thread's tables): `cold` calls at once, `warm` awaits TokenCounter.warmup()
+ * first.
  *
  *   node dist/bench/cold-start.js [--budget 2500] [--calls 10]
  */
@@ -15,8 +16,7 @@ import { gunzipSync } from "node:zlib";
 import { parseMessages, renderMessages } from "../src/adapters/index.js";
 import { ctxfoldMiddleware } from "../src/integrations/ai-sdk.js";
 import { TokenCounter } from "../src/tokens/token-counter.js";
-
-const kCorpus = fileURLToPath(new URL("../../../shared/corpus/dev.jsonl.gz", import.meta.url));
+import { corpusFiles } from "./quality/corpus.js";
 
 interface Args {
   budget: number;
@@ -35,7 +35,9 @@ function parseArgs(argv: string[]): Args {
 
 /** The first corpus run of at least 80 messages, as the AI SDK prompt of each of `calls` steps (the run up to a later message each). */
 function prompts(calls: number): unknown[][] {
-  const lines = gunzipSync(readFileSync(kCorpus)).toString("utf8").split("\n").filter(Boolean);
+  const [first] = corpusFiles();
+  if (first === undefined) throw new Error("no corpus: ../shared/corpus holds no *.jsonl.gz");
+  const lines = gunzipSync(readFileSync(first)).toString("utf8").split("\n").filter(Boolean);
   const run = lines.map((l) => JSON.parse(l) as { messages: unknown[] }).find((r) => r.messages.length >= 80);
   if (!run) throw new Error("no run of 80 messages in the corpus");
   const all = parseMessages(run.messages, { format: "openai-chat" }).messages;
@@ -54,10 +56,6 @@ async function loop(args: Args): Promise<number[]> {
     await middleware.transformParams({ type: "generate", params: { prompt } as never, model });
     ms.push(performance.now() - t);
   }
-  // Whether the loop counted exactly at all: a table built already makes this count take no time.
-  const t = performance.now();
-  new TokenCounter({ encoding: "o200k_base" }).exact("probe");
-  process.stderr.write(`exact table built during the loop: ${performance.now() - t < 50}\n`);
   return ms;
 }
 

@@ -131,7 +131,8 @@ function countOverBudget(t: Tally, p: Point, budget: number, tokens: number, out
 
 /** The provider rules the output breaks that the input kept, by code (an output that does not parse breaks one). */
 function countViolations(t: Tally, p: Point, out: OpenAIChatMessage[]): void {
-  let issues: Pick<Issue, "severity" | "message">[] & { code: string }[];
+  // A validator's issues, or the one of an output that does not parse (a code of eval's own).
+  let issues: { code: string; severity: Issue["severity"]; message: string }[];
   try {
     issues = newViolations(p.validation, validate(openaiChatAdapter.parse(out), "openai-chat"));
   } catch (e) {
