@@ -72,29 +72,44 @@ export function openWork(kit: StageKit, input: readonly Message[], total: number
 
 /**
  * Where the preserved tail starts: the call message of the `keep`-th step from the end (the
- * latest assistant/tool exchange and the ones before it stay whole in stages 1–3).
+ * latest assistant/tool exchange and the ones before it stay whole in stages 1–3), or earlier,
+ * at a critical message that calls tools (the latest assistant text): stages 1–3 leave
+ * everything from it on whole, so that its exchange stays whole.
  */
 export function tailStart(w: Work, keep: number): number {
-  const calls: number[] = [];
-  let criticalCall = w.msgs.length;
-  w.msgs.forEach((m, i) => {
-    if (m.role === "assistant" && m.parts.some((p) => p.type === "tool-call")) {
-      calls.push(i);
-      // A critical message that calls tools (the latest assistant text) keeps its exchange whole.
-      if (w.classes[i] === "critical" && criticalCall === w.msgs.length) criticalCall = i;
-    }
-  });
-  const byCount = keep === 0 ? w.msgs.length : calls.length >= keep ? calls[calls.length - keep] : calls.length > 0 ? calls[0] : w.msgs.length;
-  return Math.min(byCount, criticalCall);
+  const criticalCall = w.msgs.findIndex((m, i) => w.classes[i] === "critical" && callsTools(m));
+  return Math.min(exchangeTail(w, keep), criticalCall < 0 ? w.msgs.length : criticalCall);
 }
 
-/** The critical messages and, for a critical message that calls tools, the results it needs (provider rules). */
-export function criticalSet(msgs: readonly Message[], classes: readonly MessageClass[]): Message[] {
+/** Where the latest `keep` exchanges start (the call message of the `keep`-th step from the end; the end with `keep` 0). */
+export function exchangeTail(w: Work, keep: number): number {
+  if (keep === 0) return w.msgs.length;
+  const calls: number[] = [];
+  w.msgs.forEach((m, i) => {
+    if (callsTools(m)) calls.push(i);
+  });
+  return calls.length >= keep ? calls[calls.length - keep] : calls.length > 0 ? calls[0] : w.msgs.length;
+}
+
+const callsTools = (m: Message) => m.role === "assistant" && m.parts.some((p) => p.type === "tool-call");
+
+/** The indices of the critical messages and, for a critical message that calls tools, of the results it needs (provider rules). */
+export function criticalIndices(msgs: readonly Message[], classes: readonly MessageClass[]): Set<number> {
   const calls = new Set<string>();
   msgs.forEach((m, i) => {
     if (classes[i] === "critical") for (const p of m.parts) if (p.type === "tool-call") calls.add(p.id);
   });
-  return msgs.filter((m, i) => classes[i] === "critical" || m.parts.some((p) => p.type === "tool-result" && calls.has(p.callId)));
+  const at = new Set<number>();
+  msgs.forEach((m, i) => {
+    if (classes[i] === "critical" || m.parts.some((p) => p.type === "tool-result" && calls.has(p.callId))) at.add(i);
+  });
+  return at;
+}
+
+/** The critical messages and, for a critical message that calls tools, the results it needs (see criticalIndices). */
+export function criticalSet(msgs: readonly Message[], classes: readonly MessageClass[]): Message[] {
+  const at = criticalIndices(msgs, classes);
+  return msgs.filter((_, i) => at.has(i));
 }
 
 /** A memoised replacement: the text that stands in for an original, and the ref of that original. */

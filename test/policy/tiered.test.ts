@@ -231,6 +231,41 @@ describe("invariants over generated runs", () => {
     expect(text(r.canonical[1])).not.toContain("Previous actions (summarized)");
   });
 
+  it("within budget where the critical messages fit, however many exchanges follow the latest assistant text", async () => {
+    // A coding agent's shape: a long task, the assistant's one text (with a call) early, then
+    // only tool exchanges, each call's arguments under argTokens. Stages 1–3 leave everything
+    // from the critical exchange on whole; stage 4 must reach past it rather than refuse.
+    const m = (id: string, role: Message["role"], parts: Message["parts"]): Message => ({ id, role, parts, meta: {} });
+    const call = (k: number, name: string, args: object) => m(`a${k}`, "assistant", [{ type: "tool-call", id: `c${k}`, name, args: JSON.stringify(args) }]);
+    const result = (k: number, out: string) =>
+      m(`t${k}`, "tool", [{ type: "tool-result", callId: `c${k}`, name: "Read", content: [{ type: "text", text: out }] }]);
+    const messages: Message[] = [
+      m("u", "user", [{ type: "text", text: "Implement the conn mcp command with a modern layout. ".repeat(120) }]),
+      m("a0", "assistant", [
+        { type: "text", text: "I'll look at the codebase first, then plan the command in a todo list." },
+        { type: "tool-call", id: "c0", name: "TodoWrite", args: JSON.stringify({ todos: ["read cmd/", "add mcp.go", "wire it in root.go"] }) },
+      ]),
+      m("t0", "tool", [{ type: "tool-result", callId: "c0", name: "TodoWrite", content: [{ type: "text", text: "Todos have been modified." }] }]),
+    ];
+    for (let k = 1; k <= 12; k++) {
+      messages.push(call(k, "Read", { file_path: `/repo/cmd/file_${k}.go`, limit: 200 }));
+      messages.push(result(k, Array.from({ length: 40 }, (_, j) => `${j}→func handler_${k}_${j}(w http.ResponseWriter) { serve(w, ${j}) }`).join("\n")));
+    }
+    const { store, compactor } = setup();
+    const critical = compactor.measure(criticalOf(messages).concat(messages[2]));
+    const budget = critical + 400;
+    expect(compactor.measure(messages)).toBeGreaterThan(2 * budget);
+    const r = await compactor.compactCanonical(messages, { budget });
+    expect(r.status).toBe("ok");
+    expect(r.tokensAfter).toBeLessThanOrEqual(budget);
+    // The critical messages verbatim, the critical call still answered, everything recoverable.
+    const outParts = new Set(r.canonical.flatMap((x) => x.parts));
+    for (const x of criticalOf(messages)) for (const p of x.parts.filter((p) => p.type === "text")) expect(outParts.has(p)).toBe(true);
+    expect(r.canonical.some((x) => x.parts.some((p) => p.type === "tool-result" && p.callId === "c0"))).toBe(true);
+    expect(newViolations(validate(messages, "anthropic"), validate(r.canonical, "anthropic"))).toEqual([]);
+    expect(unreachable(store, r)).toEqual([]);
+  });
+
   it("failures stay visible: each failed result, or its error head, is in the output", async () => {
     const { compactor } = setup();
     for (const messages of runs.slice(0, 8)) {

@@ -12,7 +12,7 @@ import type { ReducedStep } from "../../steps/types.js";
 import { indexedRefs, putMessages } from "../../store/messages.js";
 import { summarizeExtractive } from "../../summarize/extractive.js";
 import { isLedgerPart } from "../relevance/ledger.js";
-import { criticalSet, shrinkLedger, tailStart, writeLedger, type StageKit, type Work } from "../work.js";
+import { criticalIndices, criticalSet, exchangeTail, shrinkLedger, writeLedger, type StageKit, type Work } from "../work.js";
 import { defineStage } from "./stage.js";
 import { compactToolArgs } from "./tool-args.js";
 
@@ -28,7 +28,9 @@ export const mergeOldestStage = defineStage({
 /**
  * Stage 4 (above hard only): the oldest context between the critical head (system prompt and
  * task) and the latest exchange is merged into one summary message, originals stored whole;
- * critical messages in between stay. If that is still not enough, the last resorts follow, in
+ * critical messages in between stay, a critical message's calls with their results. (Stages
+ * 1–3 leave whole everything from a critical message that calls tools on; the merge reaches
+ * past its exchange, so that what follows it is never what keeps the work over the budget.) If that is still not enough, the last resorts follow, in
  * order, while the work is over `budget`: every call's arguments, the latest tool outputs
  * summarised (with refs, never dropped), a merged summary tighter, the ledger down to its
  * errors, a step summary in a critical message shrunk. With a provider's compaction in the
@@ -69,7 +71,7 @@ interface Merged {
  * originals stored whole under one index; what they established goes into the ledger.
  */
 async function mergeMiddle(kit: StageKit, w: Work, budget: number): Promise<void> {
-  const tail = tailStart(w, 1);
+  const tail = exchangeTail(w, 1);
   const middle = middleOf(w, tail);
   kit.candidate(middle.length);
   if (middle.length === 0) return;
@@ -85,12 +87,14 @@ async function mergeMiddle(kit: StageKit, w: Work, budget: number): Promise<void
 
 /**
  * The messages stage 4 merges: those between the critical head (system prompt and task, or the
- * latest provider compaction) and `tail`, but critical ones and those holding a provider's context.
+ * latest provider compaction) and `tail`, but critical ones (a critical message's results
+ * with it) and those holding a provider's context.
  */
 function middleOf(w: Work, tail: number): number[] {
   const head = Math.max(w.msgs.findIndex((m) => m.role === "user") + 1, compactionBoundary(w.msgs) + 1);
+  const critical = criticalIndices(w.msgs, w.classes);
   const middle: number[] = [];
-  for (let i = Math.max(head, 0); i < tail; i++) if (w.classes[i] !== "critical" && !holdsServerContext(w.msgs[i])) middle.push(i);
+  for (let i = Math.max(head, 0); i < tail; i++) if (!critical.has(i) && !holdsServerContext(w.msgs[i])) middle.push(i);
   return middle;
 }
 

@@ -18,7 +18,8 @@ export const toolArgsStage = defineStage({
  * become their minimal arguments plus the ref of the original, oldest first, until the work is
  * at `target` (stage 1's is the work's own; stage 4's last resort passes the budget).
  * `includeCritical` takes critical messages' calls too (stage 4's last resort: a critical
- * message's text stays, its calls' arguments are trace).
+ * message's text stays, its calls' arguments are trace), and then every call whose minimal
+ * arguments are shorter, however short its arguments were.
  */
 export function compactToolArgs(kit: StageKit, w: Work, tail: number, target: number, includeCritical = false): void {
   const s = kit.settings;
@@ -34,7 +35,8 @@ export function compactToolArgs(kit: StageKit, w: Work, tail: number, target: nu
     const parts = m.parts.map((p) => {
       if (p.type !== "tool-call") return p;
       kit.candidate();
-      if (kit.measure.text(p.args) <= s.argTokens) {
+      const tokens = kit.measure.text(p.args);
+      if (tokens <= (includeCritical ? 0 : s.argTokens)) {
         kit.skip("no_gain");
         return p;
       }
@@ -45,6 +47,10 @@ export function compactToolArgs(kit: StageKit, w: Work, tail: number, target: nu
         const minimal = reduced.get(`${i}:${p.id}`)?.minimalArgs ?? {};
         args = { text: JSON.stringify({ ...minimal, _ctxfold: `arguments offloaded: ${ref}` }), ref };
         kit.memoSet(key, args);
+      }
+      if (includeCritical && kit.measure.text(args.text) >= tokens) {
+        kit.skip("no_gain");
+        return p;
       }
       kit.addRefs(w, args.ref);
       changed = true;
