@@ -66,6 +66,21 @@ export const TieredSettings = z.strictObject({
    * @default 30
    */
   focusTokens: count(30),
+  /**
+   * A user turn after the task of at most this many tokens (text only, not one of ctxfold's
+   * notes) is a standing instruction: it stays verbatim where it stands, stage 3 does not
+   * summarise it and stage 4 merges around it (policy/relevance/instructions.ts). Longer turns
+   * (pasted files, slash-command expansions, a resumed session's summary) are history. 0: off.
+   * @default 250
+   */
+  instructionTokens: count(250),
+  /**
+   * The standing instructions kept are the newest that fit this fraction of the budget together
+   * (a turn repeated word for word later counts once, as its latest copy); older ones are
+   * history. 0: off.
+   * @default 0.1
+   */
+  instructionRatio: z.number().min(0).max(0.5).default(0.1),
   /** Stage 3 summarises historical text parts above this many tokens… @default 300 */
   textTokens: count(300),
   /** …to about this fraction of their size. @default 0.25 */

@@ -1,6 +1,7 @@
 import type { Message, Part } from "../../model/schema.js";
 import { compactStepMessages, isStepSummaryPart } from "../../steps/messages.js";
 import type { ReducedStep } from "../../steps/types.js";
+import { standingInstructions } from "../relevance/instructions.js";
 import { isLedgerPart } from "../relevance/ledger.js";
 import { tailStart, writeLedger, type StageKit, type Work } from "../work.js";
 import { defineStage } from "./stage.js";
@@ -16,7 +17,8 @@ export const historicalTextStage = defineStage({
 /**
  * Stage 3: the steps before the tail grouped into one step summary (the step compactor; the
  * messages it removes are stored whole under the summary's ref), then long historical text
- * before the latest exchange summarised, each with the ref of its original; last, what those
+ * before the latest exchange summarised, each with the ref of its original (a standing
+ * instruction stays: relevance/instructions.ts); last, what those
  * removed messages and texts established goes into the ledger before the summary's lines.
  */
 export async function compactHistory(kit: StageKit, w: Work, tail: number): Promise<void> {
@@ -40,6 +42,7 @@ export async function compactHistory(kit: StageKit, w: Work, tail: number): Prom
     }
   }
   const tailNow = tailStart(w, Math.min(1, s.keepRecent));
+  const instructions = standingInstructions(w.msgs, w.classes, s, w.budget, (t) => kit.measure.text(t));
   for (let i = 0; i < w.msgs.length && w.total > w.target; i++) {
     if (w.classes[i] !== "historical_context" && w.classes[i] !== "background_extraction") continue;
     if (i >= tailNow) {
@@ -50,7 +53,7 @@ export async function compactHistory(kit: StageKit, w: Work, tail: number): Prom
     let changed = false;
     const parts: Part[] = [];
     for (const p of m.parts) {
-      if (p.type !== "text" || isStepSummaryPart(p) || isLedgerPart(p)) {
+      if (p.type !== "text" || isStepSummaryPart(p) || isLedgerPart(p) || instructions.get(i)?.includes(p)) {
         parts.push(p);
         continue;
       }

@@ -11,6 +11,7 @@ import { resultPayload, resultText } from "../../steps/reducer.js";
 import type { ReducedStep } from "../../steps/types.js";
 import { indexedRefs, putMessages } from "../../store/messages.js";
 import { summarizeExtractive } from "../../summarize/extractive.js";
+import { standingInstructions } from "../relevance/instructions.js";
 import { isLedgerPart } from "../relevance/ledger.js";
 import { criticalIndices, criticalSet, exchangeTail, shrinkLedger, writeLedger, type StageKit, type Work } from "../work.js";
 import { defineStage } from "./stage.js";
@@ -72,11 +73,12 @@ interface Merged {
  */
 async function mergeMiddle(kit: StageKit, w: Work, budget: number): Promise<void> {
   const tail = exchangeTail(w, 1);
-  const middle = middleOf(w, tail);
+  const { middle, stays, instructions } = middleOf(kit, w, tail);
   kit.candidate(middle.length);
   if (middle.length === 0) return;
   const gone = new Set(middle);
-  const merged = gatherMerged(kit, w, tail, gone);
+  const merged = gatherMerged(kit, w, tail, gone, stays);
+  for (const [i, parts] of instructions) if (i < tail) takeOtherTurns(kit, w, i, parts, merged);
   const { ref, refs } = putMessages(kit.store, merged.items);
   kit.addRefs(w, ref, ...refs.filter((_, k) => typeof merged.items[k] !== "string"));
   const summary = (await kit.summarize(merged.texts.join("\n"), mergeTarget(kit, w, budget), "merge")).text;
@@ -88,30 +90,52 @@ async function mergeMiddle(kit: StageKit, w: Work, budget: number): Promise<void
 /**
  * The messages stage 4 merges: those between the critical head (system prompt and task, or the
  * latest provider compaction) and `tail`, but critical ones (a critical message's results
- * with it) and those holding a provider's context.
+ * with it), standing instructions (relevance/instructions.ts) and those holding a provider's
+ * context; and `stays`, the critical messages and those holding standing instructions, whose
+ * step summaries (stage 3's, joined to them) the merge takes in, and `instructions`, where
+ * those are (relevance/instructions.ts's map).
  */
-function middleOf(w: Work, tail: number): number[] {
+function middleOf(kit: StageKit, w: Work, tail: number): { middle: number[]; stays: Set<number>; instructions: Map<number, Part[]> } {
   const head = Math.max(w.msgs.findIndex((m) => m.role === "user") + 1, compactionBoundary(w.msgs) + 1);
-  const critical = criticalIndices(w.msgs, w.classes);
+  const stays = criticalIndices(w.msgs, w.classes);
+  const instructions = standingInstructions(w.msgs, w.classes, kit.settings, w.budget, (t) => kit.measure.text(t));
+  for (const i of instructions.keys()) stays.add(i);
   const middle: number[] = [];
-  for (let i = Math.max(head, 0); i < tail; i++) if (!critical.has(i) && !holdsServerContext(w.msgs[i])) middle.push(i);
-  return middle;
+  for (let i = Math.max(head, 0); i < tail; i++) if (!stays.has(i) && !holdsServerContext(w.msgs[i])) middle.push(i);
+  return { middle, stays, instructions };
 }
 
 /**
  * What the merge takes in before `tail`: the messages `gone`, and each step summary that stage 3
- * merged into a critical message there (see takeStepSummary). The failures come from the
+ * merged into a message that `stays` there (see takeStepSummary). The failures come from the
  * merged steps first, then from each step summary, in order.
  */
-function gatherMerged(kit: StageKit, w: Work, tail: number, gone: ReadonlySet<number>): Merged {
+function gatherMerged(kit: StageKit, w: Work, tail: number, gone: ReadonlySet<number>, stays: ReadonlySet<number>): Merged {
   const steps = w.steps.filter((st) => gone.has(st.resultMessage ?? st.callMessage ?? -1));
   const merged: Merged = { items: [], texts: [], failures: [], carried: [], steps };
   for (const st of steps) if (!st.success) merged.failures.push(`${st.callId ?? st.id} (${st.error ?? "failed"})`);
   for (let i = 0; i < tail; i++) {
     if (gone.has(i)) takeMessage(merged, w.msgs[i]);
-    else takeStepSummary(kit, w, i, merged);
+    else if (stays.has(i)) takeStepSummary(kit, w, i, merged);
   }
   return merged;
+}
+
+/**
+ * The turns of message `i` besides its standing instructions (`parts`), when stage 3 joined
+ * such turns to one (a longer turn, or one past the instructions' room): merged with the rest,
+ * as a message of those parts, and gone from message `i`, which keeps its instructions.
+ */
+function takeOtherTurns(kit: StageKit, w: Work, i: number, parts: readonly Part[], merged: Merged): void {
+  const m = w.msgs[i];
+  const others = m.parts.filter((p) => !parts.includes(p) && markOf(p) === undefined);
+  if (others.length === 0) return;
+  takeMessage(merged, { ...m, parts: others });
+  kit.replace(
+    w,
+    i,
+    m.parts.filter((p) => !others.includes(p)),
+  );
 }
 
 /** A merged message: itself as an item, its texts, its ledger carried, its step summaries' failures. */
@@ -128,13 +152,14 @@ function takeMessage(merged: Merged, m: Message): void {
 }
 
 /**
- * A step summary that stage 3 merged into critical message `i` (ours, not the caller's text) is
+ * A step summary that stage 3 merged into message `i`, which stays (critical, or a standing
+ * instruction; the summary is ours, not the caller's text), is
  * merged too: its text with the rest, and the originals it names listed where it stood, so
  * that the merge's one index names everything before the tail. It leaves the message.
  */
 function takeStepSummary(kit: StageKit, w: Work, i: number, merged: Merged): void {
   const m = w.msgs[i];
-  const at = w.classes[i] === "critical" && m.parts.length > 1 ? m.parts.findIndex(isStepSummaryPart) : -1;
+  const at = m.parts.length > 1 ? m.parts.findIndex(isStepSummaryPart) : -1;
   if (at < 0) return;
   const summary = markOf(m.parts[at]);
   if (summary?.kind !== "step-summary") return;
