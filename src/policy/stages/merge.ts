@@ -34,7 +34,8 @@ export const mergeOldestStage = defineStage({
  * past its exchange, so that what follows it is never what keeps the work over the budget.) If that is still not enough, the last resorts follow, in
  * order, while the work is over `budget`: every call's arguments, the latest tool outputs
  * summarised (with refs, never dropped), a merged summary tighter, the ledger down to its
- * errors, a step summary in a critical message shrunk. With a provider's compaction in the
+ * errors, a step summary in a critical message shrunk, the tool outputs again down to 20 tokens
+ * each (their refs and failure lines whole). With a provider's compaction in the
  * messages, the merge starts after the latest one (what precedes it is stage 0's) and a
  * message holding one stays, like a critical one.
  */
@@ -49,9 +50,16 @@ export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promi
   tightenMerged(kit, w, budget);
   // …then the ledger keeps only its error lines (or goes, when it has none)…
   if (w.total > budget) shrinkLedger(kit, w);
-  // …last, a step summary that stage 3 merged into a critical message shrinks.
+  // …then a step summary that stage 3 merged into a critical message shrinks…
   shrinkStepSummaries(kit, w, budget);
+  // …last, the outputs again, below the first pass's floor: the results a critical message's
+  // calls need are all that may be left, and they are trace, not critical text.
+  await summarizeOutputs(kit, w, budget, kLastOutputFloor);
 }
+
+/** The tokens an output keeps in the last resort's first pass, and in its last. */
+const kOutputFloor = 60;
+const kLastOutputFloor = 20;
 
 /** What the merge takes in from the messages before the tail. */
 interface Merged {
@@ -221,8 +229,8 @@ function withMerged(msgs: readonly Message[], first: number, gone: ReadonlySet<n
   return mergeAdjacent(out, gapBefore);
 }
 
-/** The remaining tool outputs, oldest first, each summarised within what the work is over the budget's target. */
-async function summarizeOutputs(kit: StageKit, w: Work, budget: number): Promise<void> {
+/** The remaining tool outputs, oldest first, each summarised within what the work is over the budget's target (at least `floor` tokens). */
+async function summarizeOutputs(kit: StageKit, w: Work, budget: number, floor = kOutputFloor): Promise<void> {
   for (let i = 0; i < w.msgs.length && w.total > budget; i++) {
     const m = w.msgs[i];
     if (!m.parts.some((p) => p.type === "tool-result")) continue;
@@ -230,7 +238,7 @@ async function summarizeOutputs(kit: StageKit, w: Work, budget: number): Promise
     const parts: Part[] = [];
     let changed = false;
     for (const p of m.parts) {
-      const next = p.type === "tool-result" ? await summarizedOutput(kit, w, p, over) : p;
+      const next = p.type === "tool-result" ? await summarizedOutput(kit, w, p, over, floor) : p;
       parts.push(next);
       changed ||= next !== p;
     }
@@ -239,17 +247,17 @@ async function summarizeOutputs(kit: StageKit, w: Work, budget: number): Promise
 }
 
 /**
- * A tool output above 60 tokens summarised to `over` tokens fewer (at least 60), with its ref.
+ * A tool output above `floor` tokens summarised to `over` tokens fewer (at least `floor`), with its ref.
  * A failed output keeps its failure visible whole (call id and error head) above the summary,
  * which gets the rest of the room: an error line cut to fit is not visible.
  */
-async function summarizedOutput(kit: StageKit, w: Work, p: ToolResultPart, over: number): Promise<ToolResultPart> {
+async function summarizedOutput(kit: StageKit, w: Work, p: ToolResultPart, over: number, floor: number): Promise<ToolResultPart> {
   const text = resultText(p.content);
   const tokens = kit.measure.text(text);
-  if (tokens <= 60) return p;
+  if (tokens <= floor) return p;
   const failure = failureLine(p, text);
-  const room = Math.max(60, tokens - over) - (failure ? kit.measure.text(failure) + 1 : 0);
-  const summary = await kit.summarize(resultPayload(p.content).data, Math.max(20, room), `output:${p.name ?? "tool"}`);
+  const room = Math.max(floor, tokens - over) - (failure ? kit.measure.text(failure) + 1 : 0);
+  const summary = await kit.summarize(resultPayload(p.content).data, Math.max(kLastOutputFloor, room), `output:${p.name ?? "tool"}`);
   kit.addRefs(w, summary.ref);
   return { ...p, content: [{ type: "text", text: failure ? `${failure}\n${summary.text}` : summary.text }] };
 }
