@@ -15,7 +15,7 @@ import { generateRun } from "../../src/gen/run.js";
 import { promptPoints, spread } from "../../src/eval/replay.js";
 import { promptTokens } from "../../src/eval/tokens.js";
 import { createCompactor } from "../../src/policy/index.js";
-import { createMemoryStore } from "../../src/store/index.js";
+import { createMemoryStore, reachableRefs } from "../../src/store/index.js";
 import { corpusLines, type CorpusRun } from "../helpers-corpus.js";
 import { hasCorpus, kNoCorpusReason } from "../helpers.js";
 
@@ -103,6 +103,54 @@ describe("a planted instruction on generated runs", () => {
     expect(on.merged).toBeGreaterThan(3);
     expect(on.lost).toEqual([]);
     expect((await replay({ instructionTokens: 0 })).lost.length).toBeGreaterThan(0);
+  });
+});
+
+describe("bad input for standing instructions", () => {
+  const assistant = (id: string, text: string): Message => ({ id, role: "assistant", parts: [{ type: "text", text }], meta: {} });
+  const para = (k: number) => Array.from({ length: 60 }, (_, j) => `Point ${k}.${j}: service node-${(k * 7 + j) % 13} answered in ${100 + j} ms.`).join(" ");
+
+  it("a chat without tool calls, a sub-agent run opening with the assistant, [image] and non-English turns: kept verbatim, never a throw", async () => {
+    const turns = ["[image]", "テストディレクトリのファイルは変更しないでください。", "Ne modifie jamais les fichiers de tests/."];
+    const messages: Message[] = [assistant("open", "Sub-agent here: I will audit the latency logs."), user("task", `Audit these logs. ${para(0)}`)];
+    for (let k = 1; k <= 24; k++) {
+      messages.push(assistant(`a${k}`, para(k)));
+      messages.push(user(`u${k}`, k % 8 === 1 ? turns[(k - 1) / 8] : para(k + 100)));
+    }
+    messages.push(user("last", "Which node is slowest?"));
+    const compactor = createCompactor({ store: createMemoryStore() });
+    for (const budget of [3000, 8000]) {
+      const r = await compactor.compactCanonical(messages, { budget });
+      expect(r.status, `${budget}`).toBe("ok");
+      expect(r.tokensAfter).toBeLessThanOrEqual(budget);
+      const out = JSON.stringify(r.canonical);
+      for (const t of turns) expect(out, `${budget}: ${t}`).toContain(JSON.stringify(t).slice(1, -1));
+    }
+  });
+
+  it("a user turn of 50,000 tokens is history, not an instruction: summarised with its ref; as the task, critical and refused with the sizes", async () => {
+    const huge = "The build log follows, line by line. ".repeat(6500);
+    const store = createMemoryStore();
+    const compactor = createCompactor({ store });
+    expect(compactor.measure([user("x", huge)])).toBeGreaterThan(40_000);
+    const mid: Message[] = [
+      user("task", "Fix the build."),
+      assistant("a", "Please paste the log."),
+      user("log", huge),
+      assistant("b", "Reading it."),
+      user("last", "Go on."),
+    ];
+    const r = await compactor.compactCanonical(mid, { budget: 8000 });
+    expect(r.status).toBe("ok");
+    expect(r.tokensAfter).toBeLessThanOrEqual(8000);
+    // Not kept verbatim, and every original it stands for is reachable from the output.
+    expect(JSON.stringify(r.canonical)).not.toContain(huge);
+    const reached = reachableRefs(store, [JSON.stringify(r.canonical)]);
+    expect(r.refs.length).toBeGreaterThan(0);
+    expect(r.refs.filter((ref) => !reached.has(ref))).toEqual([]);
+    const first = await compactor.compactCanonical([user("task", huge), assistant("a", "ok")], { budget: 8000 });
+    expect(first.status).toBe("budget_infeasible");
+    expect(first.infeasible!.criticalTokens).toBeGreaterThan(8000);
   });
 });
 
