@@ -40,17 +40,20 @@ export function compactToolArgs(kit: StageKit, w: Work, tail: number, target: nu
         kit.skip("no_gain");
         return p;
       }
+      const minimal = reduced.get(`${i}:${p.id}`)?.minimalArgs ?? {};
+      // Below argTokens (the last resort), only where the stand-in is shorter; decided before the
+      // original is stored, with a ref of the usual shape, so that no stored original goes
+      // unreferenced.
+      if (tokens <= s.argTokens && kit.measure.text(offloadedArgs(minimal, `${kit.store.prefix}args_${kSampleName}.json`)) >= tokens) {
+        kit.skip("no_gain");
+        return p;
+      }
       const key = `${hashToHex(hashText(p.args))}:args:${s.argTokens}`;
       let args = kit.memoGet(key);
       if (args === undefined) {
         const ref = kit.store.put(p.args, { kind: "args", ext: "json" });
-        const minimal = reduced.get(`${i}:${p.id}`)?.minimalArgs ?? {};
-        args = { text: JSON.stringify({ ...minimal, _ctxfold: `arguments offloaded: ${ref}` }), ref };
+        args = { text: offloadedArgs(minimal, ref), ref };
         kit.memoSet(key, args);
-      }
-      if (includeCritical && kit.measure.text(args.text) >= tokens) {
-        kit.skip("no_gain");
-        return p;
       }
       kit.addRefs(w, args.ref);
       changed = true;
@@ -59,3 +62,9 @@ export function compactToolArgs(kit: StageKit, w: Work, tail: number, target: nu
     if (changed) kit.replace(w, i, parts);
   }
 }
+
+/** A content address as refs spell them (32 hex digits), to measure a stand-in before its original is stored. */
+const kSampleName = "9f86d081884c7d659a2feaa0c55ad015";
+
+/** A call's stand-in arguments: its minimal arguments and the ref of the original. */
+const offloadedArgs = (minimal: Record<string, unknown>, ref: string) => JSON.stringify({ ...minimal, _ctxfold: `arguments offloaded: ${ref}` });
