@@ -58,7 +58,9 @@ describe("ctxfoldRunnable: the 200-step agent loop through a LangChain chain", (
   it("every prompt within budget, valid, its prefix the very same objects between epochs, in the same classes", async () => {
     const run = agentRun(200);
     const history = instancesOf(run);
-    const compact = await ctxfoldRunnable<BaseMessage>({ budget });
+    // A target at which stage 2's shortened outputs make some epochs, so that changed
+    // ToolMessages are among the prompts (at the default, stage 3 takes the old steps whole).
+    const compact = await ctxfoldRunnable<BaseMessage>({ budget, targetRatio: 0.3 });
     expect(compact).toBeInstanceOf(RunnableLambda);
     const { model, prompts } = stubModel();
     const chain = compact.pipe(model);

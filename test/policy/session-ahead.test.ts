@@ -19,8 +19,8 @@ const budget = 16_000;
 /** Where each step ends (an assistant message and its tool results), as a runner calls the session. */
 const ends = stepEnds(messages).filter((e) => e >= 4);
 
-/** Room for epochs ahead at this budget, where the generated run's steps are large against it. */
-const kAhead = { aheadRatio: 0.3 };
+/** Room for epochs ahead at this budget, where the generated run's steps are large against it (at a target where they occur). */
+const kAhead = { aheadRatio: 0.3, targetRatio: 0.3 };
 
 const withoutLedger = (ms: readonly Message[]) => JSON.stringify(ms.map((m) => ({ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) })));
 
@@ -69,7 +69,7 @@ describe("epochs compacted ahead", () => {
       for (let j = k - 1; j >= 0 && !matched; j--) {
         const since = o.view.slice(ends[j]);
         if (!since.every((m, i) => o.canonical[o.canonical.length - since.length + i] === m)) break;
-        const target = Math.floor(0.3 * budget) - 2 * added(j);
+        const target = Math.floor(kAhead.targetRatio * budget) - 2 * added(j);
         const stateless = createCompactor({ store: createMemoryStore(), ...kAhead, targetRatio: (target + 0.5) / budget });
         const head = o.canonical.slice(0, o.canonical.length - since.length);
         matched = withoutLedger(head) === withoutLedger((await stateless.compactCanonical(messages.slice(0, ends[j]), { budget })).canonical);
