@@ -15,7 +15,10 @@
  * - **Failed tool result** (`isFailedToolResult`, by `isFailedOutput` of src/steps/detect.ts): a
  *   tool message whose text reads as a failure (`looksFailed`: "Error…", "Traceback…", a JSON
  *   `error` field, …) or reports a non-zero exit code (`extractExitCode`: `<returncode>1</returncode>`, "exit code 2",
- *   `exit_code` fields). It is **visible** in an output (`failedVisible`) when the output still
+ *   `exit_code` fields) — an exit code only in the result of a call that runs a command (the
+ *   tools per-step reduction reads as a shell, steps/rules.ts `shellRule`) or of a call the
+ *   prompt does not show: a file read or a fetched page that mentions "exit code 1" has not
+ *   failed. It is **visible** in an output (`failedVisible`) when the output still
  *   has a tool message answering the same call with the same text, or its error head
  *   (`errorHead`, without a trailing "…", when at least 8 characters long) appears in some output
  *   message's text, or its tool_call_id appears in some output message's text as a whole word
@@ -35,9 +38,10 @@
  *   UTF-8 bytes are recovered when a text the contender's refs resolve to contains them (a stored
  *   text, or any string inside it when it is JSON).
  */
-import type { OpenAIChatMessage } from "../adapters/openai-chat.js";
+import type { OpenAIChatMessage, OpenAIChatToolCall } from "../adapters/openai-chat.js";
 import { CtxfoldError } from "../errors.js";
 import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../steps/detect.js";
+import { ruleMatches, shellRule } from "../steps/rules.js";
 
 export type ChatMessage = OpenAIChatMessage;
 
@@ -148,12 +152,36 @@ export function criticalCore(input: readonly ChatMessage[]): ChatMessage[] {
     });
 }
 
-/** Whether a message is a failed tool result (see the module comment). */
-export function isFailedToolResult(m: ChatMessage): boolean {
+/** Whether a message is a failed tool result (see the module comment); `call`, the call it answers, where the prompt shows it. */
+export function isFailedToolResult(m: ChatMessage, call?: OpenAIChatToolCall): boolean {
   if (m.role !== "tool") return false;
   const text = contentText(m);
   const json = parseJsonOutput(text);
-  return isFailedOutput(text, json, false, extractExitCode(text, json));
+  return isFailedOutput(text, json, false, call === undefined || runsCommand(call) ? extractExitCode(text, json) : undefined);
+}
+
+/** Whether a call runs a command, as per-step reduction reads it (its shell rule). */
+function runsCommand(call: OpenAIChatToolCall): boolean {
+  const f = (call as { function?: { name?: unknown; arguments?: unknown } }).function;
+  if (!f || typeof f.name !== "string") return true;
+  let args: Record<string, unknown> = {};
+  try {
+    const v: unknown = typeof f.arguments === "string" ? JSON.parse(f.arguments) : undefined;
+    if (v && typeof v === "object" && !Array.isArray(v)) args = v as Record<string, unknown>;
+  } catch {
+    // not JSON: matched by the tool's name alone
+  }
+  return ruleMatches(shellRule, f.name, args);
+}
+
+/** The failed tool results of a prompt (see isFailedToolResult), each judged with the call it answers. */
+export function failedToolResults(messages: readonly ChatMessage[]): ChatMessage[] {
+  const calls = new Map<string, OpenAIChatToolCall>();
+  for (const m of messages) {
+    if (m.role !== "assistant" || !Array.isArray(m.tool_calls)) continue;
+    for (const c of m.tool_calls) if (typeof (c as { id?: unknown }).id === "string") calls.set((c as { id: string }).id, c);
+  }
+  return messages.filter((m) => isFailedToolResult(m, m.role === "tool" && typeof m.tool_call_id === "string" ? calls.get(m.tool_call_id) : undefined));
 }
 
 /** The error head used for visibility: errorHead without a trailing ellipsis; "" when shorter than 8 characters. */

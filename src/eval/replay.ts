@@ -18,7 +18,7 @@ import { validate } from "../validate/index.js";
 import { messageTokens, promptTokens } from "./tokens.js";
 import type { CompactOutput, Contender } from "./protocol.js";
 import { nextStepEvidence } from "./evidence.js";
-import { kPricing, type Pricing, contentText, criticalCore, isFailedToolResult, samplePoints, visibleHead } from "./metrics.js";
+import { kPricing, type Pricing, contentText, criticalCore, failedToolResults, samplePoints, visibleHead } from "./metrics.js";
 import { addTally, countError, countPair, measure, summary, Tally, type Point } from "./tally.js";
 import { MissTally, recordMisses, type MissReport } from "./misses.js";
 import { sourceOf } from "./sources.js";
@@ -101,7 +101,7 @@ function preparePoints(run: EvalRun, max: number, minBudget: number): Point[] {
       evidence: tokens > minBudget ? nextStepEvidence(input, run.messages[at[point]]) : [],
       criticalTokens: promptTokens(criticalCore(input)),
       validation: validate(openaiChatAdapter.parse(input, { source: run.id }), "openai-chat"),
-      failed: input.filter(isFailedToolResult).map((message) => ({ message, head: visibleHead(contentText(message)) })),
+      failed: failedToolResults(input).map((message) => ({ message, head: visibleHead(contentText(message)) })),
     };
   });
 }

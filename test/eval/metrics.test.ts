@@ -9,6 +9,7 @@ import {
   criticalMessages,
   criticalVerbatim,
   failedVisible,
+  failedToolResults,
   isFailedToolResult,
   kPricing,
   parsePricing,
@@ -114,6 +115,21 @@ describe("failed tool results", () => {
     expect(isFailedToolResult({ role: "tool", tool_call_id: "c", content: "exit code 2" })).toBe(true);
     expect(isFailedToolResult({ role: "tool", tool_call_id: "c", content: "all good" })).toBe(false);
     expect(isFailedToolResult({ role: "user", content: "Error: not a tool" })).toBe(false);
+  });
+
+  it("reads an exit code only in the result of a call that runs a command, or of a call the prompt does not show", () => {
+    const script = '1\t#!/usr/bin/env bash\n2\tmake build || { echo "exit code 1"; exit 1; }';
+    const call = (id: string, name: string, args: object) => ({ id, type: "function" as const, function: { name, arguments: JSON.stringify(args) } });
+    const prompt: ChatMessage[] = [
+      { role: "assistant", content: null, tool_calls: [call("r", "Read", { file_path: "build.sh" }), call("b", "Bash", { command: "make build" })] },
+      { role: "tool", tool_call_id: "r", content: script },
+      { role: "tool", tool_call_id: "b", content: "make: *** [build] exit code 1" },
+      { role: "tool", tool_call_id: "orphan", content: "exit code 1" },
+    ];
+    // The file read that mentions an exit code has not failed; the command and the unknown call have.
+    expect(failedToolResults(prompt).map((m) => (m as { tool_call_id: string }).tool_call_id)).toEqual(["b", "orphan"]);
+    expect(isFailedToolResult(prompt[1])).toBe(true);
+    expect(isFailedToolResult(prompt[1], call("r", "Read", { file_path: "build.sh" }))).toBe(false);
   });
 
   it("takes the error head, ignoring heads under 8 characters", () => {
