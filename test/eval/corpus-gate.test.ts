@@ -1,23 +1,48 @@
-// The project's own eval gate, run by `npm test` in CI: `ctxfold eval` of the dev corpus with
-// --fail-under thresholds for the invariants that must hold at 100%, and for next-step evidence
-// recall (0.9: what the agent's next step used that the compacted prompt still shows). Sampled to
-// 10 prompt points a run (~3,300 points over both budgets, ~15 s on 2 cores); the full 40-point
-// replay is the eval table in docs/eval.md. Of dev.jsonl.gz alone: on dev2.jsonl.gz's Claude Code
-// sessions (source cc-hook) ctxfold keeps 99% of the failed results visible, not 100%, and 98.6%
-// of the prompts within 8k (docs/eval.md, per source) — thresholds for them are a later step.
+// The project's own eval gate, run by `npm test` in CI: `ctxfold eval` with --fail-under
+// thresholds for the invariants that must hold at 100%, and for next-step evidence recall (what
+// the agent's next step used that the compacted prompt still shows). Sampled to 10 prompt points
+// a run; the full 40-point replay is the eval table in docs/eval.md. On the dev corpus (~3,300
+// points over both budgets, ~15 s on 2 cores) evidence must stay at 0.9; on every corpus file
+// pooled (dev and dev2: Claude Code sessions and Aider chats too, ~17 s) the invariants hold at
+// 100% and evidence, 0.78 at 8k and 0.82 at 32k at this sampling, must stay at 0.75.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { hasCorpus, kCorpusPath, kNoCorpusReason } from "../helpers.js";
+import { hasCorpus, kCorpusFiles, kCorpusPath, kNoCorpusReason } from "../helpers.js";
 
 const kCli = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
-const kGateThresholds = "within_budget=1,violation_free=1,critical_verbatim=1,failed_visible=1,recoverable=1,evidence_recall=0.9";
+const kInvariants = "within_budget=1,violation_free=1,critical_verbatim=1,failed_visible=1,recoverable=1";
+const kGateThresholds = `${kInvariants},evidence_recall=0.9`;
 
-const evalCli = (...args: string[]) => spawnSync(process.execPath, [kCli, "eval", kCorpusPath, ...args], { encoding: "utf8", maxBuffer: 1 << 28 });
+const evalFiles = (files: readonly string[], ...args: string[]) =>
+  spawnSync(process.execPath, [kCli, "eval", ...files, ...args], { encoding: "utf8", maxBuffer: 1 << 28 });
+const evalCli = (...args: string[]) => evalFiles([kCorpusPath], ...args);
 
 describe.skipIf(!hasCorpus)(`the eval gate on the dev corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
   it("meets every 100% invariant and 90% evidence recall at 8k and 32k", () => {
     const r = evalCli("--budget", "8000,32000", "--points", "10", "--trace", "0", "--quiet", "--json", "--fail-under", kGateThresholds);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const { thresholds } = JSON.parse(r.stdout) as { thresholds: { ok: boolean }[] };
+    expect(thresholds).toHaveLength(12);
+    expect(thresholds.every((t) => t.ok)).toBe(true);
+  }, 120_000);
+
+  it("on every corpus file pooled, meets every 100% invariant and 75% evidence recall at 8k and 32k", () => {
+    expect(kCorpusFiles.length).toBeGreaterThan(1);
+    const r = evalFiles(
+      kCorpusFiles,
+      "--budget",
+      "8000,32000",
+      "--points",
+      "10",
+      "--trace",
+      "0",
+      "--quiet",
+      "--json",
+      "--fail-under",
+      `${kInvariants},evidence_recall=0.75`,
+    );
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     const { thresholds } = JSON.parse(r.stdout) as { thresholds: { ok: boolean }[] };
