@@ -1,7 +1,5 @@
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Readable, Writable } from "node:stream";
 import { kDefaultWorkerHeapMb, type BatchOptions } from "../pool/engine.js";
@@ -75,22 +73,7 @@ export interface CliTestHooks {
 /** A ctxfold command: its arguments, where it reads and writes, and the hooks of a test; its exit code. */
 export type Command = (argv: string[], io: CliIo, hooks?: CliTestHooks) => Promise<number>;
 
-/**
- * The package root above this file (src/cli or dist/src/cli: tests run the sources, users the
- * built package), recognised by its package.json naming ctxfold; with that package.json.
- */
-export function packageRoot(): { root: string; version: string } | undefined {
-  for (const rel of ["../../", "../../../"]) {
-    const root = fileURLToPath(new URL(rel, import.meta.url));
-    try {
-      const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
-      if (pkg.name === "ctxfold") return { root, version: String(pkg.version) };
-    } catch {
-      // no package.json here: try the next level
-    }
-  }
-  return undefined;
-}
+export { packageRoot } from "../package-root.js";
 
 /** A usage error: the message is printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}

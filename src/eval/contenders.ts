@@ -39,6 +39,7 @@ import type { AIMessage, BaseMessage, ToolMessage } from "@langchain/core/messag
 import type { OpenAIChatMessage, OpenAIChatToolCall } from "../adapters/openai-chat.js";
 import { parseMessages, renderMessages } from "../adapters/index.js";
 import { createCompactor, type CompactorConfig } from "../policy/index.js";
+import { packageRoot } from "../package-root.js";
 import { createMemoryStore } from "../store/index.js";
 import { CtxfoldError } from "../errors.js";
 import { contentText } from "./metrics.js";
@@ -284,7 +285,7 @@ export async function ctxfold(config: Omit<CompactorConfig, "store"> = {}, name 
   let lastEpoch = 0;
   return {
     name,
-    version: "this repo",
+    version: `ctxfold ${packageRoot()?.version ?? "(version unknown)"}`,
     note: `createCompactor(${Object.keys(config).length ? `${JSON.stringify(config)} + ` : ""}{ store: createMemoryStore() }).session().compact(messages, { budget, format: "openai-chat" }), one session per run and budget; status "budget_infeasible" is its typed refusal; refs resolve through the store`,
     startRun() {
       store = createMemoryStore();

@@ -28,7 +28,7 @@ export interface CompactOutput {
 
 export interface Contender {
   name: string;
-  /** Package and version, or "this repo". */
+  /** Package and version ("ctxfold 0.1.0", "@langchain/core 1.1.0"), or what the contender is ("baseline"). */
   version: string;
   /** How it is configured and how it counts tokens, for the benchmarks page's list of contenders. */
   note: string;

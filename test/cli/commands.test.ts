@@ -241,6 +241,13 @@ describe("explain", () => {
     expect(out).toMatch(/tier critical, status ok, tokens [\d,]+ → [\d,]+/);
     expect(out).toMatch(/^stage\s+candidates\s+compacted\s+skipped\s+tokens before\s+after\s+ms$/m);
     expect(out).toMatch(/^\d tool_args|^\d historical_text|^\d tool_outputs/m);
+    // A stage skipped whole says why, not "0 candidates, no_gain 1".
+    const json = JSON.parse((await run(explain, [file, "--run", "line 3", "--budget", String(budget), "--json"])).out) as ExplainReport;
+    const whole = json.stages.filter((s) => s.candidateCount === 0 && s.skipped.no_gain === 1);
+    expect(whole.length).toBeGreaterThan(0);
+    for (const s of whole)
+      expect(out).toMatch(new RegExp(`^${s.stage} ${s.name}\\s+–\\s+0\\s+no_gain \\(whole stage: stage 3 replaces what it would shorten\\)`, "m"));
+    expect(out).not.toMatch(/^\d \w+\s+0\s+0\s+no_gain 1\b/m);
     expect(out).toContain("held in memory only");
     expect(out).toMatch(/^ {2}workspace\/outputs\/\w+_[0-9a-f]{32}\.\w+$/m);
   });

@@ -59,6 +59,9 @@ describe("ctxfold eval", () => {
     expect(report.thresholds).toHaveLength(6);
     expect(report.thresholds.every((t) => t.ok)).toBe(true);
     expect(report.traces.length).toBe(4); // the two runs with the most points, at each budget
+    // ctxfold's row names the package and version it ran, as an installed package has them.
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(report.contenders.find((c) => c.name === "ctxfold")?.version).toBe(`ctxfold ${pkg.version}`);
   });
 
   it("a missed threshold exits 1 with a line naming the metric, budget, value and threshold", async () => {

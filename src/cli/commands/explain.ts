@@ -25,7 +25,7 @@ import { performance } from "node:perf_hooks";
 import { CtxfoldError } from "../../errors.js";
 import type { PolicyEvent } from "../../policy/events.js";
 import { createCompactor, type Compactor } from "../../policy/index.js";
-import type { CompactResult, StageReport } from "../../policy/types.js";
+import type { CompactResult, SkipReason, StageReport } from "../../policy/types.js";
 import type { PresetName } from "../../steps/config.js";
 import { createFsStore, createMemoryStore, type OffloadStore } from "../../store/index.js";
 import type { Format } from "../../adapters/index.js";
@@ -207,6 +207,28 @@ function skips(s: StageReport["skipped"]): string {
   );
 }
 
+/** Why a stage that had no candidates was skipped whole (its one skip reason), in words. */
+const kWholeStageSkips: Partial<Record<SkipReason, string>> = {
+  no_gain: "whole stage: stage 3 replaces what it would shorten",
+  deadline: "whole stage: the deadline is near",
+};
+
+/** A stage's row: a stage skipped whole (no candidates, one skip) says so instead of "0 candidates, no_gain 1". */
+function stageRow(s: StageReport): string[] {
+  const reasons = Object.entries(s.skipped).filter(([, n]) => n);
+  const whole =
+    s.candidateCount === 0 && s.compacted === 0 && reasons.length === 1 && reasons[0][1] === 1 ? kWholeStageSkips[reasons[0][0] as SkipReason] : undefined;
+  return [
+    `${s.stage} ${s.name}`,
+    whole ? "–" : num(s.candidateCount),
+    num(s.compacted),
+    whole ? `${reasons[0][0]} (${whole})` : skips(s.skipped),
+    num(s.tokensBefore),
+    num(s.tokensAfter),
+    ms(s.durationMs),
+  ];
+}
+
 /** Refs the table lists unless --refs says otherwise (--json lists them all). */
 const kRefsShown = 10;
 
@@ -228,21 +250,10 @@ function render(r: ExplainReport, softRatio: number, refsShown: number): string 
     );
   } else {
     out.push(
-      table(
-        [
-          ["stage", "candidates", "compacted", "skipped", "tokens before", "after", "ms"],
-          ...r.stages.map((s) => [
-            `${s.stage} ${s.name}`,
-            num(s.candidateCount),
-            num(s.compacted),
-            skips(s.skipped),
-            num(s.tokensBefore),
-            num(s.tokensAfter),
-            ms(s.durationMs),
-          ]),
-        ],
-        { indent: "", align: "lrrlrrr" },
-      ).trimEnd(),
+      table([["stage", "candidates", "compacted", "skipped", "tokens before", "after", "ms"], ...r.stages.map(stageRow)], {
+        indent: "",
+        align: "lrrlrrr",
+      }).trimEnd(),
     );
   }
   for (const w of r.warnings) {
