@@ -125,7 +125,8 @@ describe("the package root", () => {
   it("the tarball holds the built modules every export names, the wasm core, README, the docs it links to and LICENSE; no source maps, no generators", () => {
     const r = spawnSync("npm", ["pack", "--dry-run", "--ignore-scripts", "--json"], { cwd: kRoot, encoding: "utf8", shell: process.platform === "win32" });
     expect(r.status, r.stderr).toBe(0);
-    const files = new Set((JSON.parse(r.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path));
+    const packed = (JSON.parse(r.stdout) as { files: { path: string }[]; entryCount: number; size: number; unpackedSize: number }[])[0];
+    const files = new Set(packed.files.map((f) => f.path));
     for (const f of ["LICENSE", "README.md", "package.json", "build/core.wasm", "dist/src/cli/main.js"]) expect(files.has(f), f).toBe(true);
     const linked = [...readFileSync(path.join(kRoot, "README.md"), "utf8").matchAll(/\]\((docs\/[\w-]+\.md)/g)].map((m) => m[1]);
     expect(linked.length).toBeGreaterThan(0);
@@ -140,5 +141,13 @@ describe("the package root", () => {
     };
     const targets = [...Object.values(pkg.exports).flatMap((e) => (typeof e === "string" ? [e] : Object.values(e))), ...Object.values(pkg.bin)];
     for (const t of targets) expect(files.has(t.replace(/^\.\//, "")), t).toBe(true);
+    // The README's size line says what npm pack ships, within 10% (update it when this fails).
+    const line = /(\d+) files, ([\d.]+) KB\s+packed, ([\d.]+) MB unpacked/.exec(readFileSync(path.join(kRoot, "README.md"), "utf8"));
+    expect(line, "the README's package size line").not.toBeNull();
+    const [files10, kb, mb] = [Number(line![1]), Number(line![2]), Number(line![3])];
+    const near = (said: number, is: number) => Math.abs(said - is) <= 0.1 * is;
+    expect(near(files10, packed.entryCount), `README says ${files10} files, npm pack ${packed.entryCount}`).toBe(true);
+    expect(near(kb, packed.size / 1000), `README says ${kb} KB packed, npm pack ${Math.round(packed.size / 1000)} KB`).toBe(true);
+    expect(near(mb, packed.unpackedSize / 1e6), `README says ${mb} MB unpacked, npm pack ${(packed.unpackedSize / 1e6).toFixed(1)} MB`).toBe(true);
   });
 });
