@@ -2,6 +2,7 @@
  * The command line's usage: the whole, and each command's own (`ctxfold <command> --help`); and
  * the nearest valid choice to a mistyped command or flag.
  */
+import { kPresets } from "../steps/config.js";
 
 /** Each command's usage lines, as `ctxfold --help` lists them. */
 export const kCommandUsage: Readonly<Record<string, string>> = {
@@ -76,8 +77,137 @@ ${commands.map((c) => kCommandUsage[c].replace(/^/gm, "  ")).join("\n")}
 
 ${kExitCodes}`;
 
-/** `ctxfold NAME --help`. */
-export const commandUsage = (name: string): string => `usage: ctxfold ${kCommandUsage[name]}\n\n${kExitCodes}`;
+/** What each exit code means, as most commands give it. */
+const kExitMeaning: Readonly<Record<number, string>> = {
+  0: "done",
+  1: "failed: unreadable input or an I/O error",
+  2: "bad usage",
+};
+
+/** Each command's exit codes where they differ from (or add to) kExitMeaning. */
+const kCommandExits: Readonly<Record<string, Readonly<Record<number, string>>>> = {
+  compact: {
+    1: "failed: unreadable input, an I/O error, bad input under --strict, or a queue that cannot be reached or was lost (rerun with --resume)",
+    2: "bad usage, or refused before writing anything: an output that is the input, a --resume whose checkpoint or files do not match, --queue without bullmq and ioredis installed",
+    3: "done, some runs passed through uncompacted (see OUT.errors.jsonl)",
+    130: "interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)",
+  },
+  worker: {
+    0: "stopped by SIGINT or SIGTERM (the first finishes the shards in hand)",
+    1: "failed: the queue cannot be reached or was lost",
+    2: "bad usage, or bullmq and ioredis not installed",
+  },
+  show: { 1: "failed: no such ref in the store, or an I/O error" },
+  mcp: { 2: "bad usage, or @modelcontextprotocol/sdk not installed" },
+  validate: { 1: "unparseable lines, or an I/O error", 4: "errors found (a provider would refuse the run)", 5: "warnings only (0 with --errors-only)" },
+  eval: { 1: "failed: unreadable input, an I/O error, or a --fail-under threshold missed" },
+};
+
+/** The preset names `--preset` takes. */
+const presetNames = () => Object.keys(kPresets).join(", ");
+
+/** Each command's flags, each with what it does and its default (`ctxfold NAME --help`). */
+const kCommandOptions: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
+  compact: [
+    ["-o, --output OUT", "where the compacted runs go, one a line; - for stdout (required)"],
+    ["--budget N", "the token budget every run is compacted to (required)"],
+    ["--format F", "the input's provider format: auto, openai, anthropic, responses, ai-sdk, langchain (default auto: detected per run)"],
+    ["--mode M", "tiered or legacy (block compaction's three levels) (default tiered)"],
+    ["--preset NAME", `a step-compaction preset: ${presetNames()} (default none)`],
+    ["--offload-dir DIR", "where removed originals are stored (default OUT.offload, or ctxfold-offload with -o -)"],
+    ["--workers N", "worker threads, at most twice the cores (default cores - 1, at most 8)"],
+    ["--max-worker-heap-mb N", "a worker's heap limit in MB, 0 for none (default 128)"],
+    ["--max-line-mb N", "a line over N MB is written through unparsed with an E_TOO_LARGE record (default 64)"],
+    ["--resume", "continue an interrupted batch from its checkpoint (default off)"],
+    ["--strict", "stop at the first bad line instead of passing it through (default off)"],
+    ["--redact-offload", "redact secrets in the offload store too; a ref then gives back the redacted text (default off)"],
+    ["--json", "the summary as JSON on stdout (default a line for humans on stderr)"],
+    ["--quiet", "no progress and no summary (default off)"],
+    ["--queue URL", "compact through ctxfold worker processes on this Redis (default none: in this process)"],
+    ["--shard-mb M", "with --queue: the size of a shard in MB (default 4)"],
+    ["--work-dir DIR", "with --queue: where shards and results pass, mounted by every machine (default OUT.work/)"],
+  ],
+  worker: [
+    ["--queue URL", "the Redis that compact --queue uses (required)"],
+    ["--work-dir DIR", "the work dir compact --queue named; jobs outside it are refused (required)"],
+    ["--concurrency N", "shards compacted at once, at most twice the cores (default 1)"],
+    ["--offload-dir DIR", "where removed originals are stored (default the one each job names, inside --work-dir)"],
+    ["--stall-ms N", "a worker silent this long loses its shard to another (default 30000)"],
+    ["--max-worker-heap-mb N", "a worker thread's heap limit in MB, 0 for none (default 128)"],
+    ["--quiet", "no log lines (default off)"],
+  ],
+  stats: [
+    ["--budget N,...", "also count the runs over each budget (default none)"],
+    ["--exact", "exact token counts instead of the calibrated estimate (default off)"],
+    ["--encoding E", "o200k_base or cl100k_base (default o200k_base)"],
+    ["--json", "the report as JSON (default a table)"],
+  ],
+  explain: [
+    ["--run ID|LINE", "the run: its id, `line N`, or a line number (required)"],
+    ["--budget N", "the token budget (required)"],
+    ["--format F", "the input's provider format (default auto)"],
+    ["--mode M", "tiered or legacy (default tiered)"],
+    ["--preset NAME", `a step-compaction preset: ${presetNames()} (default none)`],
+    ["--offload-dir DIR", "keep the refs in DIR, readable with show (default in memory only)"],
+    ["--refs N", "refs listed at most (default 10)"],
+    ["--json", "the report as JSON (default a table)"],
+  ],
+  show: [
+    ["--offload-dir DIR", "the store the ref is in (required)"],
+    ["--format F", "a history or message ref as the removed messages in openai, anthropic, responses, ai-sdk or langchain (default the stored bytes)"],
+  ],
+  mcp: [
+    ["--offload-dir DIR", "the store whose refs the tools read (required)"],
+    ["--format F", "the provider format recall gives removed messages in (default openai)"],
+    ["--prefix P", "the ref prefix the store was written with (default workspace/outputs)"],
+    ["--max-bytes N", "recall's page size in bytes (default 16384)"],
+    ["--run ID", "only the refs compact recorded for this run (default every run's)"],
+    ["--run-line FILE:LINE", "only the refs compact recorded for the run on this line (default every run's)"],
+  ],
+  validate: [
+    ["--format F", "the input's provider format (default auto)"],
+    ["--errors-only", "report errors only; warnings alone exit 0 (default off)"],
+    ["--json", "the issues as JSON (default lines for humans)"],
+  ],
+  eval: [
+    ["--budget N,...", "the budgets to score at (required)"],
+    ["--config FILE", "a JSON compactor config for ctxfold's row (default the defaults)"],
+    ["--compare FILE", "a second config, as another row (default none)"],
+    ["--against P,...", "peers to score too: langchain, mastra, ai-sdk (default none)"],
+    ["--points N", "prompt points a run at most, as consecutive pairs (default 40)"],
+    ["--runs N", "runs spread evenly over the input (default all)"],
+    ["--trace N|ID,...", "epoch traces of the N runs with the most points, or of these runs (default 2)"],
+    ["--format F", "the input's provider format (default auto)"],
+    ["--fail-under M=V,...", "exit 1 when a metric is under its value at a budget (default none)"],
+    ["--pricing P", "anthropic, openai or read=R,write=W for the cost metric (default anthropic)"],
+    ["--misses", "why evidence terms were lost, by stage and kind of message (default off)"],
+    ["--json", "the report as JSON (default tables)"],
+    ["--html FILE", "the self-contained HTML report (default none)"],
+    ["--quiet", "no progress (default off)"],
+  ],
+  bench: [
+    ["--quick", "the quick benches only (default all)"],
+    ["--json", "the results as JSON (default tables)"],
+  ],
+  count: [
+    ["--encoding E", "o200k_base or cl100k_base (default o200k_base)"],
+    ["--exact", "exact counts instead of the calibrated estimate (default off)"],
+    ["--jsonl", "count each run of a JSONL file (default the whole text)"],
+  ],
+  hash: [],
+};
+
+/** `ctxfold NAME --help`: its usage, its flags with their defaults, and the exit codes it can give. */
+export function commandUsage(name: string): string {
+  const options = kCommandOptions[name] ?? [];
+  const width = Math.max(0, ...options.map(([flag]) => flag.length));
+  const flags = options.length === 0 ? "" : `\n\noptions:\n${options.map(([flag, what]) => `  ${flag.padEnd(width)}  ${what}`).join("\n")}`;
+  const meanings = { ...kExitMeaning, ...kCommandExits[name] };
+  const exits = Object.entries(meanings)
+    .map(([code, what]) => `  ${code.padStart(3)}  ${what}`)
+    .join("\n");
+  return `usage: ctxfold ${kCommandUsage[name]}${flags}\n\nexit codes:\n${exits}`;
+}
 
 /**
  * The choice nearest to `word` when it is a likely typo of one (an edit distance, transpositions

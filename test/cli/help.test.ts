@@ -23,6 +23,23 @@ describe("help and version", () => {
     }
   });
 
+  it("a command's help describes each of its flags with its default, and lists only the exit codes it can give", async () => {
+    for (const command of Object.keys(kCommandUsage)) {
+      const { out } = await cli([command, "--help"]);
+      const [synopsis, rest = ""] = out.split("\noptions:\n");
+      const options = rest.split("\nexit codes:\n")[0];
+      // Every flag of the synopsis has its line under options:, and each line says its default or that it is required.
+      for (const flag of new Set([...synopsis.matchAll(/--[a-z][\w-]*/g)].map((m) => m[0]).filter((f) => f !== "--help"))) {
+        expect(options, `${command} ${flag}`).toMatch(new RegExp(`^ {2}(?:-\\w, )?${flag}\\b.*\\((?:default [^)]*|required)\\)$`, "m"));
+      }
+      const codes = [...out.split("\nexit codes:\n")[1].matchAll(/^ +(\d+) {2}/gm)].map((m) => Number(m[1]));
+      expect(codes.slice(0, 3), command).toEqual([0, 1, 2]);
+      if (!["compact", "worker"].includes(command)) expect(out, command).not.toMatch(/Redis|--resume|SIGINT|\b130\b/);
+    }
+    expect((await cli(["compact", "--help"])).out).toMatch(/--preset NAME .*interactive-chat, long-research, code-analysis, debugging/);
+    expect((await cli(["validate", "--help"])).out).toMatch(/^ {4}4 {2}errors found/m);
+  });
+
   it("--help after other arguments still asks for help; after -- it is an argument", async () => {
     expect((await cli(["compact", "in.jsonl", "--budget", "5", "--help"])).code).toBe(0);
     const r = await cli(["count", "--", "--help"]);

@@ -13,12 +13,12 @@
  * output and of the exit code.
  *
  * Exit codes:
- * - 0: every line parsed and no issue was found;
- * - 3: every line parsed and some run has an issue (an error, or a warning unless --errors-only);
+ * - 0: every line parsed and no issue was found (with --errors-only: no error);
+ * - 4: every line parsed and some run has an error; 5: warnings only (never with --errors-only);
  * - 1: some line could not be parsed at all under its format — not JSON, not a run, or messages
  *   the format's schema rejects (under --format F: F's schema, so a file in another format fails
  *   here). Those lines are reported on stderr with file:line and the rest are still validated;
- *   1 wins over 3, since the file as a whole is not valid input for that format.
+ *   1 wins over 4 and 5, since the file as a whole is not valid input for that format.
  * - 2: bad usage.
  */
 import type { Format } from "../../adapters/index.js";
