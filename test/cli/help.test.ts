@@ -38,6 +38,11 @@ describe("help and version", () => {
     }
     expect((await cli(["compact", "--help"])).out).toMatch(/--preset NAME .*interactive-chat, long-research, code-analysis, debugging/);
     expect((await cli(["validate", "--help"])).out).toMatch(/^ {4}4 {2}errors found/m);
+    // The README's transcript is the command's output.
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const quoted = /```\n\$ ctxfold show --help\n([\s\S]*?)```/.exec(readme);
+    expect(quoted, "README's show --help transcript").not.toBeNull();
+    expect(quoted![1]).toBe((await cli(["show", "--help"])).out);
   });
 
   it("--help after other arguments still asks for help; after -- it is an argument", async () => {
