@@ -18,36 +18,24 @@ const evalFiles = (files: readonly string[], ...args: string[]) =>
   spawnSync(process.execPath, [kCli, "eval", ...files, ...args], { encoding: "utf8", maxBuffer: 1 << 28 });
 const evalCli = (...args: string[]) => evalFiles([kCorpusPath], ...args);
 
+/** The gate over `files` at 8k and 32k, 10 points a run, with `thresholds`: every one met, exit 0. */
+function expectGatePasses(files: readonly string[], thresholds: string): void {
+  const r = evalFiles(files, "--budget", "8000,32000", "--points", "10", "--trace", "0", "--quiet", "--json", "--fail-under", thresholds);
+  expect(r.stderr).toBe("");
+  expect(r.status).toBe(0);
+  const report = JSON.parse(r.stdout) as { thresholds: { ok: boolean }[] };
+  expect(report.thresholds).toHaveLength(12);
+  expect(report.thresholds.every((t) => t.ok)).toBe(true);
+}
+
 describe.skipIf(!hasCorpus)(`the eval gate on the dev corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
   it("meets every 100% invariant and 90% evidence recall at 8k and 32k", () => {
-    const r = evalCli("--budget", "8000,32000", "--points", "10", "--trace", "0", "--quiet", "--json", "--fail-under", kGateThresholds);
-    expect(r.stderr).toBe("");
-    expect(r.status).toBe(0);
-    const { thresholds } = JSON.parse(r.stdout) as { thresholds: { ok: boolean }[] };
-    expect(thresholds).toHaveLength(12);
-    expect(thresholds.every((t) => t.ok)).toBe(true);
+    expectGatePasses([kCorpusPath], kGateThresholds);
   }, 120_000);
 
   it("on every corpus file pooled, meets every 100% invariant and 75% evidence recall at 8k and 32k", () => {
     expect(kCorpusFiles.length).toBeGreaterThan(1);
-    const r = evalFiles(
-      kCorpusFiles,
-      "--budget",
-      "8000,32000",
-      "--points",
-      "10",
-      "--trace",
-      "0",
-      "--quiet",
-      "--json",
-      "--fail-under",
-      `${kInvariants},evidence_recall=0.75`,
-    );
-    expect(r.stderr).toBe("");
-    expect(r.status).toBe(0);
-    const { thresholds } = JSON.parse(r.stdout) as { thresholds: { ok: boolean }[] };
-    expect(thresholds).toHaveLength(12);
-    expect(thresholds.every((t) => t.ok)).toBe(true);
+    expectGatePasses(kCorpusFiles, `${kInvariants},evidence_recall=0.75`);
   }, 120_000);
 
   it("trips on a threshold the compactor does not meet (exit 1, the metric named)", () => {
