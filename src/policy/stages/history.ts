@@ -18,8 +18,8 @@ export const historicalTextStage = defineStage({
  * Stage 3: the steps before the tail grouped into one step summary (the step compactor; the
  * messages it removes are stored whole under the summary's ref), then long historical text
  * before the latest exchange summarised, each with the ref of its original (a standing
- * instruction stays: relevance/instructions.ts); last, what those
- * removed messages and texts established goes into the ledger before the summary's lines.
+ * instruction stays: relevance/instructions.ts); last, what those removed messages and texts
+ * established goes into the ledger before the summary's lines.
  */
 export async function compactHistory(kit: StageKit, w: Work, tail: number): Promise<void> {
   const s = kit.settings;

@@ -29,15 +29,16 @@ export const mergeOldestStage = defineStage({
 /**
  * Stage 4 (above hard only): the oldest context between the critical head (system prompt and
  * task) and the latest exchange is merged into one summary message, originals stored whole;
- * critical messages in between stay, a critical message's calls with their results. (Stages
- * 1–3 leave whole everything from a critical message that calls tools on; the merge reaches
- * past its exchange, so that what follows it is never what keeps the work over the budget.) If that is still not enough, the last resorts follow, in
- * order, while the work is over `budget`: every call's arguments, the latest tool outputs
- * summarised (with refs, never dropped), a merged summary tighter, the ledger down to its
- * errors, a step summary in a critical message shrunk, the tool outputs again down to 20 tokens
- * each (their refs and failure lines whole). With a provider's compaction in the
- * messages, the merge starts after the latest one (what precedes it is stage 0's) and a
- * message holding one stays, like a critical one.
+ * critical messages in between stay, a critical message's calls with their results, and so do
+ * standing instructions. Stages 1–3 leave whole everything from a critical message that calls
+ * tools on; the merge reaches past its exchange, so that what follows it is never what keeps
+ * the work over the budget. If that is still not enough, the last resorts follow, in order,
+ * while the work is over `budget`: every call's arguments, the latest tool outputs summarised
+ * (with refs, never dropped), a merged summary tighter, the ledger down to its errors, a step
+ * summary in a critical message shrunk, the tool outputs again down to 20 tokens each (their
+ * refs and failure lines whole). With a provider's compaction in the messages, the merge
+ * starts after the latest one (what precedes it is stage 0's) and a message holding one
+ * stays, like a critical one.
  */
 export async function mergeOldest(kit: StageKit, w: Work, budget: number): Promise<void> {
   await mergeMiddle(kit, w, budget);
@@ -85,8 +86,7 @@ async function mergeMiddle(kit: StageKit, w: Work, budget: number): Promise<void
   kit.candidate(middle.length);
   if (middle.length === 0) return;
   const gone = new Set(middle);
-  const merged = gatherMerged(kit, w, tail, gone, stays);
-  for (const [i, parts] of instructions) if (i < tail) takeOtherTurns(kit, w, i, parts, merged);
+  const merged = gatherMerged(kit, w, tail, gone, stays, instructions);
   const { ref, refs } = putMessages(kit.store, merged.items);
   kit.addRefs(w, ref, ...refs.filter((_, k) => typeof merged.items[k] !== "string"));
   const summary = (await kit.summarize(merged.texts.join("\n"), mergeTarget(kit, w, budget), "merge")).text;
@@ -96,12 +96,11 @@ async function mergeMiddle(kit: StageKit, w: Work, budget: number): Promise<void
 }
 
 /**
- * The messages stage 4 merges: those between the critical head (system prompt and task, or the
- * latest provider compaction) and `tail`, but critical ones (a critical message's results
- * with it), standing instructions (relevance/instructions.ts) and those holding a provider's
- * context; and `stays`, the critical messages and those holding standing instructions, whose
- * step summaries (stage 3's, joined to them) the merge takes in, and `instructions`, where
- * those are (relevance/instructions.ts's map).
+ * What stage 4 merges: `middle`, the messages between the critical head (system prompt and task,
+ * or the latest provider compaction) and `tail` but those that stay and those holding a
+ * provider's context; `stays`, the critical messages (a critical call's results with them) and
+ * those holding standing instructions; and `instructions`, those instructions' parts
+ * (relevance/instructions.ts).
  */
 function middleOf(kit: StageKit, w: Work, tail: number): { middle: number[]; stays: Set<number>; instructions: Map<number, Part[]> } {
   const head = Math.max(w.msgs.findIndex((m) => m.role === "user") + 1, compactionBoundary(w.msgs) + 1);
@@ -114,17 +113,29 @@ function middleOf(kit: StageKit, w: Work, tail: number): { middle: number[]; sta
 }
 
 /**
- * What the merge takes in before `tail`: the messages `gone`, and each step summary that stage 3
- * merged into a message that `stays` there (see takeStepSummary). The failures come from the
- * merged steps first, then from each step summary, in order.
+ * What the merge takes in before `tail`, in order: the messages `gone`, each step summary that
+ * stage 3 merged into a message that `stays` (see takeStepSummary), and the other turns stage 3
+ * joined to a standing instruction (see takeOtherTurns). The failures come from the merged
+ * steps first, then from each step summary, in order.
  */
-function gatherMerged(kit: StageKit, w: Work, tail: number, gone: ReadonlySet<number>, stays: ReadonlySet<number>): Merged {
+function gatherMerged(
+  kit: StageKit,
+  w: Work,
+  tail: number,
+  gone: ReadonlySet<number>,
+  stays: ReadonlySet<number>,
+  instructions: ReadonlyMap<number, readonly Part[]>,
+): Merged {
   const steps = w.steps.filter((st) => gone.has(st.resultMessage ?? st.callMessage ?? -1));
   const merged: Merged = { items: [], texts: [], failures: [], carried: [], steps };
   for (const st of steps) if (!st.success) merged.failures.push(`${st.callId ?? st.id} (${st.error ?? "failed"})`);
   for (let i = 0; i < tail; i++) {
     if (gone.has(i)) takeMessage(merged, w.msgs[i]);
-    else if (stays.has(i)) takeStepSummary(kit, w, i, merged);
+    else if (stays.has(i)) {
+      takeStepSummary(kit, w, i, merged);
+      const own = instructions.get(i);
+      if (own) takeOtherTurns(kit, w, i, own, merged);
+    }
   }
   return merged;
 }
