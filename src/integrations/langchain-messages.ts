@@ -28,6 +28,7 @@
 import { CtxfoldError } from "../errors.js";
 import { langchainAdapter } from "../adapters/index.js";
 import type { LangchainMessage } from "../adapters/langchain.js";
+import { kKinds } from "../adapters/langchain-wire.js";
 import type { Message, Role } from "../model/schema.js";
 import type { CanonicalResult } from "../policy/types.js";
 import type { CompactorSession } from "../policy/session.js";
@@ -63,19 +64,6 @@ type MessageClass = new (fields: Record<string, unknown>) => object;
 // ---------------------------------------------------------------------------------------------
 // LangChain messages to the adapter's dicts and back.
 
-const kRoles = new Map<string, Role>([
-  ["human", "user"],
-  ["user", "user"],
-  ["HumanMessageChunk", "user"],
-  ["ai", "assistant"],
-  ["assistant", "assistant"],
-  ["AIMessageChunk", "assistant"],
-  ["system", "system"],
-  ["developer", "system"],
-  ["SystemMessageChunk", "system"],
-  ["tool", "tool"],
-  ["ToolMessageChunk", "tool"],
-]);
 const kClassNames: Record<Role, string> = { user: "HumanMessage", assistant: "AIMessage", system: "SystemMessage", tool: "ToolMessage" };
 const kFields = [
   "content",
@@ -154,7 +142,7 @@ function toDict(m: unknown, i: number, classes: Map<Role, MessageClass>): { dict
     callerDicts.add(o);
     return { dict: o as LangchainMessage, instance: false };
   }
-  const role = kRoles.get(kind);
+  const role = kKinds.get(kind);
   if (role === undefined) {
     throw new CtxfoldError(
       "E_UNKNOWN_ROLE",
@@ -194,7 +182,7 @@ async function coreClass(role: Role): Promise<MessageClass> {
 /** A message of the caller's classes (or @langchain/core's) from a dict the adapter rendered. */
 async function fromDict(d: LangchainMessage, classes: Map<Role, MessageClass>): Promise<object> {
   const { type, role: roleKey, ...fields } = d;
-  const role = kRoles.get(String(roleKey ?? type))!;
+  const role = kKinds.get(String(roleKey ?? type))!;
   let cls = classes.get(role);
   if (!cls) classes.set(role, (cls = await coreClass(role)));
   return new cls(fields);
@@ -264,7 +252,7 @@ export async function compactLangChain<M extends object>(
     const previous = pool.sentTag(key);
     if (typeof previous === "number" && previous < dicts.length) {
       const reply = dicts[previous] as Record<string, unknown>;
-      if (kRoles.get(String(reply.role ?? reply.type)) === "assistant") pool.recordUsage(key, reply.usage_metadata, options, modelId);
+      if (kKinds.get(String(reply.role ?? reply.type)) === "assistant") pool.recordUsage(key, reply.usage_metadata, options, modelId);
     }
   }
   const budget = budgetOf(options, modelId, pool.usageRatio(key, modelId));
