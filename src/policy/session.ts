@@ -4,7 +4,7 @@ import { jsonEqual } from "../model/equal.js";
 import { detectFormat } from "../adapters/index.js";
 import type { LedgerLine } from "../model/marks.js";
 import { FactWindow } from "./relevance/fact-window.js";
-import { ledgerLines } from "./relevance/ledger.js";
+import { isLedgerPart, ledgerLines } from "./relevance/ledger.js";
 import { WireCache } from "../adapters/wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
@@ -142,8 +142,10 @@ export class CompactorSession {
         }
         this.#baseTokens += added;
         this.#outputTokens += added;
+        this.#appended.tokens += added;
+        this.#appended.calls++;
         this.#schedulePrepare();
-        this.#planAhead(options, added);
+        this.#planAhead(options);
         c.skipped(this.#outputTokens, options.budget);
         return ok([...this.#output], this.#baseTokens, this.#outputTokens);
       }
@@ -157,6 +159,7 @@ export class CompactorSession {
       this.#output = [...messages];
       this.#refs = [];
       this.#baseTokens = this.#outputTokens = tokensBefore;
+      this.#appended = { tokens: 0, calls: 0 };
       this.#prepared = 0;
       this.#compactsDown = false;
       this.#schedulePrepare();
@@ -175,7 +178,8 @@ export class CompactorSession {
     this.#refs = [...r.refs];
     this.#baseTokens = tokensBefore;
     this.#outputTokens = c.measure(r.canonical, options.format);
-    this.#compactsDown = compactsDown(c.settings, c.settings.targetRatio, r.tokensAfter, options.budget);
+    this.#appended = { tokens: 0, calls: 0 };
+    this.#compactsDown = compactsDown(c.settings, c.settings.targetRatio, r.tokensAfter - this.#ledgerTokens(r.canonical, options.format), options.budget);
     return r;
   }
 
@@ -183,25 +187,37 @@ export class CompactorSession {
   #compactsDown = false;
 
   /**
-   * Plans the next epoch ahead (settings.aheadRatio) when kAheadSteps more appends of `added`
-   * tokens (this call's) would pass the soft threshold and that room is within aheadRatio ×
-   * budget: the conversation as it stands, compacted down to the target less that room, in idle
-   * time with idlePrepare (or by the call that needs it). Never with a deadline: that call's
-   * compaction is bounded by its own time.
+   * The tokens of the ledger in an epoch's `output` (0 without one). The ledger is left out of
+   * whether an epoch compacted down: its room is bounded (ledgerRatio) and it starts over when
+   * full, so it never keeps the output near the threshold the way what must stay whole does.
    */
-  #planAhead(options: CompactCallOptions, added: number): void {
+  #ledgerTokens(output: readonly Message[], format: Format | undefined): number {
+    const m = output.find((x) => x.parts.some(isLedgerPart));
+    if (m === undefined) return 0;
+    return this.#host.measure([m], format) - this.#host.measure([{ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }], format);
+  }
+
+  /**
+   * Plans the next epoch ahead (settings.aheadRatio) once the output is within aheadRatio ×
+   * budget of the soft threshold, the reach: the conversation as it stands is compacted down
+   * to the target less the reach, the room for the messages appended before it is used, in
+   * idle time with idlePrepare (or by the call that needs it). Only where steps are small
+   * against the reach (kAheadSteps appends of the mean size since the epoch fit it), and after
+   * an epoch that compacted down; never with a deadline: that call's compaction is bounded by
+   * its own time.
+   */
+  #planAhead(options: CompactCallOptions): void {
     const c = this.#host;
     const s = c.settings;
-    const room = kAheadSteps * added;
-    if (s.aheadRatio === 0 || room > s.aheadRatio * options.budget || options.deadline !== undefined || this.#ahead?.epoch === this.#epoch) return;
+    const reach = Math.floor(s.aheadRatio * options.budget);
+    const meanStep = this.#appended.tokens / this.#appended.calls;
+    if (reach === 0 || kAheadSteps * meanStep > reach || options.deadline !== undefined || this.#ahead?.epoch === this.#epoch) return;
     // Not after an epoch that could not compact down; not yet near the threshold; or nothing to
     // compact, the whole conversation under it.
-    if (!this.#compactsDown || c.tier(this.#outputTokens + room, options.budget) === "normal" || c.tier(this.#baseTokens, options.budget) === "normal") return;
-    // The messages appended before it is used stay whole: it compacts down to the target less
-    // their room, so that the epoch it makes ends about where one compacted in its own call would.
-    const target = Math.max(0, Math.floor(s.targetRatio * options.budget) - room);
+    if (!this.#compactsDown || c.tier(this.#outputTokens + reach, options.budget) === "normal" || c.tier(this.#baseTokens, options.budget) === "normal") return;
+    const target = Math.max(0, Math.floor(s.targetRatio * options.budget) - reach);
     const settings = { ...s, targetRatio: (target + 0.5) / options.budget };
-    const ahead: Ahead = { epoch: this.#epoch, messages: [...this.#base], options, ledger: ledgerLines(this.#output), settings, room, events: [] };
+    const ahead: Ahead = { epoch: this.#epoch, messages: [...this.#base], options, ledger: ledgerLines(this.#output), settings, reach, events: [] };
     this.#ahead = ahead;
     if (s.idlePrepare) kIdle(() => this.#startAhead(ahead)).unref?.();
   }
@@ -222,8 +238,9 @@ export class CompactorSession {
   /**
    * The epoch compacted ahead with the messages appended since after it, as this call's epoch
    * (`messages` of `tokensBefore` tokens, the running total of the appends):
-   * when it was planned in this epoch with the same budget and format, those messages fit the
-   * room it left, and the whole stays within the soft threshold. Otherwise undefined, and the
+   * when it was planned in this epoch with the same budget and format, those messages are
+   * within twice its reach (the whole ends within the reach of the target), and the whole
+   * stays within the soft threshold. Otherwise undefined, and the
    * caller compacts in full (a failure of the compaction ahead is left to it too: it meets the
    * failure again and reports it). Every condition but the last is decided before the
    * compaction ahead is awaited, so a call that must compact in full never also compacts ahead.
@@ -242,14 +259,14 @@ export class CompactorSession {
     )
       return undefined;
     const since = messages.slice(ahead.messages.length);
-    if (c.measure(since, options.format) - c.measure([], options.format) > ahead.room) return undefined;
+    if (c.measure(since, options.format) - c.measure([], options.format) > 2 * ahead.reach) return undefined;
     const r = await this.#startAhead(ahead);
     if (r === undefined || r.status !== "ok") return undefined;
     const output = [...r.canonical, ...since];
     const tokensAfter = c.measure(output, options.format);
     if (c.tier(tokensAfter, options.budget) !== "normal") return undefined;
     for (const e of ahead.events) c.emit(e);
-    this.#compactsDown = compactsDown(c.settings, ahead.settings.targetRatio, r.tokensAfter, options.budget);
+    this.#compactsDown = compactsDown(c.settings, ahead.settings.targetRatio, r.tokensAfter - this.#ledgerTokens(r.canonical, options.format), options.budget);
     this.#epoch = ahead.epoch + 1;
     this.#base = [...messages];
     this.#prepared = ahead.messages.length;
@@ -257,12 +274,15 @@ export class CompactorSession {
     this.#refs = [...r.refs];
     this.#baseTokens = tokensBefore;
     this.#outputTokens = tokensAfter;
+    this.#appended = { tokens: 0, calls: 0 };
     this.#schedulePrepare();
     return { ...r, messages: [...output], canonical: [...output], tokensBefore: this.#baseTokens, tokensAfter, epoch: this.#epoch };
   }
 
   /** The next epoch planned ahead, if any (see #planAhead). */
   #ahead: Ahead | undefined;
+  /** The tokens appended since the current epoch, and in how many calls. */
+  #appended = { tokens: 0, calls: 0 };
   #baseTokens = 0;
   #outputTokens = 0;
   /** The refs of the current epoch's compaction: every later call's output still holds its replacements. */
@@ -293,13 +313,14 @@ function compactsDown(s: TieredSettings, targetRatio: number, tokens: number, bu
   return tokens <= (targetRatio + (s.softRatio - targetRatio) / 4) * budget;
 }
 
-/** Appends of the planning call's size an epoch compacted ahead leaves room for (see #planAhead). */
+/** Appends of the mean size since the epoch that must fit the reach for the next epoch to be planned ahead (see #planAhead). */
 const kAheadSteps = 2;
 
 /**
  * An epoch compacted ahead: the session's epoch it was planned in, the conversation then, the
- * call's options, the ledger to start with, the settings it compacts with and the room it
- * leaves for later messages; its compaction once started, and the events it reported.
+ * call's options, the ledger to start with, the settings it compacts with and the reach it was
+ * planned at (tokens below the target it compacts to); its compaction once started, and the
+ * events it reported.
  */
 interface Ahead {
   epoch: number;
@@ -307,7 +328,7 @@ interface Ahead {
   options: CompactCallOptions;
   ledger: readonly LedgerLine[];
   settings: TieredSettings;
-  room: number;
+  reach: number;
   events: PolicyEvent[];
   run?: Promise<CanonicalResult | undefined>;
 }
