@@ -299,3 +299,21 @@ export function indexOfTerm(text: string, term: string, from = 0): number {
 export function containsTerm(text: string, term: string): boolean {
   return indexOfTerm(text, term) >= 0;
 }
+
+/**
+ * Every term `text` holds as a whole: the substrings `t` with containsTerm(text, t), `text`
+ * itself included, each once. Its substrings between a start and an end that occursAt allows,
+ * so a set of them answers containsTerm for many terms against one short text (a name) without
+ * scanning it for each.
+ */
+export function termsWithin(text: string): Set<string> {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (i === 0 || !isWordUnit(text.charCodeAt(i - 1)) || !isWordUnit(text.charCodeAt(i))) starts.push(i);
+    if (i === text.length - 1 || !isWordUnit(text.charCodeAt(i + 1)) || !isWordUnit(text.charCodeAt(i))) ends.push(i + 1);
+  }
+  const out = new Set<string>();
+  for (const a of starts) for (const e of ends) if (e > a) out.add(text.slice(a, e));
+  return out;
+}

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { specificTerms, specificTermsByRegex } from "../../src/model/terms.js";
+import { containsTerm, specificTerms, specificTermsByRegex, termsWithin } from "../../src/model/terms.js";
 import { corpusLines } from "../helpers-corpus.js";
 import { hasCorpus, kNoCorpusReason } from "../helpers.js";
 
@@ -108,5 +108,30 @@ describe("specificTerms: the ASCII scan equals the candidate regex", () => {
       }
     }
     expect(texts).toBeGreaterThan(1000);
+  });
+});
+
+describe("termsWithin: every term a text holds as a whole", () => {
+  /** What it means, spelled out: each substring that containsTerm finds in the text. */
+  const byContainsTerm = (text: string) => {
+    const out = new Set<string>();
+    for (let a = 0; a < text.length; a++) for (let e = a + 1; e <= text.length; e++) if (containsTerm(text, text.slice(a, e))) out.add(text.slice(a, e));
+    return out;
+  };
+
+  it("known cases: a dotted name holds its dotted prefixes and parts, not a part of a word", () => {
+    const t = termsWithin("django.conf.settings");
+    for (const x of ["django", "django.conf", "conf.settings", "settings", "django.conf.settings", "."]) expect(t.has(x), x).toBe(true);
+    for (const x of ["djan", "conf.set", "ettings"]) expect(t.has(x), x).toBe(false);
+    expect([...termsWithin("--verbose")].sort()).toEqual([...byContainsTerm("--verbose")].sort());
+  });
+
+  it("equals containsTerm over every substring, on random names of word and separator characters", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom("a", "b", "_", "1", ".", "/", "-", ":", "é", " "), maxLength: 14 }), (text) => {
+        expect([...termsWithin(text)].sort()).toEqual([...byContainsTerm(text)].sort());
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -19,7 +19,7 @@
  * less than a fifth is left, the ledger starts over (one prefix break every few epochs, with
  * the facts ranked anew: recent facts are worth more than the room old ones hold).
  */
-import { containsTerm } from "../../model/terms.js";
+import { termsWithin } from "../../model/terms.js";
 import { markOf, marked, type LedgerLine } from "../../model/marks.js";
 import type { Message, Part, TextPart } from "../../model/schema.js";
 import { oneLine } from "../../steps/rules.js";
@@ -249,7 +249,9 @@ export function extendLedger(
   let cost = 8; // line labels
   let errors = 0;
   let decisions = 0;
-  let pickedNames = "";
+  /** The terms the picked names hold (a name shows them all), and the picked names by key. */
+  const shownByPicked = new Set<string>();
+  const pickedTerms = new Map<string, Candidate & { tokens: number }>();
   const it = ranked(prose, terms);
   // Facts go through the estimator in batches of the ranking, as far down as the block reaches.
   for (let chunk = take(it, 128); chunk.length > 0 && cost + 2 <= blockRoom; chunk = take(it, 128)) {
@@ -270,16 +272,23 @@ export function extendLedger(
       if (held.has(c.key) || (c.kind === "error" && errors >= kMaxErrors) || (c.kind === "decision" && decisions >= kMaxDecisions)) continue;
       const tokens = Math.ceil(estimates[k]) + (prose ? 3 : 0);
       if (cost + tokens > blockRoom) continue;
-      if (prose ? shown.some((t) => t.includes(c.text)) : present.has(c.key) || containsTerm(pickedNames, c.key)) continue;
+      if (prose ? shown.some((t) => t.includes(c.text)) : present.has(c.key) || shownByPicked.has(c.key)) continue;
       // A longer name shows the shorter ones it holds (`django.conf` in `django.conf.settings`): they give their room back.
-      for (let q = picked.length - 1; q >= 0 && !prose; q--) {
-        if (picked[q].kind !== "term" || picked[q].key.length >= c.key.length || !containsTerm(c.key, picked[q].key)) continue;
-        cost -= picked[q].tokens;
-        picked.splice(q, 1);
+      const item = { ...c, tokens };
+      if (!prose) {
+        const within = termsWithin(c.key);
+        for (const t of within) {
+          const shorter = t.length < c.key.length ? pickedTerms.get(t) : undefined;
+          if (shorter === undefined) continue;
+          cost -= shorter.tokens;
+          picked.splice(picked.indexOf(shorter), 1);
+          pickedTerms.delete(t);
+        }
+        for (const t of within) shownByPicked.add(t);
+        pickedTerms.set(c.key, item);
       }
       cost += tokens;
-      picked.push({ ...c, tokens });
-      if (!prose) pickedNames += `\n${c.key}`;
+      picked.push(item);
       if (c.kind === "error") errors++;
       if (c.kind === "decision") decisions++;
     }
