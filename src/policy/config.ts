@@ -35,13 +35,14 @@ export const TieredSettings = z.strictObject({
    * hysteresis: appends fit in it for a while with the rendered prefix byte-identical between
    * calls (provider prompt caches keep hitting). A higher target keeps more of the conversation
    * in text; a lower one makes epochs, which rewrite what follows their first change, rarer, and
-   * each call reads fewer tokens. On the dev corpus, with the fact ledger carrying what the
-   * removed steps named, next-step evidence is flat from 0.05 to 0.7 (0.933–0.938 at 8k) while
-   * cost per call rises with the target (1,234 at 0.2, 1,308 at 0.6, 1,361 at 0.7): 0.3 is the
-   * point of that frontier that keeps the most evidence at 32k for the least cost.
-   * @default 0.3
+   * each call reads fewer tokens. What stays whole (the critical messages, the latest exchanges,
+   * standing instructions) and the ledger often leave an epoch above the target anyway, so a low
+   * target costs little evidence: on both corpora pooled, with ledgerRatio 0.18, 0.1 keeps
+   * 88.2% of next-step evidence at 8k and 93.2% at 32k for a cost per call of 1,493 and 3,367,
+   * against 87.9%, 90.3%, 1,502 and 3,480 at 0.3 (docs/eval.md, "Choosing the defaults").
+   * @default 0.1
    */
-  targetRatio: ratio(0.3),
+  targetRatio: ratio(0.1),
   /**
    * The latest tool exchanges kept whole in stages 1–3 (1 in the critical tier): an exchange is
    * an assistant message that calls tools with the results answering it, however many calls it
@@ -116,7 +117,8 @@ export const TieredSettings = z.strictObject({
    * stay whole near the threshold, the messages an epoch ahead leaves whole would bring the
    * next epoch sooner, so each epoch is compacted in its own call. Which calls compact, and
    * what, never depends on timing, only where the latency goes. On both corpora pooled, 0.05
-   * leaves evidence unchanged and cost per call within 1% of 0 at 8k and 32k. 0: off.
+   * leaves evidence unchanged against 0, with cost per call the same at 8k and 1.3% higher at
+   * 32k. 0: off.
    * @default 0.05
    */
   aheadRatio: z.number().min(0).max(0.5).default(0.05),
@@ -150,13 +152,15 @@ export const TieredSettings = z.strictObject({
    * established — files (edited ones said so), names, error lines, decisions — as one marked
    * section before the step summary's lines, within this fraction of the budget, growing
    * append-only across a session's epochs so the cached prefix reaches through it. 0 turns it
-   * off. Its tokens are content the model reads, so they are paid for: on the whole dev corpus
-   * at 8k and a target of 0.6, 0.06 lifts next-step evidence from 0.77 to 0.94 for about 6% more
-   * cache-priced cost per call (0.04: 0.91 for 4%; 0.02: 0.87 for 2%); with the target at 0.3,
-   * 0.05 keeps 0.92 at 8k and 0.99 at 32k with cost per call no higher than without it.
-   * @default 0.05
+   * off. Its tokens are content the model reads, so they are paid for; names cost a few tokens
+   * each and sit in the cached prefix. On both corpora pooled (targetRatio 0.1), next-step
+   * evidence at 8k / 32k and cost per call at 8k: 0.05 gives 81.1% / 88.0% for 1,387; 0.1
+   * 85.5% / 90.6% for 1,429; 0.18 88.2% / 93.2% for 1,493; 0.25 89.2% / 93.8% for 1,512.
+   * 0.18 is the most evidence within 5% of the cost per call before the ledger grew
+   * (docs/eval.md, "Choosing the defaults").
+   * @default 0.18
    */
-  ledgerRatio: z.number().min(0).max(0.5).default(0.05),
+  ledgerRatio: z.number().min(0).max(0.5).default(0.18),
   /**
    * Stage 3's group lines name what their steps worked on (`10 commands executed: nl
    * django/forms/fields.py; python reproduce.py; …`), where the step compactor's templates say

@@ -1,6 +1,6 @@
 /**
  * `ctxfold mcp` driven by the MCP SDK's own client over stdio, on an offload store made by
- * really compacting dev-corpus runs with `ctxfold compact`: the tools are listed, a ref the
+ * really compacting dev-corpus runs (the library's pack store, and `ctxfold compact`): the tools are listed, a ref the
  * compacted output names comes back byte for byte (a large one page by page), a history ref
  * comes back in OpenAI Chat, Anthropic and AI SDK formats, valid and equal to the removed
  * messages, and unknown refs, other stores' refs, offsets out of range and a tampered pack are
@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kAdapters, type Format } from "../../src/adapters/index.js";
 import type { Message, Part } from "../../src/model/schema.js";
 import { createPackStore, getMessages, refPattern, type PackOffloadStore } from "../../src/store/index.js";
+import { createCompactor } from "../../src/policy/index.js";
 import { validate } from "../../src/validate/index.js";
 import { corpusLines } from "../helpers-corpus.js";
 import { hasCorpus, kNoCorpusReason } from "../helpers.js";
@@ -100,18 +101,22 @@ describe.skipIf(!hasCorpus)(`ctxfold mcp${hasCorpus ? "" : ` — ${kNoCorpusReas
     const lines = corpusLines();
     runs = kRuns.map((i) => JSON.parse(lines[i]) as { messages: unknown[] });
     writeFileSync(path.join(dir, "runs.jsonl"), kRuns.map((i) => lines[i]).join("\n") + "\n");
-    // Two batches into one offload directory: at 32k the outputs keep observations with the refs
-    // of the full outputs; at 8k older steps go whole, behind history refs. Each writes its pack.
-    for (const budget of [32_000, 8_000]) {
-      const r = spawnSync(
-        process.execPath,
-        [kCli, "compact", "runs.jsonl", "-o", `out-${budget}.jsonl`, "--budget", String(budget), "--offload-dir", offload, "--workers", "1", "--quiet"],
-        { cwd: dir, encoding: "utf8" },
-      );
-      expect(r.status, r.stderr).toBe(0);
-    }
+    // Two compactions into one offload directory, each writing its pack: the library at 32k with
+    // a target of 0.3, where the outputs keep observations with the refs of the full outputs;
+    // then `ctxfold compact` at 8k, where older steps go whole, behind history refs.
+    const packs = createPackStore({ dir: offload });
+    const compactor = createCompactor({ store: packs, targetRatio: 0.3 });
+    const outputs: string[] = [];
+    for (const run of runs) outputs.push(JSON.stringify((await compactor.compact(run.messages, { budget: 32_000, format: "openai-chat" })).messages));
+    packs.flush();
+    const r = spawnSync(
+      process.execPath,
+      [kCli, "compact", "runs.jsonl", "-o", "out-8000.jsonl", "--budget", "8000", "--offload-dir", offload, "--workers", "1", "--quiet"],
+      { cwd: dir, encoding: "utf8" },
+    );
+    expect(r.status, r.stderr).toBe(0);
     store = createPackStore({ dir: offload });
-    contentRefs = refsIn(readFileSync(path.join(dir, "out-32000.jsonl"), "utf8")).filter((r) => !r.includes("/history_"));
+    contentRefs = refsIn(outputs.join("\n")).filter((r) => !r.includes("/history_"));
     histories = readFileSync(path.join(dir, "out-8000.jsonl"), "utf8")
       .trim()
       .split("\n")

@@ -48,9 +48,9 @@ function kit(events: PolicyEvent[] = []): StageKit {
 
 const user = (id: string, text: string): Message => ({ id, role: "user", parts: [{ type: "text", text }], meta: {} });
 
-/** Six long user messages as a work whose budget is their total: far above its target (targetRatio × budget). */
+/** Twenty long user messages as a work whose budget is their total: far above its target (targetRatio × budget), which one of them is under. */
 function work(k: StageKit): Work {
-  const msgs = Array.from({ length: 6 }, (_, i) => user(`u${i}`, `message ${i}: ${"some words of it ".repeat(100)}`));
+  const msgs = Array.from({ length: 20 }, (_, i) => user(`u${i}`, `message ${i}: ${"some words of it ".repeat(100)}`));
   const total = k.measure.all(msgs);
   return openWork(k, msgs, total, total);
 }

@@ -194,9 +194,10 @@ describe("stage 2 with focus lines", () => {
     return msgs;
   }
 
+  /** At a target stage 2 alone reaches on these conversations (stage 3 would replace the outputs whole). */
   const compact = async (focusTokens: number, messages: Message[], budget: number) => {
     const store = createMemoryStore();
-    const r = await createCompactor({ store, focusTokens }).compactCanonical(messages, { budget });
+    const r = await createCompactor({ store, focusTokens, targetRatio: 0.3 }).compactCanonical(messages, { budget });
     return { r, store };
   };
   const outputsOf = (msgs: readonly Message[]) =>
