@@ -1,34 +1,48 @@
 /**
- * The README's quick start and recall, runnable: a generated 24-step coding run in OpenAI chat
- * format, compacted to 8,000 tokens, then a removed original and the removed history read back
- * from the store. The lines between the markers are the README's snippets (a test holds them
- * equal); the example imports the sources where the README imports the package.
+ * The README's quick start and recall, runnable: a generated 24-step coding run written as
+ * run.json in OpenAI chat format, compacted to 8,000 tokens, then the removed history and a
+ * removed original read back from the store. The lines between the markers are the README's
+ * snippets (a test holds them equal; test/package/app.test.ts runs the README's file itself
+ * against the packed tarball); the example imports the sources where the README imports the
+ * package, and runs in a directory of its own, as the README's file runs in the app's.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
-import { renderMessages } from "../src/adapters/index.js";
 import { generateRun } from "../src/gen/run.js";
-import { createCompactor, createFsStore, getMessages } from "../src/index.js";
+import { createCompactor, createFsStore, getMessages, renderMessages } from "../src/index.js";
 
-export async function main(log: (line: string) => void = console.log): Promise<void> {
+/** Writes the example's run.json (the generated run in OpenAI chat format) into `dir`. */
+export function writeExampleRun(dir: string): void {
+  writeFileSync(path.join(dir, "run.json"), JSON.stringify(renderMessages(generateRun({ seed: 3, steps: 24 }).messages, "openai-chat")));
+}
+
+/** The README's code, its console the one given. */
+export async function main(console: Pick<Console, "log"> = globalThis.console): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), "ctxfold-quick-start-"));
+  const cwd = process.cwd();
   try {
-    const messages = renderMessages(generateRun({ seed: 3, steps: 24 }).messages, "openai-chat");
+    writeExampleRun(dir);
+    process.chdir(dir);
     // readme:quick-start
-    const store = createFsStore({ dir: path.join(dir, ".ctxfold") });
+    // One conversation in OpenAI Chat format: [{ role, content, tool_calls?, tool_call_id? }, …]
+    const messages = JSON.parse(readFileSync("run.json", "utf8"));
+    const store = createFsStore({ dir: ".ctxfold" });
     const compactor = createCompactor({ store });
-    const r = await compactor.compact(messages, { budget: 8000 });
-    log(`${r.tokensBefore} → ${r.tokensAfter} tokens, ${r.refs.length} refs`);
+    const r = await compactor.compact(messages, { budget: 8000, format: "openai-chat" });
+    console.log(`${r.tokensBefore} → ${r.tokensAfter} tokens, ${r.refs.length} refs`);
     // readme:end
     // readme:recall
-    const original = store.getText(r.refs[0]); // byte for byte what was removed
-    log(`${r.refs[0]}: ${original.length} chars`);
+    // A history ref: the messages a stage removed whole, back in the caller's format.
     const history = r.refs.find((ref) => ref.includes("/history_"));
-    if (history) log(`${getMessages(store, history).length} messages removed whole`);
+    if (history) console.log(`${renderMessages(getMessages(store, history), "openai-chat").length} messages removed whole`);
+    // Any other ref: an original a stage shortened (an output, arguments, a text), byte for byte.
+    const text = r.refs.find((ref) => !ref.includes("/history_"));
+    if (text) console.log(`${text}: ${store.getText(text).length} chars`);
     // readme:end
   } finally {
+    process.chdir(cwd);
     rmSync(dir, { recursive: true, force: true });
   }
 }

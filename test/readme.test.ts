@@ -38,12 +38,16 @@ describe("README for users", () => {
 
   it("the quick start and recall snippets are the example's code, and its output is the one quoted", async () => {
     const s = snippets();
-    expect(s.get("Quick start")!.split("\n").slice(2).join("\n").trimEnd()).toBe(marked("quick-start"));
+    // The quick start is a whole module: its imports, then the example's code.
+    const [imports, body] = s.get("Quick start")!.split("\n\n");
+    expect(imports).toMatch(/^import \{ readFileSync \} from "node:fs";\nimport \{ [\w, ]+ \} from "ctxfold";$/);
+    expect(body.trimEnd()).toBe(marked("quick-start"));
     expect(s.get("Getting removed content back")!.trimEnd()).toBe(marked("recall"));
     const lines: string[] = [];
-    await quickStart((l) => lines.push(l));
+    await quickStart({ log: (l: string) => lines.push(l) });
     expect(userPart).toContain(`\`${lines[0]}\``);
-    expect(lines.at(-1)).toMatch(/^\d+ messages removed whole$/);
+    expect(lines[1]).toMatch(/^\d+ messages removed whole$/);
+    expect(lines[2]).toMatch(/^workspace\/outputs\/\w+\.\w+: \d+ chars$/);
   });
 
   it("every export the integration snippets name exists in the subpath they name", async () => {

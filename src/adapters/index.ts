@@ -42,7 +42,12 @@ export function parseMessages(data: unknown, options: ParseOptions & { format?: 
   return { format, messages: kAdapters[format].parse(data, options) };
 }
 
-/** Renders canonical messages in `format`. */
+/**
+ * Renders canonical messages in `format`: an array of that provider's messages, or for
+ * "anthropic" an object with `messages` (and `system` when there is a system prompt).
+ */
+export function renderMessages(messages: readonly Message[], format: Exclude<Format, "anthropic">, options?: RenderOptions): unknown[];
+export function renderMessages(messages: readonly Message[], format: Format, options?: RenderOptions): unknown;
 export function renderMessages(messages: readonly Message[], format: Format, options?: RenderOptions): unknown {
   return kAdapters[detectFormat([], format)].render(messages, options);
 }
