@@ -1,8 +1,9 @@
 /**
  * ctxfold as a user meets it: the packed tarball installed into an empty TypeScript app (ES
- * module, `strict`, NodeNext, `skipLibCheck: false`) with the MCP SDK beside it. The README's
+ * module, `strict`, NodeNext, `skipLibCheck: false`) with the MCP SDK and the AI SDK beside it. The README's
  * quick start and recall, as one file, type-check there and run, printing what the README
- * quotes; a snippet broken by one name fails the check; the `ctxfold` command compacts a run and
+ * quotes; a snippet broken by one name fails the check; the AI SDK example runs its loop from
+ * the package; the `ctxfold` command compacts a run and
  * shows the history ref it names in OpenAI format; the MCP SDK's client reads the same removed
  * messages back from `ctxfold mcp`. Packages come from
  * npm's cache where `npm ci` put them (`--prefer-offline`); without a registry or that cache the
@@ -62,11 +63,10 @@ beforeAll(() => {
       include: ["*.ts"],
     }),
   );
+  // @types/json-schema: the AI SDK's own declarations import it, and the app checks every library's.
   const deps = [
     tarball,
-    `typescript@${installed("typescript")}`,
-    `@types/node@${installed("@types/node")}`,
-    `@modelcontextprotocol/sdk@${installed("@modelcontextprotocol/sdk")}`,
+    ...["typescript", "@types/node", "@modelcontextprotocol/sdk", "ai", "zod", "@types/json-schema"].map((name) => `${name}@${installed(name)}`),
   ];
   const install = run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", ...deps], app, 240_000);
   if (install.status !== 0)
@@ -103,6 +103,23 @@ describe("the packed tarball in an empty TypeScript app", () => {
     rmSync(path.join(app, "broken.ts"));
     expect(check.status).not.toBe(0);
     expect(check.stdout).toMatch(/broken\.ts.*createCompacter/);
+  });
+
+  it("the AI SDK example, its one import of ctxfold pointed at the package, type-checks and runs its loop with every prompt within budget", (ctx) => {
+    if (unavailable) ctx.skip(unavailable);
+    const files = ["ai-sdk-middleware.ts", "stub-model.ts", "fake-files.ts"];
+    for (const f of files) {
+      const text = readFileSync(path.join(kRoot, "examples", f), "utf8");
+      expect(text.match(/from "\.\.\/src\/[^"]+"/g) ?? [], f).toEqual(f === "ai-sdk-middleware.ts" ? ['from "../src/integrations/ai-sdk.js"'] : []);
+      writeFileSync(path.join(app, f), text.replace('"../src/integrations/ai-sdk.js"', '"ctxfold/ai-sdk"'));
+    }
+    const check = tsc();
+    expect(check.status, check.stdout + check.stderr).toBe(0);
+    const r = run(process.execPath, ["out/ai-sdk-middleware.js"], app);
+    for (const f of files) rmSync(path.join(app, f));
+    expect(r.status, r.stderr).toBe(0);
+    const last = r.stdout.trim().split("\n").at(-1)!;
+    expect(last).toMatch(/^40 steps, [1-9]\d* epochs, every prompt ≤ 8000 tokens: true$/);
   });
 
   it("the ctxfold command compacts a run and shows the history ref it names; `ctxfold mcp` gives the same messages to the MCP SDK's client", async (ctx) => {
