@@ -8,7 +8,7 @@ import { kPresets } from "../steps/config.js";
 export const kCommandUsage: Readonly<Record<string, string>> = {
   compact: `compact IN.jsonl[.gz]|- -o OUT.jsonl|- --budget N
         [--format auto|openai|anthropic|responses|ai-sdk|langchain] [--mode tiered|legacy]
-        [--preset NAME] [--offload-dir DIR] [--workers N] [--max-worker-heap-mb N|0]
+        [--preset NAME] [--config FILE] [--offload-dir DIR] [--workers N] [--max-worker-heap-mb N|0]
         [--max-line-mb N] [--resume] [--strict] [--redact-offload] [--json] [--quiet]
               compacts every run (one per line: a messages array, or an object with
               "messages" whose other fields are kept) to the budget, in input order and format;
@@ -114,6 +114,7 @@ const kCommandOptions: Readonly<Record<string, readonly (readonly [string, strin
     ["--format F", "the input's provider format: auto, openai, anthropic, responses, ai-sdk, langchain (default auto: detected per run)"],
     ["--mode M", "tiered or legacy (block compaction's three levels) (default tiered)"],
     ["--preset NAME", `a step-compaction preset: ${presetNames()} (default none)`],
+    ["--config FILE", "a JSON object of compactor settings, as eval --config takes; flags given win over it (default the defaults)"],
     ["--offload-dir DIR", "where removed originals are stored (default OUT.offload, or ctxfold-offload with -o -)"],
     ["--workers N", "worker threads, at most twice the cores (default cores - 1, at most 8)"],
     ["--max-worker-heap-mb N", "a worker's heap limit in MB, 0 for none (default 128)"],

@@ -6,10 +6,7 @@
  * hand-written trimmer does: the bar to clear, always measured) and the peers asked for, and
  * returns the report that `--json` prints and `--html` draws.
  */
-import { readFileSync } from "node:fs";
-import { CtxfoldError } from "../errors.js";
-import { resolveTieredSettings, TieredSettings, type CompactorConfig } from "../policy/index.js";
-import { kDeprecatedTieredNames } from "../policy/config.js";
+import type { CompactorConfig } from "../policy/index.js";
 import { ctxfold, loadPeers, type Contender } from "./contenders.js";
 import { tailBaseline } from "./tail-baseline.js";
 import { promptPoints, replayRuns, type EvalRun } from "./replay.js";
@@ -27,6 +24,7 @@ export * as metrics from "./metrics.js";
 export * as evidence from "./evidence.js";
 export { MissTally, missKind, recordMisses, type MissExample, type MissKind, type MissReport, type MissRow, type MissStage } from "./misses.js";
 export { kPricing, parsePricing, type Pricing } from "./metrics.js";
+export { readConfigFile } from "../policy/config-file.js";
 export {
   kSourceMetrics,
   kUnnamedSource,
@@ -38,38 +36,6 @@ export {
   type SourcesReport,
   type WorstSource,
 } from "./sources.js";
-
-/**
- * A ctxfold config file: a JSON object of TieredSettings fields (what createCompactor takes,
- * without store, summariser or counter, which are code). E_BAD_INPUT naming the file and the
- * field for anything else.
- */
-export function readConfigFile(file: string): Omit<CompactorConfig, "store"> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new CtxfoldError("E_BAD_INPUT", `cannot read it: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { path: file });
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new CtxfoldError("E_BAD_INPUT", `not JSON: ${(err as Error).message}`, { path: file });
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new CtxfoldError("E_BAD_INPUT", `expected a JSON object of compactor settings`, { path: file });
-  const unknown = Object.keys(value).filter((k) => !Object.hasOwn(TieredSettings.shape, k) && !Object.hasOwn(kDeprecatedTieredNames, k));
-  if (unknown.length) {
-    throw new CtxfoldError(
-      "E_BAD_INPUT",
-      `unknown setting ${unknown.map((k) => JSON.stringify(k)).join(", ")} (settings: ${Object.keys(TieredSettings.shape).join(", ")})`,
-      { path: `${file}.${unknown[0]}` },
-    );
-  }
-  resolveTieredSettings(value as CompactorConfig, file); // throws naming `file.field`
-  return value as Omit<CompactorConfig, "store">;
-}
 
 export interface EvaluateOptions {
   /** The input's name in the report. */

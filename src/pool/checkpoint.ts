@@ -57,8 +57,8 @@ export interface Checkpoint {
 }
 
 const sameOptions = (a: JobKey, b: JobKey) =>
-  JSON.stringify([a.budget, a.format, a.mode, a.preset ?? null, a.offloadDir ?? null, a.redactOffload ?? false]) ===
-  JSON.stringify([b.budget, b.format, b.mode, b.preset ?? null, b.offloadDir ?? null, b.redactOffload ?? false]);
+  JSON.stringify([a.budget, a.format, a.mode, a.preset ?? null, a.offloadDir ?? null, a.redactOffload ?? false, a.config ?? null]) ===
+  JSON.stringify([b.budget, b.format, b.mode, b.preset ?? null, b.offloadDir ?? null, b.redactOffload ?? false, b.config ?? null]);
 
 const kStartOver = "rerun without --resume to start over";
 

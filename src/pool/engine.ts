@@ -93,6 +93,7 @@ function jobOf(options: BatchOptions): JobOptions {
     mode: options.mode,
     file: options.input === "-" ? "stdin" : options.input,
     ...(options.preset ? { preset: options.preset } : {}),
+    ...(options.config ? { config: options.config } : {}),
     ...(options.offloadDir ? { offloadDir: options.offloadDir } : {}),
     ...(options.redactOffload ? { redactOffload: true } : {}),
   };

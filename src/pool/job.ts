@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import type { Format } from "../adapters/index.js";
 import { asCtxfoldError, CtxfoldError } from "../errors.js";
-import { type Compactor, createCompactor } from "../policy/index.js";
+import { type Compactor, type CompactorConfig, createCompactor } from "../policy/index.js";
 import { createMemoryStore, createPackStore, runScopeRefs, writeScopeRecord, type ContentAddressedStore, type RunScope } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
 import { encodingIndex } from "../tokens/weights-table.js";
@@ -22,6 +22,11 @@ export interface JobOptions {
   mode: "tiered" | "legacy";
   /** The step compactor's preset for stage 3's step compaction. @default none: the step compactor's defaults */
   preset?: PresetName;
+  /**
+   * Compactor settings besides these (a config file's, readConfigFile: JSON values only, so it
+   * crosses to worker threads and queue workers as it is). @default none: the defaults
+   */
+  config?: JobConfig;
   /** Where removed and shortened originals go (a pack store). @default none: kept in memory (tests, --dry runs) */
   offloadDir?: string;
   /** The input's name in error records. */
@@ -32,6 +37,9 @@ export interface JobOptions {
    */
   redactOffload?: boolean;
 }
+
+/** Compactor settings a batch job carries: what a config file may set (no store, callbacks or counter). */
+export type JobConfig = Omit<CompactorConfig, "store" | "summarizer" | "counter" | "onEvent" | "now">;
 
 /** A line that could not be compacted: it was written through unchanged. */
 export interface ErrorRecord {
@@ -92,12 +100,13 @@ export function addStats(into: ChunkStats, s: ChunkStats): void {
 const kCompactors = new Map<string, { compactor: Compactor; store: ContentAddressedStore }>();
 
 function compactorFor(options: JobOptions): { compactor: Compactor; store: ContentAddressedStore } {
-  const key = JSON.stringify([options.mode, options.preset ?? null, options.offloadDir ?? null, options.redactOffload ?? false]);
+  const key = JSON.stringify([options.mode, options.preset ?? null, options.offloadDir ?? null, options.redactOffload ?? false, options.config ?? null]);
   let hit = kCompactors.get(key);
   if (!hit) {
     const store = options.offloadDir ? createPackStore({ dir: options.offloadDir }) : createMemoryStore();
     hit = {
       compactor: createCompactor({
+        ...options.config,
         store,
         mode: options.mode,
         redactOffload: options.redactOffload ?? false,

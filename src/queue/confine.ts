@@ -13,6 +13,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CtxfoldError, shownValue } from "../errors.js";
 import type { JobOptions } from "../pool/job.js";
+import { checkConfigObject } from "../policy/config-file.js";
 import { errorCode, errorMessage } from "../store/fs-ops.js";
 import { isResultKey } from "./result.js";
 import { kShardIdPattern } from "./shard.js";
@@ -61,6 +62,14 @@ export function admitJob(jobId: string, data: unknown, roots: WorkerRoots): Admi
   if (!isResultKey(d.key)) throw refuse("key", "expected a result key (64 hex digits)");
   const options = d.options as Record<string, unknown> | undefined;
   if (typeof options !== "object" || options === null || Array.isArray(options)) throw refuse("options", `expected an object, got ${shownValue(options)}`);
+  if (options.config !== undefined) {
+    try {
+      checkConfigObject(options.config, "options.config");
+    } catch (err) {
+      // The message names the field (options.config.targetRatio: …).
+      throw new CtxfoldError("E_JOB_REFUSED", `job ${jobId}: ${errorMessage(err)}`);
+    }
+  }
   const storageDir = storageDirOf(d.storage, refuse);
   for (const dir of [storageDir, path.join(storageDir, "shards"), path.join(storageDir, "results")])
     inside(roots.workDir, dir, (why) => refuse("storage", why));

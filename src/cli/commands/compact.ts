@@ -4,7 +4,8 @@ import * as path from "node:path";
 import type { PresetName } from "../../steps/config.js";
 import { runBatch, type BatchOptions, type BatchSummary } from "../../pool/engine.js";
 import { kDefaultMaxLineBytes } from "../../pool/input.js";
-import type { JobOptions } from "../../pool/job.js";
+import type { JobConfig, JobOptions } from "../../pool/job.js";
+import { readConfigFile } from "../../policy/config-file.js";
 import type { ChunkRunner } from "../../pool/worker-pool.js";
 import type { QueueRunner } from "../../queue/producer.js";
 import { kDefaultOffloadPrefix, refPattern } from "../../store/index.js";
@@ -33,6 +34,7 @@ const kOptions = {
   format: { type: "string" },
   mode: { type: "string" },
   preset: { type: "string" },
+  config: { type: "string" },
   "offload-dir": { type: "string" },
   workers: { type: "string" },
   resume: { type: "boolean" },
@@ -65,6 +67,7 @@ interface CompactFlags {
   format: BatchOptions["format"];
   mode: "tiered" | "legacy";
   preset: string | undefined;
+  config: JobConfig | undefined;
   workers: number;
   workerHeapMb: number;
   maxLineMb: number;
@@ -105,8 +108,11 @@ function compactFlags(argv: string[], io: CliIo): CompactFlags {
   if (output === undefined) throw new UsageError("-o OUT is required (- for stdout)");
   const budget = intOption(values.budget as string | undefined, "budget");
   const format = formatOption(values.format as string | undefined) ?? "auto";
-  const mode = modeOption(values.mode as string | undefined);
-  const preset = presetOption(values.preset as string | undefined);
+  // A config file's settings; the flags given win over it (a mode, preset or redaction it sets
+  // applies where the flag is not given).
+  const config = values.config === undefined ? undefined : readConfigFile(values.config as string);
+  const mode = values.mode === undefined && config?.mode !== undefined ? config.mode : modeOption(values.mode as string | undefined);
+  const preset = presetOption(values.preset as string | undefined) ?? config?.stepPreset;
   // With --queue the batch runs in ctxfold worker processes, not threads of this one.
   const workers =
     values.queue === undefined
@@ -124,6 +130,7 @@ function compactFlags(argv: string[], io: CliIo): CompactFlags {
     format,
     mode,
     preset,
+    config,
     workers,
     workerHeapMb,
     maxLineMb,
@@ -133,14 +140,14 @@ function compactFlags(argv: string[], io: CliIo): CompactFlags {
     json: Boolean(values.json),
     resume: Boolean(values.resume),
     strict: Boolean(values.strict),
-    redactOffload: Boolean(values["redact-offload"]),
+    redactOffload: Boolean(values["redact-offload"]) || config?.redactOffload === true,
     queue,
   };
 }
 
 /** The batch the flags ask for, its progress drawn on `progress`, its line errors told on stderr. */
 function batchOptions(flags: CompactFlags, io: CliIo, hooks: CliTestHooks, progress: ProgressLine | undefined): BatchOptions {
-  const { input, output, budget, format, mode, preset, workers, offloadDir, workerHeapMb, maxLineMb, queue } = flags;
+  const { input, output, budget, format, mode, preset, config, workers, offloadDir, workerHeapMb, maxLineMb, queue } = flags;
   return {
     input,
     output,
@@ -152,6 +159,7 @@ function batchOptions(flags: CompactFlags, io: CliIo, hooks: CliTestHooks, progr
     workerHeapMb,
     maxLineBytes: maxLineMb * 2 ** 20,
     ...(preset ? { preset: preset as PresetName } : {}),
+    ...(config ? { config } : {}),
     resume: flags.resume,
     strict: flags.strict,
     redactOffload: flags.redactOffload,
