@@ -50,15 +50,24 @@ const kKernelFrom = 256;
  * The distinct specific terms of `text`, in order of first occurrence. ASCII text (most tool
  * output) is scanned and judged by character codes: in the WASM kernel from kKernelFrom
  * characters (assembly/specific-terms.ts), here below that or with `backend: "ts"` (scanAscii,
- * isSpecificAscii, its twin); any other text goes through the candidate regex and isSpecific,
- * which are the definition (specificTermsByRegex; differential tests hold the three equal).
+ * isSpecificAscii, its twin), as is text whose only other characters are neither letters nor
+ * numbers (they separate candidates, as spaces do); any other text goes through the candidate
+ * regex and isSpecific, which are the definition (specificTermsByRegex; differential tests hold
+ * the three equal).
  */
 export function specificTerms(text: string, options: { backend?: Backend | "auto" } = {}): string[] {
+  if (kNonAscii.test(text)) {
+    // A character outside ASCII that is not a letter or a number (an arrow, a dash, an emoji, a
+    // box-drawing line) is never inside a candidate: as a space it leaves every candidate as it
+    // was, so text whose only non-ASCII characters are such takes the ASCII path.
+    const plain = text.replace(kNonAsciiSeparator, " ");
+    if (kNonAscii.test(plain)) return specificTermsByRegex(text);
+    text = plain;
+  }
   if (text.length >= kKernelFrom) {
     const core = coreFor(options.backend);
     if (core) return kernelTerms(core, text);
   }
-  if (kNonAscii.test(text)) return specificTermsByRegex(text);
   const seen = new Set<string>();
   scanAscii(text, (start, end) => {
     if (isSpecificAscii(text, start, end)) seen.add(text.slice(start, end));
@@ -98,6 +107,8 @@ export function specificTermsByRegex(text: string): string[] {
 }
 
 const kNonAscii = /[^\x00-\x7f]/;
+/** The characters outside ASCII that are neither letters nor numbers: none is ever part of a candidate. */
+const kNonAsciiSeparator = /[^\x00-\x7f\p{L}\p{N}]/gu;
 
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 const isUpper = (c: number) => c >= 0x41 && c <= 0x5a;

@@ -92,6 +92,20 @@ describe("specificTerms: the ASCII scan equals the candidate regex", () => {
     for (const t of ["𝑥foo_1 бар_1 処理_関数", "é/a.py", "x—y_1"]) expect(specificTerms(t)).toEqual(specificTermsByRegex(t));
   });
 
+  it("text whose only non-ASCII characters are neither letters nor numbers equals the regex, on both backends and either side of the kernel's length", () => {
+    // Arrows, dashes, emoji (astral), a combining mark, box drawing, a lone surrogate; and, to
+    // hold the regex path too, a letter and a number outside ASCII.
+    const unit = fc.constantFrom("a", "Z", "1", "_", "$", ".", "/", "\\", "-", ":", " ", "\n", "→", "—", "😀", "\u0301", "│", "\ud800", "é", "²");
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 400 }), (t) => {
+        const regex = specificTermsByRegex(t);
+        expect(specificTerms(t)).toEqual(regex);
+        expect(specificTerms(t, { backend: "ts" })).toEqual(regex);
+      }),
+      { numRuns: 1500, seed: 31 },
+    );
+  });
+
   it.skipIf(!hasCorpus)(`every message text of every tenth corpus run${hasCorpus ? "" : ` (${kNoCorpusReason})`}`, () => {
     const lines = corpusLines();
     let texts = 0;
