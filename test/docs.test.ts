@@ -95,6 +95,32 @@ describe("README and docs/", () => {
     }
   });
 
+  it("the integrations' peer table states ctxfold's peer ranges, the versions the tests run against and those versions' Node", () => {
+    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { peerDependencies: Record<string, string> };
+    const rows = text
+      .get("docs/integrations.md")!
+      .split("\n")
+      .filter((l) => /^\| [^|]+ \| [^|]+ \| `/.test(l));
+    const named = new Set<string>();
+    for (const row of rows) {
+      const [, , peers, tested, node] = row.split(" | ").map((c) => c.replace(/^\| |\s*\|$/g, ""));
+      const names = [...peers.matchAll(/`([^`]+)` \(([^)]+)\)/g)];
+      expect(names.length, row).toBeGreaterThan(0);
+      const versions = tested.split(", ");
+      names.forEach(([, name, range], k) => {
+        named.add(name);
+        expect(range, `${name}: ctxfold's peer range`).toBe(pkg.peerDependencies[name]);
+        const installed = JSON.parse(readFileSync(path.join(root, "node_modules", name, "package.json"), "utf8")) as {
+          version: string;
+          engines?: { node?: string };
+        };
+        expect(versions[k], `${name}: the version tested`).toBe(installed.version);
+        expect(node, `${name}: its Node`).toBe(installed.engines?.node);
+      });
+    }
+    expect([...named].sort()).toEqual(Object.keys(pkg.peerDependencies).sort());
+  });
+
   it("every ctxfold command line of a shell snippet is a command with its own flags", () => {
     const wrong: string[] = [];
     let checked = 0;
