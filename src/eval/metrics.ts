@@ -41,6 +41,7 @@
 import type { OpenAIChatMessage, OpenAIChatToolCall } from "../adapters/openai-chat.js";
 import { CtxfoldError } from "../errors.js";
 import { errorHead, extractExitCode, isFailedOutput, parseJsonOutput } from "../steps/detect.js";
+import { parseArgs } from "../steps/reducer.js";
 import { ruleMatches, shellRule } from "../steps/rules.js";
 
 export type ChatMessage = OpenAIChatMessage;
@@ -164,14 +165,7 @@ export function isFailedToolResult(m: ChatMessage, call?: OpenAIChatToolCall): b
 function runsCommand(call: OpenAIChatToolCall): boolean {
   const f = (call as { function?: { name?: unknown; arguments?: unknown } }).function;
   if (!f || typeof f.name !== "string") return true;
-  let args: Record<string, unknown> = {};
-  try {
-    const v: unknown = typeof f.arguments === "string" ? JSON.parse(f.arguments) : undefined;
-    if (v && typeof v === "object" && !Array.isArray(v)) args = v as Record<string, unknown>;
-  } catch {
-    // not JSON: matched by the tool's name alone
-  }
-  return ruleMatches(shellRule, f.name, args);
+  return ruleMatches(shellRule, f.name, parseArgs(typeof f.arguments === "string" ? f.arguments : "").args);
 }
 
 /** The failed tool results of a prompt (see isFailedToolResult), each judged with the call it answers. */

@@ -111,7 +111,8 @@ function mediaBytes(c: ResultContentPart): number {
   return Buffer.byteLength(JSON.stringify(data) ?? "");
 }
 
-function parseArgs(raw: string): { args: Record<string, unknown>; valid: boolean } {
+/** A call's arguments as the reduction rules see them: the JSON object (up to 16 MB), else {}; `valid` when JSON or empty. */
+export function parseArgs(raw: string): { args: Record<string, unknown>; valid: boolean } {
   if (raw.length > 0 && raw.length < 16 << 20) {
     try {
       const v: unknown = JSON.parse(raw);
