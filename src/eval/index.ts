@@ -24,7 +24,7 @@ export * as metrics from "./metrics.js";
 export * as evidence from "./evidence.js";
 export { MissTally, missKind, recordMisses, type MissExample, type MissKind, type MissReport, type MissRow, type MissStage } from "./misses.js";
 export { kPricing, parsePricing, type Pricing } from "./metrics.js";
-export { readConfigFile } from "../policy/config-file.js";
+export { readConfigFile, type ConfigFileSettings } from "../policy/config-file.js";
 export {
   kSourceMetrics,
   kUnnamedSource,

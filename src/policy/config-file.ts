@@ -2,12 +2,15 @@ import { readFileSync } from "node:fs";
 import { CtxfoldError } from "../errors.js";
 import { kDeprecatedTieredNames, resolveTieredSettings, TieredSettings, type CompactorConfig } from "./config.js";
 
+/** The settings a config file holds: createCompactor's, without what is code (store, summariser, counter, callbacks, clock). */
+export type ConfigFileSettings = Omit<CompactorConfig, "store" | "summarizer" | "counter" | "onEvent" | "now">;
+
 /**
  * A ctxfold config file: a JSON object of TieredSettings fields (what createCompactor takes,
  * without store, summariser or counter, which are code). E_BAD_INPUT naming the file and the
  * field for anything else.
  */
-export function readConfigFile(file: string): Omit<CompactorConfig, "store"> {
+export function readConfigFile(file: string): ConfigFileSettings {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -29,7 +32,7 @@ export function readConfigFile(file: string): Omit<CompactorConfig, "store"> {
  * code). E_BAD_INPUT naming `path` and the field otherwise. A config file's, and a queued
  * batch job's (`options.config`: input a worker admits).
  */
-export function checkConfigObject(value: unknown, path: string): Omit<CompactorConfig, "store"> {
+export function checkConfigObject(value: unknown, path: string): ConfigFileSettings {
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw new CtxfoldError("E_BAD_INPUT", `expected a JSON object of compactor settings`, { path });
   const unknown = Object.keys(value).filter((k) => !Object.hasOwn(TieredSettings.shape, k) && !Object.hasOwn(kDeprecatedTieredNames, k));
@@ -41,5 +44,5 @@ export function checkConfigObject(value: unknown, path: string): Omit<CompactorC
     );
   }
   resolveTieredSettings(value as CompactorConfig, path); // throws naming `path.field`
-  return value as Omit<CompactorConfig, "store">;
+  return value as ConfigFileSettings;
 }

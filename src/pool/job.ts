@@ -6,7 +6,8 @@
 import * as path from "node:path";
 import type { Format } from "../adapters/index.js";
 import { asCtxfoldError, CtxfoldError } from "../errors.js";
-import { type Compactor, type CompactorConfig, createCompactor } from "../policy/index.js";
+import { type Compactor, createCompactor } from "../policy/index.js";
+import type { ConfigFileSettings } from "../policy/config-file.js";
 import { createMemoryStore, createPackStore, runScopeRefs, writeScopeRecord, type ContentAddressedStore, type RunScope } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
 import { encodingIndex } from "../tokens/weights-table.js";
@@ -26,7 +27,7 @@ export interface JobOptions {
    * Compactor settings besides these (a config file's, readConfigFile: JSON values only, so it
    * crosses to worker threads and queue workers as it is). @default none: the defaults
    */
-  config?: JobConfig;
+  config?: ConfigFileSettings;
   /** Where removed and shortened originals go (a pack store). @default none: kept in memory (tests, --dry runs) */
   offloadDir?: string;
   /** The input's name in error records. */
@@ -37,9 +38,6 @@ export interface JobOptions {
    */
   redactOffload?: boolean;
 }
-
-/** Compactor settings a batch job carries: what a config file may set (no store, callbacks or counter). */
-export type JobConfig = Omit<CompactorConfig, "store" | "summarizer" | "counter" | "onEvent" | "now">;
 
 /** A line that could not be compacted: it was written through unchanged. */
 export interface ErrorRecord {
