@@ -6,13 +6,11 @@
  * Runs offline: a local stub model (swap in `openai("gpt-4o")` or any AI SDK model) asks to read
  * one file per step and records each prompt it receives; the tool returns a made-up file. One
  * line per model call: the prompt's tokens before → after ctxfold, and where a new epoch starts.
- *
- *   import { ctxfoldMiddleware } from "ctxfold/ai-sdk";   // in your project
  */
 import { pathToFileURL } from "node:url";
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { z } from "zod";
-import { ctxfoldMiddleware, type CompactInfo } from "../src/integrations/ai-sdk.js";
+import { ctxfoldMiddleware, type CompactInfo } from "ctxfold/ai-sdk";
 import { readFile } from "./fake-files.js";
 import { stubReaderModel } from "./stub-model.js";
 

@@ -9,9 +9,9 @@
  * prefix was kept (a cache hit) or a new epoch rebuilt it, and where the breakpoints are.
  */
 import { pathToFileURL } from "node:url";
-import { parseMessages, renderMessages, TokenCounter } from "../src/index.js";
-import type { CountableMessage } from "../src/tokens/token-counter.js";
-import { compactAnthropicRequest } from "../src/integrations/requests.js";
+import { parseMessages, renderMessages, TokenCounter } from "ctxfold";
+import type { CountableMessage } from "ctxfold/tokens";
+import { compactAnthropicRequest } from "ctxfold/requests";
 import { readFile } from "./fake-files.js";
 
 type Block = { type: string; [key: string]: unknown };

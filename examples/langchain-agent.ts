@@ -8,8 +8,6 @@
  * Each model call prints the history's and the prompt's size, and whether the prompt kept the
  * previous prompt's messages (the very same objects: the provider's prompt cache hits) or a new
  * epoch rebuilt it.
- *
- *   import { ctxfoldMiddleware } from "ctxfold/langchain";   // in your project
  */
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, getBufferString, HumanMessage, type BaseMessage } from "@langchain/core/messages";
@@ -17,8 +15,8 @@ import type { ChatResult } from "@langchain/core/outputs";
 import { createAgent, tool } from "langchain";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
-import { TokenCounter } from "../src/index.js";
-import { ctxfoldMiddleware } from "../src/integrations/langchain.js";
+import { TokenCounter } from "ctxfold";
+import { ctxfoldMiddleware } from "ctxfold/langchain";
 import { readFile } from "./fake-files.js";
 
 /** The chat model stand-in: records each prompt; at call n < steps it asks to read src/module<n>.ts, then answers. */

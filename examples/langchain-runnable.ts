@@ -11,8 +11,8 @@
 import { AIMessage, getBufferString, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { pathToFileURL } from "node:url";
-import { TokenCounter } from "../src/index.js";
-import { ctxfoldRunnable } from "../src/integrations/langchain.js";
+import { TokenCounter } from "ctxfold";
+import { ctxfoldRunnable } from "ctxfold/langchain";
 import { readFile } from "./fake-files.js";
 
 /** The chat model stand-in: records each prompt, asks to read the next file. */

@@ -6,15 +6,13 @@
  * Runs offline: a local stub model (swap in `"openai/gpt-4o"` or any Mastra model) asks to read
  * one file per step and records each prompt it receives; the tool returns a made-up file. One
  * line per model call: the prompt's tokens before → after ctxfold, and where a new epoch starts.
- *
- *   import { CtxfoldProcessor } from "ctxfold/mastra";   // in your project
  */
 import { pathToFileURL } from "node:url";
 import { Agent } from "@mastra/core/agent";
 import { createTool } from "@mastra/core/tools";
 import { z } from "zod";
-import type { CompactInfo } from "../src/integrations/ai-sdk.js";
-import { CtxfoldProcessor } from "../src/integrations/mastra.js";
+import type { CompactInfo } from "ctxfold/ai-sdk";
+import { CtxfoldProcessor } from "ctxfold/mastra";
 import { readFile } from "./fake-files.js";
 import { stubReaderModel } from "./stub-model.js";
 

@@ -9,9 +9,9 @@
  * hits) or a new epoch rebuilt it.
  */
 import { pathToFileURL } from "node:url";
-import { TokenCounter } from "../src/index.js";
-import type { CountableMessage } from "../src/tokens/token-counter.js";
-import { compactOpenAIRequest } from "../src/integrations/requests.js";
+import { TokenCounter } from "ctxfold";
+import type { CountableMessage } from "ctxfold/tokens";
+import { compactOpenAIRequest } from "ctxfold/requests";
 import { readFile } from "./fake-files.js";
 
 type ChatMessage = { role: string; content: string | null; tool_calls?: ToolCall[]; tool_call_id?: string };

@@ -1,21 +1,23 @@
 /**
- * The README's quick start and recall, runnable: a generated 24-step coding run written as
- * run.json in OpenAI chat format, compacted to 8,000 tokens, then the removed history and a
- * removed original read back from the store. The lines between the markers are the README's
+ * The README's quick start and recall, runnable: a made-up 24-step coding run (coding-run.ts)
+ * written as run.json in OpenAI chat format, compacted to 8,000 tokens, then the removed history
+ * and a removed original read back from the store. The lines between the markers are the README's
  * snippets (a test holds them equal; test/package/app.test.ts runs the README's file itself
- * against the packed tarball); the example imports the sources where the README imports the
- * package, and runs in a directory of its own, as the README's file runs in the app's.
+ * against the packed tarball, and this example from the installed package); it runs in a
+ * directory of its own, as the README's file runs in the app's.
+ *
+ *   node node_modules/ctxfold/dist/examples/quick-start.js
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
-import { generateRun } from "../src/gen/run.js";
-import { createCompactor, createFsStore, getMessages, renderMessages } from "../src/index.js";
+import { createCompactor, createFsStore, getMessages, renderMessages } from "ctxfold";
+import { codingRun } from "./coding-run.js";
 
-/** Writes the example's run.json (the generated run in OpenAI chat format) into `dir`. */
+/** Writes the example's run.json (the made-up run, in OpenAI chat format) into `dir`. */
 export function writeExampleRun(dir: string): void {
-  writeFileSync(path.join(dir, "run.json"), JSON.stringify(renderMessages(generateRun({ seed: 3, steps: 24 }).messages, "openai-chat")));
+  writeFileSync(path.join(dir, "run.json"), JSON.stringify(codingRun(24)));
 }
 
 /** The README's code, its console the one given. */

@@ -115,6 +115,17 @@ describe("the package root", () => {
     }
   });
 
+  it("tsconfig's paths map every export to its source, so the examples' `ctxfold/…` imports type-check in the repository as in an install", () => {
+    const pkg = JSON.parse(readFileSync(path.join(kRoot, "package.json"), "utf8")) as { exports: Record<string, string | { types: string }> };
+    // tsconfig.json is JSON with comments.
+    const tsconfig = readFileSync(path.join(kRoot, "tsconfig.json"), "utf8").replace(/^\s*\/\/.*$/gm, "");
+    const paths = (JSON.parse(tsconfig) as { compilerOptions: { paths: Record<string, string[]> } }).compilerOptions.paths;
+    const expected: Record<string, string[]> = {};
+    for (const [sub, target] of Object.entries(pkg.exports))
+      if (typeof target !== "string") expected[`ctxfold${sub.slice(1)}`] = [target.types.replace(/^\.\/dist\//, "./").replace(/\.d\.ts$/, ".ts")];
+    expect(paths).toEqual(expected);
+  });
+
   it("ctxfold/session, block compaction's earlier name, is the very module ctxfold/block is", async () => {
     const block = (await import("ctxfold/block")) as Record<string, unknown>;
     const session = (await import(/* @vite-ignore */ "ctxfold/session")) as Record<string, unknown>;
