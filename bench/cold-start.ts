@@ -4,8 +4,10 @@
  * budget counts exactly)? One real run (the first of 80 messages in the first corpus file of
  * ../shared), replayed as a loop of 10 model calls, each prompt the run up to a later message,
  * compacted by ctxfoldMiddleware at a budget the later prompts exceed. Each mode runs in a process
- * of its own (a fresh thread's tables): `cold` calls at once, `warm` awaits TokenCounter.warmup()
- * first.
+ * of its own (a fresh thread's tables and code): `cold` calls at once (the middleware starts its
+ * warm-up when created, in the background), `warm` awaits Compactor.warmup() first, as a runner
+ * does at start. The loop's first call is a whole epoch, so is one later (call 8 at the
+ * defaults); the others append to an epoch.
  *
  *   node dist/bench/cold-start.js [--budget 2500] [--calls 10]
  */
@@ -15,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { parseMessages, renderMessages } from "../src/adapters/index.js";
 import { ctxfoldMiddleware } from "../src/integrations/ai-sdk.js";
-import { TokenCounter } from "../src/tokens/token-counter.js";
+import { createCompactor } from "../src/policy/index.js";
 import { corpusFiles } from "./quality/corpus.js";
 
 interface Args {
@@ -48,7 +50,7 @@ function prompts(calls: number): unknown[][] {
 async function loop(args: Args): Promise<number[]> {
   const steps = prompts(args.calls);
   const middleware = ctxfoldMiddleware({ budget: args.budget });
-  if (args.mode === "warm") await new TokenCounter({ encoding: "o200k_base" }).warmup();
+  if (args.mode === "warm") await createCompactor().warmup();
   const model = { modelId: "gpt-4o" };
   const ms: number[] = [];
   for (const prompt of steps) {

@@ -151,8 +151,8 @@ export class SessionPool {
       config.store = this.#store = new ConversationStore(max);
     }
     this.compactor = createCompactor(config);
-    // The exact counter's table is built now, between the caller's turns, not inside a call near the budget.
-    void this.compactor.counter.warmup().catch(() => undefined);
+    // The exact counter's table and the code's first runs happen now, between the caller's turns, not inside its first call.
+    void this.compactor.warmup();
     this.#max = options.maxSessions ?? 1000;
     const maxTokens = options.maxSessionTokens;
     if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isSafeInteger(maxTokens) || maxTokens < 0))

@@ -16,8 +16,37 @@ import { RedactingStore } from "./redacting-store.js";
 import { CompactorSession, type EpochCarry, type EpochHost } from "./session.js";
 import { addEvent, newCompactionStats, type CompactionStats } from "./telemetry.js";
 import { StepCache } from "./step-cache.js";
+import { primeRun } from "./prime-run.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
 import { StageKit, type KitServices } from "./work.js";
+
+/** The thread's warm-up compactions (see Compactor.warmup), started by the first warm-up. */
+let kPrimed: Promise<void> | undefined;
+
+/** Steps of the prime run each warm-up call compacts: a first whole compaction, then a session growing past it. */
+export const kPrimeSteps = [8, 10, 12, 14, 16, 18];
+
+/** Compacts the prime run as a growing session at a budget its later prompts exceed; errors are swallowed (a warm-up never fails a caller). */
+async function prime(config: CompactorConfig): Promise<void> {
+  try {
+    const compactor = new Compactor(config);
+    for (const budget of kPrimeBudgets) {
+      const session = compactor.session();
+      for (const steps of kPrimeSteps) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        await session.compact(primeRun(steps), { format: "openai-chat", budget });
+      }
+    }
+  } catch {
+    // A warm-up that fails leaves the first call as cold as it was, nothing worse.
+  }
+}
+
+/**
+ * The warm-up's budgets, a session each: the prime run passes the first at its tenth step, then
+ * grows within that epoch and starts another; under the second every call is a new epoch.
+ */
+export const kPrimeBudgets = [9000, 4000];
 
 /**
  * The tiered compactor, ctxfold's default: deterministic classification, pressure tiers, staged
@@ -98,6 +127,23 @@ export class Compactor {
   /** The measure of `format`'s provider (see providerOf), or of the counter's. */
   #measureOf(format: Format | undefined): TokenMeasure {
     return format === undefined ? this.#measure : tokenMeasure(this.counter, providerOf(format));
+  }
+
+  /**
+   * Readies this compactor for a latency-sensitive first call: its counter's exact table (see
+   * TokenCounter.warmup), then, once per thread, a few compactions of a small synthetic agent
+   * run (primeRun) by a throwaway compactor of the same settings, each a turn of the event loop
+   * apart, so the first real call does not also pay the code's first runs (compiling it, the
+   * regular expressions, the WASM core's first calls). Nothing of this compactor's is touched:
+   * not its store, events, stats, summariser or counter memo. The integrations start it when they
+   * are created; a caller of `compact()` can await it at start. Never rejects.
+   */
+  warmup(): Promise<void> {
+    const table = this.counter.warmup().catch(() => undefined);
+    kPrimed ??= table.then(() =>
+      prime({ ...this.#config, store: undefined, summarizer: undefined, onEvent: undefined, counter: new TokenCounter({ encoding: this.counter.encoding }) }),
+    );
+    return Promise.all([table, kPrimed]).then(() => undefined);
   }
 
   /** A fresh session: epochs and measurements kept between calls over one growing conversation. */
