@@ -2,8 +2,8 @@
  * ctxfold as a user meets it: the packed tarball installed into an empty TypeScript app (ES
  * module, `strict`, NodeNext, `skipLibCheck: false`) with the MCP SDK and the AI SDK beside it. The README's
  * quick start and recall, as one file, type-check there and run, printing what the README
- * quotes; a snippet broken by one name fails the check; the AI SDK example runs its loop from
- * the package; the `ctxfold` command compacts a run and
+ * quotes; a snippet broken by one name fails the check; the package's own examples run from
+ * node_modules/ctxfold/dist/examples (the quick start, and the AI SDK example's loop); the `ctxfold` command compacts a run and
  * shows the history ref it names in OpenAI format; the MCP SDK's client reads the same removed
  * messages back from `ctxfold mcp`. Packages come from
  * npm's cache where `npm ci` put them (`--prefer-offline`); without a registry or that cache the
@@ -105,7 +105,14 @@ describe("the packed tarball in an empty TypeScript app", () => {
     expect(check.stdout).toMatch(/broken\.ts.*createCompacter/);
   });
 
-  it("the AI SDK example, as it is (it imports ctxfold/ai-sdk), type-checks and runs its loop with every prompt within budget", (ctx) => {
+  it("the quick start example runs from the installed package (node node_modules/ctxfold/dist/examples/quick-start.js) and prints what the README quotes", (ctx) => {
+    if (unavailable) ctx.skip(unavailable);
+    const r = run(process.execPath, ["node_modules/ctxfold/dist/examples/quick-start.js"], app);
+    expect(r.status, r.stderr).toBe(0);
+    expect(readme).toContain(`\`${r.stdout.split("\n")[0]}\``);
+  });
+
+  it("the AI SDK example, as it is (it imports ctxfold/ai-sdk), type-checks; the package's build of it runs its loop with every prompt within budget", (ctx) => {
     if (unavailable) ctx.skip(unavailable);
     const files = ["ai-sdk-middleware.ts", "stub-model.ts", "fake-files.ts"];
     for (const f of files) {
@@ -115,8 +122,8 @@ describe("the packed tarball in an empty TypeScript app", () => {
     }
     const check = tsc();
     expect(check.status, check.stdout + check.stderr).toBe(0);
-    const r = run(process.execPath, ["out/ai-sdk-middleware.js"], app);
     for (const f of files) rmSync(path.join(app, f));
+    const r = run(process.execPath, ["node_modules/ctxfold/dist/examples/ai-sdk-middleware.js"], app);
     expect(r.status, r.stderr).toBe(0);
     const last = r.stdout.trim().split("\n").at(-1)!;
     expect(last).toMatch(/^40 steps, [1-9]\d* epochs, every prompt ≤ 8000 tokens: true$/);

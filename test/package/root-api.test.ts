@@ -133,7 +133,7 @@ describe("the package root", () => {
     for (const name of Object.keys(block)) expect(session[name], name).toBe(block[name]);
   });
 
-  it("the tarball holds the built modules every export names, the wasm core, README, the docs it links to and LICENSE; no source maps, no generators", () => {
+  it("the tarball holds the built modules every export names, the built examples, the wasm core, README, the docs it links to and LICENSE; no source maps, no generators", () => {
     const r = spawnSync("npm", ["pack", "--dry-run", "--ignore-scripts", "--json"], { cwd: kRoot, encoding: "utf8", shell: process.platform === "win32" });
     expect(r.status, r.stderr).toBe(0);
     const packed = (JSON.parse(r.stdout) as { files: { path: string }[]; entryCount: number; size: number; unpackedSize: number }[])[0];
@@ -150,6 +150,15 @@ describe("the package root", () => {
       exports: Record<string, string | Record<string, string>>;
       bin: Record<string, string>;
     };
+    // The examples run from an install: every one the README names is shipped, built, and reaches
+    // ctxfold only through its exports (no `../src/…`, which an install lays out differently).
+    const readme = readFileSync(path.join(kRoot, "README.md"), "utf8");
+    const named = [...readme.matchAll(/`([\w-]+)`/g)].map((m) => `dist/examples/${m[1]}.js`).filter((f) => existsSync(path.join(kRoot, f)));
+    expect(named.length).toBeGreaterThanOrEqual(6);
+    for (const f of named) expect(files.has(f), f).toBe(true);
+    const examples = [...files].filter((f) => f.startsWith("dist/examples/"));
+    expect(examples.filter((f) => !f.endsWith(".js"))).toEqual([]);
+    for (const f of examples) expect(readFileSync(path.join(kRoot, f), "utf8").match(/from "\.\.\/[^"]*"/g) ?? [], f).toEqual([]);
     const targets = [...Object.values(pkg.exports).flatMap((e) => (typeof e === "string" ? [e] : Object.values(e))), ...Object.values(pkg.bin)];
     for (const t of targets) expect(files.has(t.replace(/^\.\//, "")), t).toBe(true);
     // The README's size line says what npm pack ships, within 10% (update it when this fails).

@@ -1,6 +1,6 @@
-// The pool's workers, the spawned CLI and the bench gate (dist/bench/gate.js) run the built
-// JavaScript (dist/): rebuild it when a source file (src/ or bench/) is newer than the build, so
-// tests never exercise stale code.
+// The pool's workers, the spawned CLI, the bench gate (dist/bench/gate.js) and the packed
+// tarball's examples (dist/examples) run the built JavaScript (dist/): rebuild it when a source
+// file (src/, bench/ or examples/) is newer than the build, so tests never exercise stale code.
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import * as path from "node:path";
@@ -17,8 +17,8 @@ function newest(dir: string, ext: string): number {
 
 export default function setup(): void {
   const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../..");
-  const dist = path.join(root, "dist/src");
-  const sources = Math.max(newest(path.join(root, "src"), ".ts"), newest(path.join(root, "bench"), ".ts"));
-  if (existsSync(dist) && existsSync(path.join(root, "dist/bench")) && sources <= newest(dist, ".js")) return;
+  const sources = Math.max(...["src", "bench", "examples"].map((d) => newest(path.join(root, d), ".ts")));
+  const built = ["dist/src", "dist/bench", "dist/examples"].map((d) => path.join(root, d));
+  if (built.every((d) => existsSync(d)) && sources <= Math.min(...built.map((d) => newest(d, ".js")))) return;
   execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(root, "tsconfig.json")], { stdio: "inherit" });
 }
