@@ -255,7 +255,7 @@ export function parseAiSdk(input: unknown, options?: ParseOptions): Message[] {
     const r = AiSdkMessageSchema.safeParse(raw);
     if (!r.success) throw schemaError(F, r.error, `messages[${i}]`, options, raw);
     const group = parseMessage(raw as AiSdkMessage, i, options);
-    recordOrigin(F, raw, group);
+    recordOrigin(F, raw, group, i);
     for (const m of group) out.push(m);
   }
   return out;

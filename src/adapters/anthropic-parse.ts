@@ -226,14 +226,14 @@ export function parseAnthropic(input: unknown, options?: ParseOptions): Message[
     const r = AnthropicSystemSchema.safeParse(system);
     if (!r.success) throw schemaError(F, r.error, "system", options, system);
     const m = readSystem(system as AnthropicSystem, afterMessages);
-    recordOrigin(F, system, [m]);
+    recordOrigin(F, system, [m], "system");
     out.push(m);
   }
   const names = new Map<string, string>();
   for (let i = 0; i < messages.length; i++) {
     const raw = messages[i];
     const group = readMessage(validate(raw, `messages[${i}]`, options), i, names);
-    recordOrigin(F, raw, group);
+    recordOrigin(F, raw, group, i);
     for (const m of group) out.push(m);
   }
   return out;

@@ -1,6 +1,7 @@
 /**
  * What every adapter shares: the format names, the adapter contract, the origin cache that
- * hands untouched messages back as the very objects parsed, and error construction.
+ * hands untouched messages back as the very objects parsed (and tells where in the input they
+ * sat: input-paths.ts), and error construction.
  *
  * Conventions every adapter follows (docs/concepts.md, "Canonical model and adapters", says the same):
  * - Canonical message ids: the wire's own id where the format has one, else `m<i>` for the
@@ -40,33 +41,46 @@ export interface Adapter<Wire> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Origins: which wire object a canonical message was parsed from.
+// Origins: which wire object a canonical message was parsed from, and where that object sits.
 
-interface Origin {
-  format: Format;
-  raw: unknown;
+/** What a parse recorded of a canonical message (input-paths.ts names places in the input from it). */
+export interface Origin {
+  readonly format: Format;
+  /** The wire object: a message, an Anthropic `system` value, or a Responses run of items (their slice). */
+  readonly raw: unknown;
   /** Every canonical message parsed from `raw`, in order (one wire message may become several). */
-  group: readonly Message[];
+  readonly group: readonly Message[];
+  /** Where `raw` sits in the input: its index in the messages array (a run's first item), or Anthropic's `system`. */
+  readonly at: number | "system";
 }
 
 const origins = new WeakMap<Message, Origin>();
 
-/** Records that `group` (in order) was parsed from the wire object `raw`. */
-export function recordOrigin(format: Format, raw: unknown, group: readonly Message[]): void {
-  const o: Origin = { format, raw, group };
+/** Records that `group` (in order) was parsed from the wire object `raw`, found at `at` in the input. */
+export function recordOrigin(format: Format, raw: unknown, group: readonly Message[], at: number | "system"): void {
+  const o: Origin = { format, raw, group, at };
   for (const m of group) origins.set(m, o);
 }
+
+/** The origin of messages[i] when messages[i ..] starts with the whole untouched group parsed with it. */
+export function originAt(messages: readonly Message[], i: number): Origin | undefined {
+  const o = origins.get(messages[i]!);
+  if (!o || o.group[0] !== messages[i]) return undefined;
+  const n = o.group.length;
+  for (let k = 1; k < n; k++) if (messages[i + k] !== o.group[k]) return undefined;
+  return o;
+}
+
+/** The origin recorded for `m`, whatever surrounds it now. */
+export const originOf = (m: Message): Origin | undefined => origins.get(m);
 
 /**
  * If messages[i ..] starts with the whole untouched group parsed from one wire object of
  * `format`, returns that object and the group's length.
  */
 export function reusable(messages: readonly Message[], i: number, format: Format): { raw: unknown; length: number } | undefined {
-  const o = origins.get(messages[i]!);
-  if (!o || o.format !== format || o.group[0] !== messages[i]) return undefined;
-  const n = o.group.length;
-  for (let k = 1; k < n; k++) if (messages[i + k] !== o.group[k]) return undefined;
-  return { raw: o.raw, length: n };
+  const o = originAt(messages, i);
+  return o && o.format === format ? { raw: o.raw, length: o.group.length } : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -182,7 +182,7 @@ export function parseLangchain(input: unknown, options?: ParseOptions): Message[
     const r = LangchainMessageSchemas[role].safeParse(raw);
     if (!r.success) throw schemaError(F, r.error, `messages[${i}]`, options, raw);
     const m = parseMessage(raw as LangchainMessage, i, kindKey, kind, role);
-    recordOrigin(F, raw, [m]);
+    recordOrigin(F, raw, [m], i);
     out[i] = m;
   }
   return out;

@@ -208,7 +208,7 @@ export function parseOpenAIChat(input: unknown, options?: ParseOptions): Message
       default:
         m = readPlain(w, id);
     }
-    recordOrigin(F, raw, [m]);
+    recordOrigin(F, raw, [m], i);
     out.push(m);
   }
   return out;

@@ -191,7 +191,7 @@ class Parser {
     if (!run) return;
     this.run = undefined;
     const m: Message = { id: `m${run.start}`, role: "assistant", parts: run.parts, meta: run.meta ? responsesMeta.of(run.meta) : {} };
-    recordOrigin(R, end - run.start === 1 ? this.input[run.start] : this.input.slice(run.start, end), [m]);
+    recordOrigin(R, end - run.start === 1 ? this.input[run.start] : this.input.slice(run.start, end), [m], run.start);
     this.out.push(m);
   }
 
@@ -199,7 +199,7 @@ class Parser {
   alone(i: number, role: Message["role"], parts: Part[], meta?: OpenAIResponsesMessageMeta): void {
     this.close(i);
     const m: Message = { id: `m${i}`, role, parts, meta: meta ? responsesMeta.of(meta) : {} };
-    recordOrigin(R, this.input[i], [m]);
+    recordOrigin(R, this.input[i], [m], i);
     this.out.push(m);
   }
 

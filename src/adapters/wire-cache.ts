@@ -129,7 +129,7 @@ export class WireCache {
       const group = local.slice(k, k + length);
       if (s > 0) {
         for (let g = 0; g < length; g++) group[g] = { ...group[g]!, id: shiftedId(this.format, group[g]!, at - s, s, wire) };
-        if (r) recordOrigin(this.format, r.raw, group);
+        if (r) recordOrigin(this.format, r.raw, group, at);
       }
       for (const m of group) canonical.push(m);
       k += length;

@@ -1,12 +1,11 @@
 /**
  * What the read-only commands (stats, explain, validate, eval, count --jsonl) share: reading a JSONL file run by run with bad lines as values rather than exceptions, parsing a run's wire
- * messages into the canonical model, and locating a canonical message in its wire array.
+ * messages into the canonical model.
  *
  * Kept apart from common.ts (what every command, compact included, shares).
  */
 import type { Readable } from "node:stream";
 import { parseMessages, type Format } from "../adapters/index.js";
-import { reusable } from "../adapters/common.js";
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
 import { isBlankLine, kDefaultMaxLineBytes, readLines, type ReadLine } from "../pool/input.js";
@@ -57,48 +56,16 @@ async function* runLines(lines: AsyncGenerator<ReadLine>, file: string): AsyncGe
 /** A run parsed into the canonical model. */
 export interface ParsedRun {
   format: Format;
-  /** What the adapters read (see wireOf). */
-  wire: unknown;
   messages: Message[];
 }
 
 /** Parses a run under `format` (detected when undefined); failures are CtxfoldErrors at `file:line`. */
 export function parseRun(run: JsonlRun, file: string, line: number, format?: Format): ParsedRun {
-  const wire = wireOf(run);
   try {
-    const parsed = parseMessages(wire, format ? { format } : {});
-    return { format: parsed.format, wire, messages: parsed.messages };
+    return parseMessages(wireOf(run), format ? { format } : {});
   } catch (err) {
     throw atLine(err, file, line);
   }
-}
-
-/**
- * Where each canonical message came from in the wire, as a path a user finds in the file:
- * `messages[3]` (the wire array's index), or `system` for an Anthropic system prompt. Validator
- * paths index the canonical list, which differs from the wire's where one wire message becomes
- * several (an Anthropic user turn of tool results) or several become one (a Responses run of
- * items); this maps them back through the adapters' record of what each message was parsed from.
- * Undefined for a message with no recorded origin (none after a fresh parse).
- */
-export function wireLocator(parsed: ParsedRun): (index: number) => string | undefined {
-  const wireMessages = Array.isArray(parsed.wire) ? parsed.wire : (parsed.wire as { messages: unknown[] }).messages;
-  const at = new Map<unknown, number>();
-  wireMessages.forEach((m, i) => at.set(m, i));
-  const where: (string | undefined)[] = new Array(parsed.messages.length);
-  for (let i = 0; i < parsed.messages.length; ) {
-    const r = reusable(parsed.messages, i, parsed.format);
-    if (!r) {
-      i++;
-      continue;
-    }
-    // A Responses run of items is recorded as the slice of them: its first item locates it.
-    const k = at.get(r.raw) ?? (Array.isArray(r.raw) ? at.get(r.raw[0]) : undefined);
-    const path = k !== undefined ? `messages[${k}]` : wireMessages === parsed.wire ? undefined : "system";
-    for (let j = 0; j < r.length; j++) where[i + j] = path;
-    i += r.length;
-  }
-  return (index) => where[index];
 }
 
 /**

@@ -33,9 +33,18 @@ export interface Issue {
   severity: Severity;
   /** A sentence naming the message and call ids involved. */
   message: string;
-  /** Where: `messages[7]` or `messages[7].parts[0]`. */
+  /**
+   * Where, in the input's own shape when the messages are those an adapter's parse returned (all
+   * of them, or the first n, untouched): the field a user finds in their file, such as
+   * `messages[29].tool_calls[0]` (an OpenAI Chat call), `messages[30]` (its tool message),
+   * `messages[3].content[1]` (an Anthropic block), `system[0]`, `messages[7]` (a Responses item).
+   * Otherwise (a compaction's output, messages built by hand) the canonical path, as
+   * `canonicalPath`. adapters/input-paths.ts has each format's names.
+   */
   path: string;
-  /** Index of the message the issue sits on. */
+  /** Where in the canonical messages: `messages[7]` or `messages[7].parts[0]` (what `index` counts). */
+  canonicalPath: string;
+  /** Index of the message the issue sits on, in the canonical messages. */
   index: number;
   /**
    * Identity that survives compaction shifting indices: the call id for call/result issues,
@@ -45,5 +54,9 @@ export interface Issue {
   key: string;
 }
 
-/** What a rule's check reports; validate() adds the code and the severity. */
-export type Finding = Omit<Issue, "code" | "severity">;
+/**
+ * What a rule's check reports: `path` is the canonical path, and `part` the index of the part it
+ * names, if any. validate() adds the code and the severity, and names the place in the input's
+ * shape (Issue's `path`, the canonical one becoming `canonicalPath`).
+ */
+export type Finding = Omit<Issue, "code" | "severity" | "canonicalPath"> & { part?: number };

@@ -4,7 +4,7 @@
  */
 import type { Format } from "../adapters/common.js";
 import type { Message } from "../model/schema.js";
-import { partPath, quote } from "./paths.js";
+import { canonicalPath, placeOf, quote } from "./paths.js";
 import type { Finding } from "./issues.js";
 
 /** The findings of the call/result pass, one list per tool rule. */
@@ -37,6 +37,8 @@ interface Pass {
   owner: number;
   /** User text came in the open window (Anthropic's merged user side). */
   sawUserText: boolean;
+  /** How a message names another place (the call a duplicate id was first used by). */
+  readonly where: (index: number, part?: number) => string;
 }
 
 /**
@@ -46,11 +48,12 @@ interface Pass {
  * outside the window is an orphan, not a duplicate). When a window closes, its calls still
  * unanswered are unanswered, or pending when the assistant message is the very last message.
  * One map lookup per call and per result: `slots` holds the latest call of each id, and a
- * result matches when that call belongs to the window's assistant message.
+ * result matches when that call belongs to the window's assistant message. `where` names the
+ * place a message text points to (validate() passes the input's paths).
  */
-export function pairCalls(messages: readonly Message[], format: Format): Pairing {
+export function pairCalls(messages: readonly Message[], format: Format, where: (index: number, part?: number) => string = canonicalPath): Pairing {
   const out: Pairing = { orphans: [], unanswered: [], pending: [], notFirst: [], duplicateResults: [], duplicateCalls: [] };
-  const pass: Pass = { messages, out, slots: new Map(), open: [], owner: -1, sawUserText: false };
+  const pass: Pass = { messages, out, slots: new Map(), open: [], owner: -1, sawUserText: false, where };
   const mergesUserSide = format === "anthropic";
   for (let i = 0; i < messages.length; i++) {
     const role = messages[i].role;
@@ -71,8 +74,7 @@ function closeWindow(pass: Pass): void {
   for (const slot of open) {
     if (slot.answered) continue;
     const f: Finding = {
-      index: owner,
-      path: partPath(owner, slot.part),
+      ...placeOf(owner, slot.part),
       key: slot.id,
       message: last
         ? `call ${quote(slot.id)} in the last message (${quote(messages[owner].id)}) has no result yet`
@@ -96,10 +98,9 @@ function openWindow(pass: Pass, i: number): void {
     const prev = pass.slots.get(p.id);
     if (prev) {
       pass.out.duplicateCalls.push({
-        index: i,
-        path: partPath(i, k),
+        ...placeOf(i, k),
         key: p.id,
-        message: `call id ${quote(p.id)} in message ${quote(m.id)} was already used at ${partPath(prev.owner, prev.part)}`,
+        message: `call id ${quote(p.id)} in message ${quote(m.id)} was already used at ${pass.where(prev.owner, prev.part)}`,
       });
       if (prev.owner === i) continue;
     }
@@ -117,7 +118,7 @@ function answerCalls(pass: Pass, i: number): void {
     const p = m.parts[k];
     if (p.type !== "tool-result") continue;
     const slot = pass.slots.get(p.callId);
-    const at = (message: string): Finding => ({ index: i, path: partPath(i, k), key: p.callId, message });
+    const at = (message: string): Finding => ({ ...placeOf(i, k), key: p.callId, message });
     if (!slot || slot.owner !== owner) {
       const before = owner >= 0 ? `assistant message ${quote(messages[owner].id)}` : "no assistant message";
       out.orphans.push(at(`tool result for call ${quote(p.callId)} in message ${quote(m.id)} answers no call of the assistant message it follows (${before})`));

@@ -24,7 +24,7 @@ import { kFormats } from "../adapters/common.js";
 import type { Message, Part } from "../model/schema.js";
 import { isCompactionOnly, isCompactionPart } from "../adapters/server-context.js";
 import type { Pairing } from "./pairing.js";
-import { msgPath, partPath, quote } from "./paths.js";
+import { placeOf, quote } from "./paths.js";
 import { compactionMisplaced, compactionTriggerNotLast, reasoningWithoutFollower } from "./server-context-checks.js";
 import type { Finding, IssueCode, Severity } from "./issues.js";
 
@@ -36,6 +36,8 @@ export interface RuleContext {
   readonly thinking: boolean;
   /** The call/result pairing, computed once and shared by the tool rules. */
   readonly pairing: Pairing;
+  /** How an issue names message `index` (or its part `part`) to the user: in the input's shape where there is one (Issue's `path`). */
+  pathOf(index: number, part?: number): string;
 }
 
 export interface Rule {
@@ -98,7 +100,7 @@ function duplicateMessageIds(ctx: RuleContext): Finding[] {
     const size = seen.size;
     if (seen.add(id).size > size) continue;
     firstAt ??= firstIndexes(messages);
-    out.push({ index: i, path: msgPath(i), key: id, message: `message id ${quote(id)} is used again (first at ${msgPath(firstAt.get(id)!)})` });
+    out.push({ ...placeOf(i), key: id, message: `message id ${quote(id)} is used again (first at ${ctx.pathOf(firstAt.get(id)!)})` });
   }
   return out;
 }
@@ -115,7 +117,7 @@ function firstNotUser(ctx: RuleContext): Finding[] {
   const m = ctx.messages[i];
   // A conversation continued from a compaction block starts with it (Anthropic's on-demand compaction).
   if (m.parts.length > 0 && isCompactionPart(m.parts[0])) return [];
-  return [{ index: i, path: msgPath(i), key: m.id, message: `the first non-system message ${quote(m.id)} is ${m.role}, not user` }];
+  return [{ ...placeOf(i), key: m.id, message: `the first non-system message ${quote(m.id)} is ${m.role}, not user` }];
 }
 
 function systemNotFirst(ctx: RuleContext): Finding[] {
@@ -124,7 +126,7 @@ function systemNotFirst(ctx: RuleContext): Finding[] {
   for (let i = 0; i < ctx.messages.length; i++) {
     const m = ctx.messages[i];
     if (m.role !== "system") sawOther = true;
-    else if (sawOther) out.push({ index: i, path: msgPath(i), key: m.id, message: `system message ${quote(m.id)} comes after the conversation started` });
+    else if (sawOther) out.push({ ...placeOf(i), key: m.id, message: `system message ${quote(m.id)} comes after the conversation started` });
   }
   return out;
 }
@@ -138,8 +140,7 @@ function roleAlternation(ctx: RuleContext): Finding[] {
     // An assistant message of compaction blocks alone reads as the start of the turn after it.
     if (prev && prev.role === m.role && (m.role === "user" || m.role === "assistant") && !isCompactionOnly(prev)) {
       out.push({
-        index: i,
-        path: msgPath(i),
+        ...placeOf(i),
         key: m.id,
         message: `${m.role} message ${quote(m.id)} follows ${m.role} message ${quote(prev.id)}; the API merges them into one turn`,
       });
@@ -196,8 +197,7 @@ function thinkingDropped(ctx: RuleContext): Finding[] {
   if (opensWithSignedReasoning(m)) return [];
   return [
     {
-      index: i,
-      path: m.parts.length > 0 ? partPath(i, 0) : msgPath(i),
+      ...placeOf(i, m.parts.length > 0 ? 0 : undefined),
       key: m.id,
       message: `assistant message ${quote(m.id)} opens the tool-use turn in progress but does not start with a signed reasoning part (thinking is in use)`,
     },
@@ -211,7 +211,7 @@ function reasoningSignatureMissing(ctx: RuleContext): Finding[] {
     for (let k = 0; k < m.parts.length; k++) {
       const p = m.parts[k];
       if (p.type === "reasoning" && !p.signature && !p.redacted) {
-        out.push({ index: i, path: partPath(i, k), key: m.id, message: `reasoning part in message ${quote(m.id)} has neither a signature nor redacted data` });
+        out.push({ ...placeOf(i, k), key: m.id, message: `reasoning part in message ${quote(m.id)} has neither a signature nor redacted data` });
       }
     }
   }
@@ -225,7 +225,7 @@ function emptyMessages(ctx: RuleContext): Finding[] {
     const m = ctx.messages[i];
     if (m.parts.length > 0) continue;
     if (ctx.format === "anthropic" && m.role === "assistant" && i === n - 1) continue;
-    out.push({ index: i, path: msgPath(i), key: m.id, message: `${m.role} message ${quote(m.id)} has no parts` });
+    out.push({ ...placeOf(i), key: m.id, message: `${m.role} message ${quote(m.id)} has no parts` });
   }
   return out;
 }
@@ -237,7 +237,7 @@ function emptyTexts(ctx: RuleContext): Finding[] {
     for (let k = 0; k < m.parts.length; k++) {
       const p = m.parts[k];
       if (p.type === "text" && isBlank(p.text)) {
-        out.push({ index: i, path: partPath(i, k), key: m.id, message: `text part in message ${quote(m.id)} is empty or whitespace only` });
+        out.push({ ...placeOf(i, k), key: m.id, message: `text part in message ${quote(m.id)} is empty or whitespace only` });
       }
     }
   }

@@ -10,7 +10,7 @@
  */
 import { isSignedCompaction, serverContextKind } from "../adapters/server-context.js";
 import { responsesMeta } from "../adapters/openai-responses-wire.js";
-import { partPath, quote } from "./paths.js";
+import { placeOf, quote } from "./paths.js";
 import type { Message } from "../model/schema.js";
 import type { Finding } from "./issues.js";
 
@@ -27,7 +27,7 @@ export function compactionMisplaced(ctx: Transcript): Finding[] {
     const m = messages[i];
     for (let k = 0; k < m.parts.length; k++) {
       if (!isSignedCompaction(m.parts[k])) continue;
-      const at = { index: i, path: partPath(i, k), key: m.id };
+      const at = { ...placeOf(i, k), key: m.id };
       if (seen) out.push({ ...at, message: `a second signed compaction block, in message ${quote(m.id)}: a request carries exactly one` });
       else if (i !== first || k !== 0)
         out.push({
@@ -49,7 +49,7 @@ export function compactionTriggerNotLast(ctx: Transcript): Finding[] {
     for (let k = 0; k < m.parts.length; k++) {
       if (serverContextKind(m.parts[k]) !== "compaction-trigger") continue;
       if (i === messages.length - 1 && k === m.parts.length - 1) continue;
-      out.push({ index: i, path: partPath(i, k), key: m.id, message: `the compaction_trigger item in message ${quote(m.id)} is not the last input item` });
+      out.push({ ...placeOf(i, k), key: m.id, message: `the compaction_trigger item in message ${quote(m.id)} is not the last input item` });
     }
   }
   return out;
@@ -72,7 +72,7 @@ export function reasoningWithoutFollower(ctx: Transcript): Finding[] {
       // The item's own id where it has one: message ids follow wire indices, which compaction shifts.
       const id = typeof pm.fields?.id === "string" ? pm.fields.id : undefined;
       const message = `reasoning item${id ? ` ${quote(id)}` : ""} in message ${quote(m.id)} is not followed by the message or call it came with`;
-      out.push({ index: i, path: partPath(i, k), key: id ?? m.id, message });
+      out.push({ ...placeOf(i, k), key: id ?? m.id, message });
     }
   }
   return out;

@@ -4,9 +4,11 @@
  * so it is one pass per rule over messages and parts, with the call/result pairing shared.
  */
 import type { Format } from "../adapters/common.js";
+import { inputPaths, type InputPaths } from "../adapters/input-paths.js";
 import type { Message } from "../model/schema.js";
 import { pairCalls, type Pairing } from "./pairing.js";
-import type { Issue } from "./issues.js";
+import type { Finding, Issue } from "./issues.js";
+import { canonicalPath } from "./paths.js";
 import { kRules, severityOf, usesThinking, type RuleContext } from "./rules.js";
 
 export interface ValidationResult {
@@ -30,6 +32,8 @@ export interface ValidateOptions {
 class Context implements RuleContext {
   #pairing: Pairing | undefined;
   #thinking: boolean | undefined;
+  /** The input's paths (null: the messages have no input to name, canonical paths then); decided when an issue is first named. */
+  #paths: InputPaths | null | undefined;
 
   constructor(
     readonly messages: readonly Message[],
@@ -40,7 +44,17 @@ class Context implements RuleContext {
   }
 
   get pairing(): Pairing {
-    return (this.#pairing ??= pairCalls(this.messages, this.format));
+    return (this.#pairing ??= pairCalls(this.messages, this.format, (i, k) => this.pathOf(i, k)));
+  }
+
+  pathOf(index: number, part?: number): string {
+    const paths = (this.#paths ??= inputPaths(this.messages) ?? null);
+    return paths ? paths(index, part) : canonicalPath(index, part);
+  }
+
+  /** The issue a rule's finding makes: its place named in the input's shape (Issue's path). */
+  issueOf(f: Finding, code: Issue["code"], severity: Issue["severity"]): Issue {
+    return { code, severity, message: f.message, path: this.pathOf(f.index, f.part), canonicalPath: f.path, index: f.index, key: f.key };
   }
 
   get thinking(): boolean {
@@ -55,7 +69,7 @@ export function validate(messages: readonly Message[], format: Format, options: 
   for (const rule of kRules) {
     if (!rule.formats.includes(format)) continue;
     const severity = severityOf(rule, format);
-    for (const f of rule.check(ctx)) issues.push({ code: rule.code, severity, message: f.message, path: f.path, index: f.index, key: f.key });
+    for (const f of rule.check(ctx)) issues.push(ctx.issueOf(f, rule.code, severity));
   }
   issues.sort((a, b) => a.index - b.index);
   return { ok: !issues.some((i) => i.severity === "error"), issues };

@@ -252,7 +252,7 @@ describe("validate: one test per issue code", () => {
       { role: "user", content: "Go on." },
     ]);
     expect(validate(behind, "anthropic").issues.map(pick)).toEqual([
-      { code: "COMPACTION_MISPLACED", severity: "error", path: "messages[1].parts[0]", index: 1, key: "m1" },
+      { code: "COMPACTION_MISPLACED", severity: "error", path: "messages[1].content[0]", index: 1, key: "m1" },
     ]);
     expect(only(behind, "anthropic", "COMPACTION_MISPLACED")[0].message).toContain("not the first block of the first message");
     const twice = claude([
@@ -261,7 +261,7 @@ describe("validate: one test per issue code", () => {
       { role: "user", content: "Go on." },
     ]);
     expect(only(twice, "anthropic", "COMPACTION_MISPLACED").map((i) => [i.path, i.message])).toEqual([
-      ["messages[1].parts[0]", expect.stringContaining("a second signed compaction block")],
+      ["messages[1].content[0]", expect.stringContaining("a second signed compaction block")],
     ]);
     // Threshold compaction's block follows what it summarises: anywhere is fine.
     expect(
@@ -280,7 +280,7 @@ describe("validate: one test per issue code", () => {
     const ask = { role: "user", content: "Go on." };
     expect(validate(responses([ask, { type: "compaction_trigger" }]), "openai-responses")).toEqual({ ok: true, issues: [] });
     const r = validate(responses([{ type: "compaction_trigger" }, ask]), "openai-responses");
-    expect(r.issues.map(pick)).toEqual([{ code: "COMPACTION_TRIGGER_NOT_LAST", severity: "error", path: "messages[0].parts[0]", index: 0, key: "m0" }]);
+    expect(r.issues.map(pick)).toEqual([{ code: "COMPACTION_TRIGGER_NOT_LAST", severity: "error", path: "messages[0]", index: 0, key: "m0" }]);
     expect(r.issues[0].message).toContain("not the last input item");
   });
 
@@ -289,7 +289,7 @@ describe("validate: one test per issue code", () => {
     expect(validate(responses([ask, rsItem("rs_1"), fcItem(1), fcOut(1)]), "openai-responses")).toEqual({ ok: true, issues: [] });
     const r = validate(responses([ask, rsItem("rs_1"), ask]), "openai-responses");
     // Keyed by the item's id, which compaction does not shift (message ids follow wire indices).
-    expect(r.issues.map(pick)).toEqual([{ code: "REASONING_WITHOUT_FOLLOWER", severity: "error", path: "messages[1].parts[0]", index: 1, key: "rs_1" }]);
+    expect(r.issues.map(pick)).toEqual([{ code: "REASONING_WITHOUT_FOLLOWER", severity: "error", path: "messages[1]", index: 1, key: "rs_1" }]);
     expect(r.issues[0].message).toContain('"rs_1"');
     expect(only(responses([ask, { type: "reasoning", summary: [] }, ask]), "openai-responses", "REASONING_WITHOUT_FOLLOWER").map((i) => i.key)).toEqual(["m1"]);
     // Canonical reasoning of another format is not rendered as an item, so it is not checked.
@@ -308,7 +308,7 @@ describe("validate: one test per issue code", () => {
     // The turn's thinking is still required after the block.
     const dropped = claude([{ role: "user", content: "Fix it." }, { role: "assistant", content: [thresholdBlock, toolUse(1)] }, toolResult(1)]);
     expect(validate(dropped, "anthropic", { thinking: true }).issues.map(pick)).toEqual([
-      { code: "THINKING_DROPPED", severity: "error", path: "messages[1].parts[0]", index: 1, key: "m1" },
+      { code: "THINKING_DROPPED", severity: "error", path: "messages[1].content[0]", index: 1, key: "m1" },
     ]);
   });
 
@@ -452,6 +452,8 @@ describe("validate properties", () => {
         for (const i of r.issues) {
           expect(kIssueCodes).toContain(i.code);
           expect(i.path.startsWith(`messages[${i.index}]`)).toBe(true);
+          // Messages built by hand have no input: the path is the canonical one.
+          expect(i.canonicalPath).toBe(i.path);
           expect(i.index).toBeLessThan(messages.length);
           const rule = kRules.find((x) => x.code === i.code)!;
           expect(rule.formats).toContain(format);

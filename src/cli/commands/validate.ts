@@ -5,10 +5,11 @@
  * Each run is read in the format --format names (auto|openai|anthropic|responses|ai-sdk|langchain,
  * or the library's names openai-chat / openai-responses) or, by default, the format detected from
  * its shape, and validated for that format. Each issue is one line:
- * `file:line: run ID (format): severity CODE at PATH [wire messages[k]]: message` — PATH indexes
- * the canonical messages (as the validator reports it), the bracket says where that message is in
- * the line's own array where the two differ. A summary follows (issues, errors and warnings, runs
- * with issues, counts by code). `--json` prints one object with the same (see ValidateReport).
+ * `file:line: run ID (format): severity CODE at PATH: message` — PATH names the field in the
+ * line's own shape (`messages[29].tool_calls[0]` for an OpenAI Chat call, `messages[3].content[1]`
+ * for an Anthropic block, `system`; the validator's Issue.path, adapters/input-paths.ts). A summary
+ * follows (issues, errors and warnings, runs with issues, counts by code). `--json` prints one
+ * object with the same (see ValidateReport), each issue with its canonicalPath too.
  * `--errors-only` leaves warnings out (a recorded run that ends on a pending call, say), of the
  * output and of the exit code.
  *
@@ -26,16 +27,14 @@ import { CtxfoldError } from "../../errors.js";
 import type { Issue, IssueCode } from "../../validate/index.js";
 import { validate as validateMessages } from "../../validate/index.js";
 import { formatOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
-import { num, parseRun, readRuns, wireLocator, writeError } from "../runs.js";
+import { num, parseRun, readRuns, writeError } from "../runs.js";
 
-/** One issue as reported: the validator's issue, where its run is, and where its message sits in the wire. */
+/** One issue as reported: the validator's issue (its path in the line's own shape) and where its run is. */
 export interface ReportedIssue extends Issue {
   file: string;
   line: number;
   run: string;
   format: Format;
-  /** The message's place in the line's own messages (`messages[k]`, or `system`), when known. */
-  wirePath?: string;
 }
 
 /** What `--json` prints. */
@@ -77,11 +76,7 @@ export async function validate(argv: string[], io: CliIo): Promise<number> {
       if (item.error) throw item.error;
       const parsed = parseRun(item.run, file, item.line, format);
       const found = validateMessages(parsed.messages, parsed.format).issues.filter((i) => !errorsOnly || i.severity === "error");
-      const inWire = found.length > 0 ? wireLocator(parsed) : () => undefined;
-      issues = found.map((i) => {
-        const wirePath = inWire(i.index);
-        return { ...i, file: report.file, line: item.line, run: item.run.id, format: parsed.format, ...(wirePath !== undefined ? { wirePath } : {}) };
-      });
+      issues = found.map((i) => ({ ...i, file: report.file, line: item.line, run: item.run.id, format: parsed.format }));
     } catch (err) {
       if (!CtxfoldError.isInstance(err)) throw err;
       report.badLines.push({ line: item.line, code: err.code, message: err.message });
@@ -107,9 +102,7 @@ export async function validate(argv: string[], io: CliIo): Promise<number> {
 
 /** One issue, compiler style, so editors and grep find the line. */
 function issueLine(i: ReportedIssue): string {
-  // The canonical path's own "messages[k]" already names the wire message when the two agree.
-  const wire = i.wirePath !== undefined && !i.path.startsWith(`${i.wirePath}.`) && i.path !== i.wirePath ? ` [wire ${i.wirePath}]` : "";
-  return `${i.file}:${i.line}: run ${i.run} (${i.format}): ${i.severity} ${i.code} at ${i.path}${wire}: ${i.message}\n`;
+  return `${i.file}:${i.line}: run ${i.run} (${i.format}): ${i.severity} ${i.code} at ${i.path}: ${i.message}\n`;
 }
 
 function summaryLine(r: ValidateReport): string {
