@@ -52,7 +52,7 @@ export interface RecallOptions {
 export interface RecallText {
   type: "text";
   ref: string;
-  /** The kind the ref's name carries (output, read, shell, text, …). */
+  /** The kind the ref's name carries: output, args or text (compaction's), or read, list, search, page or shell (a StepReducer's own offloads); docs/recall.md, "What a ref names". */
   kind: string;
   /** The page: the original text, or with encoding "base64" the original bytes in base64. */
   text: string;

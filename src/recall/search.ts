@@ -4,7 +4,7 @@
  *
  * Decisions:
  * - The match is plain and predictable, not semantic: the query is cut into terms at white
- *   space, each compared case-insensitively as a substring of the ref (so a kind such as `shell`
+ *   space, each compared case-insensitively as a substring of the ref (so a kind such as `output`
  *   or a hash prefix matches) and of the entry's text. An entry that matches no term is left
  *   out; the rest rank by how many distinct terms they match, then by how often the terms occur
  *   in their text (each term counted up to kMaxCount times, so one huge log does not outrank an
@@ -38,7 +38,7 @@ export interface SearchOptions {
 /** One stored entry a search found. */
 export interface SearchEntry {
   ref: string;
-  /** The kind its name carries: output, read, shell, text, message, history, … */
+  /** The kind its name carries: output, args, text, history or message (compaction's), or read, list, search, page or shell (a StepReducer's own offloads); docs/recall.md, "What a ref names". */
   kind: string;
   /** Stored bytes. */
   size: number;

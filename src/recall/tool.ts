@@ -28,7 +28,7 @@ export const kSearchToolName = "search";
 export const kRecallToolDescription =
   "Read content that was left out of this conversation to save room. Pass a ref exactly as it appears " +
   "(like workspace/outputs/output_0123456789abcdef0123456789abcdef.txt). Long content comes in pages: when the result says " +
-  "there is more, call again with the offset it gives. A history ref (history_….json) gives the removed messages.";
+  "there is more, call again with the offset it gives. A history ref (history_….json) gives the removed messages, a message ref (message_….json) one of them.";
 
 /** What a model reads about the search tool. */
 export const kSearchToolDescription =

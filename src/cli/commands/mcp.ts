@@ -140,7 +140,7 @@ async function createServer({ dir, format, maxBytes }: McpOptions, stores: Store
       description: kRecallToolDescription,
       inputSchema: {
         ...kRecallInputShape,
-        format: z.enum(kFormats).optional().describe(`The provider format a history ref's messages come back in (default ${format})`),
+        format: z.enum(kFormats).optional().describe(`The provider format a history or message ref's messages come back in (default ${format})`),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
