@@ -305,6 +305,7 @@ export async function ctxfold(config: Omit<CompactorConfig, "store"> = {}, name 
         epoch: r.epoch,
         newEpoch,
         stages: r.stages,
+        compactorTokens: { tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter },
         canonical: r.canonical,
       };
     },

@@ -4,7 +4,8 @@
  * epoch markers, and below it what each epoch removed.
  */
 import { attrNum, compact, coord, esc, int, isNum, ticks } from "./html-format.js";
-import type { TracePoint, TraceRun } from "./types.js";
+import { stageRows, stageTotals, type StageRow } from "../policy/stage-rows.js";
+import type { TraceEpoch, TracePoint, TraceRun } from "./types.js";
 
 const kPlot = { width: 880, height: 330, left: 64, right: 20, top: 40, bottom: 44 };
 
@@ -67,18 +68,59 @@ function renderAxes(f: TraceFrame): string[] {
   ];
 }
 
-/** A labelled vertical line where each epoch starts (drawn under the token lines); none when no epoch starts. */
-function renderEpochMarkers(f: TraceFrame, points: readonly TracePoint[]): string[] {
-  const epochs: string[] = [];
-  points.forEach((p, i) => {
-    if (!p.newEpoch) return;
-    const xx = coord(f.x(i));
-    epochs.push(
-      `<line class="epoch" data-point="${i}" data-epoch="${esc(int(p.epoch))}" x1="${xx}" x2="${xx}" y1="${coord(f.top)}" y2="${coord(f.top + f.ph)}"><title>${esc(`epoch ${int(p.epoch)} starts at point ${i}`)}</title></line>`,
-    );
-    epochs.push(`<text class="epoch-label" x="${coord(f.x(i) + 3)}" y="${coord(f.top + 11)}">${esc(`e${int(p.epoch)}`)}</text>`);
+/** An epoch label's width at the plot's 10px: 6.2px a character, wider than "e" and digits in any system font, so estimates err wide. */
+const kEpochLabelCharPx = 6.2;
+/** The least room between two epoch labels. */
+const kEpochLabelGapPx = 4;
+/** From an epoch's line to its label. */
+const kEpochLabelOffsetPx = 3;
+
+/** Where an epoch label goes: its text, anchor and x, and the span it covers. */
+interface EpochLabel {
+  point: number;
+  text: string;
+  anchor: "start" | "end";
+  x: number;
+  x0: number;
+  x1: number;
+}
+
+/**
+ * The epoch labels drawn, left to right: each to the right of its line (to the left where it would
+ * pass the plot's right edge), and only where it clears the last one drawn by kEpochLabelGapPx, so
+ * that labels never overlap however dense the epochs; the first epoch is always labelled. Every
+ * line keeps its tooltip, and the list under the plot has every epoch.
+ */
+function placeEpochLabels(f: Pick<TraceFrame, "left" | "pw" | "x">, starts: readonly { point: number; epoch: number }[]): EpochLabel[] {
+  const labels: EpochLabel[] = [];
+  let clear = -Infinity;
+  for (const { point, epoch } of starts) {
+    const text = `e${int(epoch)}`;
+    const width = text.length * kEpochLabelCharPx;
+    const at = f.x(point);
+    const right = at + kEpochLabelOffsetPx + width <= f.left + f.pw;
+    const x = right ? at + kEpochLabelOffsetPx : at - kEpochLabelOffsetPx;
+    const x0 = right ? x : x - width;
+    if (x0 < clear) continue;
+    labels.push({ point, text, anchor: right ? "start" : "end", x, x0, x1: x0 + width });
+    clear = x0 + width + kEpochLabelGapPx;
+  }
+  return labels;
+}
+
+/** A vertical line where each epoch starts (drawn under the token lines), labelled where there is room (placeEpochLabels); none when no epoch starts. */
+function renderEpochMarkers(f: TraceFrame, points: readonly TracePoint[]): { markup: string[]; labelled: number } {
+  const starts = points.flatMap((p, i) => (p.newEpoch ? [{ point: i, epoch: p.epoch }] : []));
+  if (starts.length === 0) return { markup: [], labelled: 0 };
+  const lines = starts.map(({ point, epoch }) => {
+    const xx = coord(f.x(point));
+    return `<line class="epoch" data-point="${point}" data-epoch="${esc(int(epoch))}" x1="${xx}" x2="${xx}" y1="${coord(f.top)}" y2="${coord(f.top + f.ph)}"><title>${esc(`epoch ${int(epoch)} starts at point ${point}`)}</title></line>`;
   });
-  return epochs.length ? [`<g class="epochs">${epochs.join("")}</g>`] : [];
+  const labels = placeEpochLabels(f, starts).map(
+    (l) =>
+      `<text class="epoch-label" data-point="${l.point}" x="${coord(l.x)}" y="${coord(f.top + 11)}"${l.anchor === "end" ? ` text-anchor="end"` : ""}>${esc(l.text)}</text>`,
+  );
+  return { markup: [`<g class="epochs">${lines.join("")}${labels.join("")}</g>`], labelled: labels.length };
 }
 
 /** The budget's horizontal line and its label; none without a budget. */
@@ -167,8 +209,8 @@ function renderLegend(has: { budget: boolean; epochs: boolean; missing: boolean 
   return `<g class="legend">${items.join("")}</g>`;
 }
 
-/** One traced run at one budget as an SVG line plot, its layers drawn bottom to top. */
-function renderTracePlot(trace: TraceRun, index: number): string {
+/** One traced run at one budget as an SVG line plot, its layers drawn bottom to top; with the number of epoch labels drawn. */
+function renderTracePlot(trace: TraceRun, index: number): { svg: string; labelled: number } {
   const { width: W, height: H } = kPlot;
   const points: TracePoint[] = trace.points ?? [];
   const budget = isNum(trace.budget) && trace.budget > 0 ? trace.budget : null;
@@ -180,60 +222,79 @@ function renderTracePlot(trace: TraceRun, index: number): string {
     `<title>${esc(`Tokens per prompt point of run ${trace.runId} at budget ${int(trace.budget)} (${trace.contender})`)}</title>`,
     `<rect class="plot-area" x="${coord(left)}" y="${coord(top)}" width="${coord(pw)}" height="${coord(ph)}"/>`,
     ...renderAxes(f),
-    ...epochs,
+    ...epochs.markup,
     ...renderBudgetLine(f, budget),
     renderSeries(f, points, "tokens-in", (p) => tok(p.tokensIn)),
     renderSeries(f, points, "tokens-out", (p) => tok(p.tokensOut)),
     ...missing,
     ...renderHoverTargets(f, points),
     ...(n === 0 ? [`<text class="empty" x="${coord(left + pw / 2)}" y="${coord(top + ph / 2)}" text-anchor="middle">no prompt points</text>`] : []),
-    renderLegend({ budget: budget !== null, epochs: epochs.length > 0, missing: missing.length > 0 }),
+    renderLegend({ budget: budget !== null, epochs: epochs.markup.length > 0, missing: missing.length > 0 }),
   ];
-  return `<svg class="trace" id="trace-svg-${index}" data-run="${esc(trace.runId)}" data-budget="${attrNum(trace.budget)}" data-contender="${esc(trace.contender)}" data-points="${n}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">
+  const svg = `<svg class="trace" id="trace-svg-${index}" data-run="${esc(trace.runId)}" data-budget="${attrNum(trace.budget)}" data-contender="${esc(trace.contender)}" data-points="${n}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">
 ${parts.join("\n")}
 </svg>`;
+  return { svg, labelled: epochs.labelled };
+}
+
+/** "(−59.5%)" from `before` to `after`, "" where it cannot be said. */
+const savedShare = (before: number, after: number): string =>
+  isNum(before) && before > 0 && isNum(after) ? ` (−${((1 - after / before) * 100).toFixed(1)}%)` : "";
+
+/** A stage table's row: its label, candidates, compactions, skips and tokens, "–" where a figure does not apply. */
+const renderStageRow = (r: StageRow): string =>
+  `<tr><td><code>${esc(r.label)}</code></td><td>${r.candidates === null ? "–" : esc(int(r.candidates))}</td><td>${r.compacted === null ? "–" : esc(int(r.compacted))}</td><td>${esc(r.skipped)}</td><td>${esc(int(r.tokensBefore))} → ${esc(int(r.tokensAfter))}</td></tr>`;
+
+/**
+ * One epoch: the line above its stage table states the table's own figures (stageTotals of its
+ * rows: the compactor's count, from its first tokens before to its last after), then the prompt's
+ * as plotted where they differ (this eval's exact count); the table; the refs new in it.
+ */
+function renderEpochItem(e: TraceEpoch): string {
+  const rows = stageRows(e.stages ?? [], e.compactor);
+  const t = stageTotals(rows, e.compactor ?? e);
+  const counted = rows.length > 0 || e.compactor !== undefined;
+  const plotted =
+    counted && (t.tokensBefore !== e.tokensBefore || t.tokensAfter !== e.tokensAfter)
+      ? `; the prompt as plotted (this eval's exact count): ${int(e.tokensBefore)} → ${int(e.tokensAfter)}`
+      : "";
+  const head = `${int(t.tokensBefore)} → ${int(t.tokensAfter)} tokens${savedShare(t.tokensBefore, t.tokensAfter)}${counted ? " by the compactor's count" : ""}${plotted}`;
+  const refs = e.refs ?? [];
+  const refList = refs.length
+    ? `<details class="refs"><summary>${esc(int(refs.length))} ref${refs.length === 1 ? "" : "s"}</summary><ul>${refs.map((r) => `<li><code>${esc(r)}</code></li>`).join("")}</ul></details>`
+    : `<p class="no-refs">no refs</p>`;
+  const table = rows.length
+    ? `<table class="stages"><thead><tr><th>stage</th><th>candidates</th><th>compacted</th><th>skipped</th><th>tokens before → after</th></tr></thead><tbody>${rows.map(renderStageRow).join("")}</tbody></table>`
+    : `<p class="no-stages">no stage reports</p>`;
+  return `<li data-epoch="${esc(int(e.epoch))}" data-point="${esc(int(e.atPoint))}"><p><strong>Epoch ${esc(int(e.epoch))}</strong> at point ${esc(int(e.atPoint))}: ${esc(head)}</p>
+${table}
+${refList}</li>`;
 }
 
 function renderEpochList(trace: TraceRun): string {
   const epochs = trace.epochs ?? [];
   if (!epochs.length) return `<p class="no-epochs">No epoch started in this run at this budget.</p>`;
-  const items = epochs
-    .map((e) => {
-      const saved =
-        isNum(e.tokensBefore) && e.tokensBefore > 0 && isNum(e.tokensAfter) ? ` (−${((1 - e.tokensAfter / e.tokensBefore) * 100).toFixed(1)}%)` : "";
-      const stages = (e.stages ?? [])
-        .map(
-          (s) =>
-            `<tr><td><code>${esc(s.name)}</code></td><td>${esc(int(s.candidates))}</td><td>${esc(int(s.compacted))}</td><td>${esc(int(s.tokensBefore))} → ${esc(int(s.tokensAfter))}</td></tr>`,
-        )
-        .join("");
-      const refs = e.refs ?? [];
-      const refList = refs.length
-        ? `<details class="refs"><summary>${esc(int(refs.length))} ref${refs.length === 1 ? "" : "s"}</summary><ul>${refs.map((r) => `<li><code>${esc(r)}</code></li>`).join("")}</ul></details>`
-        : `<p class="no-refs">no refs</p>`;
-      return `<li data-epoch="${esc(int(e.epoch))}" data-point="${esc(int(e.atPoint))}"><p><strong>Epoch ${esc(int(e.epoch))}</strong> at point ${esc(int(e.atPoint))}: ${esc(int(e.tokensBefore))} → ${esc(int(e.tokensAfter))} tokens${esc(saved)}</p>
-${stages ? `<table class="stages"><thead><tr><th>stage</th><th>candidates</th><th>compacted</th><th>tokens before → after</th></tr></thead><tbody>${stages}</tbody></table>` : `<p class="no-stages">no stage compacted anything</p>`}
-${refList}</li>`;
-    })
-    .join("\n");
   return `<ol class="epochs">
-${items}
+${epochs.map(renderEpochItem).join("\n")}
 </ol>`;
 }
 
+/** A traced run's figure: the caption's facts, the plot, and every epoch listed under it. */
 export function renderTrace(trace: TraceRun, index: number): string {
   const points = trace.points ?? [];
   const missing = points.filter((p) => tok(p.tokensOut) === null).length;
   const maxIn = points.reduce((m, p) => Math.max(m, tok(p.tokensIn) ?? 0), 0);
+  const started = points.filter((p) => p.newEpoch).length;
+  const plot = renderTracePlot(trace, index);
   const facts = [
     `${int(points.length)} prompt point${points.length === 1 ? "" : "s"}`,
     `max ${int(maxIn)} tokens in`,
-    `${int(points.filter((p) => p.newEpoch).length)} new epoch${points.filter((p) => p.newEpoch).length === 1 ? "" : "s"}`,
+    `${int(started)} new epoch${started === 1 ? "" : "s"}${plot.labelled < started ? ` (${int(plot.labelled)} labelled where there is room; all are listed below)` : ""}`,
     ...(missing ? [`${int(missing)} without output`] : []),
   ];
   return `<figure class="trace" id="trace-${index}">
 <figcaption><strong>Run <code>${esc(trace.runId)}</code></strong> at budget ${esc(int(trace.budget))} — ${esc(trace.contender)} <span class="facts">(${esc(facts.join(", "))})</span></figcaption>
-<div class="scroll">${renderTracePlot(trace, index)}</div>
+<div class="scroll">${plot.svg}</div>
 <h4>Epochs</h4>
 ${renderEpochList(trace)}
 </figure>`;

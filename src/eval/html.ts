@@ -11,15 +11,20 @@
  * with the samples behind it folded away; when the input has several sources, per budget a table
  * of the metrics per source with the worst source's cells marked (html-sources.ts); per traced
  * run × budget a line plot of the tokens of every replayed prompt point before (input) and after compaction (output), the budget line, a
- * vertical marker where a call started a new epoch, and below it what each epoch removed (stages,
- * tokens before → after, refs in a collapsible list).
+ * vertical marker where a call started a new epoch (labelled where the label clears the last one
+ * drawn, html-trace.ts: labels never overlap, each point's tooltip names its epoch), and below it
+ * every epoch and what it removed: a line whose figures are its stage table's own (stage-rows.ts:
+ * from the first row's tokens before to the last row's after, by the compactor's count, with a
+ * "finish" row for what the steps after the stages changed) and the prompt's as plotted where they
+ * differ, the table (a stage skipped whole reads "not run: …"), the refs in a collapsible list.
  *
  * Choices:
  * - No external resource of any kind: inline CSS, system fonts, no images, and a
  *   Content-Security-Policy of `default-src 'none'` so that even a browser that found a URL in
  *   the page would not fetch it. The plots are inline SVG drawn here, in TypeScript, not by a
  *   chart library: the page renders without JavaScript, and html.ts and the html-*.ts it is made
- *   of (formatting, tables, trace plots) import nothing but each other and the report's types.
+ *   of (formatting, tables, trace plots) import nothing but each other, the report's types and
+ *   the stage rows explain prints too (policy/stage-rows.ts, which imports types only).
  * - Every text from the data (run ids, refs, notes, contender names, error samples…) goes through
  *   `esc`, in text and in attributes alike; ids of elements are made from indexes, never from
  *   data. Numbers that reach SVG coordinates go through `coord`, so a non-finite value can never
@@ -32,13 +37,15 @@
  *   point with no neighbour, and a trace of one point, are drawn as dots.
  * - Stable hooks for tests and scripts: `table.metrics[data-budget]`, `svg.trace[data-run]
  *   [data-budget][data-contender]`, `rect.plot-area`, `polyline.tokens-in`, `polyline.tokens-out`,
- *   `line.budget`, `line.epoch[data-point]`, `path.out-missing`, `ol.epochs > li[data-epoch]`,
- *   `table.thresholds`, `td.threshold-fail`, and the frontier plot's (html-frontier.ts). The
+ *   `line.budget`, `line.epoch[data-point]`, `text.epoch-label[data-point]`, `path.out-missing`,
+ *   `ol.epochs > li[data-epoch]`, `table.thresholds`, `td.threshold-fail`, and the frontier
+ *   plot's (html-frontier.ts). The
  *   legend's swatches have their own classes (`key-tokens-in`…), so a selector of the plot's
  *   elements never counts them.
  * - One small inline script (the only one) measures, on load, what the browser laid out: per
- *   `svg.trace` the bounding boxes of its lines and the budget line's height in the plot area, per
- *   metric table the rows with a non-zero height, for the frontier plot its markers drawn. It
+ *   `svg.trace` the bounding boxes of its lines, the budget line's height in the plot area, and
+ *   how many of its epoch labels overlap a neighbour; per metric table the rows with a non-zero
+ *   height; for the frontier plot its markers drawn. It
  *   writes them, as URI-encoded JSON, into `<pre id="render-check" hidden>`, which a headless
  *   browser's --dump-dom shows (test/eval/html.test.ts asserts the page renders, not only
  *   parses). It reads the DOM and writes that one element; without JavaScript the report is the
@@ -67,12 +74,20 @@ const kRenderCheck = `(function () {
     var budget = svg.querySelector("line.budget"), bb = budget ? budget.getBoundingClientRect() : null;
     var epochs = svg.querySelectorAll("line.epoch"), drawn = 0;
     for (var j = 0; j < epochs.length; j++) if (epochs[j].getBoundingClientRect().height > 0) drawn++;
+    // Epoch labels as laid out, left to right: how many pairs of neighbours overlap, the least gap between them.
+    var labels = svg.querySelectorAll("text.epoch-label"), overlaps = 0, minGap = null, prev = null;
+    for (var l = 0; l < labels.length; l++) {
+      var lb = labels[l].getBoundingClientRect();
+      if (prev) { var gap = lb.left - prev.right; if (gap < 0) overlaps++; minGap = minGap === null ? gap : Math.min(minGap, gap); }
+      prev = lb;
+    }
     out.traces.push({
       run: svg.getAttribute("data-run"), budget: Number(svg.getAttribute("data-budget")),
       width: r.width, height: r.height,
       tokensIn: box(svg.querySelectorAll("polyline.tokens-in")),
       tokensOut: box(svg.querySelectorAll("polyline.tokens-out")),
       epochLines: epochs.length, epochLinesDrawn: drawn,
+      epochLabels: { count: labels.length, overlaps: overlaps, minGap: minGap, right: prev ? prev.right - area.right : null },
       budgetLine: bb ? { width: bb.width, fromTop: area.height > 0 ? (bb.top + bb.height / 2 - area.top) / area.height : null } : null
     });
   }
@@ -128,12 +143,12 @@ svg.trace circle.tokens-in { fill: var(--in); stroke: none; } svg.trace circle.t
 svg.trace line.budget, svg.trace .key-budget { stroke: var(--budget); stroke-width: 1.5; stroke-dasharray: 6 4; }
 svg.trace text.budget-label { fill: var(--budget); }
 svg.trace line.epoch, svg.trace .key-epoch { stroke: var(--epoch); stroke-width: 1; stroke-dasharray: 2 3; }
-svg.trace text.epoch-label { fill: var(--epoch); font-size: 10px; }
+svg.trace text.epoch-label { fill: var(--epoch); font-size: 10px; paint-order: stroke; stroke: #fbfbfe; stroke-width: 3px; stroke-linejoin: round; }
 svg.trace path.out-missing, svg.trace .key-out-missing { stroke: var(--budget); stroke-width: 1.6; fill: none; }
 svg.trace g.hover rect { fill: transparent; } svg.trace g.hover rect:hover { fill: rgba(100, 100, 160, 0.08); }
 svg.trace text.empty { fill: var(--muted); font-size: 14px; }
 ol.epochs { padding-left: 22px; } ol.epochs > li { margin: 6px 0 12px; } ol.epochs p { margin: 2px 0; }
-table.stages td:nth-child(n+2) { text-align: right; font-variant-numeric: tabular-nums; }
+table.stages td:nth-child(n+2) { text-align: right; font-variant-numeric: tabular-nums; } table.stages td:nth-child(4) { text-align: left; }
 details.refs ul { max-height: 320px; overflow: auto; margin: 4px 0; padding-left: 20px; }
 details summary { cursor: pointer; color: #364fc7; }
 nav ul { margin: 4px 0; padding-left: 20px; columns: 2; }

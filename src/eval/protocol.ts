@@ -22,6 +22,8 @@ export interface CompactOutput {
   epoch?: number;
   newEpoch?: boolean;
   stages?: StageReport[];
+  /** ctxfold: the call's tokens before and after by the compactor's own count (CompactResult's), where its stages start and end. */
+  compactorTokens?: { tokensBefore: number; tokensAfter: number };
   /** ctxfold: the compacted prompt as canonical messages, whose ids and marks `--misses` reads. */
   canonical?: Message[];
 }

@@ -234,9 +234,17 @@ export async function traceRun(run: EvalRun, c: Contender, budget: number): Prom
         atPoint: trace.points.length,
         tokensBefore: tokensIn,
         tokensAfter: tokensOut ?? tokensIn,
-        stages: (r.stages ?? [])
-          .filter((s) => s.stage > 0)
-          .map((s) => ({ name: s.name, candidates: s.candidateCount, compacted: s.compacted, tokensBefore: s.tokensBefore, tokensAfter: s.tokensAfter })),
+        ...(r.compactorTokens ? { compactor: r.compactorTokens } : {}),
+        // Every stage, stage 0 too: the table's rows chain from the compactor's tokens before to its after.
+        stages: (r.stages ?? []).map((s) => ({
+          stage: s.stage,
+          name: s.name,
+          candidates: s.candidateCount,
+          compacted: s.compacted,
+          skipped: s.skipped,
+          tokensBefore: s.tokensBefore,
+          tokensAfter: s.tokensAfter,
+        })),
         refs: (r.refs ?? []).filter((ref) => !seen.has(ref)),
       };
       trace.epochs.push(e);

@@ -88,9 +88,24 @@ export interface TraceEpoch {
   epoch: number;
   /** Index into TraceRun.points of the call that started it. */
   atPoint: number;
+  /** The prompt's tokens before and after, as the plot draws them (this eval's count: exact o200k, OpenAI overheads). */
   tokensBefore: number;
   tokensAfter: number;
-  stages: { name: string; candidates: number; compacted: number; tokensBefore: number; tokensAfter: number }[];
+  /**
+   * The call's tokens before and after by the compactor's own count (CompactResult's), which the
+   * stages' figures start from and end at; absent in reports written before it was recorded.
+   */
+  compactor?: { tokensBefore: number; tokensAfter: number };
+  /** Every stage that had a turn (stage 0 included), by the compactor's count; `stage` and `skipped` are absent in older reports. */
+  stages: {
+    stage?: number;
+    name: string;
+    candidates: number;
+    compacted: number;
+    skipped?: Partial<Record<string, number>>;
+    tokensBefore: number;
+    tokensAfter: number;
+  }[];
   refs: string[];
 }
 

@@ -10,7 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { renderMessages } from "../../src/adapters/index.js";
+import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
+import { ctxfold } from "../../src/eval/contenders.js";
 import { renderHtmlReport } from "../../src/eval/html.js";
+import { traceRun } from "../../src/eval/replay.js";
+import { generateRun } from "../../src/gen/run.js";
 import { findExecutable } from "../helpers.js";
 import type { EvalMetrics, EvalReport, TraceEpoch, TraceRun } from "../../src/eval/types.js";
 
@@ -139,6 +144,11 @@ const frontier = (html: string): string => /<svg class="frontier"[\s\S]*?<\/svg>
 const metricTables = (html: string): string[] => html.match(/<table class="metrics"[\s\S]*?<\/table>/g) ?? [];
 const bodyRows = (table: string): string[] => /<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1].match(/<tr\b[\s\S]*?<\/tr>/g) ?? [];
 /** The text of the cell of `metric` in a row. */
+/** The cells of an epoch's stage table, row by row, as text. */
+const epochTable = (item: string): string[][] =>
+  bodyRows(/<table class="stages">[\s\S]*?<\/table>/.exec(item)?.[0] ?? "").map((r) =>
+    [...r.matchAll(/<td>(?:<code>)?([^<]*)(?:<\/code>)?<\/td>/g)].map((m) => m[1]),
+  );
 const cell = (row: string, metric: string) => new RegExp(`<td class="[^"]*" data-metric="${metric.replace(".", "\\.")}"[^>]*>([^<]*)</td>`).exec(row)?.[1];
 
 // ---------------------------------------------------------------------------------------------
@@ -511,8 +521,84 @@ describe("renderHtmlReport", () => {
     expect(items[0]).toMatch(
       /<details class="refs"><summary>2 refs<\/summary><ul><li><code>ref:a\/1<\/code><\/li><li><code>ref:a\/2<\/code><\/li><\/ul><\/details>/,
     );
-    expect(items[0]).toMatch(/<tr><td><code>steps<\/code><\/td><td>12<\/td><td>9<\/td><td>9,000 → 5,000<\/td><\/tr>/);
+    expect(items[0]).toMatch(/<tr><td><code>steps<\/code><\/td><td>12<\/td><td>9<\/td><td>–<\/td><td>9,000 → 5,000<\/td><\/tr>/);
     expect(items[1]).toContain("no refs");
+  });
+
+  it("labels epoch lines only where a label clears the last one: 40 epochs, labels at least 4 px apart, every line kept", () => {
+    // 40 epochs, every 5th point of 200 and then every point of 40: labels of 3 characters
+    // (e10…e40) are wider than the room between the lines of the second.
+    for (const [points, every] of [
+      [200, 5],
+      [40, 1],
+    ]) {
+      const newEpochAt = Array.from({ length: 40 }, (_, i) => i * every);
+      const tokensIn = Array.from({ length: points }, (_, i) => 2000 + 100 * i);
+      const html = renderHtmlReport(report({ traces: [trace("dense", 8000, { tokensIn, newEpochAt })] }));
+      const [svg] = svgs(html);
+      expect(tags(svg, "line", "epoch")).toHaveLength(40);
+      const labels = [...svg.matchAll(/<text class="epoch-label"([^>]*)>([^<]*)<\/text>/g)].map(([, a, text]) => {
+        const x = num(a, "x");
+        const width = text.length * 6.2;
+        const x0 = / text-anchor="end"/.test(a) ? x - width : x;
+        return { point: Number(attr(a, "data-point")), text, x0, x1: x0 + width };
+      });
+      expect(labels.length).toBeGreaterThan(1);
+      expect(labels[0]).toMatchObject({ point: 0, text: "e1" });
+      for (let i = 1; i < labels.length; i++) expect(labels[i].x0 - labels[i - 1].x1).toBeGreaterThanOrEqual(4);
+      const rect = tags(svg, "rect", "plot-area")[0];
+      for (const l of labels) expect(l.x1).toBeLessThanOrEqual(num(rect, "x") + num(rect, "width"));
+      if (labels.length < 40) expect(html).toContain(`40 new epochs (${labels.length} labelled where there is room; all are listed below)`);
+    }
+    // Room for every label: all drawn, the caption says nothing of thinning.
+    const sparse = renderHtmlReport(report({ traces: [trace("sparse", 8000, { tokensIn: [1, 2, 3, 4, 5, 6], newEpochAt: [1, 4] })] }));
+    expect(sparse.match(/<text class="epoch-label"/g)).toHaveLength(2);
+    expect(sparse).not.toContain("labelled where there is room");
+  });
+
+  it("states an epoch's figures from its stage table: the first row's tokens before, the last row's after, the prompt's as plotted beside", () => {
+    const e: TraceEpoch = {
+      epoch: 1,
+      atPoint: 2,
+      tokensBefore: 8800,
+      tokensAfter: 3100,
+      compactor: { tokensBefore: 9000, tokensAfter: 3200 },
+      refs: [],
+      stages: [
+        { stage: 1, name: "tool_args", candidates: 0, compacted: 0, skipped: { no_gain: 1 }, tokensBefore: 9000, tokensAfter: 9000 },
+        { stage: 3, name: "historical_text", candidates: 20, compacted: 18, skipped: { no_gain: 2 }, tokensBefore: 9000, tokensAfter: 2900 },
+      ],
+    };
+    const html = renderHtmlReport(report({ traces: [trace("t", 8000, { tokensIn: [100, 200, 8800], newEpochAt: [2], epochs: [e] })] }));
+    const item = /<li data-epoch="1"[\s\S]*?<\/li>/.exec(html)![0];
+    expect(item).toContain(
+      "<strong>Epoch 1</strong> at point 2: 9,000 → 3,200 tokens (−64.4%) by the compactor&#39;s count; the prompt as plotted (this eval&#39;s exact count): 8,800 → 3,100</p>",
+    );
+    expect(epochTable(item)).toEqual([
+      ["1 tool_args", "–", "–", "not run: stage 3 replaces what it would shorten (no_gain)", "9,000 → 9,000"],
+      ["3 historical_text", "20", "18", "no_gain 2", "9,000 → 2,900"],
+      ["finish", "–", "–", "after the stages: exact recount, recall hint, last merges", "2,900 → 3,200"],
+    ]);
+  });
+
+  it("on a real session's trace, every epoch's line states its table's first tokens before and last after", async () => {
+    const messages = renderMessages(generateRun({ seed: 11, steps: 40 }).messages, "openai-chat") as OpenAIChatMessage[];
+    const t = await traceRun({ id: "seed-11", messages }, await ctxfold(), 3000);
+    expect(t.epochs.length).toBeGreaterThan(2);
+    const html = renderHtmlReport(report({ traces: [t] }));
+    const items = html.match(/<li data-epoch="\d+"[\s\S]*?<\/li>/g) ?? [];
+    expect(items).toHaveLength(t.epochs.length);
+    let finishes = 0;
+    items.forEach((item, i) => {
+      const [, before, after] = /<\/strong> at point \d+: ([\d,]+) → ([\d,]+) tokens/.exec(item)!;
+      const rows = epochTable(item);
+      const span = (row: string[]) => row[4].split(" → ");
+      expect(span(rows[0])[0], `epoch ${i + 1}`).toBe(before);
+      expect(span(rows.at(-1)!)[1], `epoch ${i + 1}`).toBe(after);
+      for (let k = 1; k < rows.length; k++) expect(span(rows[k])[0]).toBe(span(rows[k - 1])[1]);
+      if (rows.at(-1)![0] === "finish") finishes++;
+    });
+    expect(finishes).toBeGreaterThan(0);
   });
 
   it("scales y from 0 to the largest of the budget and the token counts", () => {
@@ -573,6 +659,7 @@ interface RenderCheck {
     tokensOut: { count: number; width: number; height: number };
     epochLines: number;
     epochLinesDrawn: number;
+    epochLabels: { count: number; overlaps: number; minGap: number | null; right: number | null };
     budgetLine: { width: number; fromTop: number | null } | null;
   }[];
   tables: { budget: number; rows: number; rowsLaidOut: number; width: number }[];
@@ -619,6 +706,8 @@ describe.skipIf(!chromium)(`the report in headless Chromium${chromium ? "" : " �
         }),
         trace("run-2", 32000, { tokensIn: [4000, 32000, 12000, 20000], tokensOut: [4000, 30000, 12000, 18000] }),
         trace("run-3", 8000, { tokensIn: [100, 900, 3000], newEpochAt: [2] }),
+        // 40 epochs, one every point: far more than the labels that fit.
+        trace("dense", 8000, { tokensIn: Array.from({ length: 40 }, (_, i) => 1000 + 300 * i), newEpochAt: Array.from({ length: 40 }, (_, i) => i) }),
       ],
     });
     const file = join(dir, "report.html");
@@ -644,6 +733,7 @@ describe.skipIf(!chromium)(`the report in headless Chromium${chromium ? "" : " �
       ['<run&"1">', 8000],
       ["run-2", 32000],
       ["run-3", 8000],
+      ["dense", 8000],
     ]);
     for (const t of check.traces) {
       expect(t.width).toBeGreaterThan(0);
@@ -656,10 +746,18 @@ describe.skipIf(!chromium)(`the report in headless Chromium${chromium ? "" : " �
       expect(t.budgetLine?.width).toBeGreaterThan(0);
       expect(t.epochLinesDrawn).toBe(t.epochLines);
     }
-    const [first, second, third] = check.traces;
+    const [first, second, third, dense] = check.traces;
     // The null output at point 20 splits the output line in two.
     expect(first.tokensOut.count).toBe(2);
-    expect([first.epochLines, second.epochLines, third.epochLines]).toEqual([2, 0, 1]);
+    expect([first.epochLines, second.epochLines, third.epochLines, dense.epochLines]).toEqual([2, 0, 1, 40]);
+    // Epoch labels as the browser laid them out: none overlaps its neighbour, the last within the plot.
+    for (const t of check.traces) {
+      expect(t.epochLabels.overlaps, t.run).toBe(0);
+      if (t.epochLabels.count > 1) expect(t.epochLabels.minGap!).toBeGreaterThan(0);
+      if (t.epochLabels.count > 0) expect(t.epochLabels.right!).toBeLessThanOrEqual(0);
+    }
+    expect(dense.epochLabels.count).toBeGreaterThan(3);
+    expect(dense.epochLabels.count).toBeLessThan(40);
     // The budget line where the scale puts it, as laid out: 8000 of 13100 from the bottom; the
     // budget equal to the largest count on the top edge; a budget above every count too.
     expect(first.budgetLine!.fromTop!).toBeCloseTo(1 - 8000 / 13100, 2);

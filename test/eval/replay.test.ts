@@ -290,6 +290,12 @@ describe("evaluate with the ctxfold contender", () => {
     expect(t.points.filter((p) => p.newEpoch).length).toBe(t.epochs.length);
     expect(t.epochs.some((e) => e.refs.length > 0)).toBe(true);
     expect(t.points.every((p) => p.tokensOut === null || p.tokensOut <= t.budget)).toBe(true);
+    // Each epoch has the compactor's own tokens, and every stage's number and skips, which its table reads.
+    for (const e of t.epochs) {
+      expect(e.compactor).toEqual({ tokensBefore: expect.any(Number), tokensAfter: expect.any(Number) });
+      expect(e.stages.length).toBeGreaterThan(0);
+      for (const s of e.stages) expect(s).toMatchObject({ stage: expect.any(Number), skipped: expect.any(Object) });
+    }
   });
 
   it("a second config side by side; a bad config names the field", async () => {

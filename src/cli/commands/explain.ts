@@ -7,10 +7,13 @@
  * `line N` ID names (the id a run without one gets, usable for any line). Per stage it prints
  * the stage's number and name, its candidates, what it compacted, why it skipped the rest
  * (cache_hit, policy_preserve, no_pressure, no_gain, deadline), tokens before and after, and its
- * duration; then the result's tier, status, tokens before and after, and every ref it stored
- * (in order, once each). In the normal tier no stage runs: it says so; `--mode legacy` runs
- * block compaction's three levels, which report no stages (only the result). Summariser fallbacks and
- * churn warnings the compactor reported are listed too.
+ * duration; a stage skipped whole reads "not run: …" and one with no candidates "nothing to
+ * compact" (stage-rows.ts), and a "finish" row has what the steps after the stages changed (the
+ * exact recount, last merges, the recall hint). Above the table, the result's tier and status,
+ * and the table's own figures: its first tokens before, its last after, the stages' time;
+ * below it every ref stored (in order, once each). In the normal tier no stage runs: it says
+ * so; `--mode legacy` runs block compaction's three levels, which report no stages (only the
+ * result). Summariser fallbacks and churn warnings the compactor reported are listed too.
  *
  * Refs go to an fs store at DIR with --offload-dir (one file per ref, which `ctxfold show REF
  * --offload-dir DIR` reads as it reads compact's packs), else to memory (the refs are listed but
@@ -25,7 +28,8 @@ import { performance } from "node:perf_hooks";
 import { CtxfoldError } from "../../errors.js";
 import type { PolicyEvent } from "../../policy/events.js";
 import { createCompactor, type Compactor } from "../../policy/index.js";
-import type { CompactResult, SkipReason, StageReport } from "../../policy/types.js";
+import { stageRows, stageTotals, type StageRow } from "../../policy/stage-rows.js";
+import type { CompactResult, StageReport } from "../../policy/types.js";
 import type { PresetName } from "../../steps/config.js";
 import { createFsStore, createMemoryStore, type OffloadStore } from "../../store/index.js";
 import type { Format } from "../../adapters/index.js";
@@ -197,50 +201,42 @@ function explainReport(
 
 const ms = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(1));
 
-/** Skip reasons as `reason n`, comma-separated; "–" when none. */
-function skips(s: StageReport["skipped"]): string {
-  return (
-    Object.entries(s)
-      .filter(([, n]) => n)
-      .map(([k, n]) => `${k} ${n}`)
-      .join(", ") || "–"
+/** The report's stage table rows (stage-rows.ts): ends on the result's tokens, a stage skipped whole says "not run: …". */
+function explainRows(r: ExplainReport): StageRow[] {
+  return stageRows(
+    r.stages.map((s) => ({ ...s, candidates: s.candidateCount })),
+    r,
   );
 }
 
-/** Why a stage that had no candidates was skipped whole (its one skip reason), in words. */
-const kWholeStageSkips: Partial<Record<SkipReason, string>> = {
-  no_gain: "whole stage: stage 3 replaces what it would shorten",
-  deadline: "whole stage: the deadline is near",
-};
-
-/** A stage's row: a stage skipped whole (no candidates, one skip) says so instead of "0 candidates, no_gain 1". */
-function stageRow(s: StageReport): string[] {
-  const reasons = Object.entries(s.skipped).filter(([, n]) => n);
-  const whole =
-    s.candidateCount === 0 && s.compacted === 0 && reasons.length === 1 && reasons[0][1] === 1 ? kWholeStageSkips[reasons[0][0] as SkipReason] : undefined;
-  return [
-    `${s.stage} ${s.name}`,
-    whole ? "–" : num(s.candidateCount),
-    num(s.compacted),
-    whole ? `${reasons[0][0]} (${whole})` : skips(s.skipped),
-    num(s.tokensBefore),
-    num(s.tokensAfter),
-    ms(s.durationMs),
-  ];
-}
+/** A stage table row as text: "–" where a figure does not apply. */
+const rowCells = (row: StageRow): string[] => [
+  row.label,
+  row.candidates === null ? "–" : num(row.candidates),
+  row.compacted === null ? "–" : num(row.compacted),
+  row.skipped,
+  num(row.tokensBefore),
+  num(row.tokensAfter),
+  row.durationMs === null ? "–" : ms(row.durationMs),
+];
 
 /** Refs the table lists unless --refs says otherwise (--json lists them all). */
 const kRefsShown = 10;
 
 function render(r: ExplainReport, softRatio: number, refsShown: number): string {
   const out: string[] = [];
+  const rows = explainRows(r);
+  // The header's figures are the table's: its first tokens before, its last after, its stages' time.
+  const t = stageTotals(rows, r);
   out.push(`run ${r.id} (${r.file}:${r.line}): ${r.format}, ${num(r.messages)} wire messages, budget ${num(r.budget)}`);
-  out.push(`tier ${r.tier}, status ${r.status}, tokens ${num(r.tokensBefore)} → ${num(r.tokensAfter)}, ${ms(r.durationMs)} ms`);
+  out.push(
+    `tier ${r.tier}, status ${r.status}, tokens ${num(t.tokensBefore)} → ${num(t.tokensAfter)}, ${ms(r.durationMs)} ms${rows.length ? ` (${ms(t.durationMs)} in the stages)` : ""}`,
+  );
   if (r.infeasible) {
     out.push(`budget infeasible: the critical messages alone take ${num(r.infeasible.criticalTokens)} tokens of the ${num(r.infeasible.budget)} budget`);
   }
   out.push("");
-  if (r.stages.length === 0) {
+  if (rows.length === 0) {
     out.push(
       r.tier === "normal"
         ? `stage 0 (fits): ${num(r.tokensBefore)} tokens ≤ ${softRatio} × budget (${num(Math.floor(softRatio * r.budget))}): nothing to compact`
@@ -250,7 +246,7 @@ function render(r: ExplainReport, softRatio: number, refsShown: number): string 
     );
   } else {
     out.push(
-      table([["stage", "candidates", "compacted", "skipped", "tokens before", "after", "ms"], ...r.stages.map(stageRow)], {
+      table([["stage", "candidates", "compacted", "skipped", "tokens before", "after", "ms"], ...rows.map(rowCells)], {
         indent: "",
         align: "lrrlrrr",
       }).trimEnd(),
