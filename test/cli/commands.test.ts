@@ -18,12 +18,27 @@ import { stats, type StatsReport } from "../../src/cli/commands/stats.js";
 import { kValidateExit, validate, type ValidateReport } from "../../src/cli/commands/validate.js";
 import { kExit, UsageError, type Command } from "../../src/cli/common.js";
 import { fakeIo, run } from "./fake-io.js";
+import { corpusLines } from "../helpers-corpus.js";
+import { kCorpusFiles } from "../helpers.js";
 import { generateRun, generateRuns } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { createCompactor } from "../../src/policy/index.js";
 import { createFsStore, createPackStore, putMessages } from "../../src/store/index.js";
 
 const json = <T>(s: string): T => JSON.parse(s) as T;
+
+/** The rows of explain's stage table: label, tokens before and after (columns are two spaces apart or more). */
+function tableRows(out: string): { label: string; before: string; after: string }[] {
+  const lines = out.split("\n");
+  const start = lines.findIndex((l) => l.startsWith("stage  "));
+  const rows: { label: string; before: string; after: string }[] = [];
+  for (const l of lines.slice(start + 1)) {
+    if (!/^(\d \w+|finish|ahead) /.test(l)) break;
+    const cells = l.trim().split(/ {2,}/);
+    rows.push({ label: cells[0], before: cells.at(-3)!, after: cells.at(-2)! });
+  }
+  return rows;
+}
 
 /** Canonical → one JSONL line in `format`, in an envelope with `id` (Anthropic's system beside messages). */
 function lineOf(id: string, messages: Message[], format: Format, extra: Record<string, unknown> = {}): string {
@@ -241,15 +256,43 @@ describe("explain", () => {
     expect(out).toMatch(/tier critical, status ok, tokens [\d,]+ → [\d,]+/);
     expect(out).toMatch(/^stage\s+candidates\s+compacted\s+skipped\s+tokens before\s+after\s+ms$/m);
     expect(out).toMatch(/^\d tool_args|^\d historical_text|^\d tool_outputs/m);
-    // A stage skipped whole says why, not "0 candidates, no_gain 1".
+    // A stage skipped whole says it was not run and why, not "0 candidates, no_gain 1".
     const json = JSON.parse((await run(explain, [file, "--run", "line 3", "--budget", String(budget), "--json"])).out) as ExplainReport;
     const whole = json.stages.filter((s) => s.candidateCount === 0 && s.skipped.no_gain === 1);
     expect(whole.length).toBeGreaterThan(0);
     for (const s of whole)
-      expect(out).toMatch(new RegExp(`^${s.stage} ${s.name}\\s+–\\s+0\\s+no_gain \\(whole stage: stage 3 replaces what it would shorten\\)`, "m"));
+      expect(out).toMatch(new RegExp(`^${s.stage} ${s.name}\\s+–\\s+–\\s+not run: stage 3 replaces what it would shorten \\(no_gain\\)  `, "m"));
     expect(out).not.toMatch(/^\d \w+\s+0\s+0\s+no_gain 1\b/m);
     expect(out).toContain("held in memory only");
     expect(out).toMatch(/^ {2}workspace\/outputs\/\w+_[0-9a-f]{32}\.\w+$/m);
+  });
+
+  it("states the stage table's own figures above it: its first tokens before, its last after (a finish row where the exact recount moved them)", async () => {
+    // Seed 11's 30 steps at 3,000 end near the budget, where the exact recount decides; the
+    // corpus's runs (when present) at 2,000 and 8,000 as well.
+    const lines = [lineOf("near-budget", generateRun({ seed: 11, steps: 30 }).messages, "openai-chat")];
+    const [dev2] = kCorpusFiles.filter((f) => f.endsWith("dev2.jsonl.gz"));
+    if (dev2) lines.push(...corpusLines({ files: [dev2] }).slice(0, 4));
+    const input = join(dir, "explain-figures.jsonl");
+    writeFileSync(input, lines.join("\n") + "\n");
+    let finishes = 0;
+    for (let line = 1; line <= lines.length; line++) {
+      for (const b of line === 1 ? [3000] : [2000, 8000]) {
+        const { code, out } = await run(explain, [input, "--run", `line ${line}`, "--budget", String(b)]);
+        expect(code).toBe(kExit.ok);
+        const [, before, after] = /^tier \w+, status \w+, tokens ([\d,]+) → ([\d,]+), /m.exec(out)!;
+        const rows = tableRows(out);
+        if (out.includes("stage 0 (fits)")) continue; // the normal tier: no stage, no table
+        expect(rows.length).toBeGreaterThan(0);
+        expect(rows[0].before, `line ${line} at ${b}`).toBe(before);
+        expect(rows.at(-1)!.after, `line ${line} at ${b}`).toBe(after);
+        for (let i = 1; i < rows.length; i++) expect(rows[i].before).toBe(rows[i - 1].after);
+        const r = json<ExplainReport>((await run(explain, [input, "--run", `line ${line}`, "--budget", String(b), "--json"])).out);
+        expect([before, after]).toEqual([r.tokensBefore, r.tokensAfter].map((n) => n.toLocaleString("en-US")));
+        if (rows.at(-1)!.label === "finish") finishes++;
+      }
+    }
+    expect(finishes).toBeGreaterThan(0);
   });
 
   it("finds a run by a bare line number that is no run's id, and lists at most --refs N refs (10 by default)", async () => {
