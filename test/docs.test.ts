@@ -67,7 +67,7 @@ describe("README and docs/", () => {
           const mod = (await import(/* @vite-ignore */ entry)) as Record<string, unknown>;
           for (const name of names
             .split(",")
-            .map((n) => n.trim())
+            .map((n) => n.trim().split(/\s+as\s+/)[0])
             .filter((n) => n && !n.startsWith("type "))) {
             checked++;
             if (!(name in mod)) missing.push(`${page}: ${name} from ${entry}`);

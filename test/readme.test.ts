@@ -52,10 +52,16 @@ describe("README for users", () => {
 
   it("every export the integration snippets name exists in the subpath they name", async () => {
     const block = snippets().get("Integrations")!;
-    const pairs = block
-      .trimEnd()
-      .split("\n")
-      .map((line) => [/\b(ctxfold\w+|Ctxfold\w+|compact\w+Request)\b/.exec(line)![1], /\/\/ [^:]+: (ctxfold\/[\w-]+)$/.exec(line)![1]] as const);
+    // The names the block imports under another (`ctxfoldMiddleware as ctxfoldAgentMiddleware`).
+    const aliases = new Map([...block.matchAll(/\b(\w+) as (\w+)\b/g)].map(([, name, alias]) => [alias, name]));
+    // Each integration is a line `// AI SDK: ctxfold/ai-sdk` and its code on the next.
+    const lines = block.split("\n");
+    const pairs = lines.flatMap((line, k) => {
+      const sub = /^\/\/ [^:]+: (ctxfold\/[\w-]+)$/.exec(line)?.[1];
+      if (!sub) return [];
+      const name = /\b(ctxfold\w+|Ctxfold\w+|compact\w+Request)\b/.exec(lines[k + 1])![1];
+      return [[aliases.get(name) ?? name, sub] as const];
+    });
     expect(pairs.map(([n]) => n).sort()).toEqual(["CtxfoldProcessor", "compactOpenAIRequest", "ctxfoldMiddleware", "ctxfoldMiddleware", "ctxfoldRunnable"]);
     for (const [name, sub] of pairs) {
       const mod = (await import(/* @vite-ignore */ sub)) as Record<string, unknown>;

@@ -1,132 +1,165 @@
 /**
  * ctxfold as a user meets it: the packed tarball installed into an empty TypeScript app (ES
- * module, `strict`, NodeNext, `skipLibCheck: false`) with the MCP SDK and the AI SDK beside it. The README's
- * quick start and recall, as one file, type-check there and run, printing what the README
- * quotes; a snippet broken by one name fails the check; the package's own examples run from
- * node_modules/ctxfold/dist/examples (the quick start, and the AI SDK example's loop); the `ctxfold` command compacts a run and
- * shows the history ref it names in OpenAI format; the MCP SDK's client reads the same removed
- * messages back from `ctxfold mcp`. Packages come from
- * npm's cache where `npm ci` put them (`--prefer-offline`); without a registry or that cache the
- * tests skip with the reason.
+ * module, `strict`, NodeNext) with the peers of its integrations beside it (the AI SDK,
+ * LangChain, Mastra, the MCP SDK). Every ```ts block of the README and docs/ is a module there,
+ * named by its page and heading (test/package/doc-snippets.ts), and type-checks; so do the
+ * examples, as they are. The README's quick start and recall run and print what the README
+ * quotes; a snippet broken by one name fails the check, naming it; the package's built examples
+ * run from node_modules/ctxfold/dist/examples; the `ctxfold` command compacts a run and shows
+ * the history ref it names in OpenAI format; the MCP SDK's client reads the same removed
+ * messages back from `ctxfold mcp`. Packages come from npm's cache where `npm ci` put them
+ * (`--prefer-offline`); without a registry or that cache the tests skip with the reason.
  */
-import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeExampleRun } from "../../examples/quick-start.js";
+import { type DocSnippet, docSnippets } from "./doc-snippets.js";
 
 const kRoot = fileURLToPath(new URL("../..", import.meta.url));
 const require = createRequire(import.meta.url);
 const readme = readFileSync(path.join(kRoot, "README.md"), "utf8");
+const snippets = docSnippets(kRoot);
+/** Mastra's own declarations fail the library check (hundreds of errors in @mastra/core's .d.ts), so what imports it is checked with skipLibCheck. */
+const importsMastra = (code: string) => /from "@mastra\//.test(code);
 
 /** The version of a package the repository has installed (so npm's cache holds it). */
 const installed = (name: string) => (require(path.join(kRoot, "node_modules", name, "package.json")) as { version: string }).version;
 
-/** The ```ts block under a README heading. */
-function readmeBlock(heading: string): string {
-  const section = readme.slice(readme.indexOf(`## ${heading}\n`));
-  return /```ts\n([\s\S]*?)```/.exec(section)![1];
-}
-
 const run = (cmd: string, args: string[], cwd: string, timeout = 60_000): SpawnSyncReturns<string> =>
   spawnSync(cmd, args, { cwd, encoding: "utf8", timeout, shell: process.platform === "win32" });
+
+/** tsc of the app's own install on one of its tsconfigs: its exit status and diagnostics, the two programs running side by side. */
+function tsc(project: string): Promise<{ status: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(app, "node_modules/typescript/bin/tsc"), "-p", project], { cwd: app });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d));
+    child.stderr.on("data", (d: Buffer) => (out += d));
+    child.on("close", (status) => resolve({ status, out }));
+  });
+}
+
+/** tsc's diagnostics by file (`file.ts(3,9): error TS2304: …`; a diagnostic of no file, such as a bad option, under ""). */
+function diagnostics(out: string): Map<string, string[]> {
+  const byFile = new Map<string, string[]>();
+  for (const line of out.split("\n")) {
+    const file = /^(\S+?\.ts)\(\d+,\d+\): error/.exec(line)?.[1] ?? (/^error /.test(line) ? "" : undefined);
+    if (file !== undefined) byFile.set(file, [...(byFile.get(file) ?? []), line]);
+  }
+  return byFile;
+}
 
 let dir = "";
 let app = "";
 /** Why the app could not be made (the tests then skip saying so), or undefined. */
 let unavailable: string | undefined;
+/** The diagnostics of the app's two programs (tsconfig.json, and tsconfig.mastra.json for what imports Mastra), and their exit statuses. */
+let checked: { byFile: Map<string, string[]>; statuses: (number | null)[] } = { byFile: new Map(), statuses: [] };
 
-beforeAll(() => {
+/** A tsconfig of the app: strict NodeNext, every library's declarations checked unless `options` say `skipLibCheck`. */
+const tsconfig = (include: string[], options: Record<string, unknown> = {}, exclude: string[] = []) =>
+  JSON.stringify({
+    compilerOptions: {
+      strict: true,
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      target: "ES2022",
+      skipLibCheck: false,
+      outDir: "out",
+      types: ["node"],
+      ...options,
+    },
+    include,
+    exclude,
+  });
+
+beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "ctxfold-app-"));
   app = path.join(dir, "app");
   // dist/ is built by the test setup; packing again would rebuild it (prepare).
   const pack = run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], kRoot);
   expect(pack.status, pack.stderr).toBe(0);
   const tarball = path.join(dir, (JSON.parse(pack.stdout) as { filename: string }[])[0].filename);
-  mkdirSync(app);
+  mkdirSync(path.join(app, "mastra"), { recursive: true });
   writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }, null, 2));
-  writeFileSync(
-    path.join(app, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        module: "NodeNext",
-        moduleResolution: "NodeNext",
-        target: "ES2022",
-        skipLibCheck: false,
-        outDir: "out",
-        types: ["node"],
-      },
-      include: ["*.ts"],
-    }),
-  );
   // @types/json-schema: the AI SDK's own declarations import it, and the app checks every library's.
-  const deps = [
-    tarball,
-    ...["typescript", "@types/node", "@modelcontextprotocol/sdk", "ai", "zod", "@types/json-schema"].map((name) => `${name}@${installed(name)}`),
-  ];
+  const peers = ["@modelcontextprotocol/sdk", "ai", "zod", "@types/json-schema", "@langchain/core", "langchain", "@mastra/core"];
+  const deps = [tarball, ...["typescript", "@types/node", ...peers].map((name) => `${name}@${installed(name)}`)];
   const install = run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", ...deps], app, 240_000);
-  if (install.status !== 0)
+  if (install.status !== 0) {
     unavailable = `npm could not install the tarball and its peers (no registry or cache here): ${install.stderr.trim().split("\n").at(-1)}`;
+    return;
+  }
+  // The snippets, each a file named by its page and heading; the examples as they are.
+  for (const s of snippets) writeFileSync(path.join(app, importsMastra(s.code) ? "mastra" : ".", s.file), s.code);
+  cpSync(path.join(kRoot, "examples"), path.join(app, "examples"), { recursive: true });
+  writeFileSync(path.join(app, "tsconfig.json"), tsconfig(["*.ts", "examples/*.ts"], {}, ["examples/mastra-processor.ts"]));
+  writeFileSync(path.join(app, "tsconfig.mastra.json"), tsconfig(["mastra/*.ts", "examples/mastra-processor.ts"], { skipLibCheck: true, noEmit: true }));
+  const checks = await Promise.all([tsc("tsconfig.json"), tsc("tsconfig.mastra.json")]);
+  checked = { byFile: new Map(checks.flatMap((c) => [...diagnostics(c.out)])), statuses: checks.map((c) => c.status) };
 }, 300_000);
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Type-checks and builds the app's .ts files (tsc from the app's own install). */
-const tsc = () => run(process.execPath, [path.join(app, "node_modules/typescript/bin/tsc"), "-p", "."], app, 120_000);
-
 describe("the packed tarball in an empty TypeScript app", () => {
-  it("the README's quick start and recall are one file that type-checks under strict NodeNext and prints what the README quotes", (ctx) => {
+  it("every ```ts block of the README and docs/ is a module that type-checks under strict NodeNext, with the peers' declarations checked (Mastra's aside)", (ctx) => {
     if (unavailable) ctx.skip(unavailable);
-    writeFileSync(path.join(app, "quick-start.ts"), `${readmeBlock("Quick start")}\n${readmeBlock("Getting removed content back")}`);
+    expect(snippets.length).toBeGreaterThanOrEqual(17);
+    const { byFile, statuses } = checked;
+    const where = (s: DocSnippet) => `${importsMastra(s.code) ? "mastra/" : ""}${s.file}`;
+    const failed = snippets.filter((s) => byFile.has(where(s))).map((s) => `${s.where} (${where(s)}):\n${byFile.get(where(s))!.join("\n")}`);
+    expect(failed).toEqual([]);
+    // Nothing else failed either (a library's declarations, an option); the examples are the next test's.
+    const ours = new Set([...snippets.map(where), ...[...byFile.keys()].filter((f) => f.startsWith("examples/"))]);
+    expect([...byFile].filter(([f]) => !ours.has(f)).flatMap(([, lines]) => lines)).toEqual([]);
+    expect(statuses.every((status) => status === 0) || byFile.size > 0, "tsc failed saying nothing").toBe(true);
+    expect(snippets.filter((s) => importsMastra(s.code)).length).toBeGreaterThan(0);
+  });
+
+  it("the README's quick start and recall, one module, run and print what the README quotes", (ctx) => {
+    if (unavailable) ctx.skip(unavailable);
+    const quickStart = snippets.find((s) => s.where === "README.md#quick-start")!;
+    expect(quickStart.code).toContain("getMessages(store, history)"); // the recall continues it
     writeExampleRun(app);
-    const check = tsc();
-    expect(check.status, check.stdout + check.stderr).toBe(0);
-    const r = run(process.execPath, ["out/quick-start.js"], app);
+    const r = run(process.execPath, [`out/${quickStart.file.replace(/\.ts$/, ".js")}`], app);
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trim().split("\n");
     expect(readme).toContain(`\`${lines[0]}\``);
     expect(lines[1]).toMatch(/^\d+ messages removed whole$/);
     expect(lines[2]).toMatch(/^workspace\/outputs\/\w+\.\w+: \d+ chars$/);
-    rmSync(path.join(app, "quick-start.ts"));
   });
 
   it("a snippet broken by one name fails the check, naming it", (ctx) => {
     if (unavailable) ctx.skip(unavailable);
-    writeFileSync(path.join(app, "broken.ts"), readmeBlock("Quick start").replaceAll("createCompactor", "createCompacter"));
-    const check = tsc();
-    rmSync(path.join(app, "broken.ts"));
+    const quickStart = snippets.find((s) => s.where === "README.md#quick-start")!;
+    mkdirSync(path.join(app, "broken"));
+    writeFileSync(path.join(app, "broken/broken.ts"), quickStart.code.replaceAll("createCompactor", "createCompacter"));
+    writeFileSync(path.join(app, "tsconfig.broken.json"), tsconfig(["broken/*.ts"], { skipLibCheck: true, noEmit: true }));
+    const check = run(process.execPath, [path.join(app, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.broken.json"], app);
     expect(check.status).not.toBe(0);
     expect(check.stdout).toMatch(/broken\.ts.*createCompacter/);
   });
 
-  it("the quick start example runs from the installed package (node node_modules/ctxfold/dist/examples/quick-start.js) and prints what the README quotes", (ctx) => {
+  it("the examples, as they are (their imports are the package's), type-check in the app", (ctx) => {
     if (unavailable) ctx.skip(unavailable);
-    const r = run(process.execPath, ["node_modules/ctxfold/dist/examples/quick-start.js"], app);
-    expect(r.status, r.stderr).toBe(0);
-    expect(readme).toContain(`\`${r.stdout.split("\n")[0]}\``);
+    expect([...checked.byFile].filter(([f]) => f.startsWith("examples/")).flatMap(([, lines]) => lines)).toEqual([]);
   });
 
-  it("the AI SDK example, as it is (it imports ctxfold/ai-sdk), type-checks; the package's build of it runs its loop with every prompt within budget", (ctx) => {
+  it("the package's built examples run from node_modules/ctxfold/dist/examples: the quick start prints what the README quotes, the AI SDK loop stays within budget", (ctx) => {
     if (unavailable) ctx.skip(unavailable);
-    const files = ["ai-sdk-middleware.ts", "stub-model.ts", "fake-files.ts"];
-    for (const f of files) {
-      const text = readFileSync(path.join(kRoot, "examples", f), "utf8");
-      expect(text.match(/from "\.\.\/[^"]+"/g) ?? [], f).toEqual([]);
-      writeFileSync(path.join(app, f), text);
-    }
-    const check = tsc();
-    expect(check.status, check.stdout + check.stderr).toBe(0);
-    for (const f of files) rmSync(path.join(app, f));
-    const r = run(process.execPath, ["node_modules/ctxfold/dist/examples/ai-sdk-middleware.js"], app);
-    expect(r.status, r.stderr).toBe(0);
-    const last = r.stdout.trim().split("\n").at(-1)!;
-    expect(last).toMatch(/^40 steps, [1-9]\d* epochs, every prompt ≤ 8000 tokens: true$/);
+    const quickStart = run(process.execPath, ["node_modules/ctxfold/dist/examples/quick-start.js"], app);
+    expect(quickStart.status, quickStart.stderr).toBe(0);
+    expect(readme).toContain(`\`${quickStart.stdout.split("\n")[0]}\``);
+    const aiSdk = run(process.execPath, ["node_modules/ctxfold/dist/examples/ai-sdk-middleware.js"], app);
+    expect(aiSdk.status, aiSdk.stderr).toBe(0);
+    expect(aiSdk.stdout.trim().split("\n").at(-1)).toMatch(/^40 steps, [1-9]\d* epochs, every prompt ≤ 8000 tokens: true$/);
   });
 
   it("the ctxfold command compacts a run and shows the history ref it names; `ctxfold mcp` gives the same messages to the MCP SDK's client", async (ctx) => {
