@@ -48,11 +48,14 @@ export const kCommandUsage: Readonly<Record<string, string>> = {
   eval: `eval IN... --budget N,... [--config FILE] [--compare FILE] [--against langchain,mastra,ai-sdk]
         [--points N] [--runs N] [--trace N|ID,...] [--format F]
         [--fail-under metric=value,...] [--pricing anthropic|openai|read=R,write=W]
-        [--misses] [--json] [--html FILE] [--quiet]
+        [--misses] [--json] [-o OUT | --html FILE] [--no-report] [--quiet]
               replays each run of the files (pooled) prompt by prompt and scores the
               compaction per budget, pooled and per source (a run id's part before the
               first "/"), naming the worst source (exit 1 when a --fail-under threshold
-              is missed); --misses: why evidence terms were lost, by stage and kind of message`,
+              is missed); --misses: why evidence terms were lost, by stage and kind of message;
+              prints the tables (--json: the JSON), writes the HTML report and the JSON
+              to OUT.html and OUT.json (default ctxfold-eval.html and .json in the current
+              directory) and names them on stderr`,
   bench: `bench [--quick] [--json]
               the project's benchmarks (npm run bench)`,
   count: `count FILE|- [--encoding o200k_base|cl100k_base] [--exact] [--jsonl]
@@ -64,7 +67,7 @@ export const kExitCodes = `exit codes: 0 done; 1 failed (bad input under --stric
 (Redis) that cannot be reached or was lost: rerun with --resume);
 2 bad usage, or refused before writing anything (compact: an output that is the input,
 a --resume whose checkpoint is not of this input and options, or whose input or outputs
-changed since);
+changed since; eval: a report file that is an input);
 3 done, some runs passed through uncompacted (see OUT.errors.jsonl);
 4 validate found errors; 5 validate found warnings only;
 130 interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)`;
@@ -100,7 +103,10 @@ const kCommandExits: Readonly<Record<string, Readonly<Record<number, string>>>> 
   show: { 1: "failed: no such ref in the store, or an I/O error" },
   mcp: { 2: "bad usage, or @modelcontextprotocol/sdk not installed" },
   validate: { 1: "unparseable lines, or an I/O error", 4: "errors found (a provider would refuse the run)", 5: "warnings only (0 with --errors-only)" },
-  eval: { 1: "failed: unreadable input, an I/O error, or a --fail-under threshold missed" },
+  eval: {
+    1: "failed: unreadable input, a report file that cannot be written, or a --fail-under threshold missed",
+    2: "bad usage, or refused before reading anything: a report file that is an input (a run file, --config or --compare)",
+  },
 };
 
 /** The preset names `--preset` takes. */
@@ -182,9 +188,14 @@ const kCommandOptions: Readonly<Record<string, readonly (readonly [string, strin
     ["--fail-under M=V,...", "exit 1 when a metric is under its value at a budget (default none)"],
     ["--pricing P", "anthropic, openai or read=R,write=W for the cost metric (default anthropic)"],
     ["--misses", "why evidence terms were lost, by stage and kind of message (default off)"],
-    ["--json", "the report as JSON (default tables)"],
-    ["--html FILE", "the self-contained HTML report (default none)"],
-    ["--quiet", "no progress (default off)"],
+    ["--json", "the report as JSON on stdout, the same JSON as OUT.json (default tables)"],
+    [
+      "-o, --output OUT",
+      "write the HTML report to OUT.html and the JSON to OUT.json, replacing them (-o r.html is -o r; a directory gets ctxfold-eval.* inside) (default ctxfold-eval, in the current directory)",
+    ],
+    ["--html FILE", "write the HTML report to FILE instead, the JSON beside it: FILE less .html, plus .json (default OUT.html)"],
+    ["--no-report", "write no report files; not with -o or --html (default off: written, and named on stderr)"],
+    ["--quiet", "no progress, no tables and no line naming the report files, which are still written (default off)"],
   ],
   bench: [
     ["--quick", "the quick benches only (default all)"],

@@ -91,7 +91,8 @@ export function writeFileAtomic(fs: FsOps, file: string, bytes: Uint8Array, mkdi
 }
 
 /** A temp name beside `file`: a dot, the name, the pid and randomness (never a store name). */
-const tempBeside = (file: string): string => path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
+export const tempBeside = (file: string): string =>
+  path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
 
 /** Codes of a link() the filesystem cannot do at all (FAT, some network and FUSE filesystems). */
 const kNoHardLinks = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);

@@ -25,10 +25,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("ctxfold eval --misses", () => {
   it("adds a misses section per budget to the JSON, the tables and the page; without the flag, none", async () => {
     const args = [input, "--budget", "3000,8000", "--points", "8", "--trace", "0"];
-    const plain = await run(evalCommand, [...args, "--json"]);
+    const plain = await run(evalCommand, [...args, "--json", "--no-report"]);
     expect(plain.code, plain.err).toBe(kExit.ok);
     expect(JSON.parse(plain.out)).not.toHaveProperty("misses");
-    const json = await run(evalCommand, [...args, "--json", "--misses"]);
+    const json = await run(evalCommand, [...args, "--json", "--misses", "--no-report"]);
     const report = JSON.parse(json.out) as EvalReport;
     expect(report.misses?.map((m) => m.budget)).toEqual([3000, 8000]);
     const row = report.misses!.flatMap((m) => m.rows)[0];

@@ -1,5 +1,7 @@
 // `ctxfold eval` in-process: input formats and bad lines, thresholds and exit codes, --json,
-// --html, --compare, --against, several input files reported per source, and usage errors.
+// --html, --compare, --against, several input files reported per source, and usage errors. The
+// runs that do not look at the report files write none (--no-report), or write them in a temp dir:
+// the tests run in the checkout, which they must leave as they found it.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -47,6 +49,7 @@ describe("ctxfold eval", () => {
       "--json",
       "--fail-under",
       "within_budget=1,failed_visible=1,critical_verbatim=100%",
+      "--no-report",
     ]);
     expect(r.code, r.err).toBe(kExit.ok);
     const report = JSON.parse(r.out) as EvalReport;
@@ -65,7 +68,7 @@ describe("ctxfold eval", () => {
   });
 
   it("a missed threshold exits 1 with a line naming the metric, budget, value and threshold", async () => {
-    const r = await run(evalCommand, [input, "--budget", "8000", "--points", "4", "--fail-under", "throughput=1000000000,within_budget=1"]);
+    const r = await run(evalCommand, [input, "--budget", "8000", "--points", "4", "--fail-under", "throughput=1000000000,within_budget=1", "--no-report"]);
     expect(r.code).toBe(kExit.failed);
     expect(r.err).toMatch(/^ctxfold eval: threshold missed: throughput at budget 8000: [0-9.]+\/s < 1000000000\.0\/s \(ctxfold\)$/m);
     expect(r.err).not.toMatch(/within_budget/);
@@ -98,7 +101,7 @@ describe("ctxfold eval", () => {
 
   it("--pricing sets the prices of the cost metric: a preset or read=R,write=W (default anthropic)", async () => {
     const priced = async (...extra: string[]) => {
-      const r = await run(evalCommand, [input, "--budget", "4000", "--points", "6", "--json", "--trace", "0", ...extra]);
+      const r = await run(evalCommand, [input, "--budget", "4000", "--points", "6", "--json", "--trace", "0", "--no-report", ...extra]);
       expect(r.code, r.err).toBe(kExit.ok);
       return JSON.parse(r.out) as EvalReport;
     };
@@ -122,7 +125,20 @@ describe("ctxfold eval", () => {
       second,
       [line("alpha/1", 21, "openai-chat"), line("beta/1", 22, "anthropic"), "{not json", bare, line("alpha/2", 24, "openai-chat")].join("\n") + "\n",
     );
-    const json = await run(evalCommand, [input, second, "--budget", "8000", "--points", "6", "--json", "--trace", "0", "--fail-under", "within_budget=1"]);
+    const json = await run(evalCommand, [
+      input,
+      second,
+      "--budget",
+      "8000",
+      "--points",
+      "6",
+      "--json",
+      "--trace",
+      "0",
+      "--fail-under",
+      "within_budget=1",
+      "--no-report",
+    ]);
     expect(json.code, json.err).toBe(kExit.ok);
     const report = JSON.parse(json.out) as EvalReport;
     expect(report.input).toBe(`${input}, ${second}`);
@@ -147,7 +163,7 @@ describe("ctxfold eval", () => {
     expect(worst.map((w) => w.metric)).toContain("cost_per_call");
     const cost = worst.find((w) => w.metric === "cost_per_call")!;
     expect(cost.value).toBe(Math.max(...report.sources.groups.map((g) => g.budgets[0].rows[0].metrics.costPerCall ?? -1)));
-    const text = await run(evalCommand, [input, second, "--budget", "8000", "--points", "6", "--trace", "0"]);
+    const text = await run(evalCommand, [input, second, "--budget", "8000", "--points", "6", "--trace", "0", "--no-report"]);
     expect(text.out).toMatch(/^\s+source · contender\s+runs\s+within budget\s+new violations\s+critical verbatim/m);
     expect(text.out).toMatch(/^\s+alpha · ctxfold\s+2\s+100%/m);
     expect(text.out).toMatch(/^\s+unnamed · tail baseline\s+1\s/m);
@@ -156,7 +172,7 @@ describe("ctxfold eval", () => {
   }, 60_000);
 
   it("--against runs an installed peer side by side", async () => {
-    const r = await run(evalCommand, [input, "--budget", "8000", "--points", "4", "--against", "langchain", "--json", "--trace", "0"]);
+    const r = await run(evalCommand, [input, "--budget", "8000", "--points", "4", "--against", "langchain", "--json", "--trace", "0", "--no-report"]);
     expect(r.code, r.err).toBe(kExit.ok);
     const report = JSON.parse(r.out) as EvalReport;
     expect(report.budgets[0].rows.map((x) => x.contender)).toEqual(["ctxfold", "tail baseline", "LangChain trimMessages"]);

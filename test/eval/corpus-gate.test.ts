@@ -20,7 +20,7 @@ const evalCli = (...args: string[]) => evalFiles([kCorpusPath], ...args);
 
 /** The gate over `files` at 8k and 32k, 10 points a run, with `thresholds`: every one met, exit 0. */
 function expectGatePasses(files: readonly string[], thresholds: string): void {
-  const r = evalFiles(files, "--budget", "8000,32000", "--points", "10", "--trace", "0", "--quiet", "--json", "--fail-under", thresholds);
+  const r = evalFiles(files, "--budget", "8000,32000", "--points", "10", "--trace", "0", "--quiet", "--json", "--no-report", "--fail-under", thresholds);
   expect(r.stderr).toBe("");
   expect(r.status).toBe(0);
   const report = JSON.parse(r.stdout) as { thresholds: { ok: boolean }[] };
@@ -39,7 +39,7 @@ describe.skipIf(!hasCorpus)(`the eval gate on the dev corpus${hasCorpus ? "" : `
   }, 120_000);
 
   it("trips on a threshold the compactor does not meet (exit 1, the metric named)", () => {
-    const r = evalCli("--budget", "8000", "--points", "4", "--runs", "12", "--trace", "0", "--quiet", "--fail-under", "cache_prefix=0.999");
+    const r = evalCli("--budget", "8000", "--points", "4", "--runs", "12", "--trace", "0", "--quiet", "--no-report", "--fail-under", "cache_prefix=0.999");
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/threshold missed: cache_prefix at budget 8000: [0-9.]+% < 99\.9% \(ctxfold\)/);
   }, 60_000);

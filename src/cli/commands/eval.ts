@@ -1,12 +1,16 @@
 /**
  * `ctxfold eval IN… --budget 8000,32000 [--config FILE] [--compare FILE] [--against langchain,…]
  * [--points N] [--runs N] [--trace N|ID,…] [--format F] [--fail-under metric=value,…]
- * [--pricing anthropic|openai|read=R,write=W] [--misses] [--json] [--html FILE] [--quiet]`: replays each run
+ * [--pricing anthropic|openai|read=R,write=W] [--misses] [--json] [-o OUT | --html FILE] [--no-report] [--quiet]`: replays each run
  * of the input files (one pooled set) prompt by prompt through ctxfold, the tail baseline (what a careful hand-written trimmer
  * does) and the peers named, at each budget, and reports the metrics of src/eval per budget,
  * pooled and per source group (src/eval/sources.ts: a run id's part before the first "/"), with
  * the worst source of each metric.
  * --pricing sets the prices of the cost metric (cachePricedCost; default anthropic).
+ *
+ * Report files (eval-report.ts): the HTML report and the JSON summary beside it, OUT.html and
+ * OUT.json (-o OUT, default ctxfold-eval in the current directory; --html FILE names the HTML
+ * file), named in one line on stderr at the end; --no-report writes none.
  *
  * Input: any format the adapters read (detected per run, or --format), converted to OpenAI Chat
  * messages for measuring. A line that is not JSON, not a run, or fails its format's schema is
@@ -14,12 +18,13 @@
  * are counted in the metrics and listed by id: neither stops the eval.
  *
  * Exit: 0; 1 when a --fail-under threshold is missed (one line each on stderr naming the metric,
- * the budget, the value and the threshold), or the input cannot be read; 2 bad usage.
- * Progress (runs done, their pace, an ETA, prompts) on stderr when it is a terminal, unless --quiet
- * or --json; --quiet prints no report either (the exit code and the missed thresholds on stderr
- * say it all), and the tables are cut to the terminal's width.
+ * the budget, the value and the threshold), the input cannot be read or a report file cannot be
+ * written; 2 bad usage, or a report file that is one of the inputs.
+ * Progress (runs done, their pace, an ETA, prompts) on stderr, unless --quiet or --json: drawn on
+ * a terminal, a plain line now and then elsewhere; --quiet prints no tables and no line naming the
+ * report files either (the exit code and the missed thresholds on stderr say it all; the files are
+ * still written), and the tables are cut to the terminal's width.
  */
-import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import { renderMessages } from "../../adapters/index.js";
 import type { OpenAIChatMessage } from "../../adapters/openai-chat.js";
@@ -38,7 +43,6 @@ import {
   type FailedRun,
   sourceOf,
 } from "../../eval/index.js";
-import { renderHtmlReport } from "../../eval/html.js";
 import { spread, type EvalRun } from "../../eval/replay.js";
 import { runIdOf } from "../../pool/jsonl.js";
 import { formatOption, intOption, kExit, parseCli, shownName, UsageError, type CliIo } from "../common.js";
@@ -47,6 +51,7 @@ import { writeAll } from "../../pool/output.js";
 import { num, parseRun, readRuns, table } from "../runs.js";
 import { budgetsOption } from "./stats.js";
 import { renderMisses } from "./eval-misses.js";
+import { refuseUnwritableReport, reportJson, reportPaths, writeReport, type ReportPaths } from "./eval-report.js";
 
 const kOptions = {
   budget: { type: "string" },
@@ -59,7 +64,9 @@ const kOptions = {
   format: { type: "string" },
   "fail-under": { type: "string" },
   json: { type: "boolean" },
+  output: { type: "string", short: "o" },
   html: { type: "string" },
+  "no-report": { type: "boolean" },
   quiet: { type: "boolean" },
   pricing: { type: "string" },
   misses: { type: "boolean" },
@@ -117,24 +124,29 @@ interface EvalFlags {
   evaluate: EvaluateFlags;
   json: boolean;
   quiet: boolean;
-  /** Where --html writes the HTML report. */
-  html: string | undefined;
+  /** Where the report files go (none with --no-report). */
+  report: ReportPaths | undefined;
+  /** The files read: the inputs, --config and --compare (a report file must be none of them). */
+  read: string[];
 }
 
 export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
   const flags = evalFlags(argv);
+  if (flags.report) refuseUnwritableReport(flags.report, flags.read, io.stdin);
   const { runs: all, failed } = await readAllEvalRuns(flags.files, io, flags.format);
   const runs = spread(all, flags.limit);
   const progress = !flags.quiet && !flags.json ? new ProgressLine(io, undefined, !io.stderrIsTTY) : undefined;
   const input = flags.files.map(shownName).join(", ");
   const report = await evaluate(runs, failed, { input, ...flags.evaluate, ...(progress ? { onProgress: drawProgress(progress) } : {}) });
   progress?.clear();
-  if (flags.html) writeFileSync(flags.html, renderHtmlReport(report));
-  // --quiet leaves the verdict to the exit code and the misses on stderr (and the files asked for).
-  if (flags.json) await writeAll(io.stdout, `${JSON.stringify(report)}\n`);
+  // The files before stdout, so a reader that stops early (`| head`) does not cost the report.
+  if (flags.report) writeReport(flags.report, report);
+  // --quiet leaves the verdict to the exit code and the misses on stderr (and the files written).
+  if (flags.json) await writeAll(io.stdout, reportJson(report));
   else if (!flags.quiet) await writeAll(io.stdout, render(report, io.columns));
   const misses = describeMisses(report.thresholds);
   for (const m of misses) io.stderr.write(`ctxfold eval: threshold missed: ${m}\n`);
+  if (flags.report && !flags.quiet) io.stderr.write(`ctxfold eval: report ${flags.report.html}, summary ${flags.report.json}\n`);
   return misses.length > 0 ? kExit.failed : kExit.ok;
 }
 
@@ -150,8 +162,10 @@ function evalFlags(argv: string[]): EvalFlags {
   if (points < 2) throw new UsageError("--points: at least 2 (consecutive pairs)");
   const limit = values.runs === undefined ? undefined : intOption(values.runs as string, "runs");
   const format = formatOption(values.format as string | undefined);
+  const report = reportPaths({ output: values.output as string | undefined, html: values.html as string | undefined, noReport: Boolean(values["no-report"]) });
   const evaluate = { budgets, points, ...contenderFlags(values), ...(values.misses ? { misses: true } : {}) };
-  return { files, limit, format, evaluate, json: Boolean(values.json), quiet: Boolean(values.quiet), html: values.html as string | undefined };
+  const read = [...files, ...[values.config, values.compare].filter((f): f is string => typeof f === "string")];
+  return { files, limit, format, evaluate, json: Boolean(values.json), quiet: Boolean(values.quiet), report, read };
 }
 
 /**
