@@ -11,7 +11,7 @@ import { compactionBoundary } from "../adapters/server-context.js";
 import { hashText, hashToHex } from "../core/hash.js";
 import type { Message } from "../model/schema.js";
 import { extractSteps } from "../steps/reducer.js";
-import type { OffloadStore } from "../store/index.js";
+import { putMessages, type OffloadStore } from "../store/index.js";
 import type { TokenMeasure } from "../tokens/measure.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import { newViolations, usesThinking, validate, type Issue, type ValidationResult } from "../validate/index.js";
@@ -261,11 +261,15 @@ class MiddleRemoval {
     return undefined;
   }
 
-  /** A removal that passed the check, made real: the removed messages stored whole, and the summary naming their ref. */
+  /**
+   * A removal that passed the check, made real: the removed messages stored whole, one ref each,
+   * under an index (putMessages, as the tiered compactor stores them, so recall and `show
+   * --format` read them back), and the summary naming the index's ref.
+   */
   #store(mode: Mode, removed: readonly number[], lines: string[]): MiddleRemoved {
     const units = this.#units;
     const originals = removed.flatMap((a) => this.#messages.slice(units[a].start, units[a].end));
-    const historyRef = this.#ctx.store.put(JSON.stringify(originals), { kind: "history", ext: "json" });
+    const historyRef = putMessages(this.#ctx.store, originals).ref;
     const out = this.#assemble(removed, this.#summaryFor(mode, removed, historyRef, lines));
     const gone = new Set(removed);
     const kept = units.flatMap((u, a) => (gone.has(a) ? [] : Array.from({ length: u.end - u.start }, (_, k) => u.start + k)));

@@ -6,7 +6,7 @@ import type { Message, Part } from "../../src/model/schema.js";
 import { kDefaultCompactionSettings, resolveSessionConfig, shouldCompactSession, type SessionCompactionConfig } from "../../src/block/config.js";
 import { DefaultCompaction, compactMessages, targetTokens, type CompactMessagesResult } from "../../src/block/legacy.js";
 import { truncateToolOutputs } from "../../src/block/turns.js";
-import { createMemoryStore, type MemoryOffloadStore } from "../../src/store/index.js";
+import { createMemoryStore, getMessages, type MemoryOffloadStore } from "../../src/store/index.js";
 import { tokenMeasure } from "../../src/tokens/measure.js";
 import { TokenCounter } from "../../src/tokens/token-counter.js";
 import { newViolations, usesThinking, validate } from "../../src/validate/index.js";
@@ -47,7 +47,7 @@ function expectNoNewViolations(before: readonly Message[], after: readonly Messa
 
 /** Every input message is in the output (same object, or its parts with cut outputs recoverable) or stored whole in the history. */
 function expectRecoverable(input: readonly Message[], r: CompactMessagesResult, store: MemoryOffloadStore, label: string): void {
-  const history = r.historyRef ? (JSON.parse(store.getText(r.historyRef)) as Message[]) : [];
+  const history = r.historyRef ? getMessages(store, r.historyRef) : [];
   const historyById = new Map(history.map((m) => [m.id, m]));
   const outParts = new Set<Part>(r.messages.flatMap((m) => m.parts));
   const outResults = new Map<string, Part>();
@@ -198,7 +198,7 @@ describe("compactMessages levels", () => {
     const recent = input.filter((m) => m.turn!.index > last - 10);
     expect(r.messages.slice(head.length + 1).map((m) => m.id)).toEqual(recent.map((m) => m.id));
     // The removed turns are stored whole.
-    const removed = JSON.parse(store.getText(r.historyRef!)) as Message[];
+    const removed = getMessages(store, r.historyRef!);
     expect(removed.map((m) => m.id)).toEqual(input.filter((m) => m.turn!.index >= 2 && m.turn!.index <= last - 10).map((m) => m.id));
     expect(r.removedTurns).toBe(last - 10 - 1);
   });
@@ -211,7 +211,7 @@ describe("compactMessages levels", () => {
     const marker = r.messages.find((m) => (m.meta.ctxfold as { kind?: string } | undefined)?.kind === "turn-summary")!;
     const text = (marker.parts[0] as { text: string }).text;
     expect(text).toMatch(/^\[ctxfold: \d+ earlier turns \(turns 2–\d+\) removed to save context; the original messages: \S+\]$/);
-    expect(store.getText(r.historyRef!)).toContain(run.messages[4].id);
+    expect(getMessages(store, r.historyRef!).map((m) => m.id)).toContain(run.messages[4].id);
     // It kept as many recent turns as fit: one more (cut as level 1 cuts) would not have.
     const last = run.messages.at(-1)!.turn!.index;
     const recentTurns = [...new Set(r.messages.map((m) => m.turn?.index))].filter((t): t is number => t !== undefined && t > 1);
