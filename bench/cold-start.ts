@@ -65,7 +65,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 function report(mode: string, ms: number[]): string {
   const max = Math.max(...ms);
-  return `| ${mode} | ${ms.map((m) => m.toFixed(0)).join(", ")} | ${median(ms).toFixed(0)} | ${max.toFixed(0)} | ${(max / median(ms)).toFixed(1)}× |`;
+  const later = Math.max(...ms.slice(1));
+  return `| ${mode} | ${ms.map((m) => m.toFixed(0)).join(", ")} | ${median(ms).toFixed(0)} | ${max.toFixed(0)} | ${(max / median(ms)).toFixed(1)}× | ${(ms[0] / later).toFixed(1)}× |`;
 }
 
 async function main(): Promise<void> {
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(await loop(args)));
     return;
   }
-  const lines = ["| mode | call ms (1–10) | median | max | max / median |", "|---|---|---:|---:|---:|"];
+  const lines = ["| mode | call ms (1–10) | median | max | max / median | first / slowest later |", "|---|---|---:|---:|---:|---:|"];
   for (const mode of ["cold", "warm"] as const) {
     const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--mode", mode, "--budget", String(args.budget), "--calls", String(args.calls)], {
       encoding: "utf8",
