@@ -48,6 +48,8 @@ export type CtxfoldErrorCode =
   | "E_JOB_REFUSED"
   /** A command needs an optional package that is not installed (the message names it and the npm command that installs it). */
   | "E_MISSING_PEER"
+  /** An optional package a command or an integration uses is installed at a version outside ctxfold's range for it (the message names the range, the version found and the npm command that installs a good one). */
+  | "E_PEER_VERSION"
   /** An integration could not bring a prompt within its budget (what must stay is larger) and was not told to send it anyway (`onOverBudget`). */
   | "E_OVER_BUDGET"
   /** A failure that is no CtxfoldError (a bug, or a limit such as the stack's); the reason keeps its name and message. */

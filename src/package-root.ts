@@ -2,19 +2,34 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** What packageRoot reads of ctxfold's own package.json. */
+export interface PackageRoot {
+  root: string;
+  version: string;
+  /** Its `peerDependencies`, name to range (the one list of the optional peers' accepted versions). */
+  peerDependencies: Readonly<Record<string, string>>;
+}
+
 /**
  * The package root above this file (src/ or dist/src/: tests run the sources, users the built
- * package), recognised by its package.json naming ctxfold; with that package.json's version.
+ * package), recognised by its package.json naming ctxfold; with that package.json's version and
+ * peer ranges.
  */
-export function packageRoot(): { root: string; version: string } | undefined {
+export function packageRoot(): PackageRoot | undefined {
   for (const rel of ["../", "../../"]) {
     const root = fileURLToPath(new URL(rel, import.meta.url));
     try {
-      const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
-      if (pkg.name === "ctxfold") return { root, version: String(pkg.version) };
+      const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name?: unknown; version?: unknown; peerDependencies?: unknown };
+      if (pkg.name === "ctxfold") return { root, version: String(pkg.version), peerDependencies: stringRecord(pkg.peerDependencies) };
     } catch {
       // no package.json here: try the next level
     }
   }
   return undefined;
+}
+
+/** The string-valued entries of a JSON object (none when it is no object). */
+function stringRecord(value: unknown): Record<string, string> {
+  if (typeof value !== "object" || value === null) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === "string"));
 }

@@ -20,7 +20,7 @@ import { nearest } from "./usage.js";
 export const kExit = { ok: 0, failed: 1, usage: 2, partial: 3, interrupted: 130 } as const;
 
 /** Errors that refuse the command line before any work (nothing was written): exit 2, like bad usage. */
-const kRefusals: ReadonlySet<CtxfoldErrorCode> = new Set<CtxfoldErrorCode>(["E_OUTPUT_IS_INPUT", "E_CHECKPOINT_MISMATCH", "E_MISSING_PEER"]);
+const kRefusals: ReadonlySet<CtxfoldErrorCode> = new Set<CtxfoldErrorCode>(["E_OUTPUT_IS_INPUT", "E_CHECKPOINT_MISMATCH", "E_MISSING_PEER", "E_PEER_VERSION"]);
 
 /** The exit code of a CtxfoldError that stopped a command. */
 export const exitCodeOf = (err: CtxfoldError): number => (kRefusals.has(err.code) ? kExit.usage : kExit.failed);

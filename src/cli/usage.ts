@@ -91,17 +91,17 @@ const kExitMeaning: Readonly<Record<number, string>> = {
 const kCommandExits: Readonly<Record<string, Readonly<Record<number, string>>>> = {
   compact: {
     1: "failed: unreadable input, an I/O error, bad input under --strict, or a queue that cannot be reached or was lost (rerun with --resume)",
-    2: "bad usage, or refused before writing anything: an output that is the input, a --resume whose checkpoint or files do not match, --queue without bullmq and ioredis installed",
+    2: "bad usage, or refused before writing anything: an output that is the input, a --resume whose checkpoint or files do not match, --queue without bullmq and ioredis installed at versions ctxfold supports",
     3: "done, some runs passed through uncompacted (see OUT.errors.jsonl)",
     130: "interrupted by SIGINT or SIGTERM (checkpoint written: rerun with --resume)",
   },
   worker: {
     0: "stopped by SIGINT or SIGTERM (the first finishes the shards in hand)",
     1: "failed: the queue cannot be reached or was lost",
-    2: "bad usage, or bullmq and ioredis not installed",
+    2: "bad usage, or bullmq and ioredis not installed, or at versions ctxfold does not support",
   },
   show: { 1: "failed: no such ref in the store, or an I/O error" },
-  mcp: { 2: "bad usage, or @modelcontextprotocol/sdk not installed" },
+  mcp: { 2: "bad usage, or @modelcontextprotocol/sdk not installed, or at a version ctxfold does not support" },
   validate: { 1: "unparseable lines, or an I/O error", 4: "errors found (a provider would refuse the run)", 5: "warnings only (0 with --errors-only)" },
   eval: {
     1: "failed: unreadable input, a report file that cannot be written, or a --fail-under threshold missed",
