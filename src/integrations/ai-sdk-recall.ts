@@ -15,6 +15,7 @@
  * - Register it under the name `recall` (kRecallToolName): ctxfoldMiddleware then turns the
  *   recall hint on for calls that offer it.
  */
+import { checkPeerVersions } from "../peer-version.js";
 import {
   checkRecallToolOptions,
   kRecallToolDescription,
@@ -41,6 +42,7 @@ export interface CtxfoldRecallTool {
  * `options.format` (default "ai-sdk"). Options are checked here (E_BAD_INPUT naming the field).
  */
 export function ctxfoldRecallTool(options: RecallToolOptions): CtxfoldRecallTool {
+  checkPeerVersions(["ai"], "ctxfoldRecallTool of ctxfold/ai-sdk");
   const { reach, format, maxBytes } = checkRecallToolOptions(options, "ai-sdk");
   return {
     description: kRecallToolDescription,

@@ -9,7 +9,9 @@
  *   transformParams }`) and every type here is structural, so this module loads and type-checks
  *   without `ai` or `@ai-sdk/provider` installed; `wrapLanguageModel` and `prepareStep` accept
  *   these values because their shapes match (the tests assign them to the SDK's own
- *   LanguageModelMiddleware and PrepareStepFunction).
+ *   LanguageModelMiddleware and PrepareStepFunction). Where `ai` resolves from ctxfold, the
+ *   factories check its version when they are made (peer-version.ts): outside package.json's
+ *   peer range, E_PEER_VERSION; where it does not resolve (a bundle), nothing is checked.
  * - Two prompt shapes, one adapter. The middleware sees the provider-level prompt
  *   (LanguageModelV3Prompt in ai 6; Mastra hands processors the V2 one): system content is a
  *   string, user / assistant / tool content always a part array, tool calls carry `input`, tool
@@ -65,6 +67,7 @@
  */
 import { CtxfoldError } from "../errors.js";
 import type { Message } from "../model/schema.js";
+import { checkPeerVersions } from "../peer-version.js";
 import type { CompactResult } from "../policy/types.js";
 import { kRecallToolName } from "../recall/index.js";
 import { budgetOf, prefixKey, refuseOverBudget, SessionPool, type IntegrationOptions, type UsageEvent } from "./common.js";
@@ -372,6 +375,7 @@ function providerOptionsId(params: AiSdkCallParams): string | undefined {
  * Each call's result (or stream) passes through unchanged, its usage read for the next budget.
  */
 export function ctxfoldMiddleware(options: CtxfoldIntegrationOptions<AiSdkCallParams> = {}): CtxfoldMiddleware {
+  checkPeerVersions(["ai"], "ctxfoldMiddleware of ctxfold/ai-sdk");
   const engine = new PromptCompactor<AiSdkCallParams>(options);
   // The params each compaction returned, with where its usage report goes (wrapGenerate and wrapStream get those very params).
   const calls = new WeakMap<object, { conversation: string; modelId: string | undefined }>();
@@ -439,6 +443,7 @@ export function ctxfoldMiddleware(options: CtxfoldIntegrationOptions<AiSdkCallPa
 export function ctxfoldPrepareStep(
   options: CtxfoldIntegrationOptions<AiSdkPrepareStepOptions> = {},
 ): <O extends AiSdkPrepareStepOptions>(step: O) => Promise<{ messages: O["messages"] }> {
+  checkPeerVersions(["ai"], "ctxfoldPrepareStep of ctxfold/ai-sdk");
   const engine = new PromptCompactor<AiSdkPrepareStepOptions>(options);
   return async <O extends AiSdkPrepareStepOptions>(step: O): Promise<{ messages: O["messages"] }> => {
     const n = step.stepNumber;

@@ -39,6 +39,7 @@
  *   (`usage_metadata.input_tokens`); the conversation's next budget follows it (budget.ts).
  */
 import { badValueError, CtxfoldError, optionsObject } from "../errors.js";
+import { checkPeerVersions } from "../peer-version.js";
 import { budgetOf, SessionPool } from "./common.js";
 import { kRecallToolName } from "../recall/index.js";
 import {
@@ -165,6 +166,7 @@ async function compactCall<R extends LangChainModelRequest>(pool: SessionPool, o
  * `createAgent({ model, tools, middleware: [ctxfoldMiddleware({ budget: 100_000 })] })`
  */
 export function ctxfoldMiddleware(options: LangChainOptions = {}): CtxfoldAgentMiddleware {
+  checkPeerVersions(["langchain", "@langchain/core"], "ctxfoldMiddleware of ctxfold/langchain");
   const o = optionsObject(options, "{ budget?, model?, conversationId?, contextWindow?, reserveTokens?, ... }") as LangChainOptions;
   if (o.model !== undefined && (typeof o.model !== "string" || o.model === "")) throw badValueError("model", "a model id", o.model);
   if (o.conversationId !== undefined && (typeof o.conversationId !== "string" || o.conversationId === ""))

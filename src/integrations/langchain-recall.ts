@@ -15,6 +15,7 @@
  *   `recallHint: true` in the options of ctxfoldRunnable / langChainCompactor.
  */
 import { CtxfoldError } from "../errors.js";
+import { checkPeerVersions } from "../peer-version.js";
 import {
   checkRecallToolOptions,
   kRecallToolDescription,
@@ -60,6 +61,7 @@ let tools: Promise<{ tool: ToolFactory }> | undefined;
  * imported (E_BAD_INPUT naming the field); without @langchain/core, E_BAD_INPUT saying so.
  */
 export async function ctxfoldRecallTool(options: RecallToolOptions): Promise<CtxfoldLangChainTool> {
+  checkPeerVersions(["@langchain/core"], "ctxfoldRecallTool of ctxfold/langchain");
   const { reach, format, maxBytes } = checkRecallToolOptions(options, "langchain");
   let mod: { tool: ToolFactory };
   try {

@@ -9,7 +9,9 @@
  * structural, and the runtime pieces (RunnableLambda, the message classes for messages
  * compaction made) are imported on first use, or taken from the caller's own messages (see
  * below). `langChainCompactor(options)` is the same step as a plain function, for
- * `RunnableLambda.from(...)` with exact types and the caller's package copy.
+ * `RunnableLambda.from(...)` with exact types and the caller's package copy. Each factory checks
+ * the installed @langchain/core's version when it resolves (peer-version.ts: E_PEER_VERSION
+ * outside package.json's peer range; nothing checked when it does not resolve from ctxfold).
  *
  * Decisions:
  * - Messages in and out (instances, dicts, a ChatPromptValue; which objects come back; the
@@ -33,6 +35,7 @@
  *   same `store`, and `recallHint: true` so the prompt says how to use it.
  */
 import { CtxfoldError } from "../errors.js";
+import { checkPeerVersions } from "../peer-version.js";
 import { budgetOf, sessionPoolFor, SessionPool } from "./common.js";
 import { compactLangChain, configuredId, messageList, type LangChainConfigLike, type LangChainOptions, type PromptValueLike } from "./langchain-messages.js";
 
@@ -78,6 +81,7 @@ export interface CtxfoldRunnable<M extends object = object> {
  * options.model); messages compaction left alone come back as the same objects.
  */
 export async function compactLangChainMessages<M extends object>(messages: LangChainCompactInput<M>, options: LangChainOptions = {}): Promise<M[]> {
+  checkPeerVersions(["@langchain/core"], "compactLangChainMessages of ctxfold/langchain");
   budgetOf(options, options.model); // a bad budget or an unknown model fails before anything is parsed
   return (
     await compactLangChain<M>(sessionPoolFor(options), messageList(messages), options, {
@@ -94,6 +98,7 @@ export async function compactLangChainMessages<M extends object>(messages: LangC
  * second argument is the run's config (conversation id from `configurable`).
  */
 export function langChainCompactor<M extends object = object>(options: LangChainOptions = {}): LangChainCompactFn<M> {
+  checkPeerVersions(["@langchain/core"], "langChainCompactor of ctxfold/langchain");
   budgetOf(options, options.model); // checked when the step is made
   const pool = new SessionPool(options);
   // The name shows in LangChain traces (RunnableLambda names its run after the function).

@@ -39,8 +39,10 @@
  *   AI SDK integration's E_OVER_BUDGET. `onOverBudget: "return"` lets the best prompt go on
  *   either way.
  * - No import of @mastra/core: the processor is a plain class whose shape Mastra accepts (the
- *   tests assign it to `InputProcessor`, the type of an agent's `inputProcessors`).
+ *   tests assign it to `InputProcessor`, the type of an agent's `inputProcessors`). The
+ *   constructor checks the installed @mastra/core's version when it resolves (peer-version.ts).
  */
+import { checkPeerVersions } from "../peer-version.js";
 import { type AiSdkPromptMessage, type CtxfoldIntegrationOptions, modelIdOf, PromptCompactor } from "./ai-sdk.js";
 
 /** What Mastra passes to `processLLMRequest` (the fields ctxfold reads; ProcessLLMRequestArgs). */
@@ -79,6 +81,7 @@ export class CtxfoldProcessor {
   readonly #engine: PromptCompactor<MastraLLMRequestArgs>;
 
   constructor(options: CtxfoldProcessorOptions = {}) {
+    checkPeerVersions(["@mastra/core"], "CtxfoldProcessor of ctxfold/mastra");
     this.#engine = new PromptCompactor<MastraLLMRequestArgs>(options);
   }
 
