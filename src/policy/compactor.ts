@@ -4,7 +4,7 @@ import { compactMessages } from "../block/legacy.js";
 import { createMemoryStore, type OffloadStore } from "../store/index.js";
 import { providerOf, tokenMeasure, type TokenMeasure } from "../tokens/measure.js";
 import { StepReducer } from "../steps/reducer.js";
-import { TokenCounter } from "../tokens/token-counter.js";
+import { kDefaultEncoding, TokenCounter } from "../tokens/token-counter.js";
 import { resolveTieredSettings, type CompactorConfig, type TieredSettings } from "./config.js";
 import type { PolicyEvent } from "./events.js";
 import { extractionPayload, type ExtractionOptions, type ExtractionPayload } from "./extraction.js";
@@ -73,7 +73,7 @@ export class Compactor {
     this.#config = config;
     const store = config.store ?? createMemoryStore();
     this.store = this.settings.redactOffload ? new RedactingStore(store) : store;
-    this.counter = config.counter ?? new TokenCounter({ encoding: "o200k_base" });
+    this.counter = config.counter ?? new TokenCounter({ encoding: kDefaultEncoding });
     this.#measure = tokenMeasure(this.counter);
     this.#services = {
       settings: this.settings,

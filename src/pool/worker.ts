@@ -7,6 +7,7 @@
 import Piscina from "piscina";
 import { setCoreModule } from "../core/load-core.js";
 import { asCtxfoldError, type CtxfoldError } from "../errors.js";
+import { adoptRankTable, type SharedRankTable } from "../tokens/bpe.js";
 import { compactChunk, pack, type JobOptions } from "./job.js";
 
 export interface WorkerTask {
@@ -16,6 +17,8 @@ export interface WorkerTask {
   /** Which chunk and which try (the crash test hook uses them). */
   chunk: number;
   attempt: number;
+  /** The exact counter's rank table, packed once by the main thread for every worker to read (see adoptRankTable). */
+  ranks?: SharedRankTable;
 }
 
 /**
@@ -60,6 +63,7 @@ export type WorkerReply = Uint8Array | ReturnType<CtxfoldError["toWire"]>;
  */
 export default async function run(task: WorkerTask): Promise<unknown> {
   crashHook(task);
+  if (task.ranks) adoptRankTable(task.ranks);
   try {
     const r = await compactChunk(task.bytes, task.firstLine, task.options, data?.heapMb ?? 0);
     return Piscina.move(pack(r.out, { errors: r.errors, stats: r.stats, lines: r.lines }));

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { packRankFile, SharedRanks, type RankLookup } from "./shared-ranks.js";
 import type { Encoding } from "./weights-table.js";
 
 /** The shape of js-tiktoken's rank files (`js-tiktoken/ranks/<encoding>`). */
@@ -23,7 +24,7 @@ const require = createRequire(import.meta.url);
  * equal to js-tiktoken's on the dev corpus and on edge cases.
  */
 export class BpeCounter {
-  readonly #ranks: Map<string, number>;
+  readonly #ranks: RankLookup;
   readonly #pattern: RegExp;
   readonly #mergeMemo = new Map<string, number>();
   /** @internal Elementary steps the long-piece merge took in this thread, every counter's (a test holds them linear in the piece's length). */
@@ -31,8 +32,8 @@ export class BpeCounter {
     return longWork;
   }
 
-  /** The counter of a rank table built whole (RankTable), with its encoding's pre-tokenising pattern. */
-  constructor(ranks: Map<string, number>, patStr: string) {
+  /** The counter of a rank table built whole (RankTable, or another thread's packed one), with its encoding's pre-tokenising pattern. */
+  constructor(ranks: RankLookup, patStr: string) {
     this.#ranks = ranks;
     this.#pattern = new RegExp(patStr, "ug");
   }
@@ -279,10 +280,9 @@ class RankTable {
   #field = 2;
 
   constructor(encoding: Encoding) {
-    const file = require(`js-tiktoken/ranks/${encoding}`) as RankFile & { default?: RankFile };
-    const ranks = file.default ?? file;
-    this.#lines = ranks.bpe_ranks.split("\n");
-    this.patStr = ranks.pat_str;
+    const file = rankFileOf(encoding);
+    this.#lines = file.bpe_ranks.split("\n");
+    this.patStr = file.pat_str;
   }
 
   get done(): boolean {
@@ -308,6 +308,12 @@ class RankTable {
       }
     }
   }
+}
+
+/** One encoding's rank file, as js-tiktoken ships it. */
+function rankFileOf(encoding: Encoding): RankFile {
+  const file = require(`js-tiktoken/ranks/${encoding}`) as RankFile & { default?: RankFile };
+  return file.default ?? file;
 }
 
 const counters = new Map<Encoding, BpeCounter>();
@@ -358,3 +364,47 @@ export function warmupBpe(encoding: Encoding): Promise<void> {
 }
 
 const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** One encoding's rank table packed for other threads (shared-ranks.ts), and its pre-tokenising pattern. */
+export interface SharedRankTable {
+  encoding: Encoding;
+  buffer: SharedArrayBuffer;
+  patStr: string;
+}
+
+const packed = new Map<Encoding, SharedRankTable>();
+
+/**
+ * The rank table of `encoding` packed into shared memory for the workers of a pool, made once
+ * per thread straight from the rank file: this thread builds no Map of it (~25 MB for
+ * o200k_base) unless it counts exactly itself.
+ */
+export function packRankTable(encoding: Encoding): SharedRankTable {
+  let table = packed.get(encoding);
+  if (!table) {
+    const file = rankFileOf(encoding);
+    table = { encoding, buffer: packRankFile(file.bpe_ranks), patStr: file.pat_str };
+    packed.set(encoding, table);
+  }
+  return table;
+}
+
+/** The encodings whose exact counter in this thread reads another thread's packed table. */
+const adopted = new Set<Encoding>();
+
+/** @internal Whether this thread's exact counter of `encoding` reads a table another thread packed (adoptRankTable). */
+export function readsPackedTable(encoding: Encoding): boolean {
+  return adopted.has(encoding);
+}
+
+/**
+ * This thread's exact counter of `table.encoding` reads `table` (another thread's, packRankTable)
+ * instead of building a table of its own; counts are the same. Nothing changes where this thread
+ * has its counter already.
+ */
+export function adoptRankTable(table: SharedRankTable): void {
+  if (counters.has(table.encoding)) return;
+  counters.set(table.encoding, new BpeCounter(new SharedRanks(table.buffer), table.patStr));
+  tables.delete(table.encoding);
+  adopted.add(table.encoding);
+}

@@ -30,6 +30,9 @@ export interface CountableMessage {
 /** Canonical messages have parts; wire messages do not. */
 const isCanonical = (m: unknown): m is Message => typeof m === "object" && m !== null && Array.isArray((m as Message).parts);
 
+/** The encoding a TokenCounter counts in when none is named (and so every compactor given no counter). */
+export const kDefaultEncoding: Encoding = "o200k_base";
+
 export interface TokenCounterOptions {
   /** @default "o200k_base" */
   encoding?: Encoding;
@@ -60,7 +63,7 @@ export class TokenCounter {
   #tokenized = 0;
 
   constructor(options: TokenCounterOptions = {}) {
-    this.encoding = options.encoding ?? "o200k_base";
+    this.encoding = options.encoding ?? kDefaultEncoding;
     if (!kEncodings.includes(this.encoding)) {
       throw new CtxfoldError("E_UNKNOWN_ENCODING", `unknown encoding ${JSON.stringify(this.encoding)} (one of ${kEncodings.join(", ")})`, { path: "encoding" });
     }

@@ -3,7 +3,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { kEncodings, type Encoding } from "../../src/tokens/weights-table.js";
 import { syntheticText, type TextKind } from "../../src/gen/text.js";
-import { bpeCounter } from "../../src/tokens/bpe.js";
+import { BpeCounter, bpeCounter, packRankTable } from "../../src/tokens/bpe.js";
+import { SharedRanks } from "../../src/tokens/shared-ranks.js";
 import { corpusLines } from "../helpers-corpus.js";
 import { createRng, hasCorpus, kNoCorpusReason, randomTricky } from "../helpers.js";
 
@@ -40,46 +41,60 @@ const kEdgeCases = [
   "def f(x):\n    return {'a': [1, 2, 3]}\n\n\nclass C:\n\tpass\n",
 ];
 
-describe.each(kEncodings.map((e) => [e]))("BpeCounter(%s) equals js-tiktoken", (encoding) => {
-  const ours = bpeCounter(encoding);
-  const theirs = tiktoken(encoding);
+/** A counter as a pool's worker has it: reading the table another thread packed (packRankTable), through its own memo. */
+function packedCounter(encoding: Encoding): BpeCounter {
+  const table = packRankTable(encoding);
+  return new BpeCounter(new SharedRanks(table.buffer), table.patStr);
+}
 
-  it("on edge cases: empty, specials as text, contractions, digits, whitespace runs, scripts, emoji, surrogates, long pieces", () => {
-    for (const text of kEdgeCases) expect(ours.count(text), JSON.stringify(text.slice(0, 60))).toBe(theirs(text));
-  });
+const kSources = [
+  ["built here", bpeCounter],
+  ["packed for workers", packedCounter],
+] as const;
 
-  it("on every kind of generated text", () => {
-    for (const kind of ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] satisfies TextKind[]) {
-      for (const seed of [1, 2]) {
-        const text = syntheticText(kind, 20_000, createRng(seed));
-        expect(ours.count(text), kind).toBe(theirs(text));
+describe.each(kEncodings.flatMap((e) => kSources.map(([source, make]) => [e, source, make] as const)))(
+  "BpeCounter(%s, %s) equals js-tiktoken",
+  (encoding, _source, make) => {
+    const ours = make(encoding);
+    const theirs = tiktoken(encoding);
+
+    it("on edge cases: empty, specials as text, contractions, digits, whitespace runs, scripts, emoji, surrogates, long pieces", () => {
+      for (const text of kEdgeCases) expect(ours.count(text), JSON.stringify(text.slice(0, 60))).toBe(theirs(text));
+    });
+
+    it("on every kind of generated text", () => {
+      for (const kind of ["prose", "code", "json", "logs", "cjk", "emoji", "intl"] satisfies TextKind[]) {
+        for (const seed of [1, 2]) {
+          const text = syntheticText(kind, 20_000, createRng(seed));
+          expect(ours.count(text), kind).toBe(theirs(text));
+        }
       }
-    }
-  });
+    });
 
-  it("on long one-piece words (the heap merge, over 256 bytes) as on short ones (the quadratic merge)", () => {
-    fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom("a", "b", "e", "r", "s", "t", "é", "ß"), minLength: 1, maxLength: 700 }), (word) => {
-        expect(ours.count(word)).toBe(theirs(word));
-      }),
-      { numRuns: 120 },
-    );
-  });
+    it("on long one-piece words (the heap merge, over 256 bytes) as on short ones (the quadratic merge)", () => {
+      fc.assert(
+        fc.property(fc.string({ unit: fc.constantFrom("a", "b", "e", "r", "s", "t", "é", "ß"), minLength: 1, maxLength: 700 }), (word) => {
+          expect(ours.count(word)).toBe(theirs(word));
+        }),
+        { numRuns: 120 },
+      );
+    });
 
-  it("on random UTF-16 (astral pairs, lone surrogates, CJK, controls)", () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), (seed) => {
-        const text = randomTricky(createRng(seed), 400);
-        expect(ours.count(text)).toBe(theirs(text));
-      }),
-      { numRuns: 300 },
-    );
-  });
-});
+    it("on random UTF-16 (astral pairs, lone surrogates, CJK, controls)", () => {
+      fc.assert(
+        fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), (seed) => {
+          const text = randomTricky(createRng(seed), 400);
+          expect(ours.count(text)).toBe(theirs(text));
+        }),
+        { numRuns: 300 },
+      );
+    });
+  },
+);
 
 describe.skipIf(!hasCorpus)(`BpeCounter equals js-tiktoken on the corpus${hasCorpus ? "" : ` — ${kNoCorpusReason}`}`, () => {
-  it("o200k_base, every message text of every tenth run of each corpus file", () => {
-    const ours = bpeCounter("o200k_base");
+  it.each(kSources)("o200k_base (%s), every message text of every tenth run of each corpus file", (_source, make) => {
+    const ours = make("o200k_base");
     const theirs = tiktoken("o200k_base");
     const lines = corpusLines({ stride: 10 });
     let texts = 0;
@@ -153,5 +168,39 @@ describe("the long-piece merge takes work linear in the piece's length", () => {
     expect(counter.rememberedPieces).toBe(before + 1);
     // A repeated long piece still counts the same.
     expect(counter.count("q".repeat(1000))).toBe(counter.count("q".repeat(1000)));
+  });
+});
+
+describe("a rank table packed for workers", () => {
+  it("answers every token of the table with its rank, and no other key", () => {
+    const built = new Map<string, number>();
+    // The table a thread builds for itself, read back through the counter's own lookups.
+    const table = packRankTable("o200k_base");
+    const shared = new SharedRanks(table.buffer);
+    const ranks = require("js-tiktoken/ranks/o200k_base") as { default?: { bpe_ranks: string }; bpe_ranks: string };
+    for (const line of (ranks.default ?? ranks).bpe_ranks.split("\n")) {
+      const f = line.split(" ");
+      for (let i = 2; i < f.length; i++) built.set(atob(f[i]), Number(f[1]) + i - 2);
+    }
+    expect(shared.size).toBe(built.size);
+    for (const [key, rank] of built) if (shared.get(key) !== rank) expect(shared.get(key), JSON.stringify(key)).toBe(rank);
+    for (const key of ["", "\u0100", "not-a-token-at-all-xyzzy", "\u00ff\u00fe\u00fd\u00fc\u00fb\u00fa"])
+      expect(shared.has(key), JSON.stringify(key)).toBe(false);
+  });
+
+  it("keeps the later rank of a token listed twice, as a Map's set does", async () => {
+    const { packRanks } = await import("../../src/tokens/shared-ranks.js");
+    const shared = new SharedRanks(
+      packRanks(
+        [
+          ["ab", 1],
+          ["cd", 2],
+          ["ab", 7],
+        ],
+        3,
+        6,
+      ),
+    );
+    expect([shared.get("ab"), shared.get("cd"), shared.size]).toEqual([7, 2, 2]);
   });
 });
