@@ -104,6 +104,8 @@ export class PoolRunner implements ChunkRunner {
   async run(bytes: Uint8Array, firstLine: number, chunk: number): Promise<ChunkResult> {
     let lastError: unknown;
     for (let attempt = 0; attempt < 2; attempt++) {
+      // A pool that lost a worker outside a chunk is destroyed, and a task given to it then never settles.
+      if (this.#failure) throw this.#failure;
       const copy = bytes.slice();
       const task: WorkerTask = { bytes: copy, firstLine, options: this.#job, chunk, attempt, ranks: this.#ranks };
       let reply: WorkerReply;
