@@ -122,7 +122,7 @@ const kCommandOptions: Readonly<Record<string, readonly (readonly [string, strin
     ["--preset NAME", `a step-compaction preset: ${presetNames()} (default none)`],
     ["--config FILE", "a JSON object of compactor settings, as eval --config takes; flags given win over it (default the defaults)"],
     ["--offload-dir DIR", "where removed originals are stored (default OUT.offload, or ctxfold-offload with -o -)"],
-    ["--workers N", "worker threads, at most twice the cores (default cores - 1, at most 8)"],
+    ["--workers N", "worker threads, at most twice the cores (default cores - 1, at most 8; on 2 cores, 2 for 48 MiB of runs or more and in-process below)"],
     ["--max-worker-heap-mb N", "a worker's heap limit in MB, 0 for none (default 128)"],
     ["--max-line-mb N", "a line over N MB is written through unparsed with an E_TOO_LARGE record (default 64)"],
     ["--resume", "continue an interrupted batch from its checkpoint (default off)"],

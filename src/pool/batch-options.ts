@@ -48,7 +48,7 @@ export interface BatchOptions extends Omit<JobOptions, "file"> {
    * @default kDefaultMaxLineBytes (64 MiB)
    */
   maxLineBytes?: number;
-  /** Inputs smaller than this (files only) run in-process whatever `workers` says. @default 1 MiB */
+  /** Input files holding fewer bytes of runs than this (a .gz: uncompressed) run in-process whatever `workers` says. @default 1 MiB */
   inProcessBelow?: number;
   /**
    * Each worker's V8 old-generation limit, MB (its young generation gets kWorkerYoungHeapMb); 0

@@ -25,7 +25,7 @@ import { BatchWriter, openBatch, type BatchFiles, type BatchPlan, type OpenedBat
 import { checkpointToResume, inputFileOf, type Checkpoint } from "./checkpoint.js";
 import { chunksOf, counting, kDefaultChunkBytes } from "./chunks.js";
 import { inOrder } from "./in-order.js";
-import { kDefaultMaxLineBytes } from "./input.js";
+import { kDefaultMaxLineBytes, runBytesOf } from "./input.js";
 import { emptyStats, type JobOptions } from "./job.js";
 import { refuseToOverwriteInput, refuseUnusableOffloadDir } from "./output.js";
 import { inProcessRunner, PoolRunner, type ChunkRunner } from "./worker-pool.js";
@@ -101,12 +101,14 @@ function jobOf(options: BatchOptions): JobOptions {
 
 /**
  * Where the chunks are compacted: the caller's runner (a distributed batch's queue), this thread
- * (one worker, or an input file too small to share out), or a pool of worker threads.
+ * (one worker, or an input file holding too few bytes of runs to share out: its size, or a
+ * .gz's uncompressed size), or a pool of worker threads.
  */
 async function startRunner(options: BatchOptions, plan: BatchPlan): Promise<ChunkRunner> {
   if (options.runner) return await options.runner(plan.job, plan.resumed !== undefined);
-  const totalBytes = plan.inputFile.size;
-  const inProcess = options.workers <= 1 || (totalBytes !== undefined && totalBytes < (options.inProcessBelow ?? kDefaultInProcessBelow));
+  const size = plan.inputFile.size;
+  const runBytes = size === undefined ? undefined : runBytesOf(options.input, size);
+  const inProcess = options.workers <= 1 || (runBytes !== undefined && runBytes < (options.inProcessBelow ?? kDefaultInProcessBelow));
   if (inProcess) return inProcessRunner(plan.job);
   const crash = options.testHooks?.crash;
   return new PoolRunner(plan.job, { workers: options.workers, heapMb: options.workerHeapMb ?? kDefaultWorkerHeapMb, ...(crash ? { crash } : {}) });

@@ -15,6 +15,7 @@
  *   a BOM at the start of a line is ignored (editors write one per file, and concatenated
  *   files carry one per line); a trailing CR is stripped (CRLF files).
  */
+import { closeSync, openSync, readSync } from "node:fs";
 import { pipeline, Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { CtxfoldError } from "../errors.js";
@@ -188,4 +189,31 @@ function invalidUtf8At(bytes: Uint8Array): number {
     i += more + 1;
   }
   return -1;
+}
+
+/**
+ * About how many bytes of runs the file `path` of `size` bytes holds: its size, or for gzip data
+ * the uncompressed size its trailer records (ISIZE: modulo 4 GiB, so never taken below the
+ * compressed size). An estimate for choosing how to run a batch, never for what it reads.
+ */
+export function runBytesOf(path: string, size: number): number {
+  if (size < 18) return size;
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return size; // the batch's own read says why it cannot be read
+  }
+  try {
+    const head = Buffer.alloc(2);
+    const tail = Buffer.alloc(4);
+    readSync(fd, head, 0, 2, 0);
+    if (head[0] !== 0x1f || head[1] !== 0x8b) return size;
+    readSync(fd, tail, 0, 4, size - 4);
+    return Math.max(size, tail.readUInt32LE(0));
+  } catch {
+    return size;
+  } finally {
+    closeSync(fd);
+  }
 }

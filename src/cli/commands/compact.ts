@@ -49,15 +49,24 @@ const kOptions = {
   "max-line-mb": { type: "string" },
 } as const;
 
+/** On two cores, the bytes of runs from which the default is a pool of 2 (below: in-process; see defaultWorkers). */
+export const kTwoCoreInProcessBelow = 48 * 2 ** 20;
+
 /**
- * `ctxfold compact IN -o OUT --budget N [...]` (docs/batch.md). Originals of what
- * is removed or shortened go to --offload-dir, by default `OUT.offload/` beside the output
- * (`./ctxfold-offload/` when writing to stdout). Workers default to one less than the machine's
- * cores (at most 8): the main thread reads, cuts and writes, and V8's collector threads need a
- * core too — on 2 cores, 2 workers measured slower than compacting in-process (docs/batch.md, bench:batch).
- * One worker, or an input under 1 MiB, compacts in-process.
+ * `ctxfold compact IN -o OUT --budget N [...]` (docs/batch.md). Originals of what is removed or
+ * shortened go to --offload-dir, by default `OUT.offload/` beside the output (`./ctxfold-offload/`
+ * when writing to stdout). Without --workers: one less than the machine's cores (at most 8), as
+ * the main thread reads, cuts and writes, and V8's collectors need a core too; on 2 cores, where
+ * that would be one (the in-process path), 2 workers for an input of 48 MiB of runs or more (a
+ * .gz: uncompressed), and in-process below. Measured there on unique runs (docs/batch.md): a pool
+ * of 2 takes 0.81–0.88× the time of in-process from 64 MB, and 1.06–1.15× up to 32 MB, where
+ * its start (each worker's modules, JIT and first runs) is not repaid. One worker, or an input
+ * under 1 MiB, compacts in-process.
  */
-export const kDefaultWorkers = (): number => Math.max(1, Math.min(8, availableParallelism() - 1));
+export function defaultWorkers(cores = availableParallelism()): { workers: number; inProcessBelow?: number } {
+  if (cores === 2) return { workers: 2, inProcessBelow: kTwoCoreInProcessBelow };
+  return { workers: Math.max(1, Math.min(8, cores - 1)) };
+}
 
 /** What the command line asks of the batch, checked; `queue` is --queue's runner and report. */
 interface CompactFlags {
@@ -69,6 +78,8 @@ interface CompactFlags {
   preset: string | undefined;
   config: ConfigFileSettings | undefined;
   workers: number;
+  /** With the default workers: the bytes of runs below which the batch stays in-process (defaultWorkers). */
+  inProcessBelow?: number;
   workerHeapMb: number;
   maxLineMb: number;
   offloadDir: string;
@@ -114,9 +125,10 @@ function compactFlags(argv: string[], io: CliIo): CompactFlags {
   const mode = values.mode === undefined && config?.mode !== undefined ? config.mode : modeOption(values.mode as string | undefined);
   const preset = presetOption(values.preset as string | undefined) ?? config?.stepPreset;
   // With --queue the batch runs in ctxfold worker processes, not threads of this one.
+  const byDefault = values.queue === undefined && values.workers === undefined ? defaultWorkers() : undefined;
   const workers =
     values.queue === undefined
-      ? threadsOption(values.workers as string | undefined, "compact", "workers", kDefaultWorkers(), io)
+      ? threadsOption(values.workers as string | undefined, "compact", "workers", byDefault?.workers ?? 1, io)
       : intOption(values.workers as string | undefined, "workers", 1);
   const workerHeapMb = heapMbOption(values["max-worker-heap-mb"] as string | undefined);
   const maxLineMb = intOption(values["max-line-mb"] as string | undefined, "max-line-mb", kDefaultMaxLineBytes / 2 ** 20);
@@ -132,6 +144,7 @@ function compactFlags(argv: string[], io: CliIo): CompactFlags {
     preset,
     config,
     workers,
+    ...(byDefault?.inProcessBelow !== undefined ? { inProcessBelow: byDefault.inProcessBelow } : {}),
     workerHeapMb,
     maxLineMb,
     // Workers on other machines write where the producer names, so the name must not depend on a cwd.
@@ -147,7 +160,7 @@ function compactFlags(argv: string[], io: CliIo): CompactFlags {
 
 /** The batch the flags ask for, its progress drawn on `progress`, its line errors told on stderr. */
 function batchOptions(flags: CompactFlags, io: CliIo, hooks: CliTestHooks, progress: ProgressLine | undefined): BatchOptions {
-  const { input, output, budget, format, mode, preset, config, workers, offloadDir, workerHeapMb, maxLineMb, queue } = flags;
+  const { input, output, budget, format, mode, preset, config, workers, inProcessBelow, offloadDir, workerHeapMb, maxLineMb, queue } = flags;
   return {
     input,
     output,
@@ -155,6 +168,7 @@ function batchOptions(flags: CompactFlags, io: CliIo, hooks: CliTestHooks, progr
     format,
     mode,
     workers,
+    ...(inProcessBelow !== undefined ? { inProcessBelow } : {}),
     offloadDir,
     workerHeapMb,
     maxLineBytes: maxLineMb * 2 ** 20,
