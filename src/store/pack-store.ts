@@ -27,6 +27,12 @@ const kPackPattern = /^pack-[0-9a-z-]+\.bin$/;
  */
 const kDigests = 4096;
 const kDefaultPackEntries = 1 << 16;
+/**
+ * Lookups in the packs let go of that are remembered (see #entry), the latest ones. A batch reads
+ * the same few old entries again and again (a message stored once, then named by the refs a memo
+ * hands out in every later run), and each unremembered lookup reads a whole index file.
+ */
+const kRetiredLookups = 4096;
 
 /**
  * Offloaded outputs for batch work: the same refs as the other stores, but the bytes appended
@@ -71,6 +77,8 @@ export class PackOffloadStore extends ContentAddressedStore {
   #mine = new PackIndex();
   /** Packs this instance filled and let go of (see the class comment), oldest first. */
   readonly #retired: string[] = [];
+  /** Where names looked up in the retired packs are (null: in none), the latest kRetiredLookups; cleared when a pack retires. */
+  readonly #retiredLookups = new Map<string, PackEntry | null>();
   readonly #packEntries: number;
   /** Content addresses of entries on disk already compared in full once (see holds), the latest kDigests. */
   readonly #digests = new Map<string, string>();
@@ -139,6 +147,21 @@ export class PackOffloadStore extends ContentAddressedStore {
   #entry(name: string, retired = true): PackEntry | undefined {
     const e = this.#mine.get(name) ?? this.#disk().get(name);
     if (e || !retired || this.#retired.length === 0) return e;
+    const known = this.#retiredLookups.get(name);
+    if (known !== undefined) {
+      // The latest lookups stay: a hit moves to the back of the Map's order.
+      this.#retiredLookups.delete(name);
+      this.#retiredLookups.set(name, known);
+      return known ?? undefined;
+    }
+    const found = this.#findRetired(name);
+    if (this.#retiredLookups.size >= kRetiredLookups) this.#retiredLookups.delete(this.#retiredLookups.keys().next().value!);
+    this.#retiredLookups.set(name, found ?? null);
+    return found;
+  }
+
+  /** Where `name` is in the packs let go of, reading their index files. */
+  #findRetired(name: string): PackEntry | undefined {
     for (const pack of this.#retired) {
       for (const [n, offset, length] of this.#indexLines(pack.replace(/\.bin$/, ".idx"))) if (n === name) return { pack, offset, length };
     }
@@ -285,6 +308,7 @@ export class PackOffloadStore extends ContentAddressedStore {
     this.#pending.clear();
     if (this.#mine.size >= this.#packEntries) {
       this.#retired.push(this.#pack);
+      this.#retiredLookups.clear(); // a name in none of them may be in this one
       this.#mine = new PackIndex();
       this.#startNewPack();
     }

@@ -339,6 +339,39 @@ describe("PackOffloadStore", () => {
     expect(thrown(() => createPackStore({ dir, packEntries: 0 }), "E_BAD_INPUT").path).toBe("packEntries");
   });
 
+  it("reads a let-go pack's index once for the names looked up again, not once a lookup, and stays right as more packs retire", () => {
+    const dir = freshDir();
+    let indexReads = 0;
+    const openSync = (file: string, flags: number, mode?: number) => {
+      if (file.endsWith(".idx") && (flags & fs.constants.O_ACCMODE) === fs.constants.O_RDONLY) indexReads++;
+      return fs.openSync(file, flags, mode);
+    };
+    const store = createPackStore({ dir, packEntries: 2, fs: { openSync } });
+    const put = (t: string) => {
+      const ref = store.put(t);
+      store.flush();
+      return ref;
+    };
+    const old = [put("first"), put("second")]; // the first pack, let go of
+    const current = put("third");
+    const missing = `${store.prefix}/output_${"0".repeat(32)}.txt`;
+    const before = indexReads;
+    for (let i = 0; i < 50; i++) {
+      expect(store.getText(old[i % 2])).toBe(i % 2 ? "second" : "first");
+      expect(store.has(missing)).toBe(false);
+      expect(store.has(current)).toBe(true);
+    }
+    // One index read a name (two names and the missing one), however often it is asked for.
+    expect(indexReads - before).toBeLessThanOrEqual(3);
+    // Another pack retires: what it holds is found, and a name it does not hold is still missing.
+    const later = put("fourth");
+    put("fifth");
+    expect(store.getText(later)).toBe("fourth");
+    expect(store.getText(current)).toBe("third");
+    expect(store.has(missing)).toBe(false);
+    old.forEach((ref, i) => expect(store.getText(ref)).toBe(i ? "second" : "first"));
+  });
+
   it("savedBytes counts what its puts added: new names only, not bytes an earlier store left in the directory", () => {
     const dir = freshDir();
     const first = createPackStore({ dir });
