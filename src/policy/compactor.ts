@@ -15,6 +15,7 @@ import { hintedBudget, placeRecallHint, recallHintText } from "./recall-hint.js"
 import { RedactingStore } from "./redacting-store.js";
 import { CompactorSession, type EpochCarry, type EpochHost } from "./session.js";
 import { addEvent, newCompactionStats, type CompactionStats } from "./telemetry.js";
+import { ReplacementMemo } from "./replacement-memo.js";
 import { StepCache } from "./step-cache.js";
 import { primeRun } from "./prime-run.js";
 import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, CompactResult, Tier } from "./types.js";
@@ -82,7 +83,7 @@ export class Compactor {
       steps: this.#steps,
       summarizer: config.summarizer,
       emit: (e) => this.#emit(e),
-      memo: new Map(),
+      memo: new ReplacementMemo(),
       stepCompactors: new Map(),
       storeReducer: new StepReducer({ store: this.store }),
     };

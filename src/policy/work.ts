@@ -17,12 +17,10 @@ import type { PolicyEvent } from "./events.js";
 import { summarizeExtractive } from "../summarize/extractive.js";
 import { focusLines, type Focus } from "./relevance/focus.js";
 import { extendLedger, isLedgerPart, ledgerPart, type Removed } from "./relevance/ledger.js";
+import type { ReplacementMemo, Replacement } from "./replacement-memo.js";
 import type { StepCache } from "./step-cache.js";
 import type { Summarizer } from "../steps/summarizer.js";
 import type { MessageClass, SkipReason, StageReport } from "./types.js";
-
-/** Memo entries kept before the oldest are forgotten. */
-const kMemoEntries = 50_000;
 
 /**
  * What one run of the stages works on: the state every stage reads. Only the kit writes it
@@ -112,11 +110,7 @@ export function criticalSet(msgs: readonly Message[], classes: readonly MessageC
   return msgs.filter((_, i) => at.has(i));
 }
 
-/** A memoised replacement: the text that stands in for an original, and the ref of that original. */
-export interface Replacement {
-  text: string;
-  ref: string;
-}
+export type { Replacement } from "./replacement-memo.js";
 
 export const refLine = (what: string, ref: string) => `[${what}: ${ref}]`;
 
@@ -129,7 +123,7 @@ export interface KitServices {
   readonly summarizer: Summarizer | undefined;
   readonly emit: (e: PolicyEvent) => void;
   /** Replacements by (content hash, target, label): a part compacted once is not stored or summarised again. */
-  readonly memo: Map<string, Replacement>;
+  readonly memo: ReplacementMemo;
   /** Stage 3's step compactors, by how many recent steps stay whole (validated once each). */
   readonly stepCompactors: Map<number, StepCompactor>;
   /** Stage 3's reducer: only its store is used (removed messages go there). */
@@ -251,9 +245,7 @@ export class StageKit {
   }
 
   memoSet(key: string, value: Replacement): void {
-    const memo = this.services.memo;
-    if (memo.size >= kMemoEntries) memo.delete(memo.keys().next().value!);
-    memo.set(key, value);
+    this.services.memo.set(key, value);
   }
 
   /** A tool output's stage-2 replacement: its step's observation plus the ref of the output (memoised). */
