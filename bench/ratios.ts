@@ -107,6 +107,8 @@ export function scopeOf(name: string): GateScope | undefined {
 
 /** What bench/batch.ts --json prints (the fields the gate reads). */
 export interface BatchReport {
+  /** The JSONL floor's pass over the same input (read, split, parse, stringify, write). */
+  baselineSeconds: number;
   workers1: { seconds: number };
   workers2: { seconds: number };
 }
@@ -126,7 +128,11 @@ export function benchRatios(results: readonly CaseResult[]): Record<string, numb
 
 /** The gated ratios of one bench:batch --json report. */
 export function batchRatios(r: BatchReport): Record<string, number> {
-  return { "batch: 2 workers / 1 worker": r.workers1.seconds / r.workers2.seconds };
+  return {
+    "batch: 2 workers / 1 worker": r.workers1.seconds / r.workers2.seconds,
+    // A compacted run's cost on one core, against the plain JSONL transform of the same bytes.
+    "batch: 1 worker / JSONL floor": r.baselineSeconds / r.workers1.seconds,
+  };
 }
 
 /** One ratio over k runs: the median (what the gate compares) and every run's value. */
