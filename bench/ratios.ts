@@ -96,8 +96,10 @@ export const kRatioDefs: readonly RatioDef[] = [
     ["focus 1 MB output", "ctxfold focus lines", "focus lines"],
     ["evidence 500 KB output", "ctxfold next-step evidence", "next-step evidence"],
   ].map(([group, a, label]): RatioDef => ({ name: `${group}: ${label} / line count`, scope: "enormous", group, a, b: "line count" })),
-  // The batch engine (bench/batch.ts --json): ctxfold compact's speed-up from a 2-worker pool.
+  // The batch engine (bench/batch.ts --json): ctxfold compact's speed-up from a 2-worker pool, and
+  // its in-process speed against the JSONL floor over the same bytes.
   { name: "batch: 2 workers / 1 worker", scope: "batch" },
+  { name: "batch: 1 worker / JSONL floor", scope: "batch" },
 ];
 
 /** The scope a ratio name belongs to, or undefined for a name the gate no longer defines. */
