@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { kCommandUsage } from "../src/cli/usage.js";
+import { slug } from "./package/doc-snippets.js";
 import { kDeprecatedTieredNames } from "../src/policy/config.js";
 import { kDeprecatedSessionNames } from "../src/block/config.js";
 import { kDeprecatedStepNames } from "../src/steps/config.js";
@@ -31,14 +32,6 @@ function blocks(page: string, lang: string): string[] {
 
 /** The page without its fenced blocks (a `#` comment in a shell block is not a heading). */
 const prose = (page: string) => text.get(page)!.replace(/^```[\s\S]*?^```/gm, "");
-
-/** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
-const slug = (heading: string) =>
-  heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
-    .replace(/\s/g, "-");
 
 describe("README and docs/", () => {
   it("every relative link reaches a file that exists, and a heading of it where it names one", () => {

@@ -4,6 +4,7 @@
  * over-budget prompt…); a null never passes a --fail-under threshold.
  */
 
+import type { StageFigures } from "../policy/stage-rows.js";
 import type { Pricing } from "./metrics.js";
 import type { MissReport } from "./misses.js";
 import type { Contender } from "./protocol.js";
@@ -97,15 +98,7 @@ export interface TraceEpoch {
    */
   compactor?: { tokensBefore: number; tokensAfter: number };
   /** Every stage that had a turn (stage 0 included), by the compactor's count; `stage` and `skipped` are absent in older reports. */
-  stages: {
-    stage?: number;
-    name: string;
-    candidates: number;
-    compacted: number;
-    skipped?: Partial<Record<string, number>>;
-    tokensBefore: number;
-    tokensAfter: number;
-  }[];
+  stages: StageFigures[];
   refs: string[];
 }
 

@@ -16,7 +16,7 @@ export interface DocSnippet {
 export const kContinues = "<!-- continues the snippet above -->";
 
 /** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
-const slug = (heading: string) =>
+export const slug = (heading: string) =>
   heading
     .trim()
     .toLowerCase()
