@@ -16,6 +16,7 @@ import { kPricing, type Pricing } from "./metrics.js";
 import { budgetRows, sourcesReport } from "./sources.js";
 
 export type { EvalMetrics, EvalReport, FailedRun, ThresholdResult, TraceEpoch, TracePoint, TraceRun } from "./types.js";
+export type { StageFigures } from "../policy/stage-rows.js";
 export { checkThresholds, describeMisses, kThresholdMetrics, parseThresholds, type Threshold, type ThresholdMetric } from "./thresholds.js";
 export { kPeers, loadPeers, ctxfold as ctxfoldContender, type CompactOutput, type Contender, type PeerName } from "./contenders.js";
 export { tailBaseline, trimTail } from "./tail-baseline.js";
