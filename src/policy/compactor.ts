@@ -22,7 +22,7 @@ import type { AnthropicForm, ArrayFormat, CanonicalResult, CompactCallOptions, C
 import { StageKit, type KitServices } from "./work.js";
 
 /** The thread's warm-up compactions (see Compactor.warmup), started by the first warm-up. */
-let kPrimed: Promise<void> | undefined;
+let primed: Promise<void> | undefined;
 
 /** Steps of the prime run each warm-up call compacts: a first whole compaction, then a session growing past it. */
 export const kPrimeSteps = [8, 10, 12, 14, 16, 18];
@@ -141,10 +141,10 @@ export class Compactor {
    */
   warmup(): Promise<void> {
     const table = this.counter.warmup().catch(() => undefined);
-    kPrimed ??= table.then(() =>
+    primed ??= table.then(() =>
       prime({ ...this.#config, store: undefined, summarizer: undefined, onEvent: undefined, counter: new TokenCounter({ encoding: this.counter.encoding }) }),
     );
-    return Promise.all([table, kPrimed]).then(() => undefined);
+    return Promise.all([table, primed]).then(() => undefined);
   }
 
   /** A fresh session: epochs and measurements kept between calls over one growing conversation. */
