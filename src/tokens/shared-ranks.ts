@@ -25,13 +25,6 @@ export interface RankLookup {
   has(key: string): boolean;
 }
 
-/** FNV-1a over a key's char codes (each a byte). */
-function hashKey(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
 /** The tables of a packed buffer, as typed views over it. */
 interface Views {
   count: number;
@@ -55,18 +48,36 @@ function viewsOf(buffer: SharedArrayBuffer, count: number, room: number, slots: 
   return { count, mask: slots - 1, starts, ranks, slots: table, bytes: new Uint8Array(buffer, at, byteLength) };
 }
 
-/** The slot of `key` in `v`: where it is, or the empty slot where it would go. */
-function slotOf(v: Views, key: string): number {
+/**
+ * The slot of the token whose bytes are `src` from `at` for `length`: where it is in `v`, or the
+ * empty slot where it would go (FNV-1a of the bytes, then the next slots in turn). The one probe
+ * of packing and of lookups.
+ */
+function slotOf(v: Views, src: Uint8Array, at: number, length: number): number {
   const { mask, slots, starts, bytes } = v;
-  for (let s = hashKey(key) & mask; ; s = (s + 1) & mask) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < length; i++) h = Math.imul(h ^ src[at + i], 0x01000193);
+  for (let s = (h >>> 0) & mask; ; s = (s + 1) & mask) {
     const t = slots[s];
     if (t === 0) return s;
     const start = starts[t - 1];
-    if (starts[t] - start !== key.length) continue;
+    if (starts[t] - start !== length) continue;
     let same = true;
-    for (let i = 0; i < key.length && same; i++) same = bytes[start + i] === key.charCodeAt(i);
+    for (let i = 0; i < length && same; i++) same = bytes[start + i] === src[at + i];
     if (same) return s;
   }
+}
+
+/** A key's chars as bytes, in a buffer reused across lookups; undefined for a char past a byte (no token's key has one). */
+let scratch = new Uint8Array(256);
+function keyBytes(key: string): Uint8Array | undefined {
+  if (scratch.length < key.length) scratch = new Uint8Array(key.length * 2);
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c > 0xff) return undefined;
+    scratch[i] = c;
+  }
+  return scratch;
 }
 
 /** Base64's alphabet: a char code's six bits, or -1. */
@@ -91,13 +102,6 @@ class Packer {
     this.#buffer = new SharedArrayBuffer((kHeader + room + 1 + room + slots) * 4 + byteLength);
     this.#v = viewsOf(this.#buffer, room, room, slots, byteLength);
     this.#room = room;
-  }
-
-  /** Adds a key (a one-byte-per-char string) and its rank. */
-  addKey(key: string, rank: number): void {
-    const at = this.#reserve(key.length);
-    for (let i = 0; i < key.length; i++) this.#v.bytes[at + i] = key.charCodeAt(i);
-    this.#keep(key.length, rank);
   }
 
   /** Adds the token whose bytes are `text` from `from` to `to` in base64, and its rank. */
@@ -132,44 +136,26 @@ class Packer {
   /** Where `length` more bytes go, checked against the room given. */
   #reserve(length: number): number {
     if (this.#n >= this.#room || this.#end + length > this.#v.bytes.length)
-      throw new RangeError(`packRanks: more tokens or bytes than the room given (${this.#room}, ${this.#v.bytes.length})`);
+      throw new RangeError(`packRankFile: more tokens or bytes than the room given (${this.#room}, ${this.#v.bytes.length})`);
     return this.#end;
   }
 
   /** Keeps the token just written (`length` bytes at the end), or takes its rank for the same token already kept. */
   #keep(length: number, rank: number): void {
-    const { mask, slots, starts, ranks, bytes } = this.#v;
-    const at = this.#end;
-    let h = 0x811c9dc5;
-    for (let i = 0; i < length; i++) h = Math.imul(h ^ bytes[at + i], 0x01000193);
-    for (let s = (h >>> 0) & mask; ; s = (s + 1) & mask) {
-      const t = slots[s];
-      if (t === 0) {
-        starts[this.#n] = at;
-        ranks[this.#n] = rank;
-        this.#n++;
-        this.#end = at + length;
-        starts[this.#n] = this.#end;
-        slots[s] = this.#n;
-        return;
-      }
-      const start = starts[t - 1];
-      if (starts[t] - start !== length) continue;
-      let same = true;
-      for (let i = 0; i < length && same; i++) same = bytes[start + i] === bytes[at + i];
-      if (same) {
-        ranks[t - 1] = rank;
-        return;
-      }
+    const v = this.#v;
+    const s = slotOf(v, v.bytes, this.#end, length);
+    const t = v.slots[s];
+    if (t !== 0) {
+      v.ranks[t - 1] = rank;
+      return;
     }
+    v.starts[this.#n] = this.#end;
+    v.ranks[this.#n] = rank;
+    this.#n++;
+    this.#end += length;
+    v.starts[this.#n] = this.#end;
+    v.slots[s] = this.#n;
   }
-}
-
-/** Packs `tokens` (keys and their ranks, in the rank file's order) into a SharedArrayBuffer; `room` and `byteLength` bound their count and bytes. */
-export function packRanks(tokens: Iterable<readonly [string, number]>, room: number, byteLength: number): SharedArrayBuffer {
-  const p = new Packer(room, byteLength);
-  for (const [key, rank] of tokens) p.addKey(key, rank);
-  return p.finish();
 }
 
 /**
@@ -201,7 +187,7 @@ export function packRankFile(text: string): SharedArrayBuffer {
   return p.finish();
 }
 
-/** A packed table (packRanks), read through this thread's memo. */
+/** A packed table (packRankFile), read through this thread's memo. */
 export class SharedRanks implements RankLookup {
   readonly #v: Views;
   readonly #memo = new Map<string, number>();
@@ -219,7 +205,8 @@ export class SharedRanks implements RankLookup {
   get(key: string): number | undefined {
     let r = this.#memo.get(key);
     if (r === undefined) {
-      const t = this.#v.slots[slotOf(this.#v, key)];
+      const bytes = keyBytes(key);
+      const t = bytes === undefined ? 0 : this.#v.slots[slotOf(this.#v, bytes, 0, key.length)];
       r = t === 0 ? -1 : this.#v.ranks[t - 1];
       if (this.#memo.size >= kMemoEntries) this.#memo.clear();
       this.#memo.set(key, r);

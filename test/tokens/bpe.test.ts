@@ -189,18 +189,9 @@ describe("a rank table packed for workers", () => {
   });
 
   it("keeps the later rank of a token listed twice, as a Map's set does", async () => {
-    const { packRanks } = await import("../../src/tokens/shared-ranks.js");
-    const shared = new SharedRanks(
-      packRanks(
-        [
-          ["ab", 1],
-          ["cd", 2],
-          ["ab", 7],
-        ],
-        3,
-        6,
-      ),
-    );
+    const { packRankFile } = await import("../../src/tokens/shared-ranks.js");
+    // A rank file of two lines, "ab" (YWI=) listed in both: rank 1, then rank 7.
+    const shared = new SharedRanks(packRankFile("first 1 YWI= Y2Q=\nsecond 7 YWI="));
     expect([shared.get("ab"), shared.get("cd"), shared.size]).toEqual([7, 2, 2]);
   });
 });
