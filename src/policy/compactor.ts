@@ -13,7 +13,7 @@ import { checkCallOptions } from "./options.js";
 import { runPipeline } from "./pipeline.js";
 import { hintedBudget, placeRecallHint, recallHintText } from "./recall-hint.js";
 import { RedactingStore } from "./redacting-store.js";
-import { CompactorSession, type EpochCarry, type EpochHost } from "./session.js";
+import { CompactorSession, nextTurn, type EpochCarry, type EpochHost } from "./session.js";
 import { addEvent, newCompactionStats, type CompactionStats } from "./telemetry.js";
 import { ReplacementMemo } from "./replacement-memo.js";
 import { StepCache } from "./step-cache.js";
@@ -34,7 +34,7 @@ async function prime(config: CompactorConfig): Promise<void> {
     for (const budget of kPrimeBudgets) {
       const session = compactor.session();
       for (const steps of kPrimeSteps) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextTurn();
         await session.compact(primeRun(steps), { format: "openai-chat", budget });
       }
     }

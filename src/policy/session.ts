@@ -335,3 +335,6 @@ interface Ahead {
 
 /** Runs `f` once the event loop is idle (setImmediate on Node; a zero timeout elsewhere). */
 const kIdle: (f: () => void) => { unref?: () => unknown } = typeof setImmediate === "function" ? (f) => setImmediate(f) : (f) => setTimeout(f, 0);
+
+/** Resolves once the event loop is idle (kIdle): what a slice of background work awaits between slices. */
+export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => kIdle(resolve));
