@@ -33,6 +33,9 @@ export function gunzipIfGzip(input: Readable, name: string, gzip?: { bytesIn?: (
   return Readable.from(namingFailures(bytesOf(input, gzip), name), { objectMode: false });
 }
 
+/** Whether `head` starts with gzip's magic (1f 8b). */
+const isGzipHead = (head: Uint8Array): boolean => head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+
 async function* bytesOf(input: Readable, gzip?: { bytesIn?: () => number }): AsyncGenerator<Buffer> {
   const it = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const first = await it.next();
@@ -42,7 +45,7 @@ async function* bytesOf(input: Readable, gzip?: { bytesIn?: () => number }): Asy
     for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
   }
   const head = first.value;
-  if (!(head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b)) return yield* all();
+  if (!isGzipHead(head)) return yield* all();
   const gunzip = createGunzip();
   if (gzip) gzip.bytesIn = () => gunzip.bytesWritten;
   // pipeline, not pipe: a failing read reaches the reader through gunzip (pipe left it an unhandled 'error').
@@ -208,7 +211,7 @@ export function runBytesOf(path: string, size: number): number {
     const head = Buffer.alloc(2);
     const tail = Buffer.alloc(4);
     readSync(fd, head, 0, 2, 0);
-    if (head[0] !== 0x1f || head[1] !== 0x8b) return size;
+    if (!isGzipHead(head)) return size;
     readSync(fd, tail, 0, 4, size - 4);
     return Math.max(size, tail.readUInt32LE(0));
   } catch {
