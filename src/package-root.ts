@@ -18,14 +18,19 @@ export interface PackageRoot {
 export function packageRoot(): PackageRoot | undefined {
   for (const rel of ["../", "../../"]) {
     const root = fileURLToPath(new URL(rel, import.meta.url));
-    try {
-      const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name?: unknown; version?: unknown; peerDependencies?: unknown };
-      if (pkg.name === "ctxfold") return { root, version: String(pkg.version), peerDependencies: stringRecord(pkg.peerDependencies) };
-    } catch {
-      // no package.json here: try the next level
-    }
+    const pkg = packageJsonIn(root);
+    if (pkg?.name === "ctxfold") return { root, version: String(pkg.version), peerDependencies: stringRecord(pkg.peerDependencies) };
   }
   return undefined;
+}
+
+/** The package.json in `dir`, parsed; undefined where there is none or it is not JSON. */
+export function packageJsonIn(dir: string): { name?: unknown; version?: unknown; peerDependencies?: unknown } | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown; version?: unknown; peerDependencies?: unknown };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The string-valued entries of a JSON object (none when it is no object). */

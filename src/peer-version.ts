@@ -18,12 +18,11 @@
  * - Each peer is looked up once per process (the result is kept); the verdict is given at every
  *   call, so every integration made beside an old peer throws.
  */
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname, isAbsolute } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CtxfoldError } from "./errors.js";
-import { packageRoot } from "./package-root.js";
+import { packageJsonIn, packageRoot } from "./package-root.js";
 import { satisfiesRange } from "./version-range.js";
 
 /** Resolves a module specifier as ctxfold's modules import it: a file URL or an absolute path; throws when it cannot. */
@@ -76,12 +75,8 @@ export function installedVersion(name: string, resolve: PeerResolver = resolver)
 /** The version in the nearest package.json named `name` at or above `file`'s directory. */
 function versionAbove(file: string, name: string): string | undefined {
   for (let dir = dirname(file); ; dir = dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
-      if (pkg.name === name) return typeof pkg.version === "string" ? pkg.version : undefined;
-    } catch {
-      // no package.json here (or not JSON): keep going up
-    }
+    const pkg = packageJsonIn(dir); // none here (or not JSON): keep going up
+    if (pkg?.name === name) return typeof pkg.version === "string" ? pkg.version : undefined;
     if (dirname(dir) === dir) return undefined;
   }
 }
