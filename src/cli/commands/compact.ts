@@ -60,8 +60,8 @@ export const kTwoCoreInProcessBelow = 48 * 2 ** 20;
  * that would be one (the in-process path), 2 workers for an input of 48 MiB of runs or more (a
  * .gz: uncompressed), and in-process below. Measured there on unique runs into a fresh offload
  * dir (docs/batch.md): a pool of 2 takes 0.78–0.91× the time of in-process from 64 MB, and
- * 1.07–1.15× up to 32 MB, where its start (each worker's modules, JIT and first runs) is not repaid. One worker, or an input
- * under 1 MiB, compacts in-process.
+ * 1.07–1.15× up to 32 MB, where its start (each worker's modules, JIT and first runs) is not
+ * repaid. One worker, or an input under 1 MiB, compacts in-process.
  */
 export function defaultWorkers(cores = availableParallelism()): { workers: number; inProcessBelow?: number } {
   if (cores === 2) return { workers: 2, inProcessBelow: kTwoCoreInProcessBelow };
