@@ -40,6 +40,7 @@ import type { OpenAIChatMessage, OpenAIChatToolCall } from "../adapters/openai-c
 import { parseMessages, renderMessages } from "../adapters/index.js";
 import { createCompactor, type CompactorConfig } from "../policy/index.js";
 import { packageRoot } from "../package-root.js";
+import { peerMismatches, peerVersionError } from "../peer-version.js";
 import { createMemoryStore } from "../store/index.js";
 import { CtxfoldError } from "../errors.js";
 import { contentText } from "./metrics.js";
@@ -326,8 +327,10 @@ const isMissingModule = (e: unknown) => {
 };
 
 /**
- * The peers named, in the order named; a peer whose package is not installed (or fails to load)
- * gives a one-line note instead. An unknown name throws E_BAD_INPUT listing the known ones.
+ * The peers named, in the order named; a peer whose package is not installed, is installed at a
+ * version outside ctxfold's range for it (peerMismatches: the E_PEER_VERSION line, unloaded, so
+ * no figure of an old peer is reported as the peer's), or fails to load gives a one-line note
+ * instead. An unknown name throws E_BAD_INPUT listing the known ones.
  */
 export async function loadPeers(
   names: readonly string[],
@@ -339,6 +342,11 @@ export async function loadPeers(
     if (!Object.hasOwn(registry, n))
       throw new CtxfoldError("E_BAD_INPUT", `unknown peer ${JSON.stringify(n)} (one of ${Object.keys(registry).join(", ")})`, { path: "against" });
     const peer = registry[n];
+    const old = peerMismatches([peer.package]);
+    if (old.length > 0) {
+      notes.push(`${peer.name} skipped: ${peerVersionError(`eval --against ${n}`, old).message}`);
+      continue;
+    }
     try {
       contenders.push(await peer.load());
     } catch (e) {

@@ -1,5 +1,8 @@
 // The eval's metrics end to end through replayRuns, on a hand-built run with stub contenders
 // whose right values are known (0 and 1 cases), then the ctxfold contender on generated runs.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderMessages } from "../../src/adapters/index.js";
 import type { OpenAIChatMessage } from "../../src/adapters/openai-chat.js";
@@ -9,7 +12,9 @@ import { messageTokens, promptTokens } from "../../src/eval/contenders.js";
 import { promptPoints, replayRuns } from "../../src/eval/replay.js";
 import { generateRun } from "../../src/gen/run.js";
 import { CtxfoldError } from "../../src/errors.js";
+import { setPeerResolver } from "../../src/peer-version.js";
 import { thrown } from "../helpers.js";
+import { resolverIn, writeFakePackages } from "../helpers-peers.js";
 
 const sys: OpenAIChatMessage = { role: "system", content: "You are a careful coding agent." };
 const task: OpenAIChatMessage = { role: "user", content: "Fix the failing test in utils.py and explain the fix." };
@@ -318,5 +323,21 @@ describe("evaluate with the ctxfold contender", () => {
     expect(r.contenders).toEqual([]);
     expect(r.notes).toEqual(["Ghost limiter skipped: ctxfold-ghost-peer is not installed (npm install ctxfold-ghost-peer)"]);
     await expect(loadPeers(["nope"])).rejects.toSatisfy((e: unknown) => CtxfoldError.isInstance(e) && /unknown peer "nope"/.test(e.message));
+  });
+
+  it("a peer installed at a version outside ctxfold's range is a one-line note naming the range, and is never loaded", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "ctxfold-old-peer-"));
+    try {
+      setPeerResolver(resolverIn(writeFakePackages(dir, { ai: "5.0.52" })));
+      let loaded = false;
+      const old = { "ai-sdk": { name: "AI SDK pruneMessages recipe", package: "ai", load: async () => ((loaded = true), {}) as Contender } };
+      const r = await loadPeers(["ai-sdk"], old);
+      expect(r.contenders).toEqual([]);
+      expect(loaded).toBe(false);
+      expect(r.notes).toEqual(['AI SDK pruneMessages recipe skipped: eval --against ai-sdk needs ai >=6.0.0; 5.0.52 is installed: npm install ai@">=6.0.0"']);
+    } finally {
+      setPeerResolver(undefined);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
