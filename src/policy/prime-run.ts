@@ -1,10 +1,12 @@
 /**
- * A small synthetic agent run (OpenAI chat form) that a warm-up compacts so the code a real first
- * call runs has run before (see Compactor.warmup). It is built to reach what real runs reach:
- * several tools (shell, file reads, edits with file contents in their arguments, JSON search
- * results), test failures with tracebacks, a failed edit, directory listings, a secret-shaped
- * value for redaction, non-ASCII text, assistant text and a second human turn with an
- * instruction. Deterministic; nothing of it ever reaches a caller.
+ * A synthetic agent run (OpenAI chat form) that a warm-up compacts so the code a real first call
+ * runs has run before (see Compactor.warmup). It is built to reach what real runs reach: several
+ * tools (shell, file reads, edits with file contents in their arguments, JSON search results),
+ * test failures with tracebacks, a failed edit, directory listings, a secret-shaped value for
+ * redaction, non-ASCII text, assistant text and a second human turn with an instruction. Its
+ * reads are 400 lines long, so the code a real output runs line by line (salience, units,
+ * redaction) has run often enough to be optimised: with 80, a real first compaction of one
+ * large read still took 3× its warm time. Deterministic; nothing of it ever reaches a caller.
  */
 
 const kWords = [
@@ -41,7 +43,7 @@ function argsOf(tool: (typeof kTools)[number], i: number): Record<string, unknow
     case "bash":
       return { command: `cd /repo && python -m pytest tests/test_parser.py -x -q -k header_${i}` };
     case "read_file":
-      return { path: file, start_line: i * 10, end_line: i * 10 + 80 };
+      return { path: file, start_line: i * 10, end_line: i * 10 + 400 };
     case "str_replace_editor":
       return {
         command: "str_replace",
@@ -77,7 +79,7 @@ function outputOf(tool: (typeof kTools)[number], i: number): string {
         : `${lines(30, (j) => `drwxr-xr-x  2 user user 4096 Nov ${(j % 28) + 1} 12:0${j % 10} dir_${i}_${j}`)}\nexport API_TOKEN=sk-test-${"a1b2c3d4".repeat(4)}`;
     case "read_file":
       return lines(
-        80,
+        400,
         (j) => `${i * 10 + j}\t${j % 9 === 0 ? "def" : "   "} ${words(i + j, 6).replace(/ /g, j % 2 ? "_" : " ")}(self, value: str) -> dict:  # ${j}`,
       );
     case "str_replace_editor":
