@@ -134,17 +134,21 @@ export class ClaimLog {
   /** Keeps one line's claim when it is well-formed and the first for its name. */
   #take(line: Uint8Array, offset: number): void {
     if (line.length === 0) return;
-    const [name, digest, writer, ...rest] = Buffer.from(line).toString("utf8").split(" ");
+    const [name, digest, writer, ...rest] = Buffer.from(line.buffer, line.byteOffset, line.length).toString("utf8").split(" ");
     if (rest.length > 0 || digest?.length !== kDigestChars || writer?.length !== kWriterChars || !kNamePattern.test(name)) return;
     this.#claims.set(name, { pack: writer, offset, length: line.length });
   }
 
   /** The digest of the claim line at `offset`. */
   #digestAt(offset: number, length: number): string {
-    return Buffer.from(this.#readFrom(offset, length)).toString("utf8").split(" ")[1] ?? "";
+    const bytes = this.#readFrom(offset, length);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8").split(" ")[1] ?? "";
   }
 
-  /** The log's bytes from `offset`: `length` of them, or (undefined) all to its end, read in blocks. */
+  /**
+   * The log's bytes from `offset`: `length` of them, or (undefined) all to its end, read in
+   * blocks. Read in one block, they are the thread's read scratch: valid until the next read.
+   */
   #readFrom(offset: number, length?: number): Uint8Array {
     try {
       const fd = this.#open();
@@ -159,11 +163,17 @@ export class ClaimLog {
           // A short read of a regular file is its end (for now): one read() is a claim's usual all.
           if (got === 0 || length === undefined) break;
         }
-        blocks.push(block.slice(0, n)); // a copy: the scratch is read into again
         at += n;
-        if (n < want || length !== undefined) break;
+        // What one read got is returned in place (the caller is done with it before the next
+        // read); a read of several blocks keeps a copy of each, the scratch being read into again.
+        if (n < want || length !== undefined) {
+          if (blocks.length === 0) return block.subarray(0, n);
+          blocks.push(block.subarray(0, n));
+          break;
+        }
+        blocks.push(block.slice(0, n));
       }
-      return blocks.length === 1 ? blocks[0] : Buffer.concat(blocks);
+      return Buffer.concat(blocks);
     } catch (cause) {
       this.#drop();
       if (CtxfoldError.isInstance(cause)) throw cause;
@@ -174,7 +184,7 @@ export class ClaimLog {
 
 /** Bytes a read of the log's new lines asks for at a time (a claim's read is usually one line). */
 const kReadBlock = 64 * 1024;
-/** What reads go into before what they got is copied out: one per thread, reads are synchronous. */
+/** What reads go into (one per thread: reads are synchronous, and their bytes used before the next). */
 const kScratch = new Uint8Array(kReadBlock);
 
 function closeQuietly(fs: FsOps, fd: number): void {

@@ -170,11 +170,12 @@ export abstract class ContentAddressedStore implements OffloadStore {
   protected abstract names(): Iterable<string>;
 
   /**
-   * Stores `bytes` (the caller's array: copy it if kept) under a name that was free when `holds`
-   * looked; false, storing nothing, when another writer of the same backing has taken the name
-   * since (put then looks at it again). Never replaces what is stored under the name.
+   * Stores `bytes` under a name that was free when `holds` looked; false, storing nothing, when
+   * another writer of the same backing has taken the name since (put then looks at it again).
+   * Never replaces what is stored under the name. `owned`: the array is the store's own (a
+   * string put, encoded here), kept as it is; otherwise it is the caller's, to copy if kept.
    */
-  protected abstract save(name: string, bytes: Uint8Array): boolean;
+  protected abstract save(name: string, bytes: Uint8Array, owned: boolean): boolean;
   protected abstract exists(name: string): boolean;
   /** See OffloadStore.flush: each store says whether it buffers. */
   abstract flush(): void;
@@ -206,7 +207,7 @@ export abstract class ContentAddressedStore implements OffloadStore {
       }
       if (held === "free") {
         // Taken by another writer since holds looked: look at the same name again.
-        if (!this.save(name, bytes)) continue;
+        if (!this.save(name, bytes, typeof data === "string")) continue;
         this.#savedBytes += bytes.length;
       }
       return `${this.prefix}/${name}`;
@@ -350,9 +351,9 @@ export class MemoryOffloadStore extends ContentAddressedStore {
   }
 
   /** Always true: the map has no other writer. */
-  protected save(name: string, bytes: Uint8Array): boolean {
-    // A copy: the caller keeps its array and may reuse it, and a Buffer becomes a plain Uint8Array.
-    this.#files.set(name, new Uint8Array(bytes));
+  protected save(name: string, bytes: Uint8Array, owned: boolean): boolean {
+    // The caller's array is copied: the caller may reuse it, and a Buffer becomes a plain Uint8Array.
+    this.#files.set(name, owned ? bytes : new Uint8Array(bytes));
     this.#size += bytes.length;
     return true;
   }

@@ -239,9 +239,9 @@ export class PackOffloadStore extends ContentAddressedStore {
   }
 
   /** Buffers the bytes once the name is claimed in DIR's claim log; false when another writer claimed it first for other bytes. */
-  protected save(name: string, bytes: Uint8Array): boolean {
+  protected save(name: string, bytes: Uint8Array, owned: boolean): boolean {
     if (!this.#claims.claim(name, this.#digest(bytes))) return false;
-    this.#pending.set(name, bytes.slice());
+    this.#pending.set(name, owned ? bytes : bytes.slice());
     return true;
   }
 

@@ -13,7 +13,9 @@ const kEncoder = new TextEncoder();
  * Terms made ready for termLines once and used for many texts: their UTF-8 bytes and boundary
  * flags (a term that starts or ends with a word character needs a non-word neighbour there, as
  * containsTerm in src/model/terms.ts decides). Terms are at least 2 UTF-8 bytes, distinct and
- * without a newline: specific terms always are.
+ * without a newline: specific terms always are. Every term's bytes are a view of one buffer,
+ * encoded at once: a set of thousands of terms (the ledger makes one per epoch) is then one
+ * allocation outside the JS heap, not thousands of small ones.
  */
 export class TermSet {
   readonly bytes: Uint8Array[];
@@ -22,18 +24,25 @@ export class TermSet {
   constructor(readonly terms: readonly string[]) {
     const seen = new Set<string>();
     this.flags = new Uint8Array(terms.length);
-    this.bytes = terms.map((t, k) => {
+    terms.forEach((t, k) => {
       if (typeof t !== "string") throw notStringError(`terms[${k}]`, t);
-      const b = kEncoder.encode(t);
-      if (b.length < 2 || t.includes("\n") || seen.has(t)) {
+      // Under 2 UTF-8 bytes: empty, or one ASCII character (any other is 2 or 3 bytes, a lone surrogate's replacement 3).
+      if (t.length === 0 || (t.length === 1 && t.charCodeAt(0) < 0x80) || t.includes("\n") || seen.has(t)) {
         throw new CtxfoldError("E_BAD_INPUT", `expected a term of at least 2 UTF-8 bytes, distinct and without a newline, got ${JSON.stringify(t)}`, {
           path: `terms[${k}]`,
         });
       }
       seen.add(t);
       this.flags[k] = (isWordUnit(t.charCodeAt(0)) ? kTermWordStart : 0) | (isWordUnit(t.charCodeAt(t.length - 1)) ? kTermWordEnd : 0);
-      return b;
     });
+    // Joined by the newline no term holds, encoded once, cut back at the newlines.
+    const all = kEncoder.encode(terms.join("\n"));
+    this.bytes = new Array<Uint8Array>(terms.length);
+    for (let k = 0, at = 0; k < terms.length; k++) {
+      const end = k + 1 < terms.length ? all.indexOf(0x0a, at) : all.length;
+      this.bytes[k] = all.subarray(at, end);
+      at = end + 1;
+    }
   }
 }
 
