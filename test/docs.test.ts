@@ -51,6 +51,23 @@ describe("README and docs/", () => {
     expect(broken).toEqual([]);
   });
 
+  it("every source-repository path the pages name exists (a file or folder; a .js name may be its .ts source)", () => {
+    // Files of other projects the pages cite by their own repository's path (openai-node, anthropic-sdk-typescript).
+    const others = new Set(["src/resources/responses/responses.ts", "src/resources/beta/messages/messages.ts"]);
+    const missing: string[] = [];
+    for (const page of pages) {
+      for (const [, named, glob] of text.get(page)!.matchAll(/(?<![\w./-])((?:src|test|bench|scripts|assembly|examples)\/[\w./-]*\w)(\*?)/g)) {
+        if (others.has(named)) continue;
+        // `bench/baseline*.json`: some file of the folder starts so.
+        const found = glob
+          ? readdirSync(path.join(root, path.dirname(named))).some((f) => f.startsWith(path.basename(named)))
+          : [named, named.replace(/\.js$/, ".ts")].some((p) => existsSync(path.join(root, p)));
+        if (!found) missing.push(`${page}: ${named}${glob}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it("every ctxfold import of a TypeScript snippet names an export of its entry point", async () => {
     const missing: string[] = [];
     let checked = 0;
