@@ -6,8 +6,10 @@
  * name with different bytes (a hash collision) would both hand it out, and readers would serve
  * one writer's bytes under the other's ref.
  *
- * A line is `\n<name> <digest> <writer>\n`: the content address of the bytes (SHA-256, 128 bits;
- * the name's own hash unless a weak one is injected) and the writer's random id. Lines are
+ * A line is `\n<name> <digest> <writer>\n`: the whole SHA-256 of the bytes (64 hex digits) and
+ * the writer's random id. Not the name's 128-bit content address: two contents that share a name
+ * by a collision in those bits share it too, and the claim would take them for equal bytes. Lines
+ * of before carry those 32 digits; a digest is compared with one of them on its first 32. Lines are
  * appended with O_APPEND in one write() each, so the file orders them the same for every reader,
  * and the first line naming a name is its owner: a writer whose claim comes later with another
  * digest takes the next name of the chain, one with the same digest stores its own copy (the
@@ -33,7 +35,12 @@ import { PackIndex } from "./pack-index.js";
 /** The claim log's file name in a pack store's directory. */
 export const kClaimLogName = "claims.log";
 
-const kDigestChars = kContentAddressDigits;
+/** A claim's digest: the whole SHA-256; the content address (its first 128 bits) in lines of before. */
+const kDigestChars = 64;
+const kOldDigestChars = kContentAddressDigits;
+
+/** Whether two claim digests name the same bytes: compared on the digits both carry (a line of before has the first 32). */
+const sameDigest = (a: string, b: string): boolean => (a.length === b.length ? a === b : a.slice(0, kOldDigestChars) === b.slice(0, kOldDigestChars));
 const kWriterChars = 16;
 
 export class ClaimLog {
@@ -63,7 +70,7 @@ export class ClaimLog {
   known(name: string, digest: string): "same" | "other" | "unclaimed" {
     const c = this.#claims.get(name);
     if (c === undefined) return "unclaimed";
-    return this.#digestAt(c.offset, c.length) === digest ? "same" : "other";
+    return sameDigest(this.#digestAt(c.offset, c.length), digest) ? "same" : "other";
   }
 
   /**
@@ -84,7 +91,7 @@ export class ClaimLog {
     if (first === undefined) throw new CtxfoldError("E_STORE_WRITE", `cannot write ${this.#file}: the claim of ${name} is not in it after it was appended`);
     // The line just appended (this writer's, past what was read before) is first: no need to read it back.
     if (first.pack === this.#writer && first.offset >= from) return true;
-    return this.#digestAt(first.offset, first.length) === digest;
+    return sameDigest(this.#digestAt(first.offset, first.length), digest);
   }
 
   /** The log, opened once (read and append) and kept: a claim is then two calls, a write and a read. */
@@ -135,7 +142,13 @@ export class ClaimLog {
   #take(line: Uint8Array, offset: number): void {
     if (line.length === 0) return;
     const [name, digest, writer, ...rest] = Buffer.from(line.buffer, line.byteOffset, line.length).toString("utf8").split(" ");
-    if (rest.length > 0 || digest?.length !== kDigestChars || writer?.length !== kWriterChars || !kNamePattern.test(name)) return;
+    if (
+      rest.length > 0 ||
+      (digest?.length !== kDigestChars && digest?.length !== kOldDigestChars) ||
+      writer?.length !== kWriterChars ||
+      !kNamePattern.test(name)
+    )
+      return;
     this.#claims.set(name, { pack: writer, offset, length: line.length });
   }
 

@@ -1,4 +1,4 @@
-import { contentAddress, kLegacyAddressDigits, legacyContentAddress } from "../core/content-address.js";
+import { contentAddress, kContentAddressDigits, kLegacyAddressDigits, legacyContentAddress, sha256Hex } from "../core/content-address.js";
 import { hashToHex } from "../core/hash.js";
 import { CtxfoldError } from "../errors.js";
 import { kNamePattern, kNameShape, sanitizeExt, sanitizeKind } from "./names.js";
@@ -134,8 +134,8 @@ export abstract class ContentAddressedStore implements OffloadStore {
   /** What verifies a 16-digit name: XXH64, or the injected hash. */
   readonly #legacy: (bytes: Uint8Array) => string;
   #savedBytes = 0;
-  /** The bytes of the put under way and their content address, once computed (contentAddressOf). */
-  #current: { bytes: Uint8Array; address: string } | undefined;
+  /** The bytes of the put under way and their SHA-256, once computed (contentAddressOf, contentDigestOf). */
+  #current: { bytes: Uint8Array; digest: string } | undefined;
 
   constructor(options: OffloadStoreOptions = {}) {
     const raw: unknown = options.prefix ?? kDefaultOffloadPrefix;
@@ -155,8 +155,18 @@ export abstract class ContentAddressedStore implements OffloadStore {
    * its name and for what a store compares by digest (the pack store's claims and repeats).
    */
   protected contentAddressOf(bytes: Uint8Array): string {
-    if (this.#current?.bytes !== bytes) this.#current = { bytes, address: contentAddress(bytes) };
-    return this.#current.address;
+    return this.contentDigestOf(bytes).slice(0, kContentAddressDigits);
+  }
+
+  /**
+   * The whole SHA-256 of `bytes` (64 hex digits), the bytes of the put under way: what stands
+   * for bytes where they are compared by digest (the pack store's claims and repeats). Not the
+   * content address: two contents that share a name by a collision in its 128 bits share that
+   * address too, and a digest equal to the name's own hash would call them equal.
+   */
+  protected contentDigestOf(bytes: Uint8Array): string {
+    if (this.#current?.bytes !== bytes) this.#current = { bytes, digest: sha256Hex(bytes) };
+    return this.#current.digest;
   }
 
   /** The stored bytes of `name`, or undefined when absent. May return the store's own array. */

@@ -218,7 +218,7 @@ export class PackOffloadStore extends ContentAddressedStore {
   /**
    * A put of bytes already stored must prove them equal (the name may be a 64-bit hash of before,
    * or an injected one), which for an entry on disk means reading it back: the first time in
-   * full, and then against the content address of those bytes (SHA-256, 128 bits), kept. Batch inputs repeat content (system prompts, files read in many
+   * full, and then against the whole SHA-256 of those bytes, kept. Batch inputs repeat content (system prompts, files read in many
    * runs), and a read per repeat cost more than the rest of the put. The digest is kept only
    * after super.holds found the entry equal to bytes that hash to its name, so it never vouches for damaged
    * bytes; reads (`get`) always go to the pack, so damage after that first read is still caught.
@@ -245,9 +245,12 @@ export class PackOffloadStore extends ContentAddressedStore {
     return true;
   }
 
-  /** What claims and repeats compare: the content address of the put's bytes (the name's own hash, unless one is injected). */
+  /**
+   * What claims and repeats compare: the whole SHA-256 of the put's bytes (contentDigestOf), never
+   * the name's own 128 bits, which two colliding contents share.
+   */
   #digest(bytes: Uint8Array): string {
-    return this.contentAddressOf(bytes);
+    return this.contentDigestOf(bytes);
   }
 
   /**

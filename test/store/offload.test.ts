@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { contentAddress } from "../../src/core/content-address.js";
+import { contentAddress, sha256Hex } from "../../src/core/content-address.js";
 import {
   createFsStore,
   createMemoryStore,
@@ -311,6 +311,36 @@ describe("PackOffloadStore", () => {
     const err = thrown(() => full.put("y"), "E_STORE_WRITE");
     expect(err.message).toContain("claims.log");
     expect(full.has(createMemoryStore().put("y"))).toBe(false);
+  });
+
+  it("a claim stands for its bytes by their whole SHA-256: another writer's claim of the name for other bytes that share its 128 bits makes the put take the next name", () => {
+    // Two contents that collide in a name's 128 bits share that content address, so a claim that
+    // carried it would call them equal. The other writer's claim below is what its put of such
+    // bytes writes: the name they share, the whole digest of its own bytes.
+    const dir = freshDir();
+    fs.mkdirSync(dir, { recursive: true });
+    const name = `output_${contentAddress(utf8("alpha"))}.txt`;
+    const theirs = sha256Hex(utf8("colliding bytes"));
+    fs.writeFileSync(path.join(dir, "claims.log"), `\n${name} ${theirs} 0123456789abcdef\n`);
+    const store = createPackStore({ dir });
+    expect(store.put("alpha")).toBe(`workspace/outputs/${name.replace(".txt", "-1.txt")}`);
+    store.flush();
+    expect(createPackStore({ dir }).getText(`workspace/outputs/${name.replace(".txt", "-1.txt")}`)).toBe("alpha");
+    // What this writer claims: the whole digest of its bytes.
+    const mine = fs.readFileSync(path.join(dir, "claims.log"), "utf8").trim().split("\n").at(-1)!.split(" ");
+    expect(mine[1]).toBe(sha256Hex(utf8("alpha")));
+  });
+
+  it("a claim line of before (the 128-bit content address as its digest) shares its name with equal bytes and chains other bytes", () => {
+    const dir = freshDir();
+    fs.mkdirSync(dir, { recursive: true });
+    const [a, b] = [`output_${contentAddress(utf8("a"))}.txt`, `output_${contentAddress(utf8("b"))}.txt`];
+    // a: claimed before for equal bytes; b: claimed before for bytes whose first 128 bits differ.
+    fs.writeFileSync(path.join(dir, "claims.log"), `\n${a} ${contentAddress(utf8("a"))} 0123456789abcdef\n${b} ${"0".repeat(32)} 0123456789abcdef\n`);
+    const store = createPackStore({ dir });
+    store.put("x"); // the first claim reads the log
+    expect(store.put("a")).toBe(`workspace/outputs/${a}`);
+    expect(store.put("b")).toBe(`workspace/outputs/${b.replace(".txt", "-1.txt")}`);
   });
 
   it("past packEntries it starts a new pack and lets go of the old index: every ref still resolves, a repeat is stored again", () => {
