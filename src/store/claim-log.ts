@@ -19,9 +19,9 @@
  *
  * Cost: a claim is one write() and one read() (of the lines appended since the last claim) on the
  * log, kept open from the first claim for the store's life (closed when the store is collected:
- * stores have no close()). Memory: every claim read is kept in a PackIndex (~48 bytes a name; the
- * line's offset stands in for the digest, read back only when another writer's claim is met),
- * the whole log read once at the first claim.
+ * stores have no close()). Memory: the first claim of every name read is kept in a ClaimTable
+ * (18 bytes a slot; the line's offset stands in for the digest, read back only when another
+ * writer's claim is met), the whole log read once at the first claim.
  */
 import { constants } from "node:fs";
 import * as path from "node:path";
@@ -30,7 +30,7 @@ import { kContentAddressDigits } from "../core/content-address.js";
 import { CtxfoldError } from "../errors.js";
 import { errorCode, errorMessage, kStoreDirMode, kStoreFileMode, openRegularFile, type FsOps } from "./fs-ops.js";
 import { kNamePattern } from "./names.js";
-import { PackIndex } from "./pack-index.js";
+import { ClaimTable, kMaxClaimLine } from "./claim-table.js";
 
 /** The claim log's file name in a pack store's directory. */
 export const kClaimLogName = "claims.log";
@@ -47,8 +47,8 @@ export class ClaimLog {
   readonly #file: string;
   readonly #fs: FsOps;
   readonly #writer = randomBytes(kWriterChars / 2).toString("hex");
-  /** First claim of each name read so far: the writer (as the entry's pack), the line's offset and length. */
-  readonly #claims = new PackIndex();
+  /** First claim of each name read so far: its line's offset and length, and whether it is this writer's. */
+  readonly #claims = new ClaimTable();
   /** How far the log is read: up to the end of its last complete line. */
   #read = 0;
   /** Whether DIR is known to exist (made before the log is first opened, again after a failure). */
@@ -90,7 +90,7 @@ export class ClaimLog {
     const first = this.#claims.get(name);
     if (first === undefined) throw new CtxfoldError("E_STORE_WRITE", `cannot write ${this.#file}: the claim of ${name} is not in it after it was appended`);
     // The line just appended (this writer's, past what was read before) is first: no need to read it back.
-    if (first.pack === this.#writer && first.offset >= from) return true;
+    if (first.mine && first.offset >= from) return true;
     return sameDigest(this.#digestAt(first.offset, first.length), digest);
   }
 
@@ -146,10 +146,11 @@ export class ClaimLog {
       rest.length > 0 ||
       (digest?.length !== kDigestChars && digest?.length !== kOldDigestChars) ||
       writer?.length !== kWriterChars ||
+      line.length > kMaxClaimLine ||
       !kNamePattern.test(name)
     )
       return;
-    this.#claims.set(name, { pack: writer, offset, length: line.length });
+    this.#claims.add(name, offset, line.length, writer === this.#writer);
   }
 
   /** The digest of the claim line at `offset`. */
