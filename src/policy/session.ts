@@ -1,6 +1,7 @@
 import type { Format } from "../adapters/index.js";
 import type { Message } from "../model/schema.js";
 import { jsonEqual } from "../model/equal.js";
+import { whenIdle } from "../event-loop.js";
 import { detectFormat } from "../adapters/index.js";
 import type { LedgerLine } from "../model/marks.js";
 import { FactWindow } from "./relevance/fact-window.js";
@@ -76,7 +77,7 @@ export class CompactorSession {
    */
   #schedulePrepare(): void {
     if (!this.#host.settings.idlePrepare || this.#idle !== undefined || this.#prepared >= this.#base.length) return;
-    this.#idle = kIdle(() => {
+    this.#idle = whenIdle(() => {
       this.#idle = undefined;
       try {
         this.#prepared = this.#host.prepare(this.#base, this.#prepared);
@@ -219,7 +220,7 @@ export class CompactorSession {
     const settings = { ...s, targetRatio: (target + 0.5) / options.budget };
     const ahead: Ahead = { epoch: this.#epoch, messages: [...this.#base], options, ledger: ledgerLines(this.#output), settings, reach, events: [] };
     this.#ahead = ahead;
-    if (s.idlePrepare) kIdle(() => this.#startAhead(ahead)).unref?.();
+    if (s.idlePrepare) whenIdle(() => this.#startAhead(ahead)).unref?.();
   }
 
   /** Starts the compaction of `ahead` unless it has started (or was dropped). */
@@ -332,9 +333,3 @@ interface Ahead {
   events: PolicyEvent[];
   run?: Promise<CanonicalResult | undefined>;
 }
-
-/** Runs `f` once the event loop is idle (setImmediate on Node; a zero timeout elsewhere). */
-const kIdle: (f: () => void) => { unref?: () => unknown } = typeof setImmediate === "function" ? (f) => setImmediate(f) : (f) => setTimeout(f, 0);
-
-/** Resolves once the event loop is idle (kIdle): what a slice of background work awaits between slices. */
-export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => kIdle(resolve));

@@ -19,6 +19,7 @@
  * - `limit` bounds the answer (20 by default): a model pays for every line it reads.
  */
 import { badValueError, CtxfoldError } from "../errors.js";
+import { nextTurn } from "../event-loop.js";
 import { messageTexts } from "../model/texts.js";
 import { decodeText, indexedRefs, parseRef, storeRefs, type OffloadStore } from "../store/index.js";
 import { parseMessage } from "../store/messages.js";
@@ -64,7 +65,7 @@ export function searchStore(store: OffloadStore, query: string, options: SearchO
 }
 
 /**
- * searchStore's answer, read in slices: the search yields to the event loop (setImmediate)
+ * searchStore's answer, read in slices: the search yields to the event loop (nextTurn)
  * before it starts and after each slice of about `sliceMs` milliseconds of reading entries, so
  * a server answers the requests that came with it (recalls) first, and others while a search of
  * a large store goes on. The store is the one given, read as it is between slices. Throws as
@@ -72,14 +73,13 @@ export function searchStore(store: OffloadStore, query: string, options: SearchO
  */
 export async function searchStoreInSlices(store: OffloadStore, query: string, options: SearchOptions = {}, sliceMs = kSliceMs): Promise<SearchEntry[]> {
   const steps = searching(store, query, options);
-  const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
-  await pause();
+  await nextTurn();
   let started = performance.now();
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
     if (performance.now() - started >= sliceMs) {
-      await pause();
+      await nextTurn();
       started = performance.now();
     }
   }

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { nextTurn } from "../event-loop.js";
 import { packRankFile, SharedRanks, type RankLookup } from "./shared-ranks.js";
 import type { Encoding } from "./weights-table.js";
 
@@ -350,20 +351,18 @@ export function warmupBpe(encoding: Encoding): Promise<void> {
   let w = warmups.get(encoding);
   if (!w) {
     w = (async () => {
-      await yieldTurn();
+      await nextTurn();
       while (!counters.has(encoding)) {
         const table = tableOf(encoding);
         if (table.done) bpeCounter(encoding);
         else table.addTokens(kTokensPerSlice);
-        await yieldTurn();
+        await nextTurn();
       }
     })().finally(() => warmups.delete(encoding));
     warmups.set(encoding, w);
   }
   return w;
 }
-
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** One encoding's rank table packed for other threads (shared-ranks.ts), and its pre-tokenising pattern. */
 export interface SharedRankTable {
