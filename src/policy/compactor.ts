@@ -29,6 +29,16 @@ let primed: Promise<void> | undefined;
 export const kPrimeSteps = [10, 11, 12, 13, 14, 16, 18];
 
 /**
+ * The warm-up's budgets, a session each: under both, the prime run's first call (already past
+ * the budget) compacts it whole, the next steps append to that epoch, and a long file read
+ * starts another. They end far under the budget, so the exact counter is primed apart (prime).
+ */
+export const kPrimeBudgets = [9000, 4000];
+
+/** Steps of the prime run each other format's warm-up session compacts: an epoch, then an append. */
+export const kPrimeFormatSteps = [10, 11];
+
+/**
  * Compacts the prime run as a growing session at a budget its later prompts exceed, then as a
  * short session in each other format (kFormats), so a first call in the format an integration
  * speaks does not compile that format's validators and renderers either; then counts each of
@@ -46,7 +56,7 @@ async function prime(config: CompactorConfig & { counter: TokenCounter }): Promi
         await session.compact(primeRun(steps), { format: "openai-chat", budget });
       }
     }
-    const [budget] = kPrimeBudgets.slice(-1);
+    const budget = kPrimeBudgets[kPrimeBudgets.length - 1];
     for (const format of kFormats) {
       if (format === "openai-chat") continue;
       const session = compactor.session();
@@ -62,16 +72,6 @@ async function prime(config: CompactorConfig & { counter: TokenCounter }): Promi
     // A warm-up that fails leaves the first call as cold as it was, nothing worse.
   }
 }
-
-/**
- * The warm-up's budgets, a session each: under both, the prime run's first call (already past
- * the budget) compacts it whole, the next steps append to that epoch, and a long file read
- * starts another. They end far under the budget, so the exact counter is primed apart (prime).
- */
-export const kPrimeBudgets = [9000, 4000];
-
-/** Steps of the prime run each other format's warm-up session compacts: an epoch, then an append. */
-export const kPrimeFormatSteps = [10, 11];
 
 /**
  * The tiered compactor, ctxfold's default: deterministic classification, pressure tiers, staged
