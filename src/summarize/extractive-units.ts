@@ -174,13 +174,13 @@ function middleErrorLines(text: string, starts: number[], from: number, to: numb
 }
 
 /** An end for the head window near `at`, after a character no secret contains. */
-function cutForward(s: string, at: number): number {
+export function cutForward(s: string, at: number): number {
   for (let i = at; i > at - 1024 && i > 0; i--) if (!kSecretChar.test(s[i - 1])) return i;
   return safeEnd(s, at);
 }
 
 /** A start for the tail window near `at`, before a character no secret contains. */
-function cutBackward(s: string, at: number): number {
+export function cutBackward(s: string, at: number): number {
   for (let i = at; i < at + 1024 && i < s.length; i++) if (!kSecretChar.test(s[i])) return i;
   return at < s.length && isLowSurrogate(s.charCodeAt(at)) ? at + 1 : at;
 }

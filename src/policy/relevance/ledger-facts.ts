@@ -12,6 +12,7 @@ import { argumentTexts, specificTerms } from "../../model/terms.js";
 import { isBinaryText } from "../../steps/detect.js";
 import { isSecretKey, redactSecrets } from "../../steps/redact.js";
 import { resultText } from "../../steps/reducer.js";
+import { cutBackward, cutForward } from "../../summarize/extractive-units.js";
 
 /** Where a term was seen: bit flags, so one term can carry several. */
 export const kSeen = { thought: 1, args: 2, output: 4, user: 8, definition: 16 } as const;
@@ -47,9 +48,16 @@ function isLedgerTerm(t: string): boolean {
   return t.length <= 64 && !kHexRun.test(t) && !/^[-+]?\d{7,}$/.test(t);
 }
 
-/** A long text's head and tail windows (redacted), or "" for binary content. */
+/**
+ * A long text's head and tail windows (redacted), or "" for binary content. A window ends where
+ * no secret can be split (the extractive summariser's cuts): a key cut in two is no longer one
+ * that redaction knows, and its piece would read as a name.
+ */
 function window(text: string): string {
-  const w = text.length <= kHeadChars + kTailChars ? text : `${text.slice(0, kHeadChars)}\n${text.slice(-kTailChars)}`;
+  const w =
+    text.length <= kHeadChars + kTailChars
+      ? text
+      : `${text.slice(0, cutForward(text, kHeadChars))}\n${text.slice(cutBackward(text, text.length - kTailChars))}`;
   return isBinaryText(w) ? "" : redactSecrets(w);
 }
 

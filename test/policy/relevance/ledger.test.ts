@@ -151,6 +151,18 @@ describe("extraction", () => {
     expect(text).not.toContain("sk-proj-abcdefghijklmnopqrstuvwx1234");
   });
 
+  it("never shows a piece of a secret a window's cut would split: the head and tail windows end where no secret can be split", () => {
+    const key = `sk-proj-${"Zq9".repeat(16)}`;
+    const line = (i: number) => `line ${i} export OPENAI_API_KEY=${key} value_${i}`;
+    const text = Array.from({ length: 400 }, (_, i) => line(i)).join("\n");
+    // Every offset of a cut through the key: both windows' edges fall inside one somewhere in these.
+    for (let shift = 0; shift < line(0).length; shift += 7) {
+      const facts = messageFacts(result(`k${shift}`, `${"p".repeat(shift)} ${text}`));
+      const leaked = [...facts.terms.keys()].filter((t) => t.includes("Zq9Zq9") || t.includes("sk-proj"));
+      expect(leaked, `shift ${shift}`).toEqual([]);
+    }
+  });
+
   it("never shows a secret-named argument's value, whatever it looks like", () => {
     const msgs = [
       call("1", "Deploy the billing service.", "deploy", {
