@@ -53,8 +53,10 @@ export interface Unit {
 /** Keywords whose lines between the two ends of a huge text are candidates (then checked); used with the g flag. */
 const kErrorKeywords = /Error|ERROR|error[:[]|Exception|FAIL|fatal|FATAL|panic|Traceback|Caused by|exit (?:code|status)|exited with|returncode/;
 
-/** Characters a secret is made of: a window of a huge line is never cut between two of them. */
-const kSecretChar = /[A-Za-z0-9_\-+/=.~]/;
+/** Characters a secret is made of (A-Z a-z 0-9 _ - + / = . ~), by char code: a window of a huge line is never cut between two of them. */
+const kSecretChar = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.~") kSecretChar[c.charCodeAt(0)] = 1;
+const isSecretChar = (c: number): boolean => c < 128 && kSecretChar[c] === 1;
 
 /** Characters of the middle scanned at a time from the back for error lines. */
 const kBackChunk = 64 << 10;
@@ -175,13 +177,13 @@ function middleErrorLines(text: string, starts: number[], from: number, to: numb
 
 /** An end for the head window near `at`, after a character no secret contains. */
 export function cutForward(s: string, at: number): number {
-  for (let i = at; i > at - 1024 && i > 0; i--) if (!kSecretChar.test(s[i - 1])) return i;
+  for (let i = at; i > at - 1024 && i > 0; i--) if (!isSecretChar(s.charCodeAt(i - 1))) return i;
   return safeEnd(s, at);
 }
 
 /** A start for the tail window near `at`, before a character no secret contains. */
 export function cutBackward(s: string, at: number): number {
-  for (let i = at; i < at + 1024 && i < s.length; i++) if (!kSecretChar.test(s[i])) return i;
+  for (let i = at; i < at + 1024 && i < s.length; i++) if (!isSecretChar(s.charCodeAt(i))) return i;
   return at < s.length && isLowSurrogate(s.charCodeAt(at)) ? at + 1 : at;
 }
 
