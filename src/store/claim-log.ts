@@ -20,8 +20,9 @@
  * Cost: a claim is one write() and one read() (of the lines appended since the last claim) on the
  * log, kept open from the first claim for the store's life (closed when the store is collected:
  * stores have no close()). Memory: the first claim of every name read is kept in a ClaimTable
- * (18 bytes a slot; the line's offset stands in for the digest, read back only when another
- * writer's claim is met), the whole log read once at the first claim.
+ * (the line's offset stands in for the digest, read back only when another writer's claim is
+ * met), the latest in memory and the older in runs on disk, so it stays flat; the whole log is
+ * read once at the first claim.
  */
 import { constants } from "node:fs";
 import * as path from "node:path";
@@ -48,7 +49,7 @@ export class ClaimLog {
   readonly #fs: FsOps;
   readonly #writer = randomBytes(kWriterChars / 2).toString("hex");
   /** First claim of each name read so far: its line's offset and length, and whether it is this writer's. */
-  readonly #claims = new ClaimTable();
+  readonly #claims: ClaimTable;
   /** How far the log is read: up to the end of its last complete line. */
   #read = 0;
   /** Whether DIR is known to exist (made before the log is first opened, again after a failure). */
@@ -56,9 +57,11 @@ export class ClaimLog {
   /** The log, open for reading and appending (see #open), or undefined until the first claim. */
   #fd: number | undefined;
 
-  constructor(fs: FsOps, dir: string) {
+  /** `spillAt`: claims a reader keeps in memory before the older go to disk (ClaimSpill.at). */
+  constructor(fs: FsOps, dir: string, spillAt?: number) {
     this.#fs = fs;
     this.#file = path.join(dir, kClaimLogName);
+    this.#claims = new ClaimTable({ fs, dir, at: spillAt });
   }
 
   /**

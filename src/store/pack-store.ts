@@ -18,6 +18,11 @@ export interface PackStoreOptions extends OffloadStoreOptions {
    * so that a worker's memory stays flat over a batch of any size. @default 65536
    */
   packEntries?: number;
+  /**
+   * Claims of the directory's writers (see the claim log) a store keeps in memory; older ones go
+   * to sorted runs on disk, so a worker's memory stays flat however many names a batch claims. @default 65536
+   */
+  claimsInMemory?: number;
 }
 
 const kPackPattern = /^pack-[0-9a-z-]+\.bin$/;
@@ -93,11 +98,8 @@ export class PackOffloadStore extends ContentAddressedStore {
     super(options);
     this.dir = path.resolve(options.dir);
     this.#fs = { ...kNodeFsOps, ...options.fs };
-    const entries = options.packEntries ?? kDefaultPackEntries;
-    if (!Number.isInteger(entries) || entries < 1)
-      throw new CtxfoldError("E_BAD_INPUT", `packEntries must be a positive integer, got ${String(entries)}`, { path: "packEntries" });
-    this.#packEntries = entries;
-    this.#claims = new ClaimLog(this.#fs, this.dir);
+    this.#packEntries = positive(options, "packEntries") ?? kDefaultPackEntries;
+    this.#claims = new ClaimLog(this.#fs, this.dir, positive(options, "claimsInMemory"));
   }
 
   /** The packs' indexes in DIR, read once. */
@@ -334,6 +336,14 @@ export class PackOffloadStore extends ContentAddressedStore {
     this.#size = 0;
     this.#indexSize = 0;
   }
+}
+
+/** An optional count option: a positive integer, or E_BAD_INPUT naming it. */
+function positive(options: PackStoreOptions, key: "packEntries" | "claimsInMemory"): number | undefined {
+  const v = options[key];
+  if (v !== undefined && (!Number.isInteger(v) || v < 1))
+    throw new CtxfoldError("E_BAD_INPUT", `${key} must be a positive integer, got ${String(v)}`, { path: key });
+  return v;
 }
 
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;

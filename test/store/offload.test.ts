@@ -331,6 +331,43 @@ describe("PackOffloadStore", () => {
     expect(mine[1]).toBe(sha256Hex(utf8("alpha")));
   });
 
+  it("claims that went to disk still decide: another writer's old claim of a name for other bytes chains the put, equal bytes share the name", () => {
+    const dir = freshDir();
+    fs.mkdirSync(dir, { recursive: true });
+    const [alpha, beta] = [`output_${contentAddress(utf8("alpha"))}.txt`, `output_${contentAddress(utf8("beta"))}.txt`];
+    // Another writer's claims, the two that matter first and then 500 more: with 16 in memory, they are in runs on disk.
+    const filler = Array.from({ length: 500 }, (_, i) => `\noutput_${i.toString(16).padStart(32, "0")}.txt ${"c".repeat(64)} 0123456789abcdef`);
+    const lines = [`\n${alpha} ${sha256Hex(utf8("colliding bytes"))} 0123456789abcdef`, `\n${beta} ${sha256Hex(utf8("beta"))} 0123456789abcdef`, ...filler];
+    fs.writeFileSync(path.join(dir, "claims.log"), `${lines.join("")}\n`);
+    const store = createPackStore({ dir, claimsInMemory: 16 });
+    store.put("x"); // the first claim reads the log
+    expect(store.put("alpha")).toBe(`workspace/outputs/${alpha.replace(".txt", "-1.txt")}`);
+    expect(store.put("beta")).toBe(`workspace/outputs/${beta}`);
+    store.flush();
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith("."))).toEqual([]);
+  });
+
+  it("two live writers, one keeping 4 claims in memory: equal bytes get equal names and other bytes the next, over 60 colliding puts each", () => {
+    const dir = freshDir();
+    const hash = () => 5n;
+    const [a, b] = [createPackStore({ dir, hash }), createPackStore({ dir, hash, claimsInMemory: 4 })];
+    const texts = Array.from({ length: 60 }, (_, i) => `text ${i}`);
+    const refs = texts.map((t) => a.put(t));
+    expect(new Set(refs).size).toBe(60);
+    expect(texts.map((t) => b.put(t))).toEqual(refs);
+    expect(b.put("one more")).toBe("workspace/outputs/output_0000000000000005-60.txt");
+    expect(a.put("and another")).toBe("workspace/outputs/output_0000000000000005-61.txt");
+    a.flush();
+    b.flush();
+    const reader = createPackStore({ dir, hash });
+    expect(refs.map((r) => reader.getText(r))).toEqual(texts);
+  });
+
+  it("claimsInMemory must be a positive integer", () => {
+    const err = thrown(() => createPackStore({ dir: freshDir(), claimsInMemory: 0 }), "E_BAD_INPUT");
+    expect(err.message).toContain("claimsInMemory");
+  });
+
   it("a claim line of before (the 128-bit content address as its digest) shares its name with equal bytes and chains other bytes", () => {
     const dir = freshDir();
     fs.mkdirSync(dir, { recursive: true });
