@@ -171,6 +171,35 @@ export function redactSecrets(text: string, patterns: readonly SecretPattern[] =
   return out;
 }
 
+/** Characters either side of a cut searched for a secret across it: a PEM key of 4,096 bits is ~3,200. */
+const kAcrossMargin = 4096;
+
+/**
+ * Where a cut at `at` would split a secret redactSecrets knows: the span [start, end) of the
+ * secrets found within kAcrossMargin characters either side that begin before `at` and end after
+ * it (the union where several do), or undefined. A text cut there and redacted in its pieces
+ * would show a piece as plain text: a key cut in two, or a value cut off from the name
+ * (`password: `) that marks it. Ranges are of the secret's whole match, name included.
+ */
+export function secretAcross(text: string, at: number, patterns: readonly SecretPattern[] = kSecretPatterns): { start: number; end: number } | undefined {
+  if (at <= 0 || at >= text.length) return undefined;
+  const from = Math.max(0, at - kAcrossMargin);
+  const near = text.slice(from, Math.min(text.length, at + kAcrossMargin));
+  if (!kQuickCheck.test(near)) return undefined;
+  let span: { start: number; end: number } | undefined;
+  for (const { re, needs } of patterns) {
+    if (needs && !needs.test(near)) continue;
+    re.lastIndex = 0;
+    for (let m = re.exec(near); m !== null; m = re.exec(near)) {
+      const [start, end] = [from + m.index, from + m.index + m[0].length];
+      if (start >= at) break;
+      if (end > at) span = { start: Math.min(start, span?.start ?? start), end: Math.max(end, span?.end ?? end) };
+      if (m[0].length === 0) re.lastIndex++;
+    }
+  }
+  return span;
+}
+
 /** Whether `text` holds anything redactSecrets would replace. */
 export function containsSecret(text: string, patterns: readonly SecretPattern[] = kSecretPatterns): boolean {
   return redactSecrets(text, patterns) !== text;

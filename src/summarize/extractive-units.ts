@@ -3,7 +3,7 @@
  * comment): a text cut into lines, a long line into sentences, only the two ends of a huge text
  * and the error lines between them looked at, secrets redacted per candidate line.
  */
-import { redactSecrets } from "../steps/redact.js";
+import { redactSecrets, secretAcross } from "../steps/redact.js";
 
 /** The extractive summariser's constants (see extractive.ts's module comment). */
 export const kExtractive = Object.freeze({
@@ -175,14 +175,29 @@ function middleErrorLines(text: string, starts: number[], from: number, to: numb
   return [...front, ...back.reverse()];
 }
 
-/** An end for the head window near `at`, after a character no secret contains. */
+/**
+ * An end for the head window near `at`: after a character no secret contains, and before any
+ * secret the cut would split (secretAcross: a value is never cut off from its name).
+ */
 export function cutForward(s: string, at: number): number {
+  let i = charCutForward(s, at);
+  for (let across = secretAcross(s, i); across; across = secretAcross(s, i)) i = charCutForward(s, across.start);
+  return i;
+}
+
+/** A start for the tail window near `at`: before a character no secret contains, and past any secret the cut would split. */
+export function cutBackward(s: string, at: number): number {
+  let i = charCutBackward(s, at);
+  for (let across = secretAcross(s, i); across; across = secretAcross(s, i)) i = charCutBackward(s, across.end);
+  return i;
+}
+
+function charCutForward(s: string, at: number): number {
   for (let i = at; i > at - 1024 && i > 0; i--) if (!isSecretChar(s.charCodeAt(i - 1))) return i;
   return safeEnd(s, at);
 }
 
-/** A start for the tail window near `at`, before a character no secret contains. */
-export function cutBackward(s: string, at: number): number {
+function charCutBackward(s: string, at: number): number {
   for (let i = at; i < at + 1024 && i < s.length; i++) if (!isSecretChar(s.charCodeAt(i))) return i;
   return at < s.length && isLowSurrogate(s.charCodeAt(at)) ? at + 1 : at;
 }
