@@ -69,6 +69,8 @@ export class ClaimRuns {
   /**
    * Writes `count` records (sorted by fingerprint, none already in a run; the iterable may hand
    * out one object each time) as a new run, then merges runs no larger than the one after them.
+   * E_STORE_WRITE when the run cannot be written (nothing kept of it); a merge that fails leaves
+   * the runs as they were.
    */
   spill(count: number, records: Iterable<ClaimRecord>): void {
     if (count === 0) return;
@@ -88,9 +90,10 @@ export class ClaimRuns {
       let merged: Run;
       try {
         merged = this.#merge(a, b);
-      } catch (err) {
+      } catch {
+        // The new run is written and kept: a merge only keeps lookups few, and the next spill tries again.
         this.#runs.push(a, b);
-        throw err;
+        return;
       }
       this.#release(a);
       this.#release(b);

@@ -47,6 +47,28 @@ describe("ClaimTable", () => {
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 
+  it("a merge of runs that fails leaves the runs as they were: no claim lost, no error, the next spill merges", () => {
+    const dir = tmp.fresh();
+    fs.mkdirSync(dir);
+    let writes = 0;
+    const ops: FsOps = {
+      ...kNodeFsOps,
+      writeSync: (fd, b, o, l, p) => {
+        // The first spill's write, the second's, then the merge of the two: that one fails.
+        if (++writes === 3) throw Object.assign(new Error("no space left on device"), { code: "ENOSPC" });
+        return kNodeFsOps.writeSync(fd, b, o, l, p);
+      },
+    };
+    const t = new ClaimTable({ fs: ops, dir, at: 10 });
+    for (let i = 0; i < 21; i++) t.add(name(i), i, 50, true);
+    expect(writes).toBe(3);
+    expect(t.runs).toBe(2);
+    for (let i = 0; i < 40; i++) t.add(name(i), i, 50, true);
+    expect(t.runs).toBeLessThanOrEqual(2);
+    for (let i = 0; i < 40; i++) expect(t.get(name(i))).toEqual({ offset: i, length: 50, mine: true });
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
   it("a run that cannot be written is E_STORE_WRITE, and loses no claim: the next claim writes it", () => {
     const dir = tmp.fresh();
     fs.mkdirSync(dir);
