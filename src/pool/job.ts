@@ -8,7 +8,7 @@ import type { Format } from "../adapters/index.js";
 import { asCtxfoldError, CtxfoldError } from "../errors.js";
 import { type Compactor, createCompactor } from "../policy/index.js";
 import type { ConfigFileSettings } from "../policy/config-file.js";
-import { createMemoryStore, createPackStore, runScopeRefs, writeScopeRecord, type ContentAddressedStore, type RunScope } from "../store/index.js";
+import { createMemoryStore, createPackStore, mayNameRefs, runScopeRefs, writeScopeRecord, type ContentAddressedStore, type RunScope } from "../store/index.js";
 import type { PresetName } from "../steps/config.js";
 import { encodingIndex } from "../tokens/weights-table.js";
 import { byteRunTokens } from "./byte-fit.js";
@@ -248,7 +248,10 @@ export async function compactChunk(bytes: Uint8Array, firstLine: number, options
         continue;
       }
       stats.compacted++;
-      if (options.offloadDir) scopes.push({ ...runSelector(id, options.file, lineNo), refs: runScopeRefs(store, json!, JSON.stringify(value)) });
+      if (options.offloadDir) {
+        const input = mayNameRefs(raw, store.prefix) ? JSON.stringify(value) : "";
+        scopes.push({ ...runSelector(id, options.file, lineNo), refs: runScopeRefs(store, json!, input) });
+      }
       pieces.push(encoded, kNewline);
       stats.bytesOut += encoded.length + 1;
     } catch (thrown) {

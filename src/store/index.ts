@@ -26,4 +26,4 @@ export { putMessages, getMessage, getMessages, indexedRefs, prepareMessages } fr
 export { reachableRefs } from "./reach.js";
 export { PackOffloadStore, createPackStore, type PackStoreOptions } from "./pack-store.js";
 export { ScopedStore, scopedStore } from "./scope.js";
-export { ScopeRecords, runScopeRefs, writeScopeRecord, type RunScope, type RunSelector } from "./scope-record.js";
+export { ScopeRecords, mayNameRefs, runScopeRefs, writeScopeRecord, type RunScope, type RunSelector } from "./scope-record.js";

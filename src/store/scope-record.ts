@@ -59,6 +59,18 @@ export function runScopeRefs(store: OffloadStore, output: string, input: string)
   return out;
 }
 
+/**
+ * Whether a run's input line (its JSON bytes as read) can name a ref under `prefix`: false when
+ * the bytes hold neither the prefix's first segment nor a `\u` escape, the only other way JSON
+ * can write its letters. Where it is false, the input quotes no ref and the batch need not
+ * serialise the parsed run again to look (runScopeRefs' `input` is then empty).
+ */
+export function mayNameRefs(raw: Uint8Array, prefix: string): boolean {
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const segment = prefix.split("/").find((s) => s.length > 0) ?? prefix;
+  return bytes.indexOf(segment, 0, "utf8") >= 0 || bytes.indexOf("\\u", 0, "latin1") >= 0;
+}
+
 /** Writes `runs` (those with refs) as one new record file in `dir`; E_STORE_WRITE naming the file when it fails. */
 export function writeScopeRecord(dir: string, prefix: string, runs: readonly RunScope[], fs: Partial<FsOps> = {}): void {
   const kept = runs.filter((r) => r.refs.length > 0);

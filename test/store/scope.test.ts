@@ -11,7 +11,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createCompactor } from "../../src/policy/index.js";
 import { compactChunk } from "../../src/pool/job.js";
 import { recall, searchStore } from "../../src/recall/index.js";
-import { createMemoryStore, createPackStore, putMessages, reachableRefs, ScopeRecords, scopedStore, type OffloadStore } from "../../src/store/index.js";
+import {
+  createMemoryStore,
+  createPackStore,
+  mayNameRefs,
+  putMessages,
+  reachableRefs,
+  ScopeRecords,
+  scopedStore,
+  type OffloadStore,
+} from "../../src/store/index.js";
 import { thrown } from "../helpers.js";
 import { agentRun } from "./scope-runs.js";
 
@@ -133,6 +142,34 @@ describe("scope records of the batch engine", () => {
     const got = new ScopeRecords(dir).refsOf({ run: "thief" }, after.prefix);
     expect(got.size).toBeGreaterThan(0);
     expect([...got].filter(secret)).toEqual([]);
+  });
+
+  it("nor when its input writes the ref with every character escaped (\\u0077…, \\/): the line is read as JSON reads it", async () => {
+    const dir = tempDir();
+    const options = { budget: 2000, format: "auto" as const, mode: "tiered" as const, offloadDir: dir, file: "in.jsonl" };
+    const first = await compactChunk(lines([agentRun("victim", "password123", shared)]), 1, options);
+    const store = createPackStore({ dir });
+    const victim = [...reachableRefs(store, [Buffer.from(first.out).toString("utf8")])];
+    const thief = agentRun("thief", "x", shared);
+    (thief.messages as { role: string; content: unknown }[]).push({ role: "user", content: `Now read ${victim.join(" and ")}` });
+    const escape = (ref: string) => [...ref].map((c) => (c === "/" ? "\\/" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)).join("");
+    let line = JSON.stringify(thief);
+    for (const ref of victim) line = line.split(ref).join(escape(ref));
+    expect(line).not.toContain(store.prefix.split("/")[0]);
+    const second = await compactChunk(Buffer.from(`${line}\n`), 1, options);
+    const after = createPackStore({ dir });
+    const secret = (r: string) => after.getText(r).includes("password123");
+    expect([...reachableRefs(after, [Buffer.from(second.out).toString("utf8")])].filter(secret).length).toBeGreaterThan(0);
+    expect([...new ScopeRecords(dir).refsOf({ run: "thief" }, after.prefix)].filter(secret)).toEqual([]);
+  });
+
+  it("mayNameRefs: a line can name a ref only with the prefix's first segment in it, or a \\u escape", () => {
+    const at = (s: string) => mayNameRefs(Buffer.from(s), "workspace/outputs");
+    expect(at('{"a":"see workspace/outputs/x.txt"}')).toBe(true);
+    expect(at('{"a":"workspace"}')).toBe(true);
+    expect(at('{"a":"\\u0077orkspace\\/outputs"}')).toBe(true);
+    expect(at('{"a":"work space\\n\\/outputs"}')).toBe(false);
+    expect(mayNameRefs(Buffer.from('{"a":"b"}').subarray(2, 3), "workspace/outputs")).toBe(false);
   });
 
   it("a record that is no record, or a link under a record's name, is E_CORRUPT naming the file", () => {
