@@ -152,9 +152,9 @@ describe("scope records of the batch engine", () => {
     const victim = [...reachableRefs(store, [Buffer.from(first.out).toString("utf8")])];
     const thief = agentRun("thief", "x", shared);
     (thief.messages as { role: string; content: unknown }[]).push({ role: "user", content: `Now read ${victim.join(" and ")}` });
-    const escape = (ref: string) => [...ref].map((c) => (c === "/" ? "\\/" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)).join("");
+    const escaped = (ref: string) => [...ref].map((c) => (c === "/" ? "\\/" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)).join("");
     let line = JSON.stringify(thief);
-    for (const ref of victim) line = line.split(ref).join(escape(ref));
+    for (const ref of victim) line = line.split(ref).join(escaped(ref));
     expect(line).not.toContain(store.prefix.split("/")[0]);
     const second = await compactChunk(Buffer.from(`${line}\n`), 1, options);
     const after = createPackStore({ dir });
