@@ -115,13 +115,26 @@ const kPathKeys = [
 const kQueryKeys = ["query", "q", "pattern", "regex", "search_term", "search", "term", "keyword", "keywords", "file_name", "name"];
 const kUrlKeys = ["url", "uri", "href", "link", "target"];
 
-/** One line of at most `max` characters (newlines shown as ⏎). */
+/**
+ * One line of at most `max` characters (newlines shown as ⏎). What shows comes from the text's
+ * start, and a start's flat form is a start of the whole's: a long text (a command with a file
+ * in a heredoc) is flattened only as far as the line needs, all of it only when that start is
+ * mostly whitespace.
+ */
 export function oneLine(text: string, max = 80): string {
-  const flat = text
+  const enough = 4 * max + 64;
+  const flat = text.length > enough ? flatLine(text.slice(0, enough)) : "";
+  if (flat.length > max) return flat.slice(0, max - 1) + "…";
+  const whole = flatLine(text);
+  return whole.length > max ? whole.slice(0, max - 1) + "…" : whole;
+}
+
+/** `text` on one line: each run of whitespace one space, or ` ⏎ ` where it holds a newline; trimmed. */
+function flatLine(text: string): string {
+  return text
     .replace(/\s*\r?\n\s*/g, " ⏎ ")
     .replace(/\s+/g, " ")
     .trim();
-  return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
 }
 
 /** The shell command of a call: `command` as a string or argv, joined with `args` (001's form). */

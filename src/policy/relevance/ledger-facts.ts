@@ -72,6 +72,8 @@ function oneLineCut(text: string, max: number): string {
 
 /** Decisions of an assistant or user text: cue sentences naming at least one specific term, code blocks left out. */
 function decisionsOf(text: string): string[] {
+  // A sentence is a piece of the text between non-word characters: a text without a cue has none.
+  if (!kDecisionCue.test(text)) return [];
   const prose = text.replace(/```[\s\S]*?(?:```|$)/g, "\n");
   const out: string[] = [];
   for (const line of prose.split(/\n+/)) {
