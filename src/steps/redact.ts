@@ -171,24 +171,31 @@ export function redactSecrets(text: string, patterns: readonly SecretPattern[] =
   return out;
 }
 
-/** Characters either side of a cut searched for a secret across it: a PEM key of 4,096 bits is ~3,200. */
-const kAcrossMargin = 4096;
+/**
+ * Characters either side of a cut searched for a secret across it: a key with its value fits in
+ * kAcrossMargin (a secret of one token longer than that is never cut, see cutForward), a PEM block
+ * (~3,200 characters for a 4,096-bit key) in kPemMargin.
+ */
+const kAcrossMargin = 1024;
+const kPemMargin = 4096;
 
 /**
  * Where a cut at `at` would split a secret redactSecrets knows: the span [start, end) of the
- * secrets found within kAcrossMargin characters either side that begin before `at` and end after
- * it (the union where several do), or undefined. A text cut there and redacted in its pieces
- * would show a piece as plain text: a key cut in two, or a value cut off from the name
- * (`password: `) that marks it. Ranges are of the secret's whole match, name included.
+ * secrets found near the cut that begin before `at` and end after it (the union where several
+ * do), or undefined. A text cut there and redacted in its pieces would show a piece as plain
+ * text: a key cut in two, or a value cut off from the name (`password: `) that marks it. Ranges
+ * are of the secret's whole match, name included.
  */
 export function secretAcross(text: string, at: number, patterns: readonly SecretPattern[] = kSecretPatterns): { start: number; end: number } | undefined {
   if (at <= 0 || at >= text.length) return undefined;
-  const from = Math.max(0, at - kAcrossMargin);
-  const near = text.slice(from, Math.min(text.length, at + kAcrossMargin));
-  if (!kQuickCheck.test(near)) return undefined;
+  const around = (margin: number) => ({ from: Math.max(0, at - margin), near: text.slice(Math.max(0, at - margin), Math.min(text.length, at + margin)) });
+  const narrow = around(kAcrossMargin);
+  const quick = kQuickCheck.test(narrow.near);
+  let wide: { from: number; near: string } | undefined;
   let span: { start: number; end: number } | undefined;
-  for (const { re, needs } of patterns) {
-    if (needs && !needs.test(near)) continue;
+  for (const { kind, re, needs } of patterns) {
+    const { from, near } = kind === "private-key" ? (wide ??= around(kPemMargin)) : narrow;
+    if ((near === narrow.near && !quick) || (needs && !needs.test(near))) continue;
     re.lastIndex = 0;
     for (let m = re.exec(near); m !== null; m = re.exec(near)) {
       const [start, end] = [from + m.index, from + m.index + m[0].length];

@@ -177,30 +177,44 @@ function middleErrorLines(text: string, starts: number[], from: number, to: numb
 
 /**
  * An end for the head window near `at`: after a character no secret contains, and before any
- * secret the cut would split (secretAcross: a value is never cut off from its name).
+ * secret the cut would split (secretAcross: a value is never cut off from its name). Inside a
+ * token longer than the search (1,024 characters) the cut stays at `at`: no name sits beside it.
  */
 export function cutForward(s: string, at: number): number {
-  let i = charCutForward(s, at);
-  for (let across = secretAcross(s, i); across; across = secretAcross(s, i)) i = charCutForward(s, across.start);
+  let i = boundaryBefore(s, at);
+  if (i < 0) return safeEnd(s, at);
+  for (let across = secretAcross(s, i); across; across = secretAcross(s, i)) {
+    const j = boundaryBefore(s, across.start);
+    i = j < 0 ? safeEnd(s, across.start) : j;
+  }
   return i;
 }
 
 /** A start for the tail window near `at`: before a character no secret contains, and past any secret the cut would split. */
 export function cutBackward(s: string, at: number): number {
-  let i = charCutBackward(s, at);
-  for (let across = secretAcross(s, i); across; across = secretAcross(s, i)) i = charCutBackward(s, across.end);
+  let i = boundaryAfter(s, at);
+  if (i < 0) return startAt(s, at);
+  for (let across = secretAcross(s, i); across; across = secretAcross(s, i)) {
+    const j = boundaryAfter(s, across.end);
+    i = j < 0 ? startAt(s, across.end) : j;
+  }
   return i;
 }
 
-function charCutForward(s: string, at: number): number {
+/** The latest position in (at - 1024, at], above 0, right after a character no secret contains; -1 when there is none. */
+function boundaryBefore(s: string, at: number): number {
   for (let i = at; i > at - 1024 && i > 0; i--) if (!isSecretChar(s.charCodeAt(i - 1))) return i;
-  return safeEnd(s, at);
+  return -1;
 }
 
-function charCutBackward(s: string, at: number): number {
+/** The earliest position in [at, at + 1024), below the end, at a character no secret contains; -1 when there is none. */
+function boundaryAfter(s: string, at: number): number {
   for (let i = at; i < at + 1024 && i < s.length; i++) if (!isSecretChar(s.charCodeAt(i))) return i;
-  return at < s.length && isLowSurrogate(s.charCodeAt(at)) ? at + 1 : at;
+  return -1;
 }
+
+/** `at`, moved on one unit when it would start inside a surrogate pair. */
+const startAt = (s: string, at: number): number => (at < s.length && isLowSurrogate(s.charCodeAt(at)) ? at + 1 : at);
 
 const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c < 0xdc00;
 const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c < 0xe000;
