@@ -1,10 +1,10 @@
 /**
  * The first claim of each name in a claim log (claim-log.ts), as a reader of the log keeps them:
  * a writer of a shared directory must know every name any writer claimed, so the table holds as
- * many claims as the batch makes, and its memory stays flat. The latest `at` claims (65,536) sit
- * in memory, an 18-byte slot each: a 64-bit fingerprint of the name, the offset of its first
- * claim's line in the log and the line's length, with a bit for "this writer's"; open addressing,
- * at most three quarters full. The older ones go to sorted runs on disk (claim-runs.ts), of which
+ * many claims as the batch makes, and its memory stays flat. The latest claims, up to `at`
+ * (65,536), sit in memory, an 18-byte slot each: a 64-bit fingerprint of the name, the offset
+ * of its first claim's line in the log and the line's length, with a bit for "this writer's";
+ * open addressing, at most three quarters full. The older ones go to sorted runs on disk (claim-runs.ts), of which
  * memory keeps 2 to 3 bytes a claim. A 1 GB batch makes 1.16 million claims: held in slots, they
  * took 38 MB a worker (and the PackIndex before them ~100 MB).
  *
@@ -139,18 +139,19 @@ class Slots {
   }
 
   #grow(): void {
-    const old = new Slots(this.line.length * 2);
-    [this.hi, old.hi] = [old.hi, this.hi];
-    [this.lo, old.lo] = [old.lo, this.lo];
-    [this.offset, old.offset] = [old.offset, this.offset];
-    [this.line, old.line] = [old.line, this.line];
-    for (let k = 0; k < old.line.length; k++) {
-      if (old.line[k] === 0) continue;
-      const s = this.find(old.hi[k], old.lo[k]);
-      this.hi[s] = old.hi[k];
-      this.lo[s] = old.lo[k];
-      this.offset[s] = old.offset[k];
-      this.line[s] = old.line[k];
+    const { hi, lo, offset, line } = this;
+    const slots = line.length * 2;
+    this.hi = new Uint32Array(slots);
+    this.lo = new Uint32Array(slots);
+    this.offset = new Float64Array(slots);
+    this.line = new Uint16Array(slots);
+    for (let k = 0; k < line.length; k++) {
+      if (line[k] === 0) continue;
+      const s = this.find(hi[k], lo[k]);
+      this.hi[s] = hi[k];
+      this.lo[s] = lo[k];
+      this.offset[s] = offset[k];
+      this.line[s] = line[k];
     }
   }
 }
