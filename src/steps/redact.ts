@@ -172,9 +172,10 @@ export function redactSecrets(text: string, patterns: readonly SecretPattern[] =
 }
 
 /**
- * Characters either side of a cut searched for a secret across it: a key with its value fits in
- * kAcrossMargin (a secret of one token longer than that is never cut, see cutForward), a PEM block
- * (~3,200 characters for a 4,096-bit key) in kPemMargin.
+ * Characters either side of a cut searched for a secret across it: a name with its value fits in
+ * kAcrossMargin (the cuts themselves keep whole any token of up to 1,024 characters, and no key
+ * redaction knows is one token longer), a PEM block (~3,200 characters for a 4,096-bit key) in
+ * kPemMargin.
  */
 const kAcrossMargin = 1024;
 const kPemMargin = 4096;
@@ -194,8 +195,9 @@ export function secretAcross(text: string, at: number, patterns: readonly Secret
   let wide: { from: number; near: string } | undefined;
   let span: { start: number; end: number } | undefined;
   for (const { kind, re, needs } of patterns) {
-    const { from, near } = kind === "private-key" ? (wide ??= around(kPemMargin)) : narrow;
-    if ((near === narrow.near && !quick) || (needs && !needs.test(near))) continue;
+    const pem = kind === "private-key";
+    const { from, near } = pem ? (wide ??= around(kPemMargin)) : narrow;
+    if ((!pem && !quick) || (needs && !needs.test(near))) continue;
     re.lastIndex = 0;
     for (let m = re.exec(near); m !== null; m = re.exec(near)) {
       const [start, end] = [from + m.index, from + m.index + m[0].length];
