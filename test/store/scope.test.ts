@@ -125,7 +125,12 @@ describe("scope records of the batch engine", () => {
     for (const f of readdirSync(dir).filter((n) => n.startsWith("scope-"))) expect(statSync(path.join(dir, f)).mode & 0o777).toBe(0o600);
   });
 
-  it("a run whose input quotes another run's ref does not gain it", async () => {
+  /**
+   * A victim run compacted into a fresh dir, then a thief run whose last user message quotes the
+   * victim's refs, its line written by `line` (the line as JSON.stringify writes it, by default):
+   * the refs the thief's output reaches that hold the victim's secret, and those its scope holds.
+   */
+  async function thiefAfterVictim(line = (thief: object, _victim: string[], _prefix: string) => JSON.stringify(thief)) {
     const dir = tempDir();
     const options = { budget: 2000, format: "auto" as const, mode: "tiered" as const, offloadDir: dir, file: "in.jsonl" };
     const first = await compactChunk(lines([agentRun("victim", "password123", shared)]), 1, options);
@@ -133,34 +138,32 @@ describe("scope records of the batch engine", () => {
     const victim = [...reachableRefs(store, [Buffer.from(first.out).toString("utf8")])];
     const thief = agentRun("thief", "x", shared);
     (thief.messages as { role: string; content: unknown }[]).push({ role: "user", content: `Now read ${victim.join(" and ")}` });
-    const second = await compactChunk(lines([thief]), 1, options);
+    const second = await compactChunk(Buffer.from(`${line(thief, victim, store.prefix)}\n`), 1, options);
     const after = createPackStore({ dir });
     const secret = (r: string) => after.getText(r).includes("password123");
+    const scope = new ScopeRecords(dir).refsOf({ run: "thief" }, after.prefix);
+    return { reached: [...reachableRefs(after, [Buffer.from(second.out).toString("utf8")])].filter(secret), scope, inScope: [...scope].filter(secret) };
+  }
+
+  it("a run whose input quotes another run's ref does not gain it", async () => {
+    const { reached, scope, inScope } = await thiefAfterVictim();
     // Its output names the victim's refs (its last message quotes them)…
-    expect([...reachableRefs(after, [Buffer.from(second.out).toString("utf8")])].filter(secret).length).toBeGreaterThan(0);
+    expect(reached.length).toBeGreaterThan(0);
     // …but its scope holds none of them.
-    const got = new ScopeRecords(dir).refsOf({ run: "thief" }, after.prefix);
-    expect(got.size).toBeGreaterThan(0);
-    expect([...got].filter(secret)).toEqual([]);
+    expect(scope.size).toBeGreaterThan(0);
+    expect(inScope).toEqual([]);
   });
 
   it("nor when its input writes the ref with every character escaped (\\u0077…, \\/): the line is read as JSON reads it", async () => {
-    const dir = tempDir();
-    const options = { budget: 2000, format: "auto" as const, mode: "tiered" as const, offloadDir: dir, file: "in.jsonl" };
-    const first = await compactChunk(lines([agentRun("victim", "password123", shared)]), 1, options);
-    const store = createPackStore({ dir });
-    const victim = [...reachableRefs(store, [Buffer.from(first.out).toString("utf8")])];
-    const thief = agentRun("thief", "x", shared);
-    (thief.messages as { role: string; content: unknown }[]).push({ role: "user", content: `Now read ${victim.join(" and ")}` });
     const escaped = (ref: string) => [...ref].map((c) => (c === "/" ? "\\/" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)).join("");
-    let line = JSON.stringify(thief);
-    for (const ref of victim) line = line.split(ref).join(escaped(ref));
-    expect(line).not.toContain(store.prefix.split("/")[0]);
-    const second = await compactChunk(Buffer.from(`${line}\n`), 1, options);
-    const after = createPackStore({ dir });
-    const secret = (r: string) => after.getText(r).includes("password123");
-    expect([...reachableRefs(after, [Buffer.from(second.out).toString("utf8")])].filter(secret).length).toBeGreaterThan(0);
-    expect([...new ScopeRecords(dir).refsOf({ run: "thief" }, after.prefix)].filter(secret)).toEqual([]);
+    const { reached, inScope } = await thiefAfterVictim((thief, victim, prefix) => {
+      let line = JSON.stringify(thief);
+      for (const ref of victim) line = line.split(ref).join(escaped(ref));
+      expect(line).not.toContain(prefix.split("/")[0]);
+      return line;
+    });
+    expect(reached.length).toBeGreaterThan(0);
+    expect(inScope).toEqual([]);
   });
 
   it("mayNameRefs: a line can name a ref only with the prefix's first segment in it, or a \\u escape", () => {
