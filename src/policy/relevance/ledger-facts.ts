@@ -26,9 +26,16 @@ export interface MessageFacts {
   decisions: string[];
 }
 
-/** Characters of a text read from its start, and from its end, for terms. */
-const kHeadChars = 6_000;
-const kTailChars = 2_000;
+/**
+ * Characters of a text read from its start, and from its end, for terms. The terms an agent uses
+ * again late in a session come from the middle of the long files it read or wrote as often as
+ * from their ends, so the ledger reads most of a text: on both corpora pooled (docs/eval.md,
+ * "Choosing the defaults"), 24,000 and 8,000 keep 89.1% of next-step evidence at 8k and 96.5% at
+ * 32k, against 88.2% and 93.3% for 6,000 and 2,000, for a cost per call 0.5% and 1.4% higher;
+ * 48,000 and 16,000 keep 97.8% at 32k for 6.7% more there, past the rule the defaults follow.
+ */
+const kHeadChars = 24_000;
+const kTailChars = 8_000;
 /** Longest decision a ledger shows. */
 const kDecisionChars = 120;
 /** Decisions taken from one message at most. */
