@@ -180,23 +180,29 @@ function middleErrorLines(text: string, starts: number[], from: number, to: numb
  * secret the cut would split (secretAcross: a value is never cut off from its name). Inside a
  * token longer than the search (1,024 characters) the cut stays at `at`: no name sits beside it.
  */
-export function cutForward(s: string, at: number): number {
-  let i = boundaryBefore(s, at);
-  if (i < 0) return safeEnd(s, at);
-  for (let across = secretAcross(s, i); across; across = secretAcross(s, i)) {
-    const j = boundaryBefore(s, across.start);
-    i = j < 0 ? safeEnd(s, across.start) : j;
-  }
-  return i;
-}
+export const cutForward = (s: string, at: number): number => secretSafeCut(s, at, kHeadEnd);
 
 /** A start for the tail window near `at`: before a character no secret contains, and past any secret the cut would split. */
-export function cutBackward(s: string, at: number): number {
-  let i = boundaryAfter(s, at);
-  if (i < 0) return startAt(s, at);
+export const cutBackward = (s: string, at: number): number => secretSafeCut(s, at, kTailStart);
+
+/** Which way a cut moves: to a boundary it finds, to where it stands when there is none, and out of a secret it would split. */
+interface CutSide {
+  boundary(s: string, at: number): number;
+  stay(s: string, at: number): number;
+  outOf(secret: { start: number; end: number }): number;
+}
+
+const kHeadEnd: CutSide = { boundary: boundaryBefore, stay: safeEnd, outOf: (secret) => secret.start };
+const kTailStart: CutSide = { boundary: boundaryAfter, stay: startAt, outOf: (secret) => secret.end };
+
+/** A cut near `at` on `side` (cutForward, cutBackward); each secret it moves out of moves it one way, so it ends. */
+function secretSafeCut(s: string, at: number, side: CutSide): number {
+  let i = side.boundary(s, at);
+  if (i < 0) return side.stay(s, at);
   for (let across = secretAcross(s, i); across; across = secretAcross(s, i)) {
-    const j = boundaryAfter(s, across.end);
-    i = j < 0 ? startAt(s, across.end) : j;
+    const to = side.outOf(across);
+    const j = side.boundary(s, to);
+    i = j < 0 ? side.stay(s, to) : j;
   }
   return i;
 }
@@ -214,7 +220,9 @@ function boundaryAfter(s: string, at: number): number {
 }
 
 /** `at`, moved on one unit when it would start inside a surrogate pair. */
-const startAt = (s: string, at: number): number => (at < s.length && isLowSurrogate(s.charCodeAt(at)) ? at + 1 : at);
+function startAt(s: string, at: number): number {
+  return at < s.length && isLowSurrogate(s.charCodeAt(at)) ? at + 1 : at;
+}
 
 const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c < 0xdc00;
 const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c < 0xe000;
