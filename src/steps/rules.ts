@@ -123,10 +123,9 @@ const kUrlKeys = ["url", "uri", "href", "link", "target"];
  */
 export function oneLine(text: string, max = 80): string {
   const enough = 4 * max + 64;
-  const flat = text.length > enough ? flatLine(text.slice(0, enough)) : "";
-  if (flat.length > max) return flat.slice(0, max - 1) + "…";
-  const whole = flatLine(text);
-  return whole.length > max ? whole.slice(0, max - 1) + "…" : whole;
+  const start = text.length > enough ? flatLine(text.slice(0, enough)) : "";
+  const flat = start.length > max ? start : flatLine(text);
+  return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
 }
 
 /** `text` on one line: each run of whitespace one space, or ` ⏎ ` where it holds a newline; trimmed. */
