@@ -85,7 +85,7 @@ export class PackOffloadStore extends ContentAddressedStore {
   /** Where names looked up in the retired packs are (null: in none), the latest kRetiredLookups; cleared when a pack retires. */
   readonly #retiredLookups = new Map<string, PackEntry | null>();
   readonly #packEntries: number;
-  /** Content addresses of entries on disk already compared in full once (see holds), the latest kDigests. */
+  /** The whole SHA-256 (contentDigestOf, never the name's 128 bits) of entries on disk already compared in full once (see holds), the latest kDigests. */
   readonly #digests = new Map<string, string>();
   /** The directory's claims, read and appended as puts hand out names no one held. */
   readonly #claims: ClaimLog;
@@ -229,30 +229,22 @@ export class PackOffloadStore extends ContentAddressedStore {
     const pending = this.#pending.get(name);
     if (pending) return equalBytes(pending, bytes) ? "same" : "other";
     const known = this.#digests.get(name);
-    if (known !== undefined) return this.#digest(bytes) === known ? "same" : "other";
+    if (known !== undefined) return this.contentDigestOf(bytes) === known ? "same" : "other";
     const held = super.holds(name, bytes);
     if (held === "same") {
       if (this.#digests.size >= kDigests) this.#digests.delete(this.#digests.keys().next().value!);
-      this.#digests.set(name, this.#digest(bytes));
+      this.#digests.set(name, this.contentDigestOf(bytes));
     }
     // Free here, but maybe claimed by another writer of DIR (its buffered puts are on no index).
-    if (held === "free" && this.#claims.known(name, this.#digest(bytes)) === "other") return "other";
+    if (held === "free" && this.#claims.known(name, this.contentDigestOf(bytes)) === "other") return "other";
     return held;
   }
 
   /** Buffers the bytes once the name is claimed in DIR's claim log; false when another writer claimed it first for other bytes. */
   protected save(name: string, bytes: Uint8Array, owned: boolean): boolean {
-    if (!this.#claims.claim(name, this.#digest(bytes))) return false;
+    if (!this.#claims.claim(name, this.contentDigestOf(bytes))) return false;
     this.#pending.set(name, owned ? bytes : bytes.slice());
     return true;
-  }
-
-  /**
-   * What claims and repeats compare: the whole SHA-256 of the put's bytes (contentDigestOf), never
-   * the name's own 128 bits, which two colliding contents share.
-   */
-  #digest(bytes: Uint8Array): string {
-    return this.contentDigestOf(bytes);
   }
 
   /**
