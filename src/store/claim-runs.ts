@@ -124,15 +124,15 @@ export class ClaimRuns {
     const first = a * kPageRecords;
     const n = Math.min(kPageRecords, run.count - first);
     this.#read(run, this.#page, first, n);
-    let lo2 = 0;
-    let hi2 = n - 1;
-    while (lo2 <= hi2) {
-      const m = (lo2 + hi2) >>> 1;
+    let low = 0;
+    let high = n - 1;
+    while (low <= high) {
+      const m = (low + high) >>> 1;
       const at = m * kRecordBytes;
       const c = compare(this.#page.readUInt32LE(at), this.#page.readUInt32LE(at + 4), hi, lo);
       if (c === 0) return { hi, lo, offset: this.#page.readDoubleLE(at + 8), line: this.#page.readUInt16LE(at + 16) };
-      if (c < 0) lo2 = m + 1;
-      else hi2 = m - 1;
+      if (c < 0) low = m + 1;
+      else high = m - 1;
     }
     return undefined;
   }
