@@ -5,11 +5,11 @@
  * "[step_001..005] 5 file operations" no longer loses every path and name the agent will name
  * again. Built without a model from the messages a stage removes (ledger-facts.ts: stage 3's
  * removed steps and summarised texts, stage 4's merged messages), ranked by how likely a name
- * is to be named again (fitted on recorded runs: where it was seen — the agent's arguments and
- * the user's words above what a tool printed —, how recently, whether its file was edited, the
- * shape of the name), less whatever the kept prompt already shows, and rendered within
- * `ledgerRatio × budget` tokens, names before prose: a name costs a few tokens and is what the
- * next step looks for.
+ * is to be named again per token of room it takes (fitted on recorded runs: where it was seen
+ * — the agent's arguments and the user's words above what a tool printed —, how recently,
+ * whether its file was edited, the shape of the name; see termScore), less whatever the kept
+ * prompt already shows, and rendered within `ledgerRatio × budget` tokens, names before prose:
+ * a name costs a few tokens and is what the next step looks for.
  *
  * Prompt caches: the ledger sits right before the step summary's lines (or a merge's summary),
  * and in a session it grows append-only: the next epoch's ledger starts with the previous
@@ -100,11 +100,20 @@ const kT = {
   slash: -0.3,
 };
 
+/** Characters a token of a name holds, about (names split finer than prose), and a typical name's tokens. */
+const kNameCharsPerToken = 3.2;
+const kTypicalNameTokens = 3;
+
 /**
- * How likely a term is to be named again (log-odds, fitted on recorded runs): a term the agent
- * wrote in its arguments or a user named rises, one only a tool printed falls far, recent ones
- * rise most, edited files rise; dotted, camelCase and snake_case names (members, functions,
- * modules) and longer names rise, bare numbers fall.
+ * How likely a term is to be named again per token it takes (log-odds, fitted on recorded
+ * runs, less the log of its tokens against a typical name's): a term the agent wrote in its
+ * arguments or a user named rises, one only a tool printed falls far, recent ones rise most,
+ * edited files rise; dotted, camelCase and snake_case names (members, functions, modules) and
+ * longer names rise, bare numbers fall. A block is a knapsack: ranked by odds alone, one long
+ * path takes the room of three short names as likely to be named, so a name's odds are
+ * divided by its length in tokens (a typical name of three tokens keeps its odds, which keeps
+ * names against error lines and decisions where they were). Chosen on both corpora (docs/eval.md,
+ * "How a ledger ranks its names"): more evidence on every source for no more cost.
  */
 function termScore(t: string, seen: number, count: number, recency: number, edited: boolean): number {
   return (
@@ -122,7 +131,8 @@ function termScore(t: string, seen: number, count: number, recency: number, edit
     (/\p{Ll}\p{Lu}/u.test(t) ? kT.camel : 0) +
     (t.includes("_") ? kT.under : 0) +
     kT.len * Math.min(t.length, 40) +
-    (t.includes("/") ? kT.slash : 0)
+    (t.includes("/") ? kT.slash : 0) -
+    Math.log(Math.max(1, t.length / kNameCharsPerToken) / kTypicalNameTokens)
   );
 }
 

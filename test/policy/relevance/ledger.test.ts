@@ -199,10 +199,27 @@ describe("ranking, bound and dedupe", () => {
       call("2", "Now edit resolve_alias in core/aliases.py.", "bash", { command: "sed -n 1,40p core/aliases.py" }),
       result("2", "def resolve_alias(): pass"),
     ];
-    const lines = extendLedger(kit(), [], removedOf(msgs), "", 30, true);
+    const lines = extendLedger(kit(), [], removedOf(msgs), "", 40, true);
     const text = allTerms(lines);
     expect(text).toContain("resolve_alias");
     expect(text).not.toContain("noise_from_output_only.txt");
+  });
+
+  it("ranks a name by its odds per token: two short names take the room one long name seen alike would", () => {
+    const msgs = [
+      call("1", "", "grep", { pattern: "load_cfg", flags: "parseRow" }),
+      result("1", "ok"),
+      call("2", "", "grep", { pattern: "handlers_registry_for_background_jobs_and_workers_v2" }),
+      result("2", "ok"),
+    ];
+    // Room for a block of about 12 tokens: the long name alone, or both short ones.
+    const lines = extendLedger(kit(), [], removedOf(msgs), "", 44, true);
+    const text = allTerms(lines);
+    expect(text).toContain("load_cfg");
+    expect(text).toContain("parseRow");
+    expect(text).not.toContain("handlers_registry_for_background_jobs_and_workers_v2");
+    // With room for all three, the long name comes too.
+    expect(allTerms(extendLedger(kit(), [], removedOf(msgs), "", 200, true))).toContain("handlers_registry_for_background_jobs_and_workers_v2");
   });
 
   it("leaves out what the kept prompt already shows, and a name a longer one holds", () => {
