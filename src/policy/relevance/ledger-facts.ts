@@ -29,13 +29,14 @@ export interface MessageFacts {
 /**
  * Characters of a text read from its start, and from its end, for terms. The terms an agent uses
  * again late in a session come from the middle of the long files it read or wrote as often as
- * from their ends, so the ledger reads most of a text: on both corpora pooled (docs/eval.md,
- * "Choosing the defaults"), 24,000 and 8,000 keep 89.1% of next-step evidence at 8k and 96.5% at
- * 32k, against 88.2% and 93.3% for 6,000 and 2,000, for a cost per call 0.5% and 1.4% higher;
- * 48,000 and 16,000 keep 97.8% at 32k for 6.7% more there, past the rule the defaults follow.
+ * from their ends, so the ledger reads most of a text: on both corpora pooled, with names ranked
+ * per token (docs/eval.md, "Choosing the defaults"), 36,000 and 12,000 keep 97.7% of next-step
+ * evidence at 32k against 97.6% for 30,000 and 10,000 and 97.0% for 24,000 and 8,000 (at 8k
+ * all keep 89.7%), for a cost per call there 2.3% above 24,000 and 8,000; 48,000 and 16,000 keep
+ * no more for 4.9% more, past the rule the defaults follow.
  */
-const kHeadChars = 24_000;
-const kTailChars = 8_000;
+const kHeadChars = 36_000;
+const kTailChars = 12_000;
 /** Longest decision a ledger shows. */
 const kDecisionChars = 120;
 /** Decisions taken from one message at most. */
