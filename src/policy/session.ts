@@ -5,7 +5,7 @@ import { whenIdle } from "../event-loop.js";
 import { detectFormat } from "../adapters/index.js";
 import type { LedgerLine } from "../model/marks.js";
 import { FactWindow } from "./relevance/fact-window.js";
-import { isLedgerPart, ledgerLines } from "./relevance/ledger.js";
+import { ledgerLines, ledgerTokens } from "./relevance/ledger.js";
 import { WireCache } from "../adapters/wire-cache.js";
 import type { TieredSettings } from "./config.js";
 import { checkCallOptions } from "./options.js";
@@ -193,9 +193,7 @@ export class CompactorSession {
    * full, so it never keeps the output near the threshold the way what must stay whole does.
    */
   #ledgerTokens(output: readonly Message[], format: Format | undefined): number {
-    const m = output.find((x) => x.parts.some(isLedgerPart));
-    if (m === undefined) return 0;
-    return this.#host.measure([m], format) - this.#host.measure([{ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) }], format);
+    return ledgerTokens(output, (m) => this.#host.measure([m], format));
   }
 
   /**

@@ -336,6 +336,23 @@ describe("invariants over generated runs", () => {
     }
   }, 120_000);
 
+  it("with extended thinking, an epoch whose opener lacks room only for the ledger gives the ledger up, and the turn still opens with signed thinking", async () => {
+    // At 8k these runs' epochs landed just above the soft threshold with the turn's opener put
+    // back, so it was left out, and the next calls opened the turn without thinking.
+    for (const seed of [14, 46, 58]) {
+      const messages = run(seed, 150);
+      const session = setup().compactor.session();
+      for (let at = 4; at < messages.length; at++) {
+        if (messages[at].role !== "assistant") continue;
+        const input = renderMessages(messages.slice(0, at), "anthropic");
+        const r = await session.compact(input, { budget: 8000, format: "anthropic" });
+        const before = validate(parseMessages(input, { format: "anthropic" }).messages, "anthropic");
+        const issues = newViolations(before, validate(r.canonical, "anthropic")).filter((i) => i.severity === "error");
+        expect(issues, `seed ${seed}, call before message ${at}`).toEqual([]);
+      }
+    }
+  }, 120_000);
+
   it("stable prefix: in a session, calls between epochs only append", async () => {
     const { compactor } = setup();
     const messages = generateRun({ seed: 7, steps: 120 }).messages;

@@ -69,6 +69,12 @@ interface Candidate {
 /** Whether `p` is a ledger. */
 export const isLedgerPart = (p: Part): boolean => markOf(p)?.kind === "ledger";
 
+/** The tokens the ledger among `messages` takes, by `tokensOf` a message (0 without one). */
+export function ledgerTokens(messages: readonly Message[], tokensOf: (m: Message) => number): number {
+  const m = messages.find((x) => x.parts.some(isLedgerPart));
+  return m === undefined ? 0 : tokensOf(m) - tokensOf({ ...m, parts: m.parts.filter((p) => !isLedgerPart(p)) });
+}
+
 /** The lines of the ledger among `messages` (a session's previous output), or none. */
 export function ledgerLines(messages: readonly Message[]): readonly LedgerLine[] {
   for (const m of messages)

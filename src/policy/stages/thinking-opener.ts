@@ -2,17 +2,20 @@ import type { Message, ResultContentPart } from "../../model/schema.js";
 import { resultPayload, resultText } from "../../steps/reducer.js";
 import { compactionBoundary } from "../../adapters/server-context.js";
 import { opensWithSignedReasoning, turnInProgressOpener, usesThinking } from "../../validate/rules.js";
-import type { StageKit, Work } from "../work.js";
+import { ledgerTokens } from "../relevance/ledger.js";
+import { shrinkLedger, type StageKit, type Work } from "../work.js";
 
 /**
  * Extended thinking (Anthropic): a tool-use turn in progress must open with its thinking. When
  * the stages removed the input's opener of that turn (its first assistant message, opening with
  * signed thinking) and the output's turn now opens without thinking (THINKING_DROPPED), the
  * opener goes back where the output's turn starts, whole (its thinking must be sent unmodified),
- * with its results as their observations and refs. Left as it was when the opener's calls or
- * results are still elsewhere in the output, when putting it back would take the output above
- * the soft threshold, or when the opener stood at or before the input's latest provider
- * compaction (history it supersedes, or the message holding it, which stays in the output).
+ * with its results as their observations and refs. Where putting it back would take the output
+ * above the soft threshold and the ledger's room would keep it below, the ledger gives up its
+ * names first. Left as it was when the opener's calls or results are still elsewhere in the
+ * output, when putting it back would take the output above the soft threshold even so, or when
+ * the opener stood at or before the input's latest provider compaction (history it supersedes,
+ * or the message holding it, which stays in the output).
  */
 export function keepThinkingOpener(kit: StageKit, w: Work): void {
   const input = w.input;
@@ -46,10 +49,17 @@ export function keepThinkingOpener(kit: StageKit, w: Work): void {
     });
     return changed ? { ...m, parts } : m;
   });
-  const msgs = [...w.msgs.slice(0, into), opener, ...shortened, ...w.msgs.slice(into)];
+  const soft = kit.settings.softRatio * w.budget;
+  const withOpener = () => [...w.msgs.slice(0, into), opener, ...shortened, ...w.msgs.slice(into)];
+  let msgs = withOpener();
   // Only within the soft threshold: above it the output would not be a fixed point (compacting
-  // it again would change it) and could miss the budget; there the gap stays.
-  if (kit.measure.all(msgs) > kit.settings.softRatio * w.budget) return;
+  // it again would change it) and could miss the budget. A valid request comes before the
+  // ledger's names: where the ledger's room is what the opener lacks, the ledger gives it up
+  // (shrinkLedger: only its error lines stay; every fact it named is in the stored messages).
+  const total = kit.measure.all(msgs);
+  if (total > soft && total - ledgerTokens(w.msgs, (m) => kit.measure.of(m)) <= soft && shrinkLedger(kit, w)) msgs = withOpener();
+  // Where even that is not enough, the gap stays.
+  if (kit.measure.all(msgs) > soft) return;
   kit.addRefs(w, ...refs);
   kit.relist(w, msgs, true);
 }
