@@ -4,14 +4,18 @@ import type { ReducedStep } from "../../steps/types.js";
 import { standingInstructions } from "../relevance/instructions.js";
 import { isLedgerPart } from "../relevance/ledger.js";
 import { tailStart, writeLedger, type StageKit, type Work } from "../work.js";
+import { mergeToSoft } from "./merge.js";
 import { defineStage } from "./stage.js";
 
-/** Stage 3, on the work before the preserved tail; skipped near the deadline. */
+/** Stage 3, on the work before the preserved tail, ending at a fixed point (mergeToSoft); skipped near the deadline. */
 export const historicalTextStage = defineStage({
   stage: 3,
   name: "historical_text",
   essential: false,
-  run: (kit, w, ctx) => compactHistory(kit, w, tailStart(w, ctx.preserve)),
+  run: async (kit, w, ctx) => {
+    await compactHistory(kit, w, tailStart(w, ctx.preserve));
+    await mergeToSoft(kit, w);
+  },
 });
 
 /**
