@@ -15,10 +15,9 @@
  * and in a session it grows append-only: the next epoch's ledger starts with the previous
  * epoch's lines, byte for byte (the session hands them over while the conversation extends the
  * one they came from), and appends a block of new facts, so the cached prefix reaches through
- * the old lines. A fresh ledger takes four fifths of its room, each later block at most a
- * quarter; when less than a fifth is left (after a first block that filled its share, at the next
- * epoch), the ledger starts over (a prefix break, with the facts ranked anew: recent facts are
- * worth more than the room old ones hold).
+ * the old lines. A fresh ledger takes half its room, each later block at most a quarter; when
+ * less than a fifth is left, the ledger starts over (one prefix break every few epochs, with
+ * the facts ranked anew: recent facts are worth more than the room old ones hold).
  */
 import { termsWithin } from "../../model/terms.js";
 import { markOf, marked, type LedgerLine } from "../../model/marks.js";
@@ -35,13 +34,8 @@ export type { LedgerLine };
 
 /** The first line of a ledger. */
 export const kLedgerHeading = "Facts from earlier steps:";
-/**
- * What a fresh ledger may fill of its room, what each later block may add, and below what room
- * left it starts over. Four fifths, not half: once epochs that stage 3 leaves between the
- * thresholds end at a fixed point, a fuller first block keeps more evidence within the cost rule
- * (docs/eval.md, "How a ledger grows").
- */
-export const kFirstShare = 0.8;
+/** What a fresh ledger may fill of its room, what each later block may add, and below what room left it starts over. */
+const kFirstShare = 0.5;
 const kNextShare = 0.25;
 const kRebuildBelow = 0.2;
 /** Error lines and decisions one block shows at most: prose is dear, names are cheap. */
