@@ -35,6 +35,26 @@ const setup = (config: Parameters<typeof createCompactor>[0] = {}) => {
   return { store, events, compactor };
 };
 
+/**
+ * A session over generated run `seed` (`steps` steps, in Anthropic's format, extended thinking
+ * in some turns) called before every assistant message from `from` on, at `budget`: no call's
+ * output, canonical or rendered and parsed back, has a provider error its input did not have.
+ */
+async function expectValidThinkingSession(seed: number, steps: number, budget: number, from: number): Promise<void> {
+  const messages = run(seed, steps);
+  const session = setup().compactor.session();
+  for (let at = from; at < messages.length; at++) {
+    if (messages[at].role !== "assistant") continue;
+    const input = renderMessages(messages.slice(0, at), "anthropic");
+    const r = await session.compact(input, { budget, format: "anthropic" });
+    const before = validate(parseMessages(input, { format: "anthropic" }).messages, "anthropic");
+    for (const out of [r.canonical, parseMessages(r.messages, { format: "anthropic" }).messages]) {
+      const issues = newViolations(before, validate(out, "anthropic")).filter((i) => i.severity === "error");
+      expect(issues, `seed ${seed}, call before message ${at}`).toEqual([]);
+    }
+  }
+}
+
 /** A long chat without tools: `turns` user/assistant pairs of long text, then a last question. */
 function chat(turns: number): Message[] {
   const para = (k: number) =>
@@ -320,37 +340,14 @@ describe("invariants over generated runs", () => {
       [46, 60],
       [53, 60],
       [58, 60],
-    ] as const) {
-      const messages = run(seed, steps);
-      const session = setup().compactor.session();
-      for (let at = 2; at < messages.length; at++) {
-        if (messages[at].role !== "assistant") continue;
-        const input = renderMessages(messages.slice(0, at), "anthropic");
-        const r = await session.compact(input, { budget: 16_000, format: "anthropic" });
-        const before = validate(parseMessages(input, { format: "anthropic" }).messages, "anthropic");
-        for (const out of [r.canonical, parseMessages(r.messages, { format: "anthropic" }).messages]) {
-          const issues = newViolations(before, validate(out, "anthropic")).filter((i) => i.severity === "error");
-          expect(issues, `seed ${seed}, call before message ${at}`).toEqual([]);
-        }
-      }
-    }
+    ] as const)
+      await expectValidThinkingSession(seed, steps, 16_000, 2);
   }, 120_000);
 
   it("with extended thinking, an epoch whose opener lacks room only for the ledger gives the ledger up, and the turn still opens with signed thinking", async () => {
     // At 8k these runs' epochs landed just above the soft threshold with the turn's opener put
     // back, so it was left out, and the next calls opened the turn without thinking.
-    for (const seed of [14, 46, 58]) {
-      const messages = run(seed, 150);
-      const session = setup().compactor.session();
-      for (let at = 4; at < messages.length; at++) {
-        if (messages[at].role !== "assistant") continue;
-        const input = renderMessages(messages.slice(0, at), "anthropic");
-        const r = await session.compact(input, { budget: 8000, format: "anthropic" });
-        const before = validate(parseMessages(input, { format: "anthropic" }).messages, "anthropic");
-        const issues = newViolations(before, validate(r.canonical, "anthropic")).filter((i) => i.severity === "error");
-        expect(issues, `seed ${seed}, call before message ${at}`).toEqual([]);
-      }
-    }
+    for (const seed of [14, 46, 58]) await expectValidThinkingSession(seed, 150, 8000, 4);
   }, 120_000);
 
   it("stable prefix: in a session, calls between epochs only append", async () => {
