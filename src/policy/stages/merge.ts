@@ -77,12 +77,12 @@ interface Merged {
 }
 
 /**
- * Stage 3's end, in the pressure tier: where stage 3 left the work above the soft threshold but
- * within the hard one (what must stay whole is most of the budget), the middle is merged as
- * stage 4 merges it, to the soft threshold, so that the epoch is a fixed point: the next call
- * appends to it instead of compacting again. What the middle holds is only what the pressure
- * tier compacts (tool trace and older historical context): critical messages, their calls'
- * results and standing instructions stay, and none of stage 4's last resorts runs. Chosen on
+ * Stage 3's end: where stage 3 left the work above the soft threshold but within the hard one,
+ * where stage 4 does not run (what must stay whole is most of the budget), the middle is merged
+ * as stage 4 merges it, to the soft threshold, so that the epoch is a fixed point: the next call
+ * appends to it instead of compacting again. What the middle holds is only what the seed's
+ * pressure tier compacts (tool trace and older historical context): critical messages, their
+ * calls' results and standing instructions stay, and none of stage 4's last resorts runs. Chosen on
  * both corpora (docs/eval.md, "Choosing the defaults"): the same evidence on every source, for
  * 2% less per call at 8k and 5% less at 32k.
  */
