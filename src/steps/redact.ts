@@ -189,7 +189,10 @@ const kPemMargin = 4096;
  */
 export function secretAcross(text: string, at: number, patterns: readonly SecretPattern[] = kSecretPatterns): { start: number; end: number } | undefined {
   if (at <= 0 || at >= text.length) return undefined;
-  const around = (margin: number) => ({ from: Math.max(0, at - margin), near: text.slice(Math.max(0, at - margin), Math.min(text.length, at + margin)) });
+  const around = (margin: number) => {
+    const from = Math.max(0, at - margin);
+    return { from, near: text.slice(from, Math.min(text.length, at + margin)) };
+  };
   const narrow = around(kAcrossMargin);
   const quick = kQuickCheck.test(narrow.near);
   let wide: { from: number; near: string } | undefined;

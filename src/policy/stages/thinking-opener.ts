@@ -56,10 +56,13 @@ export function keepThinkingOpener(kit: StageKit, w: Work): void {
   // it again would change it) and could miss the budget. A valid request comes before the
   // ledger's names: where the ledger's room is what the opener lacks, the ledger gives it up
   // (shrinkLedger: only its error lines stay; every fact it named is in the stored messages).
-  const total = kit.measure.all(msgs);
-  if (total > soft && total - ledgerTokens(w.msgs, (m) => kit.measure.of(m)) <= soft && shrinkLedger(kit, w)) msgs = withOpener();
+  let total = kit.measure.all(msgs);
+  if (total > soft && total - ledgerTokens(w.msgs, (m) => kit.measure.of(m)) <= soft && shrinkLedger(kit, w)) {
+    msgs = withOpener();
+    total = kit.measure.all(msgs);
+  }
   // Where even that is not enough, the gap stays.
-  if (kit.measure.all(msgs) > soft) return;
+  if (total > soft) return;
   kit.addRefs(w, ...refs);
   kit.relist(w, msgs, true);
 }
