@@ -11,6 +11,7 @@ import { createCompactor, kDefaultTieredSettings, resolveTieredSettings } from "
 import {
   extendLedger,
   isLedgerPart,
+  kFirstShare,
   kLedgerHeading,
   ledgerLines,
   ledgerPart,
@@ -88,6 +89,8 @@ function earlySteps(): Message[] {
 }
 
 const allTerms = (lines: readonly LedgerLine[]) => lines.map((l) => l.text).join("\n");
+/** The room of a fresh ledger whose first block is `tokens` (kFirstShare of it). */
+const roomForBlock = (tokens: number) => Math.ceil(tokens / kFirstShare);
 
 describe("extraction", () => {
   it("gets every kind of fact: files (edited ones said so), names, error lines, decisions", () => {
@@ -180,14 +183,14 @@ describe("extraction", () => {
 });
 
 describe("ranking, bound and dedupe", () => {
-  it("stays within its room, a fresh ledger within half of it", () => {
+  it("stays within its room, a fresh ledger within its first share of it", () => {
     const many = Array.from({ length: 60 }, (_, k) => [
       call(`m${k}`, `Check module_${k}.handler_${k} in pkg_${k}/mod_${k}.py`, "bash", { command: `grep -n handler_${k} pkg_${k}/mod_${k}.py` }),
       result(`m${k}`, `pkg_${k}/mod_${k}.py:1: def handler_${k}():`),
     ]).flat();
     for (const room of [40, 120, 400]) {
       const lines = extendLedger(kit(), [], removedOf(many), "", room, true);
-      expect(tokenMeasure(counter).text(ledgerText(lines))).toBeLessThanOrEqual(Math.floor(room / 2) + tokenMeasure(counter).text(kLedgerHeading));
+      expect(tokenMeasure(counter).text(ledgerText(lines))).toBeLessThanOrEqual(Math.floor(room * kFirstShare) + tokenMeasure(counter).text(kLedgerHeading));
     }
     expect(extendLedger(kit(), [], removedOf(many), "", 8, true)).toEqual([]);
   });
@@ -199,7 +202,7 @@ describe("ranking, bound and dedupe", () => {
       call("2", "Now edit resolve_alias in core/aliases.py.", "bash", { command: "sed -n 1,40p core/aliases.py" }),
       result("2", "def resolve_alias(): pass"),
     ];
-    const lines = extendLedger(kit(), [], removedOf(msgs), "", 40, true);
+    const lines = extendLedger(kit(), [], removedOf(msgs), "", roomForBlock(20), true);
     const text = allTerms(lines);
     expect(text).toContain("resolve_alias");
     expect(text).not.toContain("noise_from_output_only.txt");
@@ -212,8 +215,8 @@ describe("ranking, bound and dedupe", () => {
       call("2", "", "grep", { pattern: "handlers_registry_for_background_jobs_and_workers_v2" }),
       result("2", "ok"),
     ];
-    // Room for a block of about 12 tokens: the long name alone, or both short ones.
-    const lines = extendLedger(kit(), [], removedOf(msgs), "", 44, true);
+    // A block of 22 tokens: the heading and the long name alone, or both short ones.
+    const lines = extendLedger(kit(), [], removedOf(msgs), "", roomForBlock(22), true);
     const text = allTerms(lines);
     expect(text).toContain("load_cfg");
     expect(text).toContain("parseRow");
