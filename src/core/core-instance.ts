@@ -89,18 +89,17 @@ function instantiatePlain(module: WebAssembly.Module): CoreExports {
 const kConcatBelowUnits = 1024;
 
 /**
- * Makes V8 flatten a concatenated (cons) string cheaply. Buffer#write of a cons string walks it
- * at ~2 ns per character, and so do join and the usual flattening idioms (charCodeAt, a regex),
- * but using the string as a property key internalizes it: V8 copies it flat once (memcpy speed;
- * strings this long are not hashed char by char) and the original becomes a thin reference to
- * that copy, which the write then reads at memcpy speed. Measured on Node 20: 1000 strings of
- * 200 B in 36 us against 81 us for a write each. Correctness never depends on it.
+ * Short strings are concatenated and written this many UTF-16 units at a time: a Buffer write
+ * per string costs ~50–80 ns of binding overhead, while writing a concatenation walks its
+ * pieces at well under 1 ns per unit, up to about this length. Past ~128K units the walk of one
+ * concatenation slowed ~6× (Node 20: 1000 strings of 200 B in 221 µs as one, 65 µs written
+ * one by one). Not done: making V8 flatten the concatenation first by using it as a property
+ * key. That pays only where the same content comes again (its internalized copy is then found,
+ * as in a benchmark that hashes one batch over and over); on new content, as a batch meets it,
+ * it cost 1.5–4× (fresh strings each batch), and an in-process batch of 32 MB of real runs
+ * ran 3% faster and peaked 15% lower without it (docs/batch.md).
  */
-function flattenString(s: string): string {
-  const probe: Record<string, number> = {};
-  probe[s] = 0;
-  return s;
-}
+const kConcatUnits = 64 * 1024;
 
 /**
  * Writes `s` as UTF-16LE at `at` and returns the bytes written. Buffer#ucs2Write is what
@@ -327,14 +326,21 @@ export class CoreInstance {
       let o = offsets >>> 2;
       u32[o++] = 0;
       if (count > 1 && units < count * kConcatBelowUnits) {
-        // Short strings: one write of their concatenation (see flattenString) beats a Buffer
-        // write per string, whose binding overhead (~80 ns on Node 20) dominates below ~1 KB.
+        // Short strings: writes of their concatenations, kConcatUnits at most each, beat a
+        // Buffer write per string, whose binding overhead dominates below ~1 KB.
         let joined = "";
+        let at = 0;
         for (let i = first; i < end; i++) {
-          joined += texts[i] as string;
-          u32[o++] = pos += (texts[i] as string).length * 2;
+          const s = texts[i] as string;
+          if (joined.length > 0 && joined.length + s.length > kConcatUnits) {
+            writeUtf16(bytes, joined, data + at);
+            at = pos;
+            joined = "";
+          }
+          joined += s;
+          u32[o++] = pos += s.length * 2;
         }
-        writeUtf16(bytes, flattenString(joined), data);
+        if (joined.length > 0) writeUtf16(bytes, joined, data + at);
       } else {
         for (let i = first; i < end; i++) {
           const s = texts[i] as string;
