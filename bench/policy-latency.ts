@@ -1,16 +1,17 @@
 /**
- * `npm run bench:policy [-- --docs | --integrations]`: the tiered compactor in a session, as a runner uses it,
- * on a generated 520-step run (seeded; no corpus needed). Measures, in one process:
+ * `npm run bench:policy [-- --docs | --integrations]`: the tiered compactor in a session, as a
+ * runner uses it, on generated 520-step runs (seeded; no corpus needed). Measures, in one process:
  * - appending one step: each call gives the session the conversation with one more step; the
  *   baseline is rendering that step to OpenAI Chat JSON (work a runner does per call anyway);
  * - the same through OpenAI chat input, parsed at every call (the integrations' path); the
  *   baseline is that parse;
- * - epoch compactions in a session called at every step, as a runner calls it (the epochs
- *   past step 400 of six generated runs, kFedSeeds), with the event loop given a turn between calls (a runner awaiting its
- *   model: idle-time preparation runs, and the next epoch is compacted ahead), the same with
- *   every epoch compacted in its own call (aheadRatio 0), and back to back (no idle time); one epoch compaction of the whole run in a session last called 60 steps
- *   earlier (twice the new steps); and cold (a fresh compactor). The baseline is one
- *   JSON.stringify of the run;
+ * - epoch compactions in a session called at every step, as a runner calls it (the epochs past
+ *   step 400 of six generated runs, kFedSeeds), with the event loop given a turn between calls
+ *   (a runner awaiting its model: idle-time preparation runs, and the next epoch is compacted
+ *   ahead), the same with every epoch compacted in its own call (aheadRatio 0), and back to back
+ *   (no idle time); one epoch compaction of the whole seed-5 run in a session last called 60
+ *   steps earlier (twice the new steps); and cold (a fresh compactor). The baseline is one
+ *   JSON.stringify of the seed-5 run;
  * - appending one step through an integration (compactOpenAIRequest, the AI SDK middleware's
  *   transformParams) on the dev corpus's three longest runs and the generated run: each call
  *   gets the conversation up to the next assistant message; its time is divided by one
