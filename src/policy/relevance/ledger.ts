@@ -47,8 +47,10 @@ const kMaxErrors = 3;
 const kMaxDecisions = 1;
 /** Longest error line a ledger shows. */
 const kErrorChars = 160;
-/** Facts ranked in full before the rest is (a block takes far fewer). */
+/** Facts ranked in the first tier, before the rest is (a block at 8k takes fewer). */
 const kRankHead = 512;
+/** Facts of the ranking a block's first batch reads (see extendLedger). */
+const kFirstBatch = 128;
 /** Removed messages a ledger reads at most, the latest (bounded work per epoch). */
 const kMessages = 256;
 
@@ -201,13 +203,12 @@ const byRank = (a: Candidate, b: Candidate) => b.score - a.score || b.last - a.l
 /** One block's lines: edited files, other files, other names, then one line per error and per decision. */
 function renderBlock(picked: readonly Candidate[], edited: ReadonlySet<string>): LedgerLine[] {
   const lines: LedgerLine[] = [];
-  const terms = picked.filter((c) => c.kind === "term");
-  const file = terms.filter((c) => isFileTerm(c.key));
   const groups = [
-    ["edited", file.filter((c) => edited.has(c.key))],
-    ["files", file.filter((c) => !edited.has(c.key))],
-    ["names", terms.filter((c) => !isFileTerm(c.key))],
+    ["edited", [] as Candidate[]],
+    ["files", [] as Candidate[]],
+    ["names", [] as Candidate[]],
   ] as const;
+  for (const c of picked) if (c.kind === "term") groups[!isFileTerm(c.key) ? 2 : edited.has(c.key) ? 0 : 1][1].push(c);
   for (const [label, items] of groups) {
     // Space-separated: a separator of its own would cost a token per name.
     if (items.length > 0) lines.push({ text: `- ${label}: ${items.map((c) => c.text).join(" ")}`, keys: items.map((c) => c.key) });
@@ -217,26 +218,29 @@ function renderBlock(picked: readonly Candidate[], edited: ReadonlySet<string>):
   return lines;
 }
 
-/** All facts best first (byRank), sorting only as far down as a ledger block can reach first. */
+/**
+ * All facts best first (byRank), sorted a tier at a time as far down as a ledger block reads:
+ * the best kRankHead facts, then the next three times as many, and so on (a fact's tier is set
+ * by its score alone, so ties never straddle two tiers and the tiers in turn are the full order).
+ */
 function* ranked(prose: readonly Candidate[], terms: TermFacts): Generator<Candidate> {
   const term = (k: number): Candidate => ({ key: terms.keys[k], kind: "term", text: terms.keys[k], score: terms.scores[k], last: terms.last[k] });
-  const where = (keep: (score: number) => boolean): Candidate[] => {
-    const out = prose.filter((c) => keep(c.score));
-    for (let k = 0; k < terms.keys.length; k++) if (keep(terms.scores[k])) out.push(term(k));
+  const where = (low: number, high: number): Candidate[] => {
+    const out = prose.filter((c) => c.score >= low && c.score < high);
+    for (let k = 0; k < terms.keys.length; k++) if (terms.scores[k] >= low && terms.scores[k] < high) out.push(term(k));
     return out.sort(byRank);
   };
   const n = prose.length + terms.keys.length;
-  if (n <= kRankHead) {
-    yield* where(() => true);
-    return;
-  }
   const scores = new Float64Array(n);
   scores.set(terms.scores);
   prose.forEach((c, i) => (scores[terms.keys.length + i] = c.score));
   scores.sort();
-  const cut = scores[n - kRankHead];
-  yield* where((score) => score >= cut);
-  yield* where((score) => score < cut);
+  for (let head = kRankHead, high = Infinity; ; head *= 4) {
+    const low = head < n ? scores[n - head] : -Infinity;
+    yield* where(low, high);
+    if (head >= n) return;
+    high = low;
+  }
 }
 
 /** The text of a ledger with these lines. */
@@ -273,8 +277,11 @@ export function extendLedger(
   const shownByPicked = new Set<string>();
   const pickedTerms = new Map<string, Candidate & { tokens: number }>();
   const it = ranked(prose, terms);
-  // Facts go through the estimator in batches of the ranking, as far down as the block reaches.
-  for (let chunk = take(it, 128); chunk.length > 0 && cost + 2 <= blockRoom; chunk = take(it, 128)) {
+  // Facts go through the estimator and the prompt's text in batches of the ranking, as far down
+  // as the block reaches; each batch twice the last, so a large room (thousands of names at
+  // 32k) reads the prompt's text a few times rather than once per hundred names, and the work
+  // past the block's end stays under the work before it.
+  for (let size = kFirstBatch, chunk = take(it, size); chunk.length > 0 && cost + 2 <= blockRoom; chunk = take(it, (size *= 2))) {
     const estimates = kit.counter.estimateMany(chunk.map((c) => c.text));
     // Which of the chunk's names the prompt already shows: one pass over its text for them all.
     const names = chunk.filter((c) => c.kind === "term" && !held.has(c.key));
@@ -294,7 +301,7 @@ export function extendLedger(
       if (cost + tokens > blockRoom) continue;
       if (prose ? shown.some((t) => t.includes(c.text)) : present.has(c.key) || shownByPicked.has(c.key)) continue;
       // A longer name shows the shorter ones it holds (`django.conf` in `django.conf.settings`): they give their room back.
-      const item = { ...c, tokens };
+      const item = { key: c.key, kind: c.kind, text: c.text, score: c.score, last: c.last, tokens };
       if (!prose) {
         const within = termsWithin(c.key);
         for (const t of within) {
