@@ -60,8 +60,15 @@ export function specificTerms(text: string, options: { backend?: Backend | "auto
     // A character outside ASCII that is not a letter or a number (an arrow, a dash, an emoji, a
     // box-drawing line) is never inside a candidate: as a space it leaves every candidate as it
     // was, so text whose only non-ASCII characters are such takes the ASCII path.
-    const plain = text.replace(kNonAsciiSeparator, " ");
-    if (kNonAscii.test(plain)) return specificTermsByRegex(text);
+    // Replaced run by run of non-ASCII characters: the Unicode class is then tried on those
+    // alone, not on every ASCII character between them (3x faster on the corpora's texts).
+    let letters = false;
+    const plain = text.replace(kNonAsciiRun, (run) => {
+      const spaced = run.replace(kNonAsciiSeparator, " ");
+      letters ||= kNonAscii.test(spaced);
+      return spaced;
+    });
+    if (letters) return specificTermsByRegex(text);
     text = plain;
   }
   if (text.length >= kKernelFrom) {
@@ -107,6 +114,7 @@ export function specificTermsByRegex(text: string): string[] {
 }
 
 const kNonAscii = /[^\x00-\x7f]/;
+const kNonAsciiRun = /[^\x00-\x7f]+/g;
 /** The characters outside ASCII that are neither letters nor numbers: none is ever part of a candidate. */
 const kNonAsciiSeparator = /[^\x00-\x7f\p{L}\p{N}]/gu;
 
