@@ -23,15 +23,6 @@ function shellWrites(command: string, terms: readonly string[]): string[] {
   return out;
 }
 
-/** One term's aggregate: the OR of its where-seen flags, the messages holding it, the latest of them (a position, see FactWindow.at). */
-export interface TermStats {
-  seen: number;
-  count: number;
-  last: number;
-  /** How many of the messages holding it saw it with each flag bit (kSeen), so that a message leaving clears only its own. */
-  bits: number[];
-}
-
 interface Entry {
   message: Message;
   facts: MessageFacts;
@@ -43,12 +34,34 @@ interface Entry {
 const kBits = Object.keys(kSeen).length;
 
 export class FactWindow {
-  readonly terms = new Map<string, TermStats>();
+  /**
+   * Each term's slot in the arrays below: where it was seen (the OR of the kSeen flags of the
+   * messages holding it), in how many messages, the latest of them (a position, see `at`), and
+   * per flag bit how many of those messages saw it so (so that a message leaving clears only its
+   * own flags). Columns rather than an object a term: a window of an epoch at 8k holds thousands.
+   */
+  readonly #slots = new Map<string, number>();
+  #seen = new Int32Array(256);
+  #count = new Int32Array(256);
+  #last = new Int32Array(256);
+  #bits = new Int32Array(256 * kBits);
+  /** Slots of terms that left, to reuse. */
+  #free: number[] = [];
   /** Each decision of the window: in how many messages, and the latest. */
   readonly decisions = new Map<string, { count: number; last: number }>();
   #entries: Entry[] = [];
   /** The position of the window's first message: positions grow by one per message folded in, never reused. */
   #first = 0;
+
+  /** How many distinct terms the window holds. */
+  get termCount(): number {
+    return this.#slots.size;
+  }
+
+  /** Calls `f` with each term of the window, where it was seen (kSeen flags), in how many messages, and the latest (a position, see `at`). */
+  forEachTerm(f: (term: string, seen: number, count: number, last: number) => void): void {
+    for (const [t, k] of this.#slots) f(t, this.#seen[k], this.#count[k], this.#last[k]);
+  }
 
   /** How many messages the window holds. */
   get size(): number {
@@ -86,12 +99,12 @@ export class FactWindow {
     const pos = this.#first + this.#entries.length;
     const facts = messageFacts(message);
     for (const [t, seen] of facts.terms) {
-      let s = this.terms.get(t);
-      if (s === undefined) this.terms.set(t, (s = { seen: 0, count: 0, last: 0, bits: new Array<number>(kBits).fill(0) }));
-      s.seen |= seen;
-      s.count++;
-      s.last = pos;
-      for (let b = 0; b < kBits; b++) if (seen & (1 << b)) s.bits[b]++;
+      let k = this.#slots.get(t);
+      if (k === undefined) this.#slots.set(t, (k = this.#newSlot()));
+      this.#seen[k] |= seen;
+      this.#count[k]++;
+      this.#last[k] = pos;
+      for (let b = 0; b < kBits; b++) if (seen & (1 << b)) this.#bits[k * kBits + b]++;
     }
     for (const d of facts.decisions) {
       const s = this.decisions.get(d);
@@ -109,15 +122,38 @@ export class FactWindow {
     this.#entries.push({ message, facts, shellWrites: writes });
   }
 
+  /** A zeroed slot: one a term left, or the next one (the columns doubled when full). */
+  #newSlot(): number {
+    const k = this.#free.pop();
+    if (k !== undefined) return k;
+    const next = this.#slots.size;
+    if (next === this.#seen.length) {
+      const grow = (a: Int32Array, n: number) => {
+        const b = new Int32Array(n);
+        b.set(a);
+        return b;
+      };
+      this.#seen = grow(this.#seen, 2 * next);
+      this.#count = grow(this.#count, 2 * next);
+      this.#last = grow(this.#last, 2 * next);
+      this.#bits = grow(this.#bits, 2 * next * kBits);
+    }
+    return next;
+  }
+
   /** Folds out the window's oldest message. */
   #remove(e: Entry): void {
     for (const [t, seen] of e.facts.terms) {
-      const s = this.terms.get(t)!;
-      if (--s.count === 0) {
-        this.terms.delete(t);
+      const k = this.#slots.get(t)!;
+      if (--this.#count[k] === 0) {
+        this.#slots.delete(t);
+        this.#seen[k] = 0;
+        this.#last[k] = 0;
+        this.#bits.fill(0, k * kBits, (k + 1) * kBits);
+        this.#free.push(k);
         continue;
       }
-      for (let b = 0; b < kBits; b++) if (seen & (1 << b) && --s.bits[b] === 0) s.seen &= ~(1 << b);
+      for (let b = 0; b < kBits; b++) if (seen & (1 << b) && --this.#bits[k * kBits + b] === 0) this.#seen[k] &= ~(1 << b);
     }
     for (const d of new Set(e.facts.decisions)) {
       const s = this.decisions.get(d)!;

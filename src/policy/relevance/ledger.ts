@@ -188,13 +188,13 @@ function candidates(removed: Removed, window: FactWindow): { prose: Candidate[];
     const last = Math.round((k / Math.max(1, removed.steps.length - 1)) * (n - 1));
     prose.set(`error:${line}`, { key: `error:${line}`, kind: "error", text: line, score: kT.err + recency(last), last });
   });
-  const terms: TermFacts = { keys: [], scores: new Float64Array(window.terms.size), last: new Int32Array(window.terms.size) };
-  for (const [t, s] of window.terms) {
+  const terms: TermFacts = { keys: [], scores: new Float64Array(window.termCount), last: new Int32Array(window.termCount) };
+  window.forEachTerm((t, seen, count, last) => {
     const k = terms.keys.length;
     terms.keys.push(t);
-    terms.last[k] = window.at(s.last);
-    terms.scores[k] = termScore(t, s.seen, s.count, recency(terms.last[k]), edited.has(t));
-  }
+    terms.last[k] = window.at(last);
+    terms.scores[k] = termScore(t, seen, count, recency(terms.last[k]), edited.has(t));
+  });
   return { prose: [...prose.values()], terms, edited };
 }
 

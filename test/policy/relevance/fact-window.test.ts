@@ -11,7 +11,9 @@ import { createRng } from "../../helpers.js";
 
 /** What a window holds, comparable: terms and decisions with their positions as window indices, and the files edited by shell. */
 function snapshot(w: FactWindow, editCalls: ReadonlySet<string> = new Set()) {
-  const terms = [...w.terms].map(([t, s]) => [t, s.seen, s.count, w.at(s.last)] as const).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  const terms: (readonly [string, number, number, number])[] = [];
+  w.forEachTerm((t, seen, count, last) => terms.push([t, seen, count, w.at(last)]));
+  terms.sort((a, b) => (a[0] < b[0] ? -1 : 1));
   const decisions = [...w.decisions].map(([d, s]) => [d, s.count, w.at(s.last)] as const).sort((a, b) => (a[0] < b[0] ? -1 : 1));
   const edited = new Set<string>();
   w.addEdited(edited, editCalls);
