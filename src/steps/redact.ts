@@ -26,6 +26,14 @@ export interface SecretPattern {
    * the text as the patterns before it left it; where it fails, `re` is not run. Absent: always run.
    */
   needs?: RegExp;
+  /**
+   * A global regex every match of `re` holds a match of, in the run of word characters and
+   * hyphens that starts the match (after at most one quote): `re` is then tried only at the
+   * starts of those runs up to each such match, not at every character (the key-value patterns,
+   * whose `[\w-]*` prefix made a scan of a long text try each word at each of its characters).
+   * Absent: `re` runs as a global regex.
+   */
+  near?: RegExp;
 }
 
 const kKeyNames =
@@ -33,6 +41,7 @@ const kKeyNames =
 
 /** A part of every name in kKeyNames. */
 const kKeyNameParts = /key|secret|token|passw|pwd/i;
+const kKeyNamePartsAll = new RegExp(kKeyNameParts.source, "gi");
 
 /**
  * The last words of a secret-named key (isSecretKey): the key names its value as one of these.
@@ -132,18 +141,21 @@ export const kSecretPatterns: readonly SecretPattern[] = [
   {
     kind: "credential",
     needs: kKeyNameParts,
+    near: kKeyNamePartsAll,
     re: new RegExp(String.raw`(["']?)\b[\w-]*${kKeyNames}\1\s*[:=]\s*(["'])(?<value>(?:(?!\2)[^\\\n]|\\.){4,})\2`, "gi"),
   },
   // API_KEY=… and password: … in env files, shell commands and logs (unquoted values)
   {
     kind: "credential",
     needs: kKeyNameParts,
+    near: kKeyNamePartsAll,
     re: new RegExp(String.raw`\b[A-Za-z0-9_]*${kKeyNames}[A-Za-z0-9_]*\s*[=:]\s*(?<value>(?!\[REDACTED)[^\s"',;&|]{6,})`, "gi"),
   },
   // --password …, --api-key … in commands: a flag named for a secret, its value after a space
   {
     kind: "credential",
     needs: kKeyNameParts,
+    near: kKeyNamePartsAll,
     re: new RegExp(String.raw`--(?:[A-Za-z0-9]+-)*${kKeyNames}[ \t]+(?<value>(?!-|\[REDACTED)(?:"[^"\n]{4,}"|'[^'\n]{4,}'|[^\s"',;&|]{4,}))`, "gi"),
   },
   { kind: "url-password", needs: /:\/\//, re: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:(?<value>[^\s@/]{3,})@/g },
@@ -156,19 +168,73 @@ const kQuickCheck =
 export function redactSecrets(text: string, patterns: readonly SecretPattern[] = kSecretPatterns): string {
   if (!kQuickCheck.test(text)) return text;
   let out = text;
-  for (const { kind, re, needs } of patterns) {
-    if (needs && !needs.test(out)) continue;
-    re.lastIndex = 0;
-    out = out.replace(re, (...m: unknown[]) => {
-      const groups = m.at(-1) as Record<string, string | undefined> | undefined;
-      const whole = m[0] as string;
-      const value = typeof groups === "object" && groups ? groups.value : undefined;
-      if (value === undefined) return `[REDACTED:${kind}]`;
-      const at = whole.lastIndexOf(value);
-      return whole.slice(0, at) + `[REDACTED:${kind}]` + whole.slice(at + value.length);
+  for (const p of patterns) {
+    if (p.needs && !p.needs.test(out)) continue;
+    if (p.near) {
+      out = replaceNear(out, p as SecretPattern & { near: RegExp });
+      continue;
+    }
+    p.re.lastIndex = 0;
+    out = out.replace(p.re, (...m: unknown[]) => {
+      const groups = m.at(-1);
+      return redaction(p.kind, m[0] as string, typeof groups === "object" && groups ? (groups as Record<string, string | undefined>).value : undefined);
     });
   }
   return out;
+}
+
+/** The replacement of a match `whole` of a pattern of `kind`: all of it, or only its `value` group. */
+function redaction(kind: string, whole: string, value: string | undefined): string {
+  if (value === undefined) return `[REDACTED:${kind}]`;
+  const at = whole.lastIndexOf(value);
+  return whole.slice(0, at) + `[REDACTED:${kind}]` + whole.slice(at + value.length);
+}
+
+/** A pattern's regex tried only where it is put (sticky), by the pattern's regex. */
+const kSticky = new WeakMap<RegExp, RegExp>();
+
+const isRunUnit = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2d;
+
+/**
+ * `text` with every match of `p.re` redacted, as a global replace would (the same matches,
+ * leftmost first, each search going on after the last match), trying `p.re` only where a match
+ * can start (SecretPattern.near): for each match of `p.near`, at each position from the start of
+ * the run of word characters and hyphens it ends (or one quote before it) up to it. Every other
+ * position is not the start of any match, and a position tried once is not tried again.
+ */
+function replaceNear(text: string, p: SecretPattern & { near: RegExp }): string {
+  let sticky = kSticky.get(p.re);
+  if (sticky === undefined) kSticky.set(p.re, (sticky = new RegExp(p.re.source, p.re.flags.replace("g", "") + "y")));
+  const near = p.near;
+  let out = "";
+  let from = 0; // where the global search goes on: text before it is written out
+  let tried = 0; // positions below it are tried or cannot start a match
+  near.lastIndex = 0;
+  for (let anchor = near.exec(text); anchor !== null; anchor = near.exec(text)) {
+    const a = anchor.index;
+    if (a < tried) {
+      near.lastIndex = tried;
+      continue;
+    }
+    let start = a;
+    while (start > tried && isRunUnit(text.charCodeAt(start - 1))) start--;
+    if (start > tried && (text.charCodeAt(start - 1) === 0x22 || text.charCodeAt(start - 1) === 0x27)) start--;
+    let m: RegExpExecArray | null = null;
+    for (let q = start; q <= a && m === null; q++) {
+      sticky.lastIndex = q;
+      m = sticky.exec(text);
+    }
+    if (m === null) {
+      tried = a + 1;
+      near.lastIndex = a + 1;
+      continue;
+    }
+    out += text.slice(from, m.index) + redaction(p.kind, m[0], m.groups?.value);
+    from = tried = m.index + Math.max(1, m[0].length);
+    if (m[0].length === 0) out += text.slice(m.index, from);
+    near.lastIndex = tried;
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
 /**
