@@ -183,6 +183,34 @@ describe("the registry's stages in a compaction", () => {
     for (const s of r.stages.slice(0, 2)) expect(s).toMatchObject({ candidateCount: 0, compacted: 0, skipped: { no_gain: 1 }, tokensAfter: s.tokensBefore });
   });
 
+  it("stage 4's last resort keeps what fits of the latest output where the critical text alone is above the soft threshold, and aims at the target where it is not", async () => {
+    const file = Array.from({ length: 400 }, (_, i) => `${i + 1}: value_${i} = compute(item_${i}, limit=${i * 7})`).join("\n");
+    const session = (system: string): Message[] => [
+      { id: "s", role: "system", parts: [{ type: "text", text: system }], meta: {} },
+      user("u", "Fix the limit handling in calc.py."),
+      { id: "a", role: "assistant", parts: [{ type: "tool-call", id: "c1", name: "open", args: JSON.stringify({ path: "calc.py" }) }], meta: {} },
+      { id: "t", role: "tool", parts: [{ type: "tool-result", callId: "c1", name: "open", content: [{ type: "text", text: file }] }], meta: {} },
+    ];
+    const budget = 4000;
+    const heavy = session(Array.from({ length: 430 }, (_, i) => `Rule ${i}: follow the interface.`).join(" "));
+    const light = session("You are a careful programmer.");
+    const c = createCompactor();
+    const systemTokens = c.measure(heavy.slice(0, 1));
+    expect(systemTokens).toBeGreaterThan(kDefaultTieredSettings.softRatio * budget);
+    expect(systemTokens).toBeLessThan(budget - 200);
+    const kept = await c.compactCanonical(heavy, { budget });
+    expect(kept.stages.map((s) => s.name)).toContain("merge_oldest");
+    expect(kept.tokensAfter).toBeLessThanOrEqual(budget);
+    // No band can exist above the critical text: the output keeps the room up to the budget, not its floor.
+    const output = (r: { messages: Message[] }) => c.measure(r.messages.filter((m) => m.role === "tool"));
+    expect(output(kept)).toBeGreaterThan(150);
+    expect(kept.tokensAfter).toBeGreaterThan(budget - 200);
+    const cut = await c.compactCanonical(light, { budget });
+    expect(cut.stages.map((s) => s.name)).toContain("merge_oldest");
+    // A band can: the output is summarised toward the target, leaving room for the next appends.
+    expect(cut.tokensAfter).toBeLessThan(kDefaultTieredSettings.softRatio * budget);
+  });
+
   it("with a provider's compaction in the input, stage 0 has the first turn", async () => {
     const messages = parseMessages(responsesAgentInput(30, 12), { format: "openai-responses" }).messages;
     const budget = Math.floor(createCompactor().measure(messages, "openai-responses") * 0.2);
