@@ -27,7 +27,7 @@ export interface SecretPattern {
    */
   needs?: RegExp;
   /**
-   * A global regex every match of `re` holds a match of, in the run of word characters and
+   * A regex (searched globally) every match of `re` holds a match of, in the run of word characters and
    * hyphens that starts the match (after at most one quote): `re` is then tried only at the
    * starts of those runs up to each such match, not at every character (the key-value patterns,
    * whose `[\w-]*` prefix made a scan of a long text try each word at each of its characters).
@@ -190,8 +190,9 @@ function redaction(kind: string, whole: string, value: string | undefined): stri
   return whole.slice(0, at) + `[REDACTED:${kind}]` + whole.slice(at + value.length);
 }
 
-/** A pattern's regex tried only where it is put (sticky), by the pattern's regex. */
+/** A pattern's regex tried only where it is put (sticky), and its `near` searched globally, by the regex they are made from. */
 const kSticky = new WeakMap<RegExp, RegExp>();
+const kGlobal = new WeakMap<RegExp, RegExp>();
 
 const isRunUnit = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2d;
 
@@ -205,7 +206,8 @@ const isRunUnit = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 
 function replaceNear(text: string, p: SecretPattern & { near: RegExp }): string {
   let sticky = kSticky.get(p.re);
   if (sticky === undefined) kSticky.set(p.re, (sticky = new RegExp(p.re.source, p.re.flags.replace("g", "") + "y")));
-  const near = p.near;
+  let near = p.near.global ? p.near : kGlobal.get(p.near);
+  if (near === undefined) kGlobal.set(p.near, (near = new RegExp(p.near.source, `${p.near.flags}g`)));
   let out = "";
   let from = 0; // where the global search goes on: text before it is written out
   let tried = 0; // positions below it are tried or cannot start a match

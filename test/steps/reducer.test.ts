@@ -303,6 +303,13 @@ describe("secret redaction", () => {
     );
   });
 
+  it("a pattern's places to try (near) need not be a global regex", () => {
+    const patterns = kSecretPatterns.map((p) => (p.near ? { ...p, near: new RegExp(p.near.source, "i") } : p));
+    const text = 'config: {"db_password": "hunter2hunter", "api_key": "abcd1234efgh"} and PASSWORD=abcdefgh';
+    expect(redactSecrets(text, patterns)).toBe(redactSecrets(text));
+    expect(redactSecrets(text, patterns)).not.toContain("hunter2hunter");
+  });
+
   it("leaves ordinary text alone", () => {
     for (const t of ["the key point is", "sha 4f2a9c1d", "task-1234", "monkey", "sk-short", "password reset flow"]) expect(containsSecret(t)).toBe(false);
   });
