@@ -168,10 +168,13 @@ const kQuickCheck =
 export function redactSecrets(text: string, patterns: readonly SecretPattern[] = kSecretPatterns): string {
   if (!kQuickCheck.test(text)) return text;
   let out = text;
+  // Where each `near` regex matches in `out`, kept while `out` is unchanged (the key-value patterns share one).
+  let anchors: { text: string; near: RegExp; at: number[] } | undefined;
   for (const p of patterns) {
     if (p.needs && !p.needs.test(out)) continue;
     if (p.near) {
-      out = replaceNear(out, p as SecretPattern & { near: RegExp });
+      if (anchors?.text !== out || anchors.near !== p.near) anchors = { text: out, near: p.near, at: matchStarts(out, p.near) };
+      out = replaceNear(out, p, anchors.at);
       continue;
     }
     p.re.lastIndex = 0;
@@ -199,25 +202,19 @@ const isRunUnit = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 
 /**
  * `text` with every match of `p.re` redacted, as a global replace would (the same matches,
  * leftmost first, each search going on after the last match), trying `p.re` only where a match
- * can start (SecretPattern.near): for each match of `p.near`, at each position from the start of
- * the run of word characters and hyphens it ends (or one quote before it) up to it. Every other
- * position is not the start of any match, and a position tried once is not tried again.
+ * can start (SecretPattern.near): for each of `anchors` (where `p.near` matches in `text`,
+ * ascending), at each position from the start of the run of word characters and hyphens it ends
+ * (or one quote before it) up to it. Every other position is not the start of any match, and a
+ * position tried once is not tried again.
  */
-function replaceNear(text: string, p: SecretPattern & { near: RegExp }): string {
+function replaceNear(text: string, p: SecretPattern, anchors: readonly number[]): string {
   let sticky = kSticky.get(p.re);
   if (sticky === undefined) kSticky.set(p.re, (sticky = new RegExp(p.re.source, p.re.flags.replace("g", "") + "y")));
-  let near = p.near.global ? p.near : kGlobal.get(p.near);
-  if (near === undefined) kGlobal.set(p.near, (near = new RegExp(p.near.source, `${p.near.flags}g`)));
   let out = "";
   let from = 0; // where the global search goes on: text before it is written out
   let tried = 0; // positions below it are tried or cannot start a match
-  near.lastIndex = 0;
-  for (let anchor = near.exec(text); anchor !== null; anchor = near.exec(text)) {
-    const a = anchor.index;
-    if (a < tried) {
-      near.lastIndex = tried;
-      continue;
-    }
+  for (const a of anchors) {
+    if (a < tried) continue;
     let start = a;
     while (start > tried && isRunUnit(text.charCodeAt(start - 1))) start--;
     if (start > tried && (text.charCodeAt(start - 1) === 0x22 || text.charCodeAt(start - 1) === 0x27)) start--;
@@ -228,15 +225,26 @@ function replaceNear(text: string, p: SecretPattern & { near: RegExp }): string 
     }
     if (m === null) {
       tried = a + 1;
-      near.lastIndex = a + 1;
       continue;
     }
     out += text.slice(from, m.index) + redaction(p.kind, m[0], m.groups?.value);
     from = tried = m.index + Math.max(1, m[0].length);
     if (m[0].length === 0) out += text.slice(m.index, from);
-    near.lastIndex = tried;
   }
   return from === 0 ? text : out + text.slice(from);
+}
+
+/** Every position of `text` where `re` (searched globally whatever its flags) has a match, ascending. */
+function matchStarts(text: string, re: RegExp): number[] {
+  let g = re.global ? re : kGlobal.get(re);
+  if (g === undefined) kGlobal.set(re, (g = new RegExp(re.source, `${re.flags}g`)));
+  const at: number[] = [];
+  g.lastIndex = 0;
+  for (let m = g.exec(text); m !== null; m = g.exec(text)) {
+    at.push(m.index);
+    g.lastIndex = m.index + 1;
+  }
+  return at;
 }
 
 /**
