@@ -279,17 +279,20 @@ async function summarizeOutputs(kit: StageKit, w: Work, budget: number, floor = 
  * What the last resort's output summaries bring the work down to: the budget's target, as the
  * stages before do, leaving the band up to the soft threshold for the next calls' appends to
  * fit in with their prefix cached; but the budget itself where the critical messages' own text
- * (their calls and results aside, which the last resort shortens) is above the soft threshold.
- * There no append fits under it whatever the outputs keep, every call compacts again, and a
- * band buys nothing: the latest outputs keep what fits (often what the next step edits, such as
- * the lines of the file it opened). On both corpora this changes only such prompts: SWE-agent
- * runs whose demonstration and issue take 95% of 8,000 tokens keep 96.4% of next-step evidence
- * (the tail baseline's) instead of 89.1%, for 1,430 a call against 1,338 there, pooled 1,493.5
- * against 1,493.0 (docs/eval.md, "Choosing the defaults").
+ * (their calls and results aside, which the last resort shortens) leaves under the soft
+ * threshold a band no wider than the margin the threshold leaves under the budget (soft −
+ * critical ≤ 1 − soft: the critical text at 2 × softRatio − 1 of the budget or more, 0.7 by
+ * default). There a step or two fills the band whatever the outputs keep, the next call compacts
+ * again, and the band buys little: the latest outputs keep what fits (often what the next step
+ * edits, such as the lines of the file it opened). On both corpora this changes only such
+ * prompts: SWE-agent runs whose demonstration and issue take 95% of 8,000 tokens keep 96.4% of
+ * next-step evidence (the tail baseline's) instead of 89.1%, mini-gemini3pro 99.1% → 99.3%,
+ * pooled 90.59% → 90.71% for 1,493.0 → 1,494.6 a call (docs/eval.md, "Choosing the defaults").
  */
 function lastResortAim(kit: StageKit, w: Work, budget: number): number {
+  const s = kit.settings;
   const fixed = criticalSet(w.msgs, w.classes).map((m) => ({ ...m, parts: m.parts.filter((p) => p.type !== "tool-call" && p.type !== "tool-result") }));
-  return kit.measure.all(fixed) >= kit.settings.softRatio * budget ? budget : Math.floor(kit.settings.targetRatio * budget);
+  return kit.measure.all(fixed) >= (2 * s.softRatio - 1) * budget ? budget : Math.floor(s.targetRatio * budget);
 }
 
 /**
