@@ -209,7 +209,7 @@ const isRunUnit = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 
  */
 function replaceNear(text: string, p: SecretPattern, anchors: readonly number[]): string {
   let sticky = kSticky.get(p.re);
-  if (sticky === undefined) kSticky.set(p.re, (sticky = new RegExp(p.re.source, p.re.flags.replace("g", "") + "y")));
+  if (sticky === undefined) kSticky.set(p.re, (sticky = new RegExp(p.re.source, `${p.re.flags.replace(/[gy]/g, "")}y`)));
   let out = "";
   let from = 0; // where the global search goes on: text before it is written out
   let tried = 0; // positions below it are tried or cannot start a match

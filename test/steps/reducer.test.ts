@@ -303,8 +303,8 @@ describe("secret redaction", () => {
     );
   });
 
-  it("a pattern's places to try (near) need not be a global regex", () => {
-    const patterns = kSecretPatterns.map((p) => (p.near ? { ...p, near: new RegExp(p.near.source, "i") } : p));
+  it("a pattern's places to try (near) need not be a global regex, nor its regex a non-sticky one", () => {
+    const patterns = kSecretPatterns.map((p) => (p.near ? { ...p, near: new RegExp(p.near.source, "i"), re: new RegExp(p.re.source, `${p.re.flags}y`) } : p));
     const text = 'config: {"db_password": "hunter2hunter", "api_key": "abcd1234efgh"} and PASSWORD=abcdefgh';
     expect(redactSecrets(text, patterns)).toBe(redactSecrets(text));
     expect(redactSecrets(text, patterns)).not.toContain("hunter2hunter");
