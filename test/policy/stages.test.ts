@@ -201,7 +201,7 @@ describe("the registry's stages in a compaction", () => {
     const kept = await c.compactCanonical(heavy, { budget });
     expect(kept.stages.map((s) => s.name)).toContain("merge_oldest");
     expect(kept.tokensAfter).toBeLessThanOrEqual(budget);
-    // No band can exist above the critical text: the output keeps the room up to the budget, not its floor.
+    // The critical text leaves no band wider than the margin: the output keeps the room up to the budget, not its floor.
     const output = (r: { messages: Message[] }) => c.measure(r.messages.filter((m) => m.role === "tool"));
     expect(output(kept)).toBeGreaterThan(150);
     expect(kept.tokensAfter).toBeGreaterThan(budget - 200);

@@ -203,13 +203,13 @@ const byRank = (a: Candidate, b: Candidate) => b.score - a.score || b.last - a.l
 /** One block's lines: edited files, other files, other names, then one line per error and per decision. */
 function renderBlock(picked: readonly Candidate[], edited: ReadonlySet<string>): LedgerLine[] {
   const lines: LedgerLine[] = [];
-  const groups = [
-    ["edited", [] as Candidate[]],
-    ["files", [] as Candidate[]],
-    ["names", [] as Candidate[]],
-  ] as const;
-  for (const c of picked) if (c.kind === "term") groups[!isFileTerm(c.key) ? 2 : edited.has(c.key) ? 0 : 1][1].push(c);
-  for (const [label, items] of groups) {
+  const [edits, files, names]: Candidate[][] = [[], [], []];
+  for (const c of picked) if (c.kind === "term") (!isFileTerm(c.key) ? names : edited.has(c.key) ? edits : files).push(c);
+  for (const [label, items] of [
+    ["edited", edits],
+    ["files", files],
+    ["names", names],
+  ] as const) {
     // Space-separated: a separator of its own would cost a token per name.
     if (items.length > 0) lines.push({ text: `- ${label}: ${items.map((c) => c.text).join(" ")}`, keys: items.map((c) => c.key) });
   }
