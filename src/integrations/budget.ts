@@ -107,7 +107,10 @@ export interface BudgetOutcome {
 export function refuseOverBudget(options: IntegrationOptions, outcome: BudgetOutcome, path: string): void {
   if (outcome.status !== "budget_infeasible" || options.onOverBudget === "return") return;
   const { budget, tokensAfter, criticalTokens } = outcome;
-  const must = criticalTokens === undefined ? "" : `, of which ${criticalTokens} must stay (system messages, the latest user message, unanswered tool calls)`;
+  const must =
+    criticalTokens === undefined
+      ? ""
+      : `, of which ${criticalTokens} must stay (system messages, the latest user message, unanswered tool calls)${criticalTokens <= budget ? ", the rest the summary naming the ref of what was removed" : ""}`;
   throw new CtxfoldError(
     "E_OVER_BUDGET",
     `the prompt cannot be brought within its budget of ${budget} tokens: it takes ${tokensAfter} after compaction${must}; raise the budget (or the context window), shorten what must stay, or pass onOverBudget: "return" to send it anyway`,

@@ -1,3 +1,4 @@
+import { markOf } from "../model/marks.js";
 import type { Message, Part } from "../model/schema.js";
 import { argumentSecrets, redactEchoes } from "../steps/redact.js";
 import { remainingMs } from "./options.js";
@@ -55,7 +56,23 @@ export async function runPipeline(
   tokensAfter += w.total - before;
   if (hint !== undefined) tokensAfter = placeHint(kit, w, hint, tokensAfter, callBudget);
   if (tokensAfter <= callBudget) return { work: w, stages, tokensAfter, status: "ok" };
-  return { work: w, stages, tokensAfter, status: "budget_infeasible", criticalTokens: kit.measure.exact(criticalSet(w.msgs, w.classes)) };
+  return { work: w, stages, tokensAfter, status: "budget_infeasible", criticalTokens: ownCriticalTokens(kit, w) };
+}
+
+/**
+ * Exact tokens of the critical messages as the caller gave them, for a refusal: the work's
+ * critical set (with the results their calls need, as kept) without the parts ctxfold wrote into
+ * those messages (a merged summary, a step summary or a ledger, found by their marks). Where
+ * this fits the budget, the refusal is for those parts: the refs they carry keep what was
+ * removed recoverable, and there is no room for them.
+ */
+function ownCriticalTokens(kit: StageKit, w: Work): number {
+  const own = criticalSet(w.msgs, w.classes).flatMap((m) => {
+    if (!m.parts.some((p) => markOf(p) !== undefined)) return [m];
+    const parts = m.parts.filter((p) => markOf(p) === undefined);
+    return parts.length > 0 ? [{ ...m, parts }] : [];
+  });
+  return kit.measure.exact(own);
 }
 
 /**

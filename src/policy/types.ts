@@ -63,8 +63,13 @@ export interface CompactResult<W = unknown> {
   /** The same, canonical. */
   canonical: Message[];
   format: Format;
-  /** "ok", or "budget_infeasible" when even the critical messages do not fit (then `infeasible` says by how much). */
+  /**
+   * "ok", or "budget_infeasible" when the critical messages do not fit, or fit with no room left
+   * for the summary line whose ref keeps what was removed recoverable (then `infeasible` says
+   * which: its `criticalTokens` against the budget; `tokensAfter` is the smallest result's size).
+   */
   status: "ok" | "budget_infeasible";
+  /** With "budget_infeasible": the critical messages' own exact tokens (with the results their calls need, as kept; without what ctxfold wrote into them), and the budget. */
   infeasible?: { criticalTokens: number; budget: number };
   tier: Tier;
   mode: "tiered" | "legacy";

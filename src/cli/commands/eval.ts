@@ -304,7 +304,7 @@ export function render(r: EvalReport, width?: number): string {
   if (r.infeasibleRuns.length) {
     out.push(
       "",
-      `budget infeasible (critical messages alone over the budget) at some prompts of ${num(r.infeasibleRuns.length)} run×budget${r.infeasibleRuns.length === 1 ? "" : "s"}:`,
+      `budget infeasible (refused as over the budget) at some prompts of ${num(r.infeasibleRuns.length)} run×budget${r.infeasibleRuns.length === 1 ? "" : "s"}:`,
     );
     out.push(
       `  ${r.infeasibleRuns

@@ -233,7 +233,12 @@ function render(r: ExplainReport, softRatio: number, refsShown: number): string 
     `tier ${r.tier}, status ${r.status}, tokens ${num(t.tokensBefore)} → ${num(t.tokensAfter)}, ${ms(r.durationMs)} ms${rows.length ? ` (${ms(t.durationMs)} in the stages)` : ""}`,
   );
   if (r.infeasible) {
-    out.push(`budget infeasible: the critical messages alone take ${num(r.infeasible.criticalTokens)} tokens of the ${num(r.infeasible.budget)} budget`);
+    const { criticalTokens, budget } = r.infeasible;
+    out.push(
+      criticalTokens > budget
+        ? `budget infeasible: the critical messages alone take ${num(criticalTokens)} tokens of the ${num(budget)} budget`
+        : `budget infeasible: the critical messages take ${num(criticalTokens)} tokens of the ${num(budget)} budget, leaving no room for the summary line whose ref names what was removed (${num(r.tokensAfter)} with it)`,
+    );
   }
   out.push("");
   if (rows.length === 0) {
