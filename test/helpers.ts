@@ -6,6 +6,7 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRng, type Rng } from "../src/gen/text.js";
 import { renderMessages, type Format } from "../src/adapters/index.js";
+import type { OpenAIChatMessage } from "../src/adapters/openai-chat.js";
 import { generateRuns } from "../src/gen/run.js";
 
 /** ../shared/corpus beside the checkout, where CI and developers have it. */
@@ -128,4 +129,30 @@ export async function rejection(p: Promise<unknown>): Promise<CtxfoldError> {
     return e as CtxfoldError;
   }
   throw new Error("expected a CtxfoldError, nothing was thrown");
+}
+
+/**
+ * The OpenAI chat prompt of a SWE-bench agent whose task takes nearly all the budget: six
+ * exchanges between the task and the latest one must go, and the summary line naming their
+ * ref has no room at a budget a few tokens over the critical messages (`critical`: the system
+ * prompt, the task, the latest assistant text with its call and that call's result).
+ */
+export function tightTaskPrompt(): { messages: OpenAIChatMessage[]; critical: OpenAIChatMessage[] } {
+  const words = (n: number, w: string) => Array.from({ length: n }, (_, i) => `${w}${i % 97}`).join(" ");
+  const call = (id: string, command: string) => ({ id, type: "function" as const, function: { name: "bash", arguments: JSON.stringify({ command }) } });
+  const history: OpenAIChatMessage[] = Array.from({ length: 6 }, (_, k): OpenAIChatMessage[] => [
+    { role: "assistant", content: `Looking at part ${k}.`, tool_calls: [call(`c${k}`, `cat src/part${k}.py`)] },
+    { role: "tool", tool_call_id: `c${k}`, content: words(300, `line${k}_`) },
+  ]).flat();
+  const critical: OpenAIChatMessage[] = [
+    { role: "system", content: "You are a helpful assistant that runs one shell command a step." },
+    { role: "user", content: `Fix the issue below.\n${words(1500, "issue")}` },
+    {
+      role: "assistant",
+      content: `THOUGHT: the format function is the culprit.\n${words(400, "code")}`,
+      tool_calls: [call("last", "sed -n 1,20p src/fmt.py")],
+    },
+    { role: "tool", tool_call_id: "last", content: "<returncode>0</returncode>" },
+  ];
+  return { messages: [critical[0], critical[1], ...history, critical[2], critical[3]], critical };
 }

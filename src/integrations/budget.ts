@@ -110,7 +110,7 @@ export function refuseOverBudget(options: IntegrationOptions, outcome: BudgetOut
   const must =
     criticalTokens === undefined
       ? ""
-      : `, of which ${criticalTokens} must stay (system messages, the latest user message, unanswered tool calls)${criticalTokens <= budget ? ", the rest the summary naming the ref of what was removed" : ""}`;
+      : `, of which ${criticalTokens} must stay (system messages, the latest user message, unanswered tool calls)${criticalTokens <= budget ? ", which fit, but not with what ctxfold keeps of the rest (the summary whose ref names what was removed)" : ""}`;
   throw new CtxfoldError(
     "E_OVER_BUDGET",
     `the prompt cannot be brought within its budget of ${budget} tokens: it takes ${tokensAfter} after compaction${must}; raise the budget (or the context window), shorten what must stay, or pass onOverBudget: "return" to send it anyway`,

@@ -19,7 +19,8 @@ import { kValidateExit, validate, type ValidateReport } from "../../src/cli/comm
 import { kExit, UsageError, type Command } from "../../src/cli/common.js";
 import { fakeIo, run } from "./fake-io.js";
 import { corpusLines } from "../helpers-corpus.js";
-import { kCorpusFiles } from "../helpers.js";
+import { kCorpusFiles, tightTaskPrompt } from "../helpers.js";
+import { promptTokens } from "../../src/eval/tokens.js";
 import { generateRun, generateRuns } from "../../src/gen/run.js";
 import type { Message } from "../../src/model/schema.js";
 import { createCompactor } from "../../src/policy/index.js";
@@ -336,6 +337,20 @@ describe("explain", () => {
     const r = json<ExplainReport>(out);
     expect(r.status).toBe("budget_infeasible");
     expect(r.infeasible?.criticalTokens).toBeGreaterThan(50);
+  });
+
+  it("says when the critical messages fit but not with the summary of what was removed", async () => {
+    const { messages, critical } = tightTaskPrompt();
+    const tight = join(dir, "tight.jsonl");
+    writeFileSync(tight, `${JSON.stringify({ id: "tight", messages })}\n`);
+    const own = promptTokens(critical);
+    const { code, out } = await run(explain, [tight, "--run", "tight", "--budget", String(own + 5)]);
+    expect(code).toBe(kExit.ok);
+    expect(out).toMatch(
+      new RegExp(
+        `budget infeasible: the critical messages take ${own.toLocaleString("en-US")} tokens of the ${(own + 5).toLocaleString("en-US")} budget, and [\\d,]+ with what ctxfold keeps of the rest`,
+      ),
+    );
   });
 
   it("reads stdin and gzip", async () => {

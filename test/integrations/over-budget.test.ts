@@ -6,6 +6,7 @@
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { CtxfoldError } from "../../src/errors.js";
+import { refuseOverBudget } from "../../src/integrations/budget.js";
 import { ctxfoldMiddleware, ctxfoldPrepareStep, type CompactInfo } from "../../src/integrations/ai-sdk.js";
 import { compactLangChainMessages, ctxfoldMiddleware as langChainMiddleware, langChainCompactor } from "../../src/integrations/langchain.js";
 import { CtxfoldProcessor } from "../../src/integrations/mastra.js";
@@ -27,6 +28,26 @@ async function refusal(p: Promise<unknown>, path: string): Promise<CtxfoldError>
   expect((e as Error).message).toContain('onOverBudget: "return"');
   return e as CtxfoldError;
 }
+
+describe("E_OVER_BUDGET's message", () => {
+  const said = (criticalTokens: number, tokensAfter: number) => {
+    try {
+      refuseOverBudget({}, { status: "budget_infeasible", budget, tokensAfter, criticalTokens }, "body.messages");
+    } catch (e) {
+      return (e as Error).message;
+    }
+    throw new Error("not refused");
+  };
+
+  it("says whether what must stay fits without the summary of what was removed", () => {
+    expect(said(1200, 1240)).toContain(
+      "it takes 1240 after compaction, of which 1200 must stay (system messages, the latest user message, unanswered tool calls); raise",
+    );
+    expect(said(990, 1030)).toContain(
+      "of which 990 must stay (system messages, the latest user message, unanswered tool calls), which fit, but not with what ctxfold keeps of the rest (the summary whose ref names what was removed); raise",
+    );
+  });
+});
 
 describe("request helpers over their budget", () => {
   const chat = {

@@ -10,6 +10,7 @@ import { kFormats, parseMessages, renderMessages } from "../../src/adapters/inde
 import { readConfigFile } from "../../src/eval/index.js";
 import { promptTokens } from "../../src/eval/tokens.js";
 import { generateRun } from "../../src/gen/run.js";
+import { tightTaskPrompt } from "../helpers.js";
 import type { Message } from "../../src/model/schema.js";
 import { messageTexts } from "../../src/model/texts.js";
 import { isStepSummaryPart } from "../../src/steps/messages.js";
@@ -566,25 +567,7 @@ describe("bad input", () => {
   });
 
   it("a refusal where the critical messages fit but not the ref of what was removed gives their own size", async () => {
-    // The shape of a SWE-bench prompt whose task takes nearly all the budget: the exchanges in
-    // between must go, and the line naming their ref leaves no room.
-    const words = (n: number, w: string) => Array.from({ length: n }, (_, i) => `${w}${i % 97}`).join(" ");
-    const call = (id: string, command: string) => ({ id, type: "function" as const, function: { name: "bash", arguments: JSON.stringify({ command }) } });
-    const history = Array.from({ length: 6 }, (_, k) => [
-      { role: "assistant" as const, content: `Looking at part ${k}.`, tool_calls: [call(`c${k}`, `cat src/part${k}.py`)] },
-      { role: "tool" as const, tool_call_id: `c${k}`, content: words(300, `line${k}_`) },
-    ]).flat();
-    const critical = [
-      { role: "system" as const, content: "You are a helpful assistant that runs one shell command a step." },
-      { role: "user" as const, content: `Fix the issue below.\n${words(1500, "issue")}` },
-      {
-        role: "assistant" as const,
-        content: `THOUGHT: the format function is the culprit.\n${words(400, "code")}`,
-        tool_calls: [call("last", "sed -n 1,20p src/fmt.py")],
-      },
-      { role: "tool" as const, tool_call_id: "last", content: "<returncode>0</returncode>" },
-    ];
-    const messages = [critical[0], critical[1], ...history, critical[2], critical[3]];
+    const { messages, critical } = tightTaskPrompt();
     const own = promptTokens(critical); // exact, as the compactor counts the OpenAI chat format
     const budget = own + 5;
     const r = await setup().compactor.compact(messages, { budget, format: "openai-chat" });

@@ -237,7 +237,7 @@ function render(r: ExplainReport, softRatio: number, refsShown: number): string 
     out.push(
       criticalTokens > budget
         ? `budget infeasible: the critical messages alone take ${num(criticalTokens)} tokens of the ${num(budget)} budget`
-        : `budget infeasible: the critical messages take ${num(criticalTokens)} tokens of the ${num(budget)} budget, leaving no room for the summary line whose ref names what was removed (${num(r.tokensAfter)} with it)`,
+        : `budget infeasible: the critical messages take ${num(criticalTokens)} tokens of the ${num(budget)} budget, and ${num(r.tokensAfter)} with what ctxfold keeps of the rest (the summary whose ref names what was removed)`,
     );
   }
   out.push("");
