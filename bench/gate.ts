@@ -131,7 +131,23 @@ function parseArgs(argv: string[]): Args {
 /** A path as the messages show it: relative to the package root when inside it. */
 const shown = (p: string) => (p.startsWith(kRoot) ? path.relative(kRoot, p) : p);
 
-const cpuModel = (): string => cpus()[0]?.model.trim() || "unknown CPU";
+/**
+ * The CPU as baselines name it: its model name and, where /proc/cpuinfo gives them, its family
+ * and model numbers. A name alone can stand for several generations (two 2-core machines both
+ * named "AMD EPYC", of families 25 and 26, put one ratio 45% apart on the same commit).
+ */
+function cpuModel(): string {
+  const name = cpus()[0]?.model.trim() || "unknown CPU";
+  let info = "";
+  try {
+    info = readFileSync("/proc/cpuinfo", "utf8");
+  } catch {
+    return name;
+  }
+  const family = /^cpu family\s*:\s*(\d+)/m.exec(info)?.[1];
+  const model = /^model\s*:\s*(\d+)/m.exec(info)?.[1];
+  return family !== undefined && model !== undefined ? `${name} (family ${family} model ${model})` : name;
+}
 
 function machine(): string {
   return `${cpus().length} × ${cpuModel()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`;
@@ -142,26 +158,29 @@ function machine(): string {
  * commit measured 25–34% lower on the hash and estimator ratios against peers on an Intel Xeon than
  * the AMD EPYC baseline did, which no code change explains. So each CPU model CI runs on has its
  * own file, each naming the CPU it was measured on (`measured.machine`, "N × MODEL, M GiB"):
- * bench/baseline.json and bench/baseline-<cpu>.json. This CPU's is the file whose model its model
- * starts with; without one, the gate compares with bench/baseline.json and says so, and
- * --update writes a file of this CPU's own.
+ * bench/baseline.json and bench/baseline-<cpu>.json. This CPU's is the file measured on exactly
+ * this CPU (its name with family and model numbers, see cpuModel), else the one whose CPU names
+ * the longest start of this one's (a file measured before CPUs carried their numbers); without
+ * either, the gate compares with bench/baseline.json and says so. --update writes the file of
+ * exactly this CPU, a new one if it has none, so that one generation's figures never overwrite
+ * another's that shares its name.
  */
-function baselineFor(model: string): { file: string; matched: boolean } {
+function baselineFor(model: string): { exact?: string; nearest?: string; own: string } {
   const dir = path.dirname(kDefaultBaseline);
-  for (const name of readdirSync(dir)
-    .filter((f) => /^baseline(-[a-z0-9-]+)?\.json$/.test(f))
-    .sort()) {
+  let nearest: { file: string; of: string } | undefined;
+  for (const name of readdirSync(dir).filter((f) => /^baseline(-[a-z0-9-]+)?\.json$/.test(f))) {
     const file = path.join(dir, name);
     const measured = (JSON.parse(readFileSync(file, "utf8")) as { measured?: { machine?: unknown } }).measured?.machine;
     const of = typeof measured === "string" ? /×\s*(.*?),[^,]*$/.exec(measured)?.[1]?.trim() : undefined;
-    if (of && model.startsWith(of)) return { file, matched: true };
+    if (of === model) return { exact: file, own: file };
+    if (of && model.startsWith(of) && of.length > (nearest?.of.length ?? -1)) nearest = { file, of };
   }
   const slug = model
     .toLowerCase()
     .replace(/\([a-z]+\)/g, "")
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-|-$/g, "");
-  return { file: path.join(dir, `baseline-${slug}.json`), matched: false };
+  return { ...(nearest ? { nearest: nearest.file } : {}), own: path.join(dir, `baseline-${slug}.json`) };
 }
 
 /** Runs `node [flags] dist/bench/SCRIPT args` and parses its stdout as JSON. */
@@ -251,11 +270,12 @@ function toFile(current: RatioSet, args: Args, kept: RatioSet = {}): Baseline {
 /** The baseline of this CPU when there is one (or when --update writes it), unless --baseline named a file. */
 function chooseBaseline(args: Args): void {
   if (args.baselineGiven) return;
-  const own = baselineFor(cpuModel());
-  if (own.matched || args.update) args.baseline = own.file;
+  const found = baselineFor(cpuModel());
+  if (args.update) args.baseline = found.own;
+  else if (found.exact ?? found.nearest) args.baseline = (found.exact ?? found.nearest)!;
   else
     process.stderr.write(
-      `bench:gate: no baseline measured on this CPU (${cpuModel()}): comparing with ${shown(args.baseline)}; \`npm run bench:gate -- --update\` writes ${shown(own.file)}\n`,
+      `bench:gate: no baseline measured on this CPU (${cpuModel()}): comparing with ${shown(args.baseline)}; \`npm run bench:gate -- --update\` writes ${shown(found.own)}\n`,
     );
 }
 

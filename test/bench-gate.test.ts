@@ -5,7 +5,7 @@
  * slowdown is `npm run bench:gate:proof` (bench/gate-proof.ts).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -143,9 +143,15 @@ describe("baseline files", () => {
     expect(() => parseBaseline({ ratios: { r: { runs: [1] } } }, file)).toThrow(/field ratios\["r"\]\.value must be a positive number, got nothing/);
   });
 
-  it("bench/baseline.json is well formed and holds every ratio the gate defines", () => {
-    const values = parseBaselineText(readFileSync(kBaseline, "utf8"), "bench/baseline.json");
-    expect(Object.keys(values).sort()).toEqual(kRatioDefs.map((d) => d.name).sort());
+  it("bench/baseline.json is well formed and holds every ratio the gate defines; each CPU's file is well formed and names only those", () => {
+    const defined = kRatioDefs.map((d) => d.name).sort();
+    expect(Object.keys(parseBaselineText(readFileSync(kBaseline, "utf8"), "bench/baseline.json")).sort()).toEqual(defined);
+    const dir = path.dirname(kBaseline);
+    const own = readdirSync(dir).filter((f) => /^baseline-[a-z0-9-]+\.json$/.test(f));
+    expect(own.length).toBeGreaterThan(0);
+    // A ratio a CPU's file lacks (defined after it was measured) is reported as new and passes.
+    for (const f of own)
+      for (const name of Object.keys(parseBaselineText(readFileSync(path.join(dir, f), "utf8"), `bench/${f}`))) expect(defined, f).toContain(name);
   });
 });
 
