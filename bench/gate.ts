@@ -134,7 +134,7 @@ const shown = (p: string) => (p.startsWith(kRoot) ? path.relative(kRoot, p) : p)
 /**
  * The CPU as baselines name it: its model name and, where /proc/cpuinfo gives them, its family
  * and model numbers. A name alone can stand for several generations (two 2-core machines both
- * named "AMD EPYC", of families 25 and 26, put one ratio 45% apart on the same commit).
+ * named "AMD EPYC", one of them of family 26, put one ratio 45% apart on the same commit).
  */
 function cpuModel(): string {
   const name = cpus()[0]?.model.trim() || "unknown CPU";
@@ -163,16 +163,16 @@ function machine(): string {
  * the longest start of this one's (a file measured before CPUs carried their numbers); without
  * either, the gate compares with bench/baseline.json and says so. --update writes the file of
  * exactly this CPU, a new one if it has none, so that one generation's figures never overwrite
- * another's that shares its name.
+ * another's that shares its name. `match`: the file to compare with; `own`: the file --update writes.
  */
-function baselineFor(model: string): { exact?: string; nearest?: string; own: string } {
+function baselineFor(model: string): { match?: string; own: string } {
   const dir = path.dirname(kDefaultBaseline);
   let nearest: { file: string; of: string } | undefined;
   for (const name of readdirSync(dir).filter((f) => /^baseline(-[a-z0-9-]+)?\.json$/.test(f))) {
     const file = path.join(dir, name);
     const measured = (JSON.parse(readFileSync(file, "utf8")) as { measured?: { machine?: unknown } }).measured?.machine;
     const of = typeof measured === "string" ? /×\s*(.*?),[^,]*$/.exec(measured)?.[1]?.trim() : undefined;
-    if (of === model) return { exact: file, own: file };
+    if (of === model) return { match: file, own: file };
     if (of && model.startsWith(of) && of.length > (nearest?.of.length ?? -1)) nearest = { file, of };
   }
   const slug = model
@@ -180,7 +180,7 @@ function baselineFor(model: string): { exact?: string; nearest?: string; own: st
     .replace(/\([a-z]+\)/g, "")
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-|-$/g, "");
-  return { ...(nearest ? { nearest: nearest.file } : {}), own: path.join(dir, `baseline-${slug}.json`) };
+  return { ...(nearest ? { match: nearest.file } : {}), own: path.join(dir, `baseline-${slug}.json`) };
 }
 
 /** Runs `node [flags] dist/bench/SCRIPT args` and parses its stdout as JSON. */
@@ -270,12 +270,13 @@ function toFile(current: RatioSet, args: Args, kept: RatioSet = {}): Baseline {
 /** The baseline of this CPU when there is one (or when --update writes it), unless --baseline named a file. */
 function chooseBaseline(args: Args): void {
   if (args.baselineGiven) return;
-  const found = baselineFor(cpuModel());
+  const model = cpuModel();
+  const found = baselineFor(model);
   if (args.update) args.baseline = found.own;
-  else if (found.exact ?? found.nearest) args.baseline = (found.exact ?? found.nearest)!;
+  else if (found.match) args.baseline = found.match;
   else
     process.stderr.write(
-      `bench:gate: no baseline measured on this CPU (${cpuModel()}): comparing with ${shown(args.baseline)}; \`npm run bench:gate -- --update\` writes ${shown(found.own)}\n`,
+      `bench:gate: no baseline measured on this CPU (${model}): comparing with ${shown(args.baseline)}; \`npm run bench:gate -- --update\` writes ${shown(found.own)}\n`,
     );
 }
 
